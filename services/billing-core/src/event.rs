@@ -1,0 +1,832 @@
+//! CloudEvents 1.0 (structured JSON mode) decoding and validation of `gpu.usage` and
+//! `net.egress`: billing-semantics.md section 1.
+//!
+//! Decoding never panics and never drops anything silently: every record either becomes an
+//! [`Event`] or a [`Rejection`] with a closed [`RejectReason`] and a detail naming the field.
+//!
+//! Choices where the page is silent:
+//! - Unknown attributes (CloudEvents extensions, `datacontenttype`, ...) are ignored; only the
+//!   attributes gpubill reads are limited to 256 bytes (the 64 KiB record limit bounds the rest).
+//! - `time` is optional for `gpu.usage` (the interval says when) and required for `net.egress`
+//!   (egress is rated by its `time`).
+//! - `lease` is required for `gpu.usage` (it is part of the usage key) and optional for
+//!   `net.egress` (egress is rated per account and dest).
+//! - `quantity` is a decimal string; a JSON integer is accepted too, a JSON float is rejected
+//!   (`bad_quantity`) because it may already have lost precision. `bytes` is a JSON integer.
+//! - An empty string counts as missing.
+
+use crate::limits::{MAX_INTERVAL_SECONDS, MAX_QUANTITY, MAX_RECORD_BYTES, MAX_STRING_BYTES};
+use crate::timestamp::Timestamp;
+use rust_decimal::Decimal;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+
+/// Why an event was rejected. Closed: every rejection is one of these, serialized in
+/// snake_case (`interval_too_long`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectReason {
+    /// The record is over 64 KiB.
+    RecordTooLarge,
+    /// Not a JSON object (bad JSON, bad UTF-8, duplicate attribute, an array, ...).
+    MalformedJson,
+    /// `specversion` missing or not `1.0`.
+    BadSpecversion,
+    /// `type` missing or neither `gpu.usage` nor `net.egress`.
+    UnknownType,
+    MissingId,
+    MissingSource,
+    MissingSubject,
+    /// A required data field (`lease`, `resource`, `sku`, `start`, `end`, `dest`, `bytes`,
+    /// or `time` on egress) or `data` itself is missing.
+    MissingField,
+    /// An attribute or field has the wrong JSON type (a number where a string belongs, ...).
+    WrongType,
+    /// A string over 256 bytes.
+    StringTooLong,
+    /// A time that is not RFC 3339.
+    BadTime,
+    /// `end <= start`.
+    EmptyInterval,
+    /// `end - start` over 86,400 s.
+    IntervalTooLong,
+    /// `quantity` not a decimal, `<= 0` or above 10,000.
+    BadQuantity,
+    /// `bytes` negative or not an integer.
+    BadBytes,
+    /// `class` neither `on_demand` nor `spot`.
+    BadClass,
+    /// Same (source, id) as an earlier event with different content.
+    Conflict,
+}
+
+impl RejectReason {
+    /// Every reason, in declaration order (for metrics and docs).
+    pub const ALL: [RejectReason; 17] = [
+        RejectReason::RecordTooLarge,
+        RejectReason::MalformedJson,
+        RejectReason::BadSpecversion,
+        RejectReason::UnknownType,
+        RejectReason::MissingId,
+        RejectReason::MissingSource,
+        RejectReason::MissingSubject,
+        RejectReason::MissingField,
+        RejectReason::WrongType,
+        RejectReason::StringTooLong,
+        RejectReason::BadTime,
+        RejectReason::EmptyInterval,
+        RejectReason::IntervalTooLong,
+        RejectReason::BadQuantity,
+        RejectReason::BadBytes,
+        RejectReason::BadClass,
+        RejectReason::Conflict,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::RecordTooLarge => "record_too_large",
+            RejectReason::MalformedJson => "malformed_json",
+            RejectReason::BadSpecversion => "bad_specversion",
+            RejectReason::UnknownType => "unknown_type",
+            RejectReason::MissingId => "missing_id",
+            RejectReason::MissingSource => "missing_source",
+            RejectReason::MissingSubject => "missing_subject",
+            RejectReason::MissingField => "missing_field",
+            RejectReason::WrongType => "wrong_type",
+            RejectReason::StringTooLong => "string_too_long",
+            RejectReason::BadTime => "bad_time",
+            RejectReason::EmptyInterval => "empty_interval",
+            RejectReason::IntervalTooLong => "interval_too_long",
+            RejectReason::BadQuantity => "bad_quantity",
+            RejectReason::BadBytes => "bad_bytes",
+            RejectReason::BadClass => "bad_class",
+            RejectReason::Conflict => "conflict",
+        }
+    }
+}
+
+impl fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A rejected record: the reason, a human detail naming the field, and the identity when it
+/// could be read (so a dead letter can be traced back to its producer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rejection {
+    pub reason: RejectReason,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+impl Rejection {
+    pub fn new(reason: RejectReason, detail: impl Into<String>) -> Self {
+        Rejection {
+            reason,
+            detail: detail.into(),
+            source: None,
+            id: None,
+        }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.reason, self.detail)
+    }
+}
+
+/// Pricing class of a usage key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    OnDemand,
+    Spot,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::OnDemand => "on_demand",
+            Class::Spot => "spot",
+        }
+    }
+}
+
+/// A valid event. Strings borrow from the record where JSON escapes allow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event<'a> {
+    pub source: Cow<'a, str>,
+    pub id: Cow<'a, str>,
+    /// The billed account.
+    pub subject: Cow<'a, str>,
+    pub time: Option<Timestamp>,
+    pub data: EventData<'a>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventData<'a> {
+    Usage(Usage<'a>),
+    Egress(Egress<'a>),
+}
+
+/// `gpu.usage`: a resource of a lease was in use over `[start, end)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Usage<'a> {
+    pub lease: Cow<'a, str>,
+    pub resource: Cow<'a, str>,
+    pub sku: Cow<'a, str>,
+    pub class: Class,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub quantity: Decimal,
+}
+
+impl Usage<'_> {
+    /// The whole seconds billed: `floor(start) .. ceil(end)` (half-open).
+    pub fn seconds(&self) -> (i64, i64) {
+        (self.start.floor_secs(), self.end.ceil_secs())
+    }
+}
+
+/// `net.egress`: `bytes` left towards `dest` at the event's `time`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Egress<'a> {
+    pub lease: Option<Cow<'a, str>>,
+    pub dest: Cow<'a, str>,
+    pub bytes: u64,
+    /// Copy of the event's `time` (required for egress).
+    pub time: Timestamp,
+}
+
+impl Event<'_> {
+    /// A 128-bit fingerprint of the event's *meaning*: type, subject, time and data, with
+    /// times compared as instants and quantities as numbers. Two deliveries with the same
+    /// identity are duplicates when their fingerprints match and a conflict otherwise, so
+    /// `"+08:00"` versus `"Z"` spellings of one instant, `"0.5"` versus `"0.50"`, key order and
+    /// whitespace never make a conflict, while any change of what is billed does.
+    pub fn fingerprint(&self) -> u128 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let put_str = |h: &mut xxhash_rust::xxh3::Xxh3, s: &str| {
+            h.update(&(s.len() as u64).to_le_bytes());
+            h.update(s.as_bytes());
+        };
+        put_str(&mut h, &self.subject);
+        match self.time {
+            Some(t) => {
+                h.update(&[1]);
+                h.update(&t.secs.to_le_bytes());
+                h.update(&t.nanos.to_le_bytes());
+            }
+            None => h.update(&[0]),
+        }
+        match &self.data {
+            EventData::Usage(u) => {
+                h.update(b"U");
+                put_str(&mut h, &u.lease);
+                put_str(&mut h, &u.resource);
+                put_str(&mut h, &u.sku);
+                h.update(&[u.class as u8]);
+                for t in [u.start, u.end] {
+                    h.update(&t.secs.to_le_bytes());
+                    h.update(&t.nanos.to_le_bytes());
+                }
+                h.update(&u.quantity.normalize().serialize());
+            }
+            EventData::Egress(e) => {
+                h.update(b"E");
+                match &e.lease {
+                    Some(l) => {
+                        h.update(&[1]);
+                        put_str(&mut h, l);
+                    }
+                    None => h.update(&[0]),
+                }
+                put_str(&mut h, &e.dest);
+                h.update(&e.bytes.to_le_bytes());
+            }
+        }
+        h.digest128()
+    }
+
+    pub fn into_owned(self) -> Event<'static> {
+        let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
+        Event {
+            source: own(self.source),
+            id: own(self.id),
+            subject: own(self.subject),
+            time: self.time,
+            data: match self.data {
+                EventData::Usage(u) => EventData::Usage(Usage {
+                    lease: own(u.lease),
+                    resource: own(u.resource),
+                    sku: own(u.sku),
+                    class: u.class,
+                    start: u.start,
+                    end: u.end,
+                    quantity: u.quantity,
+                }),
+                EventData::Egress(e) => EventData::Egress(Egress {
+                    lease: e.lease.map(own),
+                    dest: own(e.dest),
+                    bytes: e.bytes,
+                    time: e.time,
+                }),
+            },
+        }
+    }
+}
+
+/// A JSON value as the decoder needs to see it: scalars kept (strings borrowed when they
+/// have no escapes), objects and arrays skipped. Lets validation name a wrong type precisely
+/// instead of failing the whole record.
+#[derive(Debug, Default)]
+enum Scalar<'a> {
+    #[default]
+    Absent,
+    Null,
+    Str(Cow<'a, str>),
+    UInt(u64),
+    NegInt(i64),
+    Float,
+    Bool,
+    Compound,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Scalar<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Scalar::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Scalar::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Scalar::Str(Cow::Owned(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Scalar::UInt(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(if v >= 0 {
+                    Scalar::UInt(v as u64)
+                } else {
+                    Scalar::NegInt(v)
+                })
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Scalar::Float)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Scalar::Bool)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Scalar::Null)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Scalar::Null)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Compound)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Compound)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// An object key, borrowed when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
+}
+
+/// A JSON object whose named members are read as [`Scalar`]s (others skipped, `data` read
+/// as a nested [`Fields`]). Objects only: serde's derive would also take an array and map
+/// it positionally, which must not pass for an event. A repeated member is an error.
+struct Fields<'a, const N: usize> {
+    values: [Scalar<'a>; N],
+    data: Option<Box<Fields<'a, DATA_N>>>,
+}
+
+const EVENT_FIELDS: [&str; 6] = ["specversion", "id", "source", "type", "subject", "time"];
+const DATA_N: usize = 9;
+const DATA_FIELDS: [&str; DATA_N] = [
+    "lease", "resource", "sku", "class", "start", "end", "quantity", "dest", "bytes",
+];
+
+impl<'de: 'a, 'a, const N: usize> Deserialize<'de> for Fields<'a, N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a, const N: usize>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a, const N: usize> Visitor<'de> for V<'a, N> {
+            type Value = Fields<'a, N>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let names: &[&str] = if N == DATA_N {
+                    &DATA_FIELDS
+                } else {
+                    &EVENT_FIELDS
+                };
+                let mut values: [Scalar<'a>; N] = std::array::from_fn(|_| Scalar::Absent);
+                let mut data: Option<Box<Fields<'a, DATA_N>>> = None;
+                let mut seen_data = false;
+                while let Some(Key(k)) = m.next_key::<Key<'a>>()? {
+                    if let Some(i) = names.iter().position(|n| *n == k) {
+                        if !matches!(values[i], Scalar::Absent) {
+                            return Err(de::Error::custom(format!("duplicate member {k:?}")));
+                        }
+                        values[i] = m.next_value()?;
+                        if matches!(values[i], Scalar::Absent) {
+                            values[i] = Scalar::Null;
+                        }
+                    } else if N != DATA_N && k == "data" {
+                        if seen_data {
+                            return Err(de::Error::custom("duplicate member \"data\""));
+                        }
+                        seen_data = true;
+                        data = m.next_value::<Option<Fields<'a, DATA_N>>>()?.map(Box::new);
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Fields { values, data })
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+type Check<T> = Result<T, Rejection>;
+
+fn reject<T>(reason: RejectReason, detail: impl Into<String>) -> Check<T> {
+    Err(Rejection::new(reason, detail))
+}
+
+/// A required string attribute: present, a string, non-empty, at most 256 bytes.
+fn required_str<'a>(v: Scalar<'a>, name: &str, missing: RejectReason) -> Check<Cow<'a, str>> {
+    match optional_str(v, name)? {
+        Some(s) => Ok(s),
+        None => reject(missing, format!("{name} is missing")),
+    }
+}
+
+fn optional_str<'a>(v: Scalar<'a>, name: &str) -> Check<Option<Cow<'a, str>>> {
+    match v {
+        Scalar::Absent | Scalar::Null => Ok(None),
+        Scalar::Str(s) if s.is_empty() => Ok(None),
+        Scalar::Str(s) if s.len() > MAX_STRING_BYTES => reject(
+            RejectReason::StringTooLong,
+            format!(
+                "{name} is {} bytes, over the limit of {MAX_STRING_BYTES}",
+                s.len()
+            ),
+        ),
+        Scalar::Str(s) => Ok(Some(s)),
+        _ => reject(RejectReason::WrongType, format!("{name} must be a string")),
+    }
+}
+
+fn required_time(v: Scalar<'_>, name: &str) -> Check<Timestamp> {
+    match optional_time(v, name)? {
+        Some(t) => Ok(t),
+        None => reject(RejectReason::MissingField, format!("{name} is missing")),
+    }
+}
+
+fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
+    let Some(text) = optional_str(v, name)? else {
+        return Ok(None);
+    };
+    match Timestamp::parse_rfc3339(&text) {
+        Some(t) => Ok(Some(t)),
+        None => reject(
+            RejectReason::BadTime,
+            format!("{name} {text:?} is not an RFC 3339 time"),
+        ),
+    }
+}
+
+fn quantity(v: Scalar<'_>) -> Check<Decimal> {
+    let q = match v {
+        Scalar::Absent | Scalar::Null => return Ok(Decimal::ONE),
+        Scalar::Str(s) => match Decimal::from_str(s.trim()) {
+            Ok(q) if s.len() <= MAX_STRING_BYTES && !s.trim().is_empty() => q,
+            _ => {
+                let shown: String = s.chars().take(40).collect();
+                return reject(
+                    RejectReason::BadQuantity,
+                    format!("quantity {shown:?} is not a decimal number"),
+                );
+            }
+        },
+        Scalar::UInt(n) => Decimal::from(n),
+        Scalar::NegInt(n) => Decimal::from(n),
+        Scalar::Float => {
+            return reject(
+                RejectReason::BadQuantity,
+                "quantity must be a decimal string such as \"0.25\", not a JSON float",
+            );
+        }
+        _ => {
+            return reject(
+                RejectReason::BadQuantity,
+                "quantity must be a decimal string",
+            );
+        }
+    };
+    if q <= Decimal::ZERO || q > MAX_QUANTITY {
+        return reject(
+            RejectReason::BadQuantity,
+            format!("quantity {q} is outside (0, {MAX_QUANTITY}]"),
+        );
+    }
+    Ok(q)
+}
+
+fn bytes(v: Scalar<'_>) -> Check<u64> {
+    match v {
+        Scalar::UInt(n) => Ok(n),
+        Scalar::Absent | Scalar::Null => {
+            reject(RejectReason::MissingField, "data.bytes is missing")
+        }
+        Scalar::NegInt(n) => reject(
+            RejectReason::BadBytes,
+            format!("data.bytes {n} is negative"),
+        ),
+        _ => reject(
+            RejectReason::BadBytes,
+            "data.bytes must be a non-negative JSON integer",
+        ),
+    }
+}
+
+fn class(v: Scalar<'_>) -> Check<Class> {
+    match optional_str(v, "data.class") {
+        Ok(None) => Ok(Class::OnDemand),
+        Ok(Some(s)) if s == "on_demand" => Ok(Class::OnDemand),
+        Ok(Some(s)) if s == "spot" => Ok(Class::Spot),
+        Ok(Some(s)) => reject(
+            RejectReason::BadClass,
+            format!("data.class {s:?} is neither \"on_demand\" nor \"spot\""),
+        ),
+        Err(e) if e.reason == RejectReason::WrongType => {
+            reject(RejectReason::BadClass, "data.class must be a string")
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Decodes and validates one record. Never panics, whatever the bytes.
+pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
+    if record.len() > MAX_RECORD_BYTES {
+        return reject(
+            RejectReason::RecordTooLarge,
+            format!(
+                "record is {} bytes, over the limit of {MAX_RECORD_BYTES}",
+                record.len()
+            ),
+        );
+    }
+    let mut raw: Fields<'_, 6> = match serde_json::from_slice(record) {
+        Ok(raw) => raw,
+        Err(e) => {
+            return reject(
+                RejectReason::MalformedJson,
+                format!("not a JSON object: {e}"),
+            );
+        }
+    };
+    // Read the identity first so every later rejection can carry it.
+    let id = optional_str(std::mem::take(&mut raw.values[1]), "id");
+    let source = optional_str(std::mem::take(&mut raw.values[2]), "source");
+    let ident = |mut r: Rejection| {
+        if let Ok(Some(s)) = &source {
+            r.source = Some(s.to_string());
+        }
+        if let Ok(Some(i)) = &id {
+            r.id = Some(i.to_string());
+        }
+        r
+    };
+    validate(raw, id.clone(), source.clone()).map_err(ident)
+}
+
+fn validate<'a>(
+    raw: Fields<'a, 6>,
+    id: Check<Option<Cow<'a, str>>>,
+    source: Check<Option<Cow<'a, str>>>,
+) -> Check<Event<'a>> {
+    let [specversion, _, _, kind, subject, time] = raw.values;
+    match &specversion {
+        Scalar::Str(v) if v == "1.0" => {}
+        Scalar::Str(v) => {
+            let shown: String = v.chars().take(40).collect();
+            return reject(
+                RejectReason::BadSpecversion,
+                format!("specversion {shown:?} is not \"1.0\""),
+            );
+        }
+        _ => {
+            return reject(
+                RejectReason::BadSpecversion,
+                "specversion \"1.0\" is missing",
+            );
+        }
+    }
+    let id = id?.ok_or_else(|| Rejection::new(RejectReason::MissingId, "id is missing"))?;
+    let source =
+        source?.ok_or_else(|| Rejection::new(RejectReason::MissingSource, "source is missing"))?;
+    let kind = match optional_str(kind, "type") {
+        Ok(Some(t)) if t == "gpu.usage" || t == "net.egress" => t,
+        Ok(Some(t)) => {
+            let shown: String = t.chars().take(40).collect();
+            return reject(
+                RejectReason::UnknownType,
+                format!("type {shown:?} is neither \"gpu.usage\" nor \"net.egress\""),
+            );
+        }
+        Ok(None) => return reject(RejectReason::UnknownType, "type is missing"),
+        Err(_) => return reject(RejectReason::UnknownType, "type must be a string"),
+    };
+    let subject = required_str(subject, "subject", RejectReason::MissingSubject)?;
+    let time = optional_time(time, "time")?;
+    let Some(d) = raw.data else {
+        return reject(RejectReason::MissingField, "data is missing");
+    };
+    let [
+        lease,
+        resource,
+        sku,
+        class_,
+        start,
+        end,
+        quantity_,
+        dest,
+        bytes_,
+    ] = d.values;
+    let data = if kind == "gpu.usage" {
+        let lease = required_str(lease, "data.lease", RejectReason::MissingField)?;
+        let resource = required_str(resource, "data.resource", RejectReason::MissingField)?;
+        let sku = required_str(sku, "data.sku", RejectReason::MissingField)?;
+        let class = class(class_)?;
+        let start = required_time(start, "data.start")?;
+        let end = required_time(end, "data.end")?;
+        let quantity = quantity(quantity_)?;
+        let length_nanos = end.nanos_since(start);
+        if length_nanos <= 0 {
+            return reject(
+                RejectReason::EmptyInterval,
+                format!("data.end {end} is not after data.start {start}"),
+            );
+        }
+        if length_nanos > MAX_INTERVAL_SECONDS as i128 * 1_000_000_000 {
+            return reject(
+                RejectReason::IntervalTooLong,
+                format!("interval {start} .. {end} is longer than {MAX_INTERVAL_SECONDS} seconds"),
+            );
+        }
+        EventData::Usage(Usage {
+            lease,
+            resource,
+            sku,
+            class,
+            start,
+            end,
+            quantity,
+        })
+    } else {
+        let lease = optional_str(lease, "data.lease")?;
+        let dest = required_str(dest, "data.dest", RejectReason::MissingField)?;
+        let bytes = bytes(bytes_)?;
+        let Some(time) = time else {
+            return reject(
+                RejectReason::MissingField,
+                "time is missing (net.egress is rated by its time)",
+            );
+        };
+        EventData::Egress(Egress {
+            lease,
+            dest,
+            bytes,
+            time,
+        })
+    };
+    Ok(Event {
+        source,
+        id,
+        subject,
+        time,
+        data,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USAGE: &str = r#"{"specversion":"1.0","id":"hb-000042","source":"node/gz-a-017","type":"gpu.usage","subject":"acme","time":"2026-11-03T10:00:30Z","data":{"lease":"l-9","resource":"GPU-5f1c","sku":"gpu.h100-80g","class":"on_demand","start":"2026-11-03T10:00:00Z","end":"2026-11-03T10:00:30Z","quantity":"1"}}"#;
+    const EGRESS: &str = r#"{"specversion":"1.0","id":"nx-77","source":"gw/gz-a","type":"net.egress","subject":"acme","time":"2026-11-03T10:00:30Z","data":{"lease":"l-9","dest":"internet","bytes":123456789}}"#;
+
+    fn reason_of(text: &str) -> RejectReason {
+        decode(text.as_bytes()).expect_err(text).reason
+    }
+
+    fn usage_with(field: &str, value: &str) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(USAGE).unwrap();
+        let patch: serde_json::Value = serde_json::from_str(value).unwrap();
+        match field.strip_prefix("data.") {
+            Some(f) => v["data"][f] = patch,
+            None => v[field] = patch,
+        }
+        v.to_string()
+    }
+
+    #[test]
+    fn decodes_the_spec_examples() {
+        let e = decode(USAGE.as_bytes()).unwrap();
+        assert_eq!(e.subject, "acme");
+        let EventData::Usage(u) = &e.data else {
+            panic!()
+        };
+        assert_eq!(u.seconds().1 - u.seconds().0, 30);
+        assert_eq!(u.quantity, Decimal::ONE);
+        let e = decode(EGRESS.as_bytes()).unwrap();
+        let EventData::Egress(x) = &e.data else {
+            panic!()
+        };
+        assert_eq!(x.bytes, 123_456_789);
+        assert_eq!(x.dest, "internet");
+    }
+
+    #[test]
+    fn defaults_class_on_demand_and_quantity_one() {
+        let mut v: serde_json::Value = serde_json::from_str(USAGE).unwrap();
+        v["data"].as_object_mut().unwrap().remove("class");
+        v["data"].as_object_mut().unwrap().remove("quantity");
+        let text = v.to_string();
+        let EventData::Usage(u) = decode(text.as_bytes()).unwrap().data else {
+            panic!()
+        };
+        assert_eq!((u.class, u.quantity), (Class::OnDemand, Decimal::ONE));
+    }
+
+    #[test]
+    fn every_validation_rule_of_section_1_has_its_reason() {
+        use RejectReason::*;
+        let cases: Vec<(String, RejectReason)> = vec![
+            (usage_with("specversion", r#""0.3""#), BadSpecversion),
+            (usage_with("type", r#""gpu.temperature""#), UnknownType),
+            (usage_with("id", "null"), MissingId),
+            (usage_with("id", r#""""#), MissingId),
+            (usage_with("source", "null"), MissingSource),
+            (usage_with("subject", "null"), MissingSubject),
+            (usage_with("data.start", r#""03/11/2026""#), BadTime),
+            (usage_with("time", r#""noon""#), BadTime),
+            (
+                usage_with("data.end", r#""2026-11-03T10:00:00Z""#),
+                EmptyInterval,
+            ),
+            (
+                usage_with("data.end", r#""2026-11-02T10:00:00Z""#),
+                EmptyInterval,
+            ),
+            (
+                usage_with("data.end", r#""2026-11-04T10:00:00.5Z""#),
+                IntervalTooLong,
+            ),
+            (usage_with("data.quantity", r#""0""#), BadQuantity),
+            (usage_with("data.quantity", r#""-1""#), BadQuantity),
+            (usage_with("data.quantity", r#""10000.01""#), BadQuantity),
+            (usage_with("data.quantity", r#""lots""#), BadQuantity),
+            (usage_with("data.quantity", "0.25"), BadQuantity),
+            (usage_with("data.class", r#""preemptible""#), BadClass),
+            (
+                usage_with("data.sku", &format!("\"{}\"", "x".repeat(257))),
+                StringTooLong,
+            ),
+            (usage_with("id", "42"), WrongType),
+            (usage_with("data.lease", "null"), MissingField),
+            (usage_with("data", "null"), MissingField),
+            (EGRESS.replace("123456789", "-5"), BadBytes),
+            (EGRESS.replace("123456789", "1.5"), BadBytes),
+            (
+                EGRESS.replace("\"time\":\"2026-11-03T10:00:30Z\",", ""),
+                MissingField,
+            ),
+            ("{not json".to_string(), MalformedJson),
+            ("[1,2]".to_string(), MalformedJson),
+            (
+                format!("{{\"pad\":\"{}\"}}", "x".repeat(70_000)),
+                RecordTooLarge,
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(reason_of(&text), want, "{}", &text[..text.len().min(200)]);
+        }
+    }
+
+    #[test]
+    fn an_interval_of_exactly_one_day_is_accepted() {
+        let ok = usage_with("data.end", r#""2026-11-04T10:00:00Z""#);
+        assert!(decode(ok.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn string_of_exactly_256_bytes_is_accepted() {
+        let ok = usage_with("data.sku", &format!("\"{}\"", "x".repeat(256)));
+        assert!(decode(ok.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn rejections_carry_the_identity_when_readable() {
+        let r = decode(usage_with("data.quantity", r#""0""#).as_bytes()).unwrap_err();
+        assert_eq!(r.source.as_deref(), Some("node/gz-a-017"));
+        assert_eq!(r.id.as_deref(), Some("hb-000042"));
+        assert!(r.detail.contains("quantity"), "{}", r.detail);
+    }
+
+    #[test]
+    fn fingerprint_ignores_spelling_but_not_meaning() {
+        let a = decode(USAGE.as_bytes()).unwrap().fingerprint();
+        let respelled = usage_with("data.quantity", r#""1.00""#)
+            .replace("2026-11-03T10:00:00Z", "2026-11-03T18:00:00+08:00");
+        assert_eq!(decode(respelled.as_bytes()).unwrap().fingerprint(), a);
+        let changed = usage_with("data.quantity", r#""2""#);
+        assert_ne!(decode(changed.as_bytes()).unwrap().fingerprint(), a);
+    }
+}

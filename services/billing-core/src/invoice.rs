@@ -1,0 +1,224 @@
+//! Lines, rounding and totals: billing-semantics.md sections 5 and 6.
+
+use crate::money::{round_amount, show_quantity};
+use crate::period::PeriodJson;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// What a line bills. Declared in name order, so the derived order sorts lines by
+/// component name as section 6 requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    Egress,
+    Minimum,
+    OnDemand,
+    ReservedCommitment,
+    ReservedUsage,
+    Spot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    UnitSeconds,
+    Gb,
+}
+
+/// One invoice line. Field order is the JSON order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Line {
+    pub component: Component,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sku: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dest: Option<String>,
+    pub tier: usize,
+    /// Only on `on_demand` lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiplier: Option<Decimal>,
+    pub quantity: Decimal,
+    pub unit: Unit,
+    pub amount: Decimal,
+    /// Orders lines whose visible keys are equal (two reservations of one sku): the
+    /// reservation's position in the price book.
+    #[serde(skip)]
+    pub seq: usize,
+}
+
+impl Line {
+    /// A usage line of `unit_seconds` for `sku`.
+    pub fn usage(
+        component: Component,
+        sku: &str,
+        tier: usize,
+        unit_seconds: Decimal,
+        amount: Decimal,
+    ) -> Line {
+        Line {
+            component,
+            sku: Some(sku.to_string()),
+            dest: None,
+            tier,
+            multiplier: None,
+            quantity: show_quantity(unit_seconds),
+            unit: Unit::UnitSeconds,
+            amount: round_amount(amount),
+            seq: 0,
+        }
+    }
+
+    fn sort_key(&self) -> (Component, &str, usize, Option<Decimal>, usize) {
+        let name = self.sku.as_deref().or(self.dest.as_deref()).unwrap_or("");
+        (self.component, name, self.tier, self.multiplier, self.seq)
+    }
+}
+
+/// An invoice for one account and period (section 6). Field order is the JSON order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invoice {
+    pub account: String,
+    pub currency: String,
+    pub period: PeriodJson,
+    pub lines: Vec<Line>,
+    pub subtotal: Decimal,
+    pub discount: Decimal,
+    pub credit: Decimal,
+    pub tax: Decimal,
+    pub total: Decimal,
+}
+
+/// The money terms applied after the lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Terms {
+    /// Sum of the account's discount percents.
+    pub discount_percent: Decimal,
+    /// Credit still available to this invoice.
+    pub credit_balance: Decimal,
+    pub tax_rate: Decimal,
+}
+
+impl Invoice {
+    /// Drops zero-quantity lines, sorts the rest and computes the totals in the order of
+    /// section 5: subtotal, discount, credit, net, tax, total.
+    pub fn assemble(
+        account: &str,
+        currency: &str,
+        period: PeriodJson,
+        mut lines: Vec<Line>,
+        terms: Terms,
+    ) -> Invoice {
+        lines.retain(|l| !l.quantity.is_zero());
+        lines.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        let subtotal = round_amount(lines.iter().map(|l| l.amount).sum());
+        let discount = round_amount(subtotal * terms.discount_percent / Decimal::ONE_HUNDRED);
+        let credit = round_amount(
+            terms
+                .credit_balance
+                .min(subtotal - discount)
+                .max(Decimal::ZERO),
+        );
+        let net = subtotal - discount - credit;
+        let tax = round_amount(net * terms.tax_rate);
+        let total = round_amount(net + tax);
+        let invoice = Invoice {
+            account: account.to_string(),
+            currency: currency.to_string(),
+            period,
+            lines,
+            subtotal,
+            discount,
+            credit,
+            tax,
+            total,
+        };
+        invoice.assert_adds_up();
+        invoice
+    }
+
+    /// Money invariant, on in release: the lines add up to the subtotal and the totals follow.
+    pub fn assert_adds_up(&self) {
+        let sum: Decimal = self.lines.iter().map(|l| l.amount).sum();
+        assert_eq!(
+            sum, self.subtotal,
+            "invoice lines do not add up to the subtotal"
+        );
+        assert_eq!(
+            self.subtotal - self.discount - self.credit + self.tax,
+            self.total,
+            "invoice totals do not add up"
+        );
+        assert!(
+            self.lines.iter().all(|l| l.amount.scale() == 2),
+            "amount without 2 decimals"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    fn period() -> PeriodJson {
+        PeriodJson {
+            start: "a".into(),
+            end: "b".into(),
+        }
+    }
+
+    #[test]
+    fn worked_1_beta_discount_credit_and_tax() {
+        // Subtotal 60.70; 10% discount = 6.07; credit min(5.00, 54.63) = 5.00; net 49.63;
+        // tax 6% = 2.9778 -> 2.98; total 52.61.
+        let lines = vec![Line::usage(
+            Component::Spot,
+            "gpu",
+            0,
+            d("7200"),
+            d("60.70"),
+        )];
+        let terms = Terms {
+            discount_percent: d("10"),
+            credit_balance: d("5.00"),
+            tax_rate: d("0.06"),
+        };
+        let inv = Invoice::assemble("beta", "CNY", period(), lines, terms);
+        let got: Vec<String> = [inv.subtotal, inv.discount, inv.credit, inv.tax, inv.total]
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        assert_eq!(got, ["60.70", "6.07", "5.00", "2.98", "52.61"]);
+    }
+
+    #[test]
+    fn credit_never_exceeds_what_is_owed() {
+        let lines = vec![Line::usage(Component::Spot, "gpu", 0, d("1"), d("3.00"))];
+        let terms = Terms {
+            discount_percent: d("50"),
+            credit_balance: d("500"),
+            tax_rate: d("0.06"),
+        };
+        let inv = Invoice::assemble("a", "CNY", period(), lines, terms);
+        assert_eq!(
+            (inv.discount, inv.credit, inv.tax, inv.total),
+            (d("1.50"), d("1.50"), d("0.00"), d("0.00"))
+        );
+    }
+
+    #[test]
+    fn zero_quantity_lines_are_left_out_and_lines_sort_by_component_name() {
+        let lines = vec![
+            Line::usage(Component::Spot, "a", 0, d("1"), d("1")),
+            Line::usage(Component::Minimum, "a", 0, d("0"), d("0")),
+            Line::usage(Component::Egress, "a", 0, d("2"), d("1")),
+        ];
+        let inv = Invoice::assemble("a", "CNY", period(), lines, Terms::default());
+        let comps: Vec<Component> = inv.lines.iter().map(|l| l.component).collect();
+        assert_eq!(comps, [Component::Egress, Component::Spot]);
+        assert_eq!(inv.total.to_string(), "2.00");
+    }
+}

@@ -1,0 +1,436 @@
+//! The per-second ledger: billing-semantics.md section 2.
+//!
+//! For each usage key and second the ledger holds the **maximum** quantity of all events of
+//! that key covering the second. It is stored as disjoint, sorted runs `[from, to)` with one
+//! quantity each; adjacent runs with equal quantities are merged, so the representation of a
+//! given per-second function is unique and the ledger is a function of the *set* of events.
+
+use crate::event::Class;
+use crate::timestamp::Timestamp;
+use hashbrown::{Equivalent, HashMap};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+
+/// (account, lease, resource, sku, class): section 2.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct UsageKey {
+    pub account: String,
+    pub lease: String,
+    pub resource: String,
+    pub sku: String,
+    pub class: Class,
+}
+
+/// A usage key within one account: (lease, resource, sku, class).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ResourceKey {
+    pub lease: Box<str>,
+    pub resource: Box<str>,
+    pub sku: Box<str>,
+    pub class: Class,
+}
+
+impl Hash for ResourceKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        ResourceKeyRef(&self.lease, &self.resource, &self.sku, self.class).hash(state)
+    }
+}
+
+#[derive(Hash)]
+struct ResourceKeyRef<'a>(&'a str, &'a str, &'a str, Class);
+
+impl Equivalent<ResourceKey> for ResourceKeyRef<'_> {
+    fn equivalent(&self, k: &ResourceKey) -> bool {
+        *k.lease == *self.0 && *k.resource == *self.1 && *k.sku == *self.2 && k.class == self.3
+    }
+}
+
+/// One egress event's contribution: `bytes` at `time`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EgressRecord {
+    pub time: Timestamp,
+    pub bytes: u64,
+}
+
+/// Everything metered for one account: usage runs per key, egress records per dest.
+/// Iteration order of `usage` is unspecified; everything derived from it must not depend on
+/// it (rating sorts or sums).
+#[derive(Debug, Clone, Default)]
+pub struct AccountLedger {
+    usage: HashMap<ResourceKey, Runs>,
+    egress: BTreeMap<String, Vec<EgressRecord>>,
+}
+
+impl AccountLedger {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Union-with-max of `[from, to)` at `quantity` into the key's runs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_usage(
+        &mut self,
+        lease: &str,
+        resource: &str,
+        sku: &str,
+        class: Class,
+        from: i64,
+        to: i64,
+        quantity: Decimal,
+    ) -> bool {
+        let probe = ResourceKeyRef(lease, resource, sku, class);
+        if let Some(runs) = self.usage.get_mut(&probe) {
+            return runs.insert(from, to, quantity);
+        }
+        let mut runs = Runs::new();
+        runs.insert(from, to, quantity);
+        self.usage.insert(
+            ResourceKey {
+                lease: lease.into(),
+                resource: resource.into(),
+                sku: sku.into(),
+                class,
+            },
+            runs,
+        );
+        true
+    }
+
+    /// Replaces a key's runs wholesale (loading a ledger from storage).
+    pub fn set_runs(&mut self, key: ResourceKey, runs: Runs) {
+        if runs.is_empty() {
+            self.usage.remove(&key);
+        } else {
+            self.usage.insert(key, runs);
+        }
+    }
+
+    pub fn add_egress(&mut self, dest: &str, record: EgressRecord) {
+        match self.egress.get_mut(dest) {
+            Some(v) => v.push(record),
+            None => {
+                self.egress.insert(dest.to_string(), vec![record]);
+            }
+        }
+    }
+
+    pub fn usage(&self) -> impl Iterator<Item = (&ResourceKey, &Runs)> {
+        self.usage.iter()
+    }
+
+    /// Usage keys in sorted order (for stable output).
+    pub fn usage_sorted(&self) -> Vec<(&ResourceKey, &Runs)> {
+        let mut v: Vec<_> = self.usage.iter().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+
+    pub fn runs(&self, lease: &str, resource: &str, sku: &str, class: Class) -> Option<&Runs> {
+        self.usage.get(&ResourceKeyRef(lease, resource, sku, class))
+    }
+
+    pub fn egress(&self) -> &BTreeMap<String, Vec<EgressRecord>> {
+        &self.egress
+    }
+
+    pub fn usage_keys(&self) -> usize {
+        self.usage.len()
+    }
+
+    /// Approximate bytes held per usage key: key strings, runs and map slots.
+    pub fn heap_bytes(&self) -> usize {
+        let slot = std::mem::size_of::<(ResourceKey, Runs)>() + 1;
+        self.usage.capacity() * slot
+            + self
+                .usage
+                .iter()
+                .map(|(k, r)| k.lease.len() + k.resource.len() + k.sku.len() + r.heap_bytes())
+                .sum::<usize>()
+    }
+}
+
+/// Seconds `[from, to)` (UTC Unix seconds) at one quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub from: i64,
+    pub to: i64,
+    pub quantity: Decimal,
+}
+
+impl Run {
+    pub fn seconds(&self) -> i64 {
+        self.to - self.from
+    }
+
+    /// `quantity x seconds`.
+    pub fn unit_seconds(&self) -> Decimal {
+        self.quantity * Decimal::from(self.seconds())
+    }
+}
+
+/// The runs of one usage key: sorted, disjoint, non-empty, and no two touching runs with the
+/// same quantity.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Runs(Vec<Run>);
+
+impl Runs {
+    pub fn new() -> Self {
+        Runs(Vec::new())
+    }
+
+    /// Builds runs from any list of (possibly overlapping) runs by folding them in.
+    pub fn from_runs(runs: impl IntoIterator<Item = Run>) -> Self {
+        let mut r = Runs::new();
+        for run in runs {
+            r.insert(run.from, run.to, run.quantity);
+        }
+        r
+    }
+
+    pub fn as_slice(&self) -> &[Run] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Union-with-max of `[from, to)` at `quantity` into the runs. Returns whether anything
+    /// changed (a fully covered heartbeat changes nothing).
+    pub fn insert(&mut self, from: i64, to: i64, quantity: Decimal) -> bool {
+        assert!(from < to, "ledger insert of an empty interval {from}..{to}");
+        assert!(
+            quantity > Decimal::ZERO,
+            "ledger insert of quantity {quantity}"
+        );
+        let runs = &mut self.0;
+        // Fast path: heartbeats mostly arrive in order, after everything seen.
+        if let Some(last) = runs.last_mut() {
+            if last.to < from || (last.to == from && last.quantity != quantity) {
+                runs.push(Run { from, to, quantity });
+                return true;
+            }
+            if last.to == from {
+                last.to = to;
+                return true;
+            }
+        } else {
+            runs.push(Run { from, to, quantity });
+            return true;
+        }
+        // Runs overlapping [from, to) are runs[lo..hi]; widen by one on each side so merges
+        // with touching neighbours happen in the same pass.
+        let lo = runs.partition_point(|r| r.to < from);
+        let hi = runs.partition_point(|r| r.from <= to);
+        if hi == lo + 1 {
+            let r = runs[lo];
+            if r.from <= from && to <= r.to && r.quantity >= quantity {
+                return false;
+            }
+        }
+        let mut out: Vec<Run> = Vec::with_capacity(hi - lo + 2);
+        let mut cursor = from;
+        for r in &runs[lo..hi] {
+            if r.to <= from || r.from >= to {
+                // A neighbour that only touches the new interval.
+                if r.to <= from {
+                    push(&mut out, r.from, r.to, r.quantity);
+                } else {
+                    push(&mut out, cursor, to, quantity);
+                    cursor = to;
+                    push(&mut out, r.from, r.to, r.quantity);
+                }
+                continue;
+            }
+            push(&mut out, r.from, from, r.quantity);
+            push(&mut out, cursor, r.from, quantity);
+            let (s, e) = (r.from.max(from), r.to.min(to));
+            push(&mut out, s, e, r.quantity.max(quantity));
+            cursor = e;
+            push(&mut out, to, r.to, r.quantity);
+        }
+        push(&mut out, cursor, to, quantity);
+        let changed = out.as_slice() != &runs[lo..hi];
+        runs.splice(lo..hi, out);
+        self.assert_valid_around(lo);
+        changed
+    }
+
+    /// Money invariant, on in release: the runs near an edit are sorted, disjoint and merged.
+    fn assert_valid_around(&self, at: usize) {
+        let runs = &self.0;
+        let from = at.saturating_sub(2);
+        let to = (at + 8).min(runs.len());
+        for w in runs[from..to].windows(2) {
+            assert!(
+                w[0].from < w[0].to && w[0].to <= w[1].from,
+                "ledger runs overlap: {w:?}"
+            );
+            assert!(
+                w[0].to < w[1].from || w[0].quantity != w[1].quantity,
+                "ledger runs not merged: {w:?}"
+            );
+        }
+    }
+
+    /// Checks the whole invariant (tests and property tests).
+    pub fn is_canonical(&self) -> bool {
+        self.0
+            .iter()
+            .all(|r| r.from < r.to && r.quantity > Decimal::ZERO)
+            && self.0.windows(2).all(|w| {
+                w[0].to <= w[1].from && (w[0].to < w[1].from || w[0].quantity != w[1].quantity)
+            })
+    }
+
+    /// The runs clipped to `[from, to)`.
+    pub fn clipped(&self, from: i64, to: i64) -> impl Iterator<Item = Run> + '_ {
+        let lo = self.0.partition_point(|r| r.to <= from);
+        self.0[lo..]
+            .iter()
+            .take_while(move |r| r.from < to)
+            .map(move |r| Run {
+                from: r.from.max(from),
+                to: r.to.min(to),
+                quantity: r.quantity,
+            })
+    }
+
+    /// Seconds with any usage, over all time.
+    pub fn covered_seconds(&self) -> i64 {
+        self.0.iter().map(Run::seconds).sum()
+    }
+
+    pub fn first_second(&self) -> Option<i64> {
+        self.0.first().map(|r| r.from)
+    }
+
+    pub fn max_quantity(&self) -> Option<Decimal> {
+        self.0.iter().map(|r| r.quantity).max()
+    }
+
+    /// Quantity at second `s` (0 when none).
+    pub fn quantity_at(&self, s: i64) -> Decimal {
+        let i = self.0.partition_point(|r| r.to <= s);
+        match self.0.get(i) {
+            Some(r) if r.from <= s => r.quantity,
+            _ => Decimal::ZERO,
+        }
+    }
+
+    /// Heap bytes held (for the memory-per-key benchmark).
+    pub fn heap_bytes(&self) -> usize {
+        self.0.capacity() * std::mem::size_of::<Run>()
+    }
+}
+
+/// Appends `[from, to)` to runs under construction, merging with a touching equal run.
+fn push(out: &mut Vec<Run>, from: i64, to: i64, quantity: Decimal) {
+    if from >= to {
+        return;
+    }
+    match out.last_mut() {
+        Some(last) if last.to == from && last.quantity == quantity => last.to = to,
+        _ => out.push(Run { from, to, quantity }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    fn run(from: i64, to: i64, q: &str) -> Run {
+        Run {
+            from,
+            to,
+            quantity: dec(q),
+        }
+    }
+
+    #[test]
+    fn two_heartbeats_overlapping_by_5s_bill_the_union() {
+        let mut r = Runs::new();
+        r.insert(0, 30, dec("1"));
+        r.insert(25, 55, dec("1"));
+        assert_eq!(r.as_slice(), &[run(0, 55, "1")]);
+        assert_eq!(r.covered_seconds(), 55); // 30 + 30 - 5, not 60
+    }
+
+    #[test]
+    fn union_with_max_keeps_the_larger_share_per_second() {
+        // worked-1 beta: 0.25 over 09:00-10:00, 0.5 over 09:30-10:30 -> 1,800 x 0.25 + 3,600 x 0.5
+        let mut r = Runs::new();
+        r.insert(0, 3600, dec("0.25"));
+        r.insert(1800, 5400, dec("0.5"));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 1800, "0.25"), run(1800, 5400, "0.5")]
+        );
+        let total: Decimal = r.as_slice().iter().map(Run::unit_seconds).sum();
+        assert_eq!(total, dec("2250"));
+        // Redelivery and reverse order change nothing.
+        let mut back = Runs::new();
+        back.insert(1800, 5400, dec("0.5"));
+        back.insert(0, 3600, dec("0.25"));
+        back.insert(0, 3600, dec("0.25"));
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_smaller_quantity_inside_a_larger_changes_nothing() {
+        let mut r = Runs::from_runs([run(0, 100, "2")]);
+        assert!(!r.insert(10, 20, dec("1")));
+        assert_eq!(r.as_slice(), &[run(0, 100, "2")]);
+    }
+
+    #[test]
+    fn a_larger_quantity_inside_splits_the_run() {
+        let mut r = Runs::from_runs([run(0, 100, "1")]);
+        assert!(r.insert(10, 20, dec("3")));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 10, "1"), run(10, 20, "3"), run(20, 100, "1")]
+        );
+    }
+
+    #[test]
+    fn filling_a_gap_merges_three_runs_into_one() {
+        let mut r = Runs::from_runs([run(0, 10, "1"), run(20, 30, "1")]);
+        assert_eq!(r.as_slice().len(), 2);
+        r.insert(10, 20, dec("1"));
+        assert_eq!(r.as_slice(), &[run(0, 30, "1")]);
+        r.insert(40, 50, dec("1"));
+        r.insert(5, 45, dec("0.5"));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 30, "1"), run(30, 40, "0.5"), run(40, 50, "1")]
+        );
+    }
+
+    #[test]
+    fn clip_and_lookups() {
+        let r = Runs::from_runs([run(0, 10, "1"), run(20, 30, "2")]);
+        let c: Vec<Run> = r.clipped(5, 25).collect();
+        assert_eq!(c, vec![run(5, 10, "1"), run(20, 25, "2")]);
+        assert_eq!(r.quantity_at(25), dec("2"));
+        assert_eq!(r.quantity_at(15), Decimal::ZERO);
+        assert_eq!(r.covered_seconds(), 20);
+        assert_eq!(r.max_quantity(), Some(dec("2")));
+    }
+
+    #[test]
+    fn equal_quantities_in_other_spellings_merge() {
+        let mut r = Runs::new();
+        r.insert(0, 10, dec("0.5"));
+        r.insert(10, 20, dec("0.50"));
+        assert_eq!(r.as_slice().len(), 1);
+        assert!(r.is_canonical());
+    }
+}

@@ -1,0 +1,38 @@
+//! # billing-core: the pure heart of gpubill
+//!
+//! Everything that decides money lives here and nowhere else: decoding and validating
+//! CloudEvents ([`event`]), identity dedupe ([`dedupe`]), the per-second ledger of
+//! disjoint runs ([`ledger`]), the price book ([`pricebook`]), calendar periods
+//! ([`period`]), off-peak windows ([`offpeak`]), tiers ([`tiers`]), reservations
+//! ([`reservations`]), the per-resource minimum charge ([`minimum`]), egress ([`egress`]),
+//! and the assembly of lines, rounding and totals ([`rating`], [`invoice`]).
+//!
+//! The crate does no I/O, never reads the clock and never uses floating point: time comes in
+//! as arguments (UTC Unix seconds), money is [`rust_decimal::Decimal`]. It implements
+//! `billing-semantics.md` (normative); every choice made where that page is silent is
+//! written down next to the code that makes it and collected in [`choices`].
+
+pub mod choices;
+pub mod dedupe;
+pub mod egress;
+pub mod event;
+pub mod invoice;
+pub mod ledger;
+pub mod limits;
+pub mod meter;
+pub mod minimum;
+pub mod money;
+pub mod offpeak;
+pub mod period;
+pub mod pricebook;
+pub mod rating;
+pub mod reservations;
+pub mod tiers;
+pub mod timestamp;
+
+pub use event::{Class, Event, EventData, RejectReason, Rejection};
+pub use invoice::{Invoice, Line};
+pub use meter::{Admission, Meter};
+pub use period::Period;
+pub use pricebook::{PriceBook, PriceBookError};
+pub use rating::{RatingError, Unpriced, rate_account};

@@ -1,0 +1,37 @@
+//! Every limit of the core in one place, each with the reason it exists.
+
+use rust_decimal::Decimal;
+
+/// A single event record (one Kafka record or one JSONL line); billing-semantics.md section 1.
+pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+
+/// Any string attribute or data field of an event (ids, account, lease, sku, ...); section 1.
+pub const MAX_STRING_BYTES: usize = 256;
+
+/// The longest `[start, end)` of one `gpu.usage` event; section 1. Longer intervals are a
+/// sign of a stuck agent and would let one bad record bill a whole day.
+pub const MAX_INTERVAL_SECONDS: i64 = 86_400;
+
+/// The largest `quantity` of one usage event (a 10 TB volume billed per GB fits); section 1.
+pub const MAX_QUANTITY: Decimal = Decimal::from_parts(10_000, 0, 0, false, 0);
+
+/// Largest rate accepted in a price book, per unit-hour or per GB. Far above any real price,
+/// low enough that no sum over a period can overflow a `Decimal`.
+pub const MAX_RATE: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
+
+/// Largest off-peak multiplier: a window may also surcharge peak hours, within reason.
+pub const MAX_MULTIPLIER: Decimal = Decimal::from_parts(100, 0, 0, false, 0);
+
+/// Largest reserved quantity of one reservation.
+pub const MAX_RESERVED_QUANTITY: Decimal = Decimal::from_parts(1_000_000, 0, 0, false, 0);
+
+/// Largest credit of one price book entry.
+pub const MAX_CREDIT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
+
+/// Largest `minimum_seconds` of an sku: one day.
+pub const MAX_MINIMUM_SECONDS: i64 = 86_400;
+
+/// Years a period may name; keeps every instant well inside chrono's and i64's range.
+pub const MIN_YEAR: i32 = 1970;
+/// See [`MIN_YEAR`].
+pub const MAX_YEAR: i32 = 9999;

@@ -1,0 +1,209 @@
+//! `gpubill bench`: the billing core's throughput on a generated fleet (issue 2's targets).
+//!
+//! 1. decode + dedupe + ledger, one core: one day of N GPUs heartbeating every 30 s with 5 s
+//!    overlaps and 10% redeliveries (1,000 GPUs: ~3.2M events);
+//! 2. ledger memory per active usage key, measured by a counting allocator;
+//! 3. rating a full month for M accounts, each an 8-GPU lease churning daily, with
+//!    reservations, graduated tiers and two off-peak windows.
+
+use crate::fleet::{FleetSpec, SKU_GPU, generate};
+use billing_core::event::Class;
+use billing_core::ledger::AccountLedger;
+use billing_core::meter::{Admission, Meter};
+use billing_core::period::Period;
+use billing_core::pricebook::PriceBook;
+use billing_core::rating::{RatingContext, rate_account};
+use clap::Args;
+use rust_decimal::Decimal;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::Instant;
+
+/// Live heap bytes, for the memory figures.
+struct Counting;
+
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE_BYTES.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live_bytes() -> isize {
+    LIVE_BYTES.load(Ordering::Relaxed)
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// GPUs in the ingest benchmark's fleet.
+    #[arg(long, default_value_t = 1000)]
+    pub gpus: u32,
+    /// Accounts in the rating benchmark.
+    #[arg(long, default_value_t = 1000)]
+    pub accounts: u32,
+    /// Repetitions of each timed part (the best is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    ingest(&args)?;
+    rating(&args)?;
+    Ok(())
+}
+
+fn ingest(args: &BenchArgs) -> anyhow::Result<()> {
+    let spec = FleetSpec {
+        gpus: args.gpus,
+        accounts: args.gpus.div_ceil(8).max(1),
+        egress_every: 0,
+        ..FleetSpec::default()
+    };
+    let mut buf = String::new();
+    let mut ends = Vec::new();
+    generate(&spec, |line| {
+        buf.push_str(line);
+        ends.push(buf.len());
+    })?;
+    let events = ends.len();
+    println!(
+        "ingest: {} GPUs, 1 day, 30 s heartbeats, 5 s overlap, 10% redeliveries: {events} events, {:.0} MB",
+        args.gpus,
+        buf.len() as f64 / 1e6
+    );
+    let mut best = f64::MAX;
+    let mut keys = 0;
+    let mut per_key = 0.0;
+    for _ in 0..args.repeat.max(1) {
+        let before = live_bytes();
+        let mut meter = Meter::new();
+        let t0 = Instant::now();
+        let mut start = 0;
+        let (mut accepted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
+        for &end in &ends {
+            match meter.ingest(&buf.as_bytes()[start..end]) {
+                Admission::Accepted => accepted += 1,
+                Admission::Duplicate => duplicates += 1,
+                Admission::Rejected(_) => rejected += 1,
+            }
+            start = end;
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        best = best.min(secs);
+        anyhow::ensure!(rejected == 0, "generated events were rejected");
+        let total = live_bytes() - before;
+        // Ledger alone: clone it and measure what the clone holds.
+        let b2 = live_bytes();
+        let ledgers: Vec<AccountLedger> = meter.accounts().map(|(_, l)| l.clone()).collect();
+        let ledger_bytes = live_bytes() - b2;
+        keys = meter.usage_keys();
+        per_key = ledger_bytes as f64 / keys as f64;
+        println!(
+            "  run: {secs:.3} s, {:.0} events/s (accepted {accepted}, duplicates {duplicates}); meter heap {:.0} MB (dedupe + ledger)",
+            events as f64 / secs,
+            total as f64 / 1e6
+        );
+        drop(ledgers);
+    }
+    println!("  best: {:.0} events/s on one core", events as f64 / best);
+    println!(
+        "  ledger: {keys} usage keys, {per_key:.0} bytes per key (key strings, runs, map slot)"
+    );
+    Ok(())
+}
+
+const RATING_BOOK: &str = r#"
+currency = "CNY"
+timezone = "Asia/Shanghai"
+
+[skus."gpu.h100-80g"]
+minimum_seconds = 60
+tiers = [ { up_to_hours = 500, rate_per_hour = "24.00" }, { up_to_hours = 2000, rate_per_hour = "21.00" }, { rate_per_hour = "18.00" } ]
+
+[[offpeak]]
+from = "22:00"
+to = "06:00"
+multiplier = "0.70"
+
+[[offpeak]]
+from = "00:00"
+to = "24:00"
+days = ["sat", "sun"]
+multiplier = "0.85"
+
+[tax]
+rate = "0.06"
+"#;
+
+fn rating(args: &BenchArgs) -> anyhow::Result<()> {
+    let mut text = RATING_BOOK.to_string();
+    for a in 0..args.accounts {
+        text.push_str(&format!(
+            "\n[[reservations]]\naccount = \"acct-{a}\"\nsku = \"{SKU_GPU}\"\nquantity = \"4\"\nfrom = \"2026-11-01T00:00:00+08:00\"\nto = \"2026-12-01T00:00:00+08:00\"\nrate_per_hour = \"15.00\"\n"
+        ));
+    }
+    let book = PriceBook::from_toml(&text)?;
+    let period = Period::month("2026-11", book.timezone)?;
+    // Each account: an 8-GPU lease a day, starting at a varying hour and running 20 h.
+    let mut ledgers = Vec::new();
+    let mut runs = 0;
+    for a in 0..args.accounts {
+        let mut l = AccountLedger::new();
+        for day in 0..30i64 {
+            let from = period.start + day * 86_400 + ((a as i64 * 7 + day * 5) % 12) * 3600;
+            for g in 0..8 {
+                l.insert_usage(
+                    &format!("l-{a}-{day}"),
+                    &format!("GPU-{g}"),
+                    SKU_GPU,
+                    Class::OnDemand,
+                    from,
+                    from + 20 * 3600,
+                    Decimal::ONE,
+                );
+                runs += 1;
+            }
+        }
+        ledgers.push((format!("acct-{a}"), l));
+    }
+    println!(
+        "rating: {} accounts x 8 GPUs, daily churn, reservations of 4, 3 graduated tiers, 2 off-peak windows, 2026-11: {runs} runs",
+        args.accounts
+    );
+    let mut best = f64::MAX;
+    let mut total = Decimal::ZERO;
+    for _ in 0..args.repeat.max(1) {
+        let t0 = Instant::now();
+        let ctx = RatingContext::new(&book, period.clone());
+        total = Decimal::ZERO;
+        for (a, l) in &ledgers {
+            let rated = rate_account(&ctx, a, Some(l), Decimal::ZERO)?;
+            total += rated.invoice.total;
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        best = best.min(secs);
+        println!("  run: {secs:.3} s");
+    }
+    println!(
+        "  best: {best:.3} s for {} accounts ({:.0} accounts/s); sum of totals {total}",
+        args.accounts,
+        args.accounts as f64 / best
+    );
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! `gpubill`: the single binary. Roles are subcommands.
+
+mod bench;
+mod fleet;
+mod rate;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "gpubill",
+    version,
+    about = "Event-sourced billing and metering for GPU rental platforms"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Rate a JSONL file of CloudEvents with a price book: invoices (JSON) on stdout,
+    /// rejected and unpriced usage on stderr (billing-semantics.md section 6).
+    Rate(rate::RateArgs),
+    /// Benchmark the billing core on a generated GPU fleet (see docs/benchmarks.md).
+    Bench(bench::BenchArgs),
+    /// Generate a GPU fleet's usage events as CloudEvents JSONL.
+    Simulate(fleet::SimulateArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Rate(args) => rate::run(args),
+        Command::Bench(args) => bench::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Simulate(args) => fleet::run(args).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gpubill: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

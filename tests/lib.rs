@@ -1,0 +1,1 @@
+// shared helpers for the end-to-end tests
