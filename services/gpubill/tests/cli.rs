@@ -1,0 +1,259 @@
+//! `gpubill rate` end to end, as a process: worked example 1, stderr, exit codes.
+
+use rust_decimal::Decimal;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+fn gpubill(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpubill"))
+        .args(args)
+        .output()
+        .expect("run gpubill")
+}
+
+/// JSON with every decimal string replaced by its normalized value, so `"1"` equals `"1.00"`
+/// for quantities and multipliers; amounts are checked for their 2 decimals separately.
+fn normalized(v: &Value) -> Value {
+    match v {
+        Value::String(s) => match s.parse::<Decimal>() {
+            Ok(d) => Value::String(d.normalize().to_string()),
+            Err(_) => v.clone(),
+        },
+        Value::Array(a) => Value::Array(a.iter().map(normalized).collect()),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), normalized(v))).collect())
+        }
+        _ => v.clone(),
+    }
+}
+
+fn amounts_have_two_decimals(v: &Value) {
+    for inv in v.as_array().unwrap() {
+        for k in ["subtotal", "discount", "credit", "tax", "total"] {
+            let s = inv[k].as_str().unwrap();
+            assert_eq!(s.split('.').nth(1).map(str::len), Some(2), "{k} = {s}");
+        }
+        for l in inv["lines"].as_array().unwrap() {
+            let s = l["amount"].as_str().unwrap();
+            assert_eq!(s.split('.').nth(1).map(str::len), Some(2), "amount {s}");
+        }
+    }
+}
+
+#[test]
+fn worked_example_1_rates_to_the_expected_invoices() {
+    let dir = fixture("worked-1");
+    let out = gpubill(&[
+        "rate",
+        "--prices",
+        dir.join("pricebook.toml").to_str().unwrap(),
+        "--events",
+        dir.join("events.jsonl").to_str().unwrap(),
+        "--period",
+        "2026-11",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    assert_eq!(normalized(&got), normalized(&want));
+    amounts_have_two_decimals(&got);
+    // The duplicate a1 is neither an error nor billed twice: stderr holds no rejection.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn account_filter_and_stdin_events() {
+    let dir = fixture("worked-1");
+    let events = std::fs::read(dir.join("events.jsonl")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpubill"))
+        .args([
+            "rate",
+            "--prices",
+            dir.join("pricebook.toml").to_str().unwrap(),
+            "--events",
+            "-",
+            "--period",
+            "2026-11",
+            "--account",
+            "beta",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(&events).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got.as_array().unwrap().len(), 1);
+    assert_eq!(got[0]["account"], "beta");
+    assert_eq!(got[0]["total"], "52.61");
+}
+
+#[test]
+fn rejected_and_unpriced_events_go_to_stderr_with_reasons_and_exit_0() {
+    let dir = std::env::temp_dir().join(format!("gpubill-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let events = dir.join("events.jsonl");
+    std::fs::write(
+        &events,
+        [
+            r#"{"specversion":"1.0","id":"a1","source":"n","type":"gpu.usage","subject":"acme","data":{"lease":"L","resource":"g","sku":"gpu.h100-80g","start":"2026-11-02T05:00:00Z","end":"2026-11-02T06:00:00Z"}}"#,
+            r#"{"specversion":"1.0","id":"a1","source":"n","type":"gpu.usage","subject":"acme","data":{"lease":"L","resource":"g","sku":"gpu.h100-80g","start":"2026-11-02T05:00:00Z","end":"2026-11-02T07:00:00Z"}}"#,
+            "not json",
+            "",
+            r#"{"specversion":"1.0","id":"a2","source":"n","type":"gpu.usage","subject":"acme","data":{"lease":"L","resource":"g","sku":"gpu.h100-80g","start":"2026-11-02T05:00:00Z","end":"2026-11-04T06:00:00Z"}}"#,
+            r#"{"specversion":"1.0","id":"a3","source":"n","type":"gpu.usage","subject":"acme","data":{"lease":"L","resource":"g","sku":"gpu.unknown","start":"2026-11-02T05:00:00Z","end":"2026-11-02T06:00:00Z"}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = gpubill(&[
+        "rate",
+        "--prices",
+        fixture("worked-1").join("pricebook.toml").to_str().unwrap(),
+        "--events",
+        events.to_str().unwrap(),
+        "--period",
+        "2026-11",
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let reasons: Vec<(Option<u64>, &str)> = lines
+        .iter()
+        .map(|v| (v["line"].as_u64(), v["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (Some(2), "conflict"),
+            (Some(3), "malformed_json"),
+            (Some(5), "interval_too_long"),
+            (None, "unpriced")
+        ]
+    );
+    assert_eq!(lines[0]["id"], "a1");
+    assert_eq!(lines[3]["sku"], "gpu.unknown");
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The first a1 stands: 1 h at 24.00, no reservation on that day... (reservation is 11-02 local).
+    assert_eq!(got[0]["account"], "acme");
+}
+
+#[test]
+fn an_invalid_price_book_exits_2_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("gpubill-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let book = dir.join("bad.toml");
+    std::fs::write(&book, "currency = \"CNY\"\ntimezone = \"Mars/Olympus\"\n").unwrap();
+    let out = gpubill(&[
+        "rate",
+        "--prices",
+        book.to_str().unwrap(),
+        "--events",
+        fixture("worked-1").join("events.jsonl").to_str().unwrap(),
+        "--period",
+        "2026-11",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("timezone") && err.contains("Mars/Olympus"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn an_unreadable_file_exits_2() {
+    let out = gpubill(&[
+        "rate",
+        "--prices",
+        "/nonexistent/book.toml",
+        "--events",
+        "/nonexistent/e.jsonl",
+        "--period",
+        "2026-11",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/book.toml"));
+    let out = gpubill(&[
+        "rate",
+        "--prices",
+        fixture("worked-1").join("pricebook.toml").to_str().unwrap(),
+        "--events",
+        "/nonexistent/e.jsonl",
+        "--period",
+        "2026-11",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/e.jsonl"));
+}
+
+#[test]
+fn simulate_output_rates_without_rejections() {
+    let dir = std::env::temp_dir().join(format!("gpubill-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let events = dir.join("fleet.jsonl");
+    let out = gpubill(&[
+        "simulate",
+        "--gpus",
+        "16",
+        "--seconds",
+        "3600",
+        "--shuffle-window",
+        "50",
+        "--churn-seconds",
+        "1800",
+        "--out",
+        events.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let book = dir.join("book.toml");
+    std::fs::write(
+        &book,
+        "currency = \"CNY\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"24\"\nspot_rate_per_hour = \"9.6\"\n[skus.\"vgpu.h100-quarter\"]\nrate_per_hour = \"7\"\nspot_rate_per_hour = \"3\"\n[egress.internet]\nrate_per_gb = \"0.5\"\n[egress.cross_region]\nrate_per_gb = \"0.1\"\n",
+    )
+    .unwrap();
+    let out = gpubill(&[
+        "rate",
+        "--prices",
+        book.to_str().unwrap(),
+        "--events",
+        events.to_str().unwrap(),
+        "--period",
+        "2026-11",
+    ]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got.as_array().unwrap().len(), 2); // 16 GPUs = 2 leases over 8 accounts
+}
