@@ -15,10 +15,10 @@
 //!   (`bad_quantity`) because it may already have lost precision. `bytes` is a JSON integer.
 //! - An empty string counts as missing.
 
+use crate::json::{self, EventObject, Scalar};
 use crate::limits::{MAX_INTERVAL_SECONDS, MAX_QUANTITY, MAX_RECORD_BYTES, MAX_STRING_BYTES};
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
@@ -213,47 +213,46 @@ impl Event<'_> {
     /// `"+08:00"` versus `"Z"` spellings of one instant, `"0.5"` versus `"0.50"`, key order and
     /// whitespace never make a conflict, while any change of what is billed does.
     pub fn fingerprint(&self) -> u128 {
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        let put_str = |h: &mut xxhash_rust::xxh3::Xxh3, s: &str| {
-            h.update(&(s.len() as u64).to_le_bytes());
-            h.update(s.as_bytes());
-        };
-        put_str(&mut h, &self.subject);
+        self.fingerprint_with(&mut Vec::new())
+    }
+
+    /// [`Event::fingerprint`] writing its canonical bytes into a reusable `scratch` buffer.
+    pub fn fingerprint_with(&self, scratch: &mut Vec<u8>) -> u128 {
+        scratch.clear();
+        let mut w = Canon { buf: scratch };
+        w.str(&self.subject);
         match self.time {
             Some(t) => {
-                h.update(&[1]);
-                h.update(&t.secs.to_le_bytes());
-                h.update(&t.nanos.to_le_bytes());
+                w.put(&[1]);
+                w.time(t);
             }
-            None => h.update(&[0]),
+            None => w.put(&[0]),
         }
         match &self.data {
             EventData::Usage(u) => {
-                h.update(b"U");
-                put_str(&mut h, &u.lease);
-                put_str(&mut h, &u.resource);
-                put_str(&mut h, &u.sku);
-                h.update(&[u.class as u8]);
-                for t in [u.start, u.end] {
-                    h.update(&t.secs.to_le_bytes());
-                    h.update(&t.nanos.to_le_bytes());
-                }
-                h.update(&u.quantity.normalize().serialize());
+                w.put(b"U");
+                w.str(&u.lease);
+                w.str(&u.resource);
+                w.str(&u.sku);
+                w.put(&[u.class as u8]);
+                w.time(u.start);
+                w.time(u.end);
+                w.put(&u.quantity.normalize().serialize());
             }
             EventData::Egress(e) => {
-                h.update(b"E");
+                w.put(b"E");
                 match &e.lease {
                     Some(l) => {
-                        h.update(&[1]);
-                        put_str(&mut h, l);
+                        w.put(&[1]);
+                        w.str(l);
                     }
-                    None => h.update(&[0]),
+                    None => w.put(&[0]),
                 }
-                put_str(&mut h, &e.dest);
-                h.update(&e.bytes.to_le_bytes());
+                w.str(&e.dest);
+                w.put(&e.bytes.to_le_bytes());
             }
         }
-        h.digest128()
+        xxhash_rust::xxh3::xxh3_128(scratch)
     }
 
     pub fn into_owned(self) -> Event<'static> {
@@ -284,150 +283,22 @@ impl Event<'_> {
     }
 }
 
-/// A JSON value as the decoder needs to see it: scalars kept (strings borrowed when they
-/// have no escapes), objects and arrays skipped. Lets validation name a wrong type precisely
-/// instead of failing the whole record.
-#[derive(Debug, Default)]
-enum Scalar<'a> {
-    #[default]
-    Absent,
-    Null,
-    Str(Cow<'a, str>),
-    UInt(u64),
-    NegInt(i64),
-    Float,
-    Bool,
-    Compound,
+/// Writes an event's canonical bytes for [`Event::fingerprint`].
+struct Canon<'b> {
+    buf: &'b mut Vec<u8>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Scalar<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Scalar::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Scalar::Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Scalar::Str(Cow::Owned(v)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Scalar::UInt(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(if v >= 0 {
-                    Scalar::UInt(v as u64)
-                } else {
-                    Scalar::NegInt(v)
-                })
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Scalar::Float)
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Scalar::Bool)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Scalar::Null)
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Scalar::Null)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Compound)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-                while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Compound)
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
+impl Canon<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
     }
-}
-
-/// An object key, borrowed when it has no escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Key<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(V(std::marker::PhantomData))
+    fn str(&mut self, s: &str) {
+        self.put(&(s.len() as u32).to_le_bytes());
+        self.put(s.as_bytes());
     }
-}
-
-/// A JSON object whose named members are read as [`Scalar`]s (others skipped, `data` read
-/// as a nested [`Fields`]). Objects only: serde's derive would also take an array and map
-/// it positionally, which must not pass for an event. A repeated member is an error.
-struct Fields<'a, const N: usize> {
-    values: [Scalar<'a>; N],
-    data: Option<Box<Fields<'a, DATA_N>>>,
-}
-
-const EVENT_FIELDS: [&str; 6] = ["specversion", "id", "source", "type", "subject", "time"];
-const DATA_N: usize = 9;
-const DATA_FIELDS: [&str; DATA_N] = [
-    "lease", "resource", "sku", "class", "start", "end", "quantity", "dest", "bytes",
-];
-
-impl<'de: 'a, 'a, const N: usize> Deserialize<'de> for Fields<'a, N> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a, const N: usize>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a, const N: usize> Visitor<'de> for V<'a, N> {
-            type Value = Fields<'a, N>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let names: &[&str] = if N == DATA_N {
-                    &DATA_FIELDS
-                } else {
-                    &EVENT_FIELDS
-                };
-                let mut values: [Scalar<'a>; N] = std::array::from_fn(|_| Scalar::Absent);
-                let mut data: Option<Box<Fields<'a, DATA_N>>> = None;
-                let mut seen_data = false;
-                while let Some(Key(k)) = m.next_key::<Key<'a>>()? {
-                    if let Some(i) = names.iter().position(|n| *n == k) {
-                        if !matches!(values[i], Scalar::Absent) {
-                            return Err(de::Error::custom(format!("duplicate member {k:?}")));
-                        }
-                        values[i] = m.next_value()?;
-                        if matches!(values[i], Scalar::Absent) {
-                            values[i] = Scalar::Null;
-                        }
-                    } else if N != DATA_N && k == "data" {
-                        if seen_data {
-                            return Err(de::Error::custom("duplicate member \"data\""));
-                        }
-                        seen_data = true;
-                        data = m.next_value::<Option<Fields<'a, DATA_N>>>()?.map(Box::new);
-                    } else {
-                        m.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(Fields { values, data })
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
+    fn time(&mut self, t: Timestamp) {
+        self.put(&t.secs.to_le_bytes());
+        self.put(&t.nanos.to_le_bytes());
     }
 }
 
@@ -562,7 +433,11 @@ pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
             ),
         );
     }
-    let mut raw: Fields<'_, 6> = match serde_json::from_slice(record) {
+    // Validating UTF-8 once for the record is cheaper than string by string.
+    let Ok(text) = std::str::from_utf8(record) else {
+        return reject(RejectReason::MalformedJson, "record is not valid UTF-8");
+    };
+    let mut raw = match json::read_event(text) {
         Ok(raw) => raw,
         Err(e) => {
             return reject(
@@ -572,8 +447,8 @@ pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
         }
     };
     // Read the identity first so every later rejection can carry it.
-    let id = optional_str(std::mem::take(&mut raw.values[1]), "id");
-    let source = optional_str(std::mem::take(&mut raw.values[2]), "source");
+    let id = optional_str(std::mem::take(&mut raw.attrs[1]), "id");
+    let source = optional_str(std::mem::take(&mut raw.attrs[2]), "source");
     let ident = |mut r: Rejection| {
         if let Ok(Some(s)) = &source {
             r.source = Some(s.to_string());
@@ -587,11 +462,11 @@ pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
 }
 
 fn validate<'a>(
-    raw: Fields<'a, 6>,
+    raw: EventObject<'a>,
     id: Check<Option<Cow<'a, str>>>,
     source: Check<Option<Cow<'a, str>>>,
 ) -> Check<Event<'a>> {
-    let [specversion, _, _, kind, subject, time] = raw.values;
+    let [specversion, _, _, kind, subject, time] = raw.attrs;
     match &specversion {
         Scalar::Str(v) if v == "1.0" => {}
         Scalar::Str(v) => {
@@ -625,9 +500,6 @@ fn validate<'a>(
     };
     let subject = required_str(subject, "subject", RejectReason::MissingSubject)?;
     let time = optional_time(time, "time")?;
-    let Some(d) = raw.data else {
-        return reject(RejectReason::MissingField, "data is missing");
-    };
     let [
         lease,
         resource,
@@ -638,7 +510,11 @@ fn validate<'a>(
         quantity_,
         dest,
         bytes_,
-    ] = d.values;
+    ] = match raw.data {
+        None => return reject(RejectReason::MissingField, "data is missing"),
+        Some(Err(())) => return reject(RejectReason::WrongType, "data must be an object"),
+        Some(Ok(d)) => d,
+    };
     let data = if kind == "gpu.usage" {
         let lease = required_str(lease, "data.lease", RejectReason::MissingField)?;
         let resource = required_str(resource, "data.resource", RejectReason::MissingField)?;

@@ -217,6 +217,15 @@ impl Runs {
                 last.to = to;
                 return true;
             }
+            // An overlapping heartbeat of the same quantity that only reaches into the last
+            // run: extend it in place.
+            if last.from <= from && last.quantity == quantity {
+                if to <= last.to {
+                    return false;
+                }
+                last.to = to;
+                return true;
+            }
         } else {
             runs.push(Run { from, to, quantity });
             return true;

@@ -17,6 +17,7 @@ pub mod dedupe;
 pub mod egress;
 pub mod event;
 pub mod invoice;
+pub mod json;
 pub mod ledger;
 pub mod limits;
 pub mod meter;

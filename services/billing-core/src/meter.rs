@@ -5,7 +5,7 @@
 use crate::dedupe::{Dedupe, Seen};
 use crate::event::{self, Event, EventData, RejectReason, Rejection};
 use crate::ledger::{AccountLedger, EgressRecord};
-use std::collections::BTreeMap;
+use hashbrown::HashMap;
 
 /// What became of one record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,12 +22,22 @@ pub enum Admission {
 #[derive(Debug, Default, Clone)]
 pub struct Meter {
     dedupe: Dedupe,
-    accounts: BTreeMap<String, AccountLedger>,
+    /// Reused for fingerprints: no allocation per event.
+    scratch: Vec<u8>,
+    accounts: HashMap<String, AccountLedger>,
 }
 
 impl Meter {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A meter sized for about `events` distinct events.
+    pub fn with_capacity(events: usize) -> Self {
+        Meter {
+            dedupe: Dedupe::with_capacity(events),
+            ..Self::default()
+        }
     }
 
     /// Decodes one record (a JSONL line or a Kafka record value) and admits it.
@@ -40,7 +50,8 @@ impl Meter {
 
     /// Admits a decoded, valid event.
     pub fn admit(&mut self, e: &Event<'_>) -> Admission {
-        match self.dedupe.offer(&e.source, &e.id, e.fingerprint()) {
+        let fingerprint = e.fingerprint_with(&mut self.scratch);
+        match self.dedupe.offer(&e.source, &e.id, fingerprint) {
             Seen::Duplicate => return Admission::Duplicate,
             Seen::Conflict => {
                 let mut r = Rejection::new(
@@ -78,7 +89,10 @@ impl Meter {
 
     /// Accounts named by an accepted event, sorted.
     pub fn accounts(&self) -> impl Iterator<Item = (&str, &AccountLedger)> {
-        self.accounts.iter().map(|(a, l)| (a.as_str(), l))
+        let mut v: Vec<(&str, &AccountLedger)> =
+            self.accounts.iter().map(|(a, l)| (a.as_str(), l)).collect();
+        v.sort_unstable_by_key(|(a, _)| *a);
+        v.into_iter()
     }
 
     pub fn account(&self, account: &str) -> Option<&AccountLedger> {

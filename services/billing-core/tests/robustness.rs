@@ -155,3 +155,125 @@ fn a_repeated_member_is_malformed_not_last_wins() {
         RejectReason::MalformedJson
     );
 }
+
+/// The event reader and serde_json agree: whatever serde_json refuses, the reader refuses;
+/// whatever the reader accepts, serde_json reads to the same members.
+mod differential {
+    use billing_core::json::{DATA_MEMBERS, EVENT_MEMBERS, Scalar, read_event};
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    fn expected(v: Option<&Value>) -> String {
+        let s = match v {
+            None => Scalar::Absent,
+            Some(Value::Null) => Scalar::Null,
+            Some(Value::Bool(_)) => Scalar::Bool,
+            Some(Value::String(s)) => Scalar::Str(s.clone().into()),
+            Some(Value::Number(n)) if n.is_u64() => Scalar::UInt(n.as_u64().unwrap()),
+            Some(Value::Number(n)) if n.is_i64() => Scalar::NegInt(n.as_i64().unwrap()),
+            Some(Value::Number(_)) => Scalar::Float,
+            Some(_) => Scalar::Compound,
+        };
+        show(&s)
+    }
+
+    fn show(s: &Scalar<'_>) -> String {
+        match s {
+            Scalar::Str(c) => format!("Str({c:?})"),
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// Compares when serde_json accepts; returns whether the reader accepted.
+    fn agree(text: &str) -> Result<(), TestCaseError> {
+        let ours = read_event(text);
+        let theirs: Result<Value, _> = serde_json::from_str(text);
+        match (&ours, &theirs) {
+            (Ok(_), Err(e)) => prop_assert!(
+                false,
+                "reader accepted what serde_json refuses ({e}): {text:?}"
+            ),
+            (Ok(o), Ok(v)) => {
+                let obj = v.as_object().expect("accepted non-object");
+                for (i, name) in EVENT_MEMBERS.iter().enumerate() {
+                    prop_assert_eq!(
+                        show(&o.attrs[i]),
+                        expected(obj.get(*name)),
+                        "{} in {:?}",
+                        name,
+                        text
+                    );
+                }
+                match (obj.get("data"), &o.data) {
+                    (None | Some(Value::Null), None) => {}
+                    (Some(Value::Object(d)), Some(Ok(data))) => {
+                        for (i, name) in DATA_MEMBERS.iter().enumerate() {
+                            prop_assert_eq!(
+                                show(&data[i]),
+                                expected(d.get(*name)),
+                                "data.{} in {:?}",
+                                name,
+                                text
+                            );
+                        }
+                    }
+                    (Some(_), Some(Err(()))) => {}
+                    (a, b) => prop_assert!(false, "data differs: {a:?} vs {b:?} in {text:?}"),
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-1e30f64..1e30).prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+            "[\"\\\\\u{0}-\u{1f}a-z]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(
+                    prop::sample::select(
+                        &[
+                            "id", "source", "time", "data", "sku", "bytes", "x", "quantity"
+                        ][..]
+                    )
+                    .prop_map(String::from),
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn generated_objects_read_the_same(v in json_value(), pretty in any::<bool>()) {
+            let text = if pretty { serde_json::to_string_pretty(&v).unwrap() } else { v.to_string() };
+            if v.is_object() {
+                prop_assert!(read_event(&text).is_ok(), "refused a valid object {:?}", text);
+            }
+            agree(&text)?;
+        }
+
+        #[test]
+        fn mutated_objects_never_pass_where_serde_json_fails(v in json_value(), at in any::<prop::sample::Index>(), byte in prop::sample::select(&[b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b'-', b'0', b'e', b'.', b' ', 0x01, b'u', b'n'][..]), delete in any::<bool>()) {
+            let mut bytes = v.to_string().into_bytes();
+            let i = at.index(bytes.len() + 1);
+            if delete && i < bytes.len() { bytes.remove(i); } else { bytes.insert(i.min(bytes.len()), byte); }
+            if let Ok(text) = String::from_utf8(bytes) {
+                agree(&text)?;
+            }
+        }
+    }
+}

@@ -87,12 +87,25 @@ fn ingest(args: &BenchArgs) -> anyhow::Result<()> {
         args.gpus,
         buf.len() as f64 / 1e6
     );
+    // Decode and validate alone, for the breakdown.
+    let t0 = Instant::now();
+    let mut start = 0;
+    let mut valid = 0u64;
+    for &end in &ends {
+        valid += billing_core::event::decode(&buf.as_bytes()[start..end]).is_ok() as u64;
+        start = end;
+    }
+    let decode_secs = t0.elapsed().as_secs_f64();
+    println!(
+        "  decode + validate alone: {:.0} events/s ({valid} valid)",
+        events as f64 / decode_secs
+    );
     let mut best = f64::MAX;
     let mut keys = 0;
     let mut per_key = 0.0;
     for _ in 0..args.repeat.max(1) {
         let before = live_bytes();
-        let mut meter = Meter::new();
+        let mut meter = Meter::with_capacity(events);
         let t0 = Instant::now();
         let mut start = 0;
         let (mut accepted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
