@@ -1,1 +1,89 @@
-fn main() {}
+//! Criterion micro-benchmarks of the core's hot paths. End-to-end fleet figures come from
+//! `gpubill bench` (docs/benchmarks.md).
+
+use billing_core::event::{Class, decode};
+use billing_core::ledger::{AccountLedger, Runs};
+use billing_core::meter::Meter;
+use billing_core::period::Period;
+use billing_core::pricebook::PriceBook;
+use billing_core::rating::{RatingContext, rate_account};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rust_decimal::Decimal;
+use std::hint::black_box;
+
+const EVENT: &str = r#"{"specversion":"1.0","id":"hb-000042","source":"node/gz-a-017","type":"gpu.usage","subject":"acme","time":"2026-11-03T10:00:30Z","data":{"lease":"l-9","resource":"GPU-5f1c","sku":"gpu.h100-80g","class":"on_demand","start":"2026-11-03T10:00:00Z","end":"2026-11-03T10:00:35Z","quantity":"1"}}"#;
+
+fn events(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let t = 1_793_700_000 + (i as i64 / 8) * 30;
+            EVENT
+                .replace("hb-000042", &format!("hb-{i}"))
+                .replace("GPU-5f1c", &format!("GPU-{}", i % 8))
+                .replace("2026-11-03T10:00:00Z", &billing_core::timestamp::format_secs(t - 35))
+                .replace("2026-11-03T10:00:35Z", &billing_core::timestamp::format_secs(t))
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("metering");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("decode one gpu.usage", |b| b.iter(|| decode(black_box(EVENT.as_bytes())).is_ok()));
+    let batch = events(10_000);
+    g.throughput(Throughput::Elements(batch.len() as u64));
+    g.bench_function("meter 10k heartbeats (decode + dedupe + ledger)", |b| {
+        b.iter(|| {
+            let mut m = Meter::new();
+            for e in &batch {
+                black_box(m.ingest(e.as_bytes()));
+            }
+            m.events()
+        })
+    });
+    g.bench_function("ledger: 10k overlapping in-order inserts", |b| {
+        b.iter(|| {
+            let mut r = Runs::new();
+            for i in 0..10_000i64 {
+                r.insert(i * 30, i * 30 + 35, Decimal::ONE);
+            }
+            r.as_slice().len()
+        })
+    });
+    g.finish();
+
+    let book = PriceBook::from_toml(
+        r#"currency = "CNY"
+timezone = "Asia/Shanghai"
+[skus."gpu.h100-80g"]
+tiers = [ { up_to_hours = 500, rate_per_hour = "24.00" }, { rate_per_hour = "18.00" } ]
+[[offpeak]]
+from = "22:00"
+to = "06:00"
+multiplier = "0.70"
+[[reservations]]
+account = "acme"
+sku = "gpu.h100-80g"
+quantity = "4"
+from = "2026-11-01T00:00:00+08:00"
+to = "2026-12-01T00:00:00+08:00"
+rate_per_hour = "15.00"
+"#,
+    )
+    .unwrap();
+    let period = Period::month("2026-11", book.timezone).unwrap();
+    let mut ledger = AccountLedger::new();
+    for day in 0..30i64 {
+        for g in 0..8 {
+            let from = period.start + day * 86_400 + (day % 12) * 3600;
+            ledger.insert_usage(&format!("l-{day}"), &format!("GPU-{g}"), "gpu.h100-80g", Class::OnDemand, from, from + 20 * 3600, Decimal::ONE);
+        }
+    }
+    let ctx = RatingContext::new(&book, period);
+    c.bench_function("rate one account-month (8 GPUs, daily churn)", |b| {
+        b.iter(|| rate_account(&ctx, "acme", Some(&ledger), Decimal::ZERO).unwrap().invoice.total)
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

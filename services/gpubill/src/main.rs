@@ -45,6 +45,15 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A closed stdout (`gpubill rate ... | head`) is not an error worth a message.
+        Err(e)
+            if e
+                .chain()
+                .filter_map(|c| c.downcast_ref::<std::io::Error>())
+                .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("gpubill: {e:#}");
             ExitCode::from(2)

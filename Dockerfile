@@ -1,0 +1,13 @@
+# gpubill: one binary, roles as subcommands.
+FROM rust:1.95-bookworm AS build
+WORKDIR /src
+COPY . .
+RUN cargo build --locked --profile dist -p gpubill && cp target/dist/gpubill /usr/local/bin/gpubill
+
+FROM debian:bookworm-slim
+RUN useradd --system --uid 10001 gpubill
+COPY --from=build /usr/local/bin/gpubill /usr/local/bin/gpubill
+COPY examples /examples
+USER gpubill
+ENTRYPOINT ["gpubill"]
+CMD ["rate", "--prices", "/examples/pricebook.toml", "--events", "/examples/events.jsonl", "--period", "2026-11"]
