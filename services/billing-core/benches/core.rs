@@ -20,8 +20,14 @@ fn events(n: usize) -> Vec<String> {
             EVENT
                 .replace("hb-000042", &format!("hb-{i}"))
                 .replace("GPU-5f1c", &format!("GPU-{}", i % 8))
-                .replace("2026-11-03T10:00:00Z", &billing_core::timestamp::format_secs(t - 35))
-                .replace("2026-11-03T10:00:35Z", &billing_core::timestamp::format_secs(t))
+                .replace(
+                    "2026-11-03T10:00:00Z",
+                    &billing_core::timestamp::format_secs(t - 35),
+                )
+                .replace(
+                    "2026-11-03T10:00:35Z",
+                    &billing_core::timestamp::format_secs(t),
+                )
         })
         .collect()
 }
@@ -29,7 +35,9 @@ fn events(n: usize) -> Vec<String> {
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("metering");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("decode one gpu.usage", |b| b.iter(|| decode(black_box(EVENT.as_bytes())).is_ok()));
+    g.bench_function("decode one gpu.usage", |b| {
+        b.iter(|| decode(black_box(EVENT.as_bytes())).is_ok())
+    });
     let batch = events(10_000);
     g.throughput(Throughput::Elements(batch.len() as u64));
     g.bench_function("meter 10k heartbeats (decode + dedupe + ledger)", |b| {
@@ -76,12 +84,25 @@ rate_per_hour = "15.00"
     for day in 0..30i64 {
         for g in 0..8 {
             let from = period.start + day * 86_400 + (day % 12) * 3600;
-            ledger.insert_usage(&format!("l-{day}"), &format!("GPU-{g}"), "gpu.h100-80g", Class::OnDemand, from, from + 20 * 3600, Decimal::ONE);
+            ledger.insert_usage(
+                &format!("l-{day}"),
+                &format!("GPU-{g}"),
+                "gpu.h100-80g",
+                Class::OnDemand,
+                from,
+                from + 20 * 3600,
+                Decimal::ONE,
+            );
         }
     }
     let ctx = RatingContext::new(&book, period);
     c.bench_function("rate one account-month (8 GPUs, daily churn)", |b| {
-        b.iter(|| rate_account(&ctx, "acme", Some(&ledger), Decimal::ZERO).unwrap().invoice.total)
+        b.iter(|| {
+            rate_account(&ctx, "acme", Some(&ledger), Decimal::ZERO)
+                .unwrap()
+                .invoice
+                .total
+        })
     });
 }
 

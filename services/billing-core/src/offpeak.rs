@@ -258,6 +258,16 @@ mod tests {
         assert_eq!(m("2026-11-09T01:00:00+08:00"), Decimal::ONE); // Monday early morning
     }
 
+    /// Seconds of `[from, to)` whose multiplier is `m`, by the schedule's segments.
+    fn seconds_at(tz: Tz, w: &[OffpeakWindow], from: i64, to: i64, m: &str) -> i64 {
+        let sched = Schedule::new(tz, w, from, to);
+        let cuts = sched.cuts();
+        (0..cuts.len())
+            .filter(|&i| sched.multiplier(w, "x", i) == d(m))
+            .map(|i| cuts.get(i + 1).copied().unwrap_or(to) - cuts[i])
+            .sum()
+    }
+
     #[test]
     fn dst_spring_forward_in_berlin_keeps_local_window_edges() {
         // 2026-03-29: 02:00 CET jumps to 03:00 CEST. Window 01:00-04:00 local.
@@ -266,14 +276,7 @@ mod tests {
         let w = [window(1, 4, "0.50")];
         let from = at("2026-03-28T23:00:00Z"); // local midnight
         let to = at("2026-03-29T22:00:00Z"); // next local midnight (CEST)
-        let sched = Schedule::new(tz, &w, from, to);
-        let mut off_seconds = 0;
-        for (i, &a) in sched.cuts().iter().enumerate() {
-            let b = sched.cuts().get(i + 1).copied().unwrap_or(to);
-            if sched.multiplier(&w, "x", i) == d("0.50") {
-                off_seconds += b - a;
-            }
-        }
+        let off_seconds = seconds_at(tz, &w, from, to, "0.50");
         assert_eq!(off_seconds, 2 * 3600);
         assert_eq!(
             multiplier_at(tz, &w, "x", at("2026-03-29T00:00:00Z")),
@@ -297,14 +300,7 @@ mod tests {
         let w = [window(1, 4, "0.50")];
         let from = at("2026-10-24T22:00:00Z");
         let to = at("2026-10-25T23:00:00Z");
-        let sched = Schedule::new(tz, &w, from, to);
-        let mut off_seconds = 0;
-        for (i, &a) in sched.cuts().iter().enumerate() {
-            let b = sched.cuts().get(i + 1).copied().unwrap_or(to);
-            if sched.multiplier(&w, "x", i) == d("0.50") {
-                off_seconds += b - a;
-            }
-        }
+        let off_seconds = seconds_at(tz, &w, from, to, "0.50");
         assert_eq!(off_seconds, 4 * 3600);
     }
 

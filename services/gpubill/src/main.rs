@@ -47,8 +47,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         // A closed stdout (`gpubill rate ... | head`) is not an error worth a message.
         Err(e)
-            if e
-                .chain()
+            if e.chain()
                 .filter_map(|c| c.downcast_ref::<std::io::Error>())
                 .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
         {
