@@ -1,8 +1,10 @@
 //! `gpubill`: the single binary. Roles are subcommands.
 
 mod bench;
+mod demo;
 mod fleet;
 mod rate;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -27,6 +29,18 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Generate a GPU fleet's usage events as CloudEvents JSONL.
     Simulate(fleet::SimulateArgs),
+    /// Run the persistent engine and its HTTP API (SQLite under ./data by default).
+    Serve(serve::ServeArgs),
+    /// Apply the database migrations and exit.
+    Migrate(serve::MigrateArgs),
+    /// A guided tour: the embedded engine, a simulated day of a small fleet, invoices.
+    Demo(demo::DemoArgs),
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
 }
 
 fn main() -> ExitCode {
@@ -42,6 +56,15 @@ fn main() -> ExitCode {
         Command::Rate(args) => rate::run(args),
         Command::Bench(args) => bench::run(args).map(|()| ExitCode::SUCCESS),
         Command::Simulate(args) => fleet::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => runtime()
+            .and_then(|rt| rt.block_on(serve::run(args)))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Migrate(args) => runtime()
+            .and_then(|rt| rt.block_on(serve::migrate(args)))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Demo(args) => runtime()
+            .and_then(|rt| rt.block_on(demo::run(args)))
+            .map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

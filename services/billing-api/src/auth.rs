@@ -1,0 +1,103 @@
+//! Who is calling: the bearer token decides. Tokens and keys are compared by their SHA-256
+//! hashes; the secrets themselves are never stored or logged.
+
+use crate::{ApiError, AppState};
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use billing_store::hash_key;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    Admin,
+    Ingest,
+    /// A customer API key: the account comes only from the key.
+    Customer(String),
+}
+
+impl Principal {
+    pub fn admin(&self) -> Result<(), ApiError> {
+        match self {
+            Principal::Admin => Ok(()),
+            _ => Err(ApiError::Forbidden(
+                "this route needs the admin token".into(),
+            )),
+        }
+    }
+
+    pub fn ingest(&self) -> Result<(), ApiError> {
+        match self {
+            Principal::Admin | Principal::Ingest => Ok(()),
+            Principal::Customer(_) => Err(ApiError::Forbidden(
+                "ingest needs the admin or an ingest token, not a customer key".into(),
+            )),
+        }
+    }
+
+    pub fn customer(&self) -> Result<&str, ApiError> {
+        match self {
+            Principal::Customer(a) => Ok(a),
+            _ => Err(ApiError::Forbidden(
+                "this route takes a customer API key".into(),
+            )),
+        }
+    }
+}
+
+/// Equal-time comparison of two hex hashes.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+impl FromRequestParts<AppState> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .ok_or_else(|| {
+                ApiError::Unauthorized("missing Authorization: Bearer <token>".into())
+            })?;
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                ApiError::Unauthorized("Authorization must be \"Bearer <token>\"".into())
+            })?;
+        let h = hash_key(token);
+        if same(&h, &state.admin_token_hash) {
+            return Ok(Principal::Admin);
+        }
+        if state
+            .ingest_token_hash
+            .as_deref()
+            .is_some_and(|i| same(&h, i))
+        {
+            return Ok(Principal::Ingest);
+        }
+        match state.store.account_for_key(&h).await? {
+            Some(account) => Ok(Principal::Customer(account)),
+            None => Err(ApiError::Unauthorized("unknown token".into())),
+        }
+    }
+}
+
+/// A new random secret: `prefix` + 64 hex digits (256 bits from the OS).
+pub fn generate_secret(prefix: &str) -> String {
+    let mut bytes = [0u8; 32];
+    if getrandom::fill(&mut bytes).is_err() {
+        // The OS RNG failing is not recoverable; refuse to hand out a weak secret.
+        panic!("the operating system's random number generator failed");
+    }
+    format!("{prefix}{}", hex::encode(bytes))
+}

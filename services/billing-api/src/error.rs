@@ -1,0 +1,72 @@
+//! One error type for every route: 4xx with a message the client can act on, 5xx with a
+//! generic body while the cause is logged.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("{0}")]
+    Unprocessable(String),
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    fn parts(&self) -> (StatusCode, &'static str) {
+        match self {
+            ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            ApiError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            ApiError::Unprocessable(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.parts();
+        let message = match &self {
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                "internal error; the cause is in the server log".to_string()
+            }
+            other => other.to_string(),
+        };
+        (status, Json(json!({ "error": code, "message": message }))).into_response()
+    }
+}
+
+impl From<billing_store::StoreError> for ApiError {
+    fn from(e: billing_store::StoreError) -> Self {
+        use billing_store::StoreError as S;
+        match e {
+            S::AccountExists(_) => ApiError::Conflict(e.to_string()),
+            S::PriceBook(_) => ApiError::Unprocessable(e.to_string()),
+            S::BatchTooLarge(_) => ApiError::TooLarge(e.to_string()),
+            S::Fenced { .. } => ApiError::Unavailable(e.to_string()),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! Route handlers (the usage query is in `usage.rs`).
+
+use crate::{ApiError, AppState, Principal, generate_secret};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use billing_core::period::Period;
+use billing_core::rating::{RatingContext, rate_account};
+use billing_store::{CloseError, IssuedInvoice, MAX_BATCH_RECORDS, Outcome, hash_key};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+pub async fn readyz(State(s): State<AppState>) -> Response {
+    if s.store.ping().await {
+        (StatusCode::OK, "ready").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "database unreachable").into_response()
+    }
+}
+
+/// Per-event results of an ingest call.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct IngestResult {
+    pub accepted: usize,
+    pub duplicates: usize,
+    pub rejected: usize,
+    /// One per event, in request order: `{"status":"accepted"}`, `{"status":"duplicate"}` or
+    /// `{"status":"rejected","reason":"...","detail":"..."}`.
+    #[schema(value_type = Vec<Object>)]
+    pub results: Vec<Outcome>,
+}
+
+/// Splits an ingest body into raw event records by content type.
+fn records(headers: &HeaderMap, body: &[u8]) -> Result<Vec<Vec<u8>>, ApiError> {
+    let ctype = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json");
+    let mime = ctype
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let text =
+        std::str::from_utf8(body).map_err(|_| ApiError::BadRequest("body is not UTF-8".into()))?;
+    let trimmed = text.trim_start();
+    match mime.as_str() {
+        "application/cloudevents+json" => Ok(vec![text.trim().as_bytes().to_vec()]),
+        "application/cloudevents-batch+json" | "application/json" => {
+            if mime == "application/json" && trimmed.starts_with('{') {
+                return Ok(vec![text.trim().as_bytes().to_vec()]);
+            }
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
+                ApiError::BadRequest(format!("body is not a JSON array of events: {e}"))
+            })?;
+            if items.len() > MAX_BATCH_RECORDS {
+                return Err(ApiError::TooLarge(format!(
+                    "{} events in one request, over the limit of {MAX_BATCH_RECORDS}",
+                    items.len()
+                )));
+            }
+            Ok(items
+                .into_iter()
+                .map(|r| r.get().as_bytes().to_vec())
+                .collect())
+        }
+        other => Err(ApiError::BadRequest(format!(
+            "unsupported content type {other:?}: use application/cloudevents+json, application/cloudevents-batch+json or application/json"
+        ))),
+    }
+}
+
+/// `POST /v1/events`: answers once the batch is durable; idempotent under retries.
+pub async fn ingest(
+    principal: Principal,
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<IngestResult>, ApiError> {
+    principal.ingest()?;
+    let recs = records(&headers, &body)?;
+    let results = s.store.ingest(recs, (s.clock)()).await?;
+    let count = |f: fn(&Outcome) -> bool| results.iter().filter(|o| f(o)).count();
+    Ok(Json(IngestResult {
+        accepted: count(|o| matches!(o, Outcome::Accepted)),
+        duplicates: count(|o| matches!(o, Outcome::Duplicate)),
+        rejected: count(|o| matches!(o, Outcome::Rejected { .. })),
+        results,
+    }))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub struct NewAccount {
+    /// 1 to 256 characters of `A-Z a-z 0-9 . _ -`.
+    pub id: String,
+}
+
+/// `POST /v1/admin/accounts`: the API key is shown once.
+pub async fn create_account(
+    principal: Principal,
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    let req: NewAccount = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("expected {{\"id\":\"...\"}}: {e}")))?;
+    let valid = !req.id.is_empty()
+        && req.id.len() <= 256
+        && req
+            .id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if !valid {
+        return Err(ApiError::BadRequest(format!(
+            "account id {:?} must be 1 to 256 characters of A-Z a-z 0-9 . _ -",
+            req.id
+        )));
+    }
+    let key = generate_secret("gbk_");
+    s.store
+        .create_account(&req.id, &hash_key(&key), (s.clock)())
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "id": req.id, "api_key": key })),
+    )
+        .into_response())
+}
+
+/// `PUT /v1/admin/pricebook`: a TOML body, validated, stored as a new version.
+pub async fn put_pricebook(
+    principal: Principal,
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    let text = std::str::from_utf8(&body)
+        .map_err(|_| ApiError::BadRequest("price book is not UTF-8".into()))?;
+    let version = s.store.put_pricebook(text, (s.clock)()).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "version": version }))).into_response())
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct PeriodQuery {
+    /// `YYYY-MM`
+    pub period: Option<String>,
+    /// `csv` or `jsonl` (exports)
+    pub format: Option<String>,
+}
+
+fn period_label(p: Option<&String>) -> Result<String, ApiError> {
+    let p =
+        p.ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
+    Period::month(p, chrono_tz::Tz::UTC).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    Ok(p.clone())
+}
+
+/// `POST /v1/admin/invoices/close?period=YYYY-MM`
+pub async fn close_period(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<PeriodQuery>,
+) -> Result<Json<Vec<IssuedInvoice>>, ApiError> {
+    principal.admin()?;
+    let period = period_label(q.period.as_ref())?;
+    match s.store.close_period(&period, (s.clock)()).await {
+        Ok(v) => Ok(Json(v)),
+        Err(e @ (CloseError::Unpriced { .. } | CloseError::NoPriceBook(_))) => {
+            Err(ApiError::Conflict(e.to_string()))
+        }
+        Err(CloseError::Store(e)) => Err(e.into()),
+        Err(e) => Err(ApiError::Internal(e.to_string())),
+    }
+}
+
+/// The invoice as the API shows it: section 6's JSON plus id, number, status, issued_at.
+pub fn csv(invoices: &[IssuedInvoice]) -> String {
+    fn field(s: &str) -> String {
+        if s.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    }
+    let mut out = String::from(
+        "invoice_id,number,account,currency,period_start,period_end,component,sku,dest,tier,multiplier,quantity,unit,amount\n",
+    );
+    for i in invoices {
+        let inv = &i.invoice;
+        let head = [
+            i.id.as_str(),
+            &i.number,
+            &inv.account,
+            &inv.currency,
+            &inv.period.start,
+            &inv.period.end,
+        ]
+        .map(field)
+        .join(",");
+        for l in &inv.lines {
+            let comp = serde_json::to_value(l.component)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            let unit = serde_json::to_value(l.unit)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "{head},{},{},{},{},{},{},{},{}\n",
+                comp,
+                field(l.sku.as_deref().unwrap_or("")),
+                field(l.dest.as_deref().unwrap_or("")),
+                l.tier,
+                l.multiplier.map(|m| m.to_string()).unwrap_or_default(),
+                l.quantity,
+                unit,
+                l.amount
+            ));
+        }
+        for (name, v) in [
+            ("subtotal", inv.subtotal),
+            ("discount", inv.discount),
+            ("credit", inv.credit),
+            ("tax", inv.tax),
+            ("total", inv.total),
+        ] {
+            out.push_str(&format!("{head},{name},,,,,,,{v}\n"));
+        }
+    }
+    out
+}
+
+/// `GET /v1/admin/exports/invoices?period=YYYY-MM&format=csv|jsonl`
+pub async fn export_invoices(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<PeriodQuery>,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    let period = period_label(q.period.as_ref())?;
+    let invoices = s.store.invoices(None, Some(&period)).await?;
+    match q.format.as_deref().unwrap_or("jsonl") {
+        "csv" => Ok((
+            [(header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+            csv(&invoices),
+        )
+            .into_response()),
+        "jsonl" => {
+            let mut body = String::new();
+            for i in &invoices {
+                body.push_str(
+                    &serde_json::to_string(i).map_err(|e| ApiError::Internal(e.to_string()))?,
+                );
+                body.push('\n');
+            }
+            Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
+        }
+        other => Err(ApiError::BadRequest(format!(
+            "format {other:?} is neither csv nor jsonl"
+        ))),
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct PageQuery {
+    /// Return items after this sequence number.
+    pub after: Option<i64>,
+    /// At most this many (1 to 1000, default 100).
+    pub limit: Option<i64>,
+}
+
+/// `GET /v1/admin/dead-letters`
+pub async fn dead_letters(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<PageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    principal.admin()?;
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit {limit} is not between 1 and 1000"
+        )));
+    }
+    let items = s.store.dead_letters(q.after.unwrap_or(0), limit).await?;
+    let next = (items.len() as i64 == limit)
+        .then(|| items.last().map(|d| d.seq))
+        .flatten();
+    Ok(Json(json!({ "dead_letters": items, "next_after": next })))
+}
+
+/// `GET /v1/admin/adjustments?period=YYYY-MM`: usage that arrived after its period was
+/// closed, with the difference it makes (billing-semantics.md section 7; not issued yet).
+pub async fn pending_adjustments(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<PeriodQuery>,
+) -> Result<Json<Value>, ApiError> {
+    principal.admin()?;
+    let late = s.store.late_usage(q.period.as_deref()).await?;
+    let mut pairs: Vec<(String, String)> = late
+        .iter()
+        .map(|l| (l.account.clone(), l.period.clone()))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    let mut adjustments = Vec::new();
+    for (account, period) in pairs {
+        let issued = s.store.invoices(Some(&account), Some(&period)).await?;
+        let Some(issued) = issued.into_iter().next() else {
+            continue;
+        };
+        let recomputed = rate_now(&s, &account, &period, issued.invoice.credit).await?;
+        adjustments.push(json!({
+            "account": account,
+            "period": period,
+            "original_invoice": issued.id,
+            "issued_total": issued.invoice.total,
+            "recomputed_total": recomputed.total,
+            "difference": recomputed.total - issued.invoice.total,
+            "events": late.iter().filter(|l| l.account == account && l.period == period).collect::<Vec<_>>(),
+        }));
+    }
+    Ok(Json(json!({ "pending_adjustments": adjustments })))
+}
+
+/// Rates `account` for `period` from the ledger as it is now.
+async fn rate_now(
+    s: &AppState,
+    account: &str,
+    period: &str,
+    credit_balance: Decimal,
+) -> Result<billing_core::Invoice, ApiError> {
+    let (version, p) = s.store.pricebook_for(period).await?.ok_or_else(|| {
+        ApiError::Conflict(format!(
+            "no price book applies to {period}: upload one with PUT /v1/admin/pricebook"
+        ))
+    })?;
+    let ctx = RatingContext::new(&version.book, p);
+    let ledger = s.store.account_ledger(account).await?;
+    let rated = rate_account(&ctx, account, Some(&ledger), credit_balance)
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(rated.invoice)
+}
+
+/// `GET /v1/cost/current`: the current period rated so far, shaped like an invoice.
+pub async fn cost_current(
+    principal: Principal,
+    State(s): State<AppState>,
+) -> Result<Json<Value>, ApiError> {
+    let account = principal.customer()?.to_string();
+    let now_s = (s.clock)().div_euclid(1000);
+    let versions = s.store.pricebooks().await?;
+    let tz = versions
+        .first()
+        .map(|v| v.book.timezone)
+        .ok_or_else(|| ApiError::Conflict("no price book has been uploaded yet".into()))?;
+    let period = Period::containing(now_s, tz)
+        .ok_or_else(|| ApiError::Internal("clock out of range".into()))?;
+    let book = s
+        .store
+        .pricebook_for(&period.label)
+        .await?
+        .map(|(v, _)| v.book);
+    let credits = book
+        .as_ref()
+        .map(|b| b.credit_total(&account))
+        .unwrap_or_default();
+    let consumed: Decimal = s
+        .store
+        .invoices(Some(&account), None)
+        .await?
+        .iter()
+        .map(|i| i.invoice.credit)
+        .sum();
+    let invoice = rate_now(
+        &s,
+        &account,
+        &period.label,
+        (credits - consumed).max(Decimal::ZERO),
+    )
+    .await?;
+    Ok(Json(
+        json!({ "as_of": billing_core::timestamp::format_secs(now_s), "period_label": period.label, "provisional": true, "invoice": invoice }),
+    ))
+}
+
+/// `GET /v1/invoices?period=YYYY-MM`: the caller's invoices.
+pub async fn list_invoices(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<PeriodQuery>,
+) -> Result<Json<Vec<IssuedInvoice>>, ApiError> {
+    let account = principal.customer()?;
+    Ok(Json(
+        s.store.invoices(Some(account), q.period.as_deref()).await?,
+    ))
+}
+
+/// `GET /v1/invoices/{id}` and `GET /v1/invoices/{id}.csv`. Another account's invoice is
+/// answered exactly like one that does not exist.
+pub async fn get_invoice(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let account = principal.customer()?;
+    let (id, as_csv) = match id.strip_suffix(".csv") {
+        Some(i) => (i.to_string(), true),
+        None => (id, false),
+    };
+    let invoice = s
+        .store
+        .invoice(&id, Some(account))
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?;
+    if as_csv {
+        Ok((
+            [(header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+            csv(std::slice::from_ref(&invoice)),
+        )
+            .into_response())
+    } else {
+        Ok(Json(invoice).into_response())
+    }
+}

@@ -1,0 +1,68 @@
+//! # billing-api: gpubill's HTTP interface (axum)
+//!
+//! `router(state)` builds the whole API; tests drive it without a socket through
+//! `tower::ServiceExt::oneshot`. Three kinds of callers, told apart by their bearer token:
+//! the admin (accounts, price books, closing periods, exports, dead letters), ingest clients
+//! (node agents, rental backends: `POST /v1/events`) and customers (an API key that names one
+//! account: their own usage, cost and invoices, nobody else's).
+
+mod auth;
+mod error;
+mod handlers;
+mod openapi;
+mod usage;
+
+pub use auth::{Principal, generate_secret};
+pub use error::ApiError;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post, put};
+use billing_store::Store;
+use std::sync::Arc;
+
+/// Largest request body: an ingest batch of up to 10,000 events.
+pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+/// Reads "now" in Unix milliseconds. Injected so tests can set the time.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The system clock.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0)
+    })
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<Store>,
+    /// SHA-256 hex of the admin token.
+    pub admin_token_hash: String,
+    /// SHA-256 hex of the ingest token, when one is configured.
+    pub ingest_token_hash: Option<String>,
+    pub clock: Clock,
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(handlers::healthz))
+        .route("/readyz", get(handlers::readyz))
+        .route("/openapi.json", get(openapi::document))
+        .route("/v1/events", post(handlers::ingest))
+        .route("/v1/usage", get(usage::usage))
+        .route("/v1/cost/current", get(handlers::cost_current))
+        .route("/v1/invoices", get(handlers::list_invoices))
+        .route("/v1/invoices/{id}", get(handlers::get_invoice))
+        .route("/v1/admin/accounts", post(handlers::create_account))
+        .route("/v1/admin/pricebook", put(handlers::put_pricebook))
+        .route("/v1/admin/invoices/close", post(handlers::close_period))
+        .route("/v1/admin/exports/invoices", get(handlers::export_invoices))
+        .route("/v1/admin/dead-letters", get(handlers::dead_letters))
+        .route("/v1/admin/adjustments", get(handlers::pending_adjustments))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}

@@ -1,0 +1,110 @@
+//! `GET /v1/usage`: the caller's unit-seconds per bucket, straight from the ledger.
+
+use crate::{ApiError, AppState, Principal};
+use axum::Json;
+use axum::extract::{Query, State};
+use billing_core::timestamp::{Timestamp, format_secs};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Most buckets one response carries; longer ranges are paginated with `next_from`.
+pub const MAX_BUCKETS: i64 = 1_000;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct UsageQuery {
+    /// Start, RFC 3339 (inclusive; floored to the granularity).
+    pub from: Option<String>,
+    /// End, RFC 3339 (exclusive).
+    pub to: Option<String>,
+    /// `second`, `minute`, `hour` (default), `day` or `month`... `month` is not offered:
+    /// calendar months depend on the price book's timezone; use the invoices.
+    pub granularity: Option<String>,
+    /// `sku` (default), `lease` or `resource`.
+    pub group_by: Option<String>,
+}
+
+fn instant(v: Option<&String>, name: &str) -> Result<i64, ApiError> {
+    let text = v.ok_or_else(|| {
+        ApiError::BadRequest(format!("query parameter {name} (RFC 3339) is required"))
+    })?;
+    Timestamp::parse_rfc3339(text)
+        .map(|t| t.secs)
+        .ok_or_else(|| ApiError::BadRequest(format!("{name} {text:?} is not an RFC 3339 time")))
+}
+
+pub async fn usage(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<UsageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let account = principal.customer()?.to_string();
+    let step: i64 = match q.granularity.as_deref().unwrap_or("hour") {
+        "second" => 1,
+        "minute" => 60,
+        "hour" => 3600,
+        "day" => 86_400,
+        other => {
+            return Err(ApiError::BadRequest(format!(
+                "granularity {other:?} is not one of second, minute, hour, day"
+            )));
+        }
+    };
+    let group_by = q.group_by.as_deref().unwrap_or("sku");
+    if !["sku", "lease", "resource"].contains(&group_by) {
+        return Err(ApiError::BadRequest(format!(
+            "group_by {group_by:?} is not one of sku, lease, resource"
+        )));
+    }
+    let from = instant(q.from.as_ref(), "from")?.div_euclid(step) * step;
+    let to = instant(q.to.as_ref(), "to")?;
+    if to <= from {
+        return Err(ApiError::BadRequest("to must be after from".into()));
+    }
+    // One page: at most MAX_BUCKETS buckets.
+    let page_end = to.min(from.saturating_add(step * MAX_BUCKETS));
+    let buckets = ((page_end - from) + step - 1) / step;
+    let ledger = s.store.account_ledger(&account).await?;
+    let mut groups: BTreeMap<String, Vec<Decimal>> = BTreeMap::new();
+    for (key, runs) in ledger.usage() {
+        let name = match group_by {
+            "lease" => &key.lease,
+            "resource" => &key.resource,
+            _ => &key.sku,
+        };
+        for run in runs.clipped(from, page_end) {
+            let series = groups
+                .entry(name.to_string())
+                .or_insert_with(|| vec![Decimal::ZERO; buckets as usize]);
+            let mut t = run.from;
+            while t < run.to {
+                let b = (t - from) / step;
+                let end = (from + (b + 1) * step).min(run.to);
+                series[b as usize] += run.quantity * Decimal::from(end - t);
+                t = end;
+            }
+        }
+    }
+    let groups: Vec<Value> = groups
+        .into_iter()
+        .map(|(k, series)| {
+            let buckets: Vec<Value> = series
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| json!({ "start": format_secs(from + i as i64 * step), "unit_seconds": v.normalize() }))
+                .collect();
+            json!({ "key": k, "buckets": buckets })
+        })
+        .collect();
+    Ok(Json(json!({
+        "account": account,
+        "from": format_secs(from),
+        "to": format_secs(page_end),
+        "granularity": q.granularity.as_deref().unwrap_or("hour"),
+        "group_by": group_by,
+        "unit": "unit_seconds",
+        "groups": groups,
+        "next_from": (page_end < to).then(|| format_secs(page_end)),
+    })))
+}

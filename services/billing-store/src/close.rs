@@ -1,0 +1,233 @@
+//! Closing a period: rating every account with the period's price book version and issuing
+//! immutable invoices, in one transaction.
+
+use crate::sql::{Val, insert_rows};
+use crate::{Result, Store, StoreError};
+use billing_core::invoice::Invoice;
+use billing_core::rating::{RatingContext, Unpriced, rate_account};
+use billing_core::timestamp::format_secs;
+use rust_decimal::Decimal;
+use serde::Serialize;
+use sqlx::Row;
+use std::collections::BTreeSet;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CloseError {
+    #[error("no price book version applies to period {0}")]
+    NoPriceBook(String),
+    #[error("period {period} has unpriced usage: {}", describe(.unpriced))]
+    Unpriced {
+        period: String,
+        unpriced: Vec<Unpriced>,
+    },
+    #[error("{0}")]
+    Rating(#[from] billing_core::rating::RatingError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for CloseError {
+    fn from(e: sqlx::Error) -> Self {
+        CloseError::Store(StoreError::Db(e))
+    }
+}
+
+fn describe(u: &[Unpriced]) -> String {
+    u.iter()
+        .take(10)
+        .map(|u| {
+            let what = u
+                .sku
+                .as_deref()
+                .map(|s| format!("sku {s:?}"))
+                .or(u.dest.as_ref().map(|d| format!("egress to {d:?}")))
+                .unwrap_or_default();
+            format!(
+                "account {:?} {what} ({} {:?}: {})",
+                u.account, u.quantity, u.unit, u.why
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// An issued invoice: the invoice of billing-semantics.md section 6 with its identity.
+#[derive(Debug, Clone, Serialize)]
+pub struct IssuedInvoice {
+    pub id: String,
+    pub number: String,
+    pub status: String,
+    pub issued_at: String,
+    pub pricebook_version: i64,
+    #[serde(flatten)]
+    pub invoice: Invoice,
+}
+
+impl Store {
+    /// Issues the invoices of `period_label` for every account (named by an event, registered,
+    /// or in the price book's terms). Closing a closed period returns the same invoices.
+    pub async fn close_period(
+        &self,
+        period_label: &str,
+        now_ms: i64,
+    ) -> Result<Vec<IssuedInvoice>, CloseError> {
+        let _w = self.writer.lock().await;
+        if self.period_closed(period_label).await? {
+            return Ok(self.invoices(None, Some(period_label)).await?);
+        }
+        let (version, period) = self
+            .pricebook_for(period_label)
+            .await?
+            .ok_or_else(|| CloseError::NoPriceBook(period_label.to_string()))?;
+        let book = &version.book;
+        let ctx = RatingContext::new(book, period.clone());
+        let mut accounts: BTreeSet<String> = self.known_accounts().await?;
+        accounts.extend(book.accounts().into_iter().map(String::from));
+        let mut issued = Vec::new();
+        let mut unpriced = Vec::new();
+        for account in &accounts {
+            let ledger = self.account_ledger(account).await?;
+            let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
+                .bind(account.as_str())
+                .fetch_all(&self.pool)
+                .await?
+                .iter()
+                .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+                .sum();
+            let balance = (book.credit_total(account) - consumed).max(Decimal::ZERO);
+            let rated = rate_account(&ctx, account, Some(&ledger), balance)?;
+            unpriced.extend(rated.unpriced);
+            issued.push(rated.invoice);
+        }
+        if !unpriced.is_empty() {
+            return Err(CloseError::Unpriced {
+                period: period_label.to_string(),
+                unpriced,
+            });
+        }
+        let mut tx = self.pool.begin().await?;
+        let issued_at = format_secs(now_ms.div_euclid(1000));
+        let mut rows = Vec::new();
+        let mut out = Vec::new();
+        for (n, invoice) in issued.into_iter().enumerate() {
+            let id = invoice_id(&invoice.account, period_label);
+            let number = format!("{period_label}-{:05}", n + 1);
+            let body =
+                serde_json::to_string(&invoice).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            rows.push(vec![
+                Val::Text(id.clone()),
+                Val::Text(invoice.account.clone()),
+                Val::Text(period_label.to_string()),
+                Val::Text(number.clone()),
+                Val::Text("issued".into()),
+                Val::I64(now_ms),
+                Val::I64(version.version),
+                Val::Text(invoice.credit.to_string()),
+                Val::Text(invoice.total.to_string()),
+                Val::Text(body),
+            ]);
+            out.push(IssuedInvoice {
+                id,
+                number,
+                status: "issued".into(),
+                issued_at: issued_at.clone(),
+                pricebook_version: version.version,
+                invoice,
+            });
+        }
+        insert_rows(
+            &mut tx,
+            "insert into invoices (id, account, period, number, status, issued_at_ms, pricebook_version, credit, total, body)",
+            "",
+            rows,
+        )
+        .await
+        .map_err(StoreError::from)?;
+        let outbox: Vec<Vec<Val>> = out
+            .iter()
+            .map(|i| {
+                let payload = serde_json::to_string(i).unwrap_or_default();
+                vec![
+                    Val::Text("billing.invoices.v1".into()),
+                    Val::Text(i.invoice.account.clone()),
+                    Val::Text(payload),
+                    Val::I64(now_ms),
+                ]
+            })
+            .collect();
+        insert_rows(
+            &mut tx,
+            "insert into outbox (topic, key, payload, created_at_ms)",
+            "",
+            outbox,
+        )
+        .await
+        .map_err(StoreError::from)?;
+        sqlx::query("insert into periods (period, start_s, end_s, pricebook_version, closed_at_ms) values ($1, $2, $3, $4, $5)")
+            .bind(period_label)
+            .bind(period.start)
+            .bind(period.end)
+            .bind(version.version)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    pub async fn period_closed(&self, period_label: &str) -> Result<bool> {
+        Ok(sqlx::query("select 1 from periods where period = $1")
+            .bind(period_label)
+            .fetch_optional(&self.pool)
+            .await?
+            .is_some())
+    }
+
+    /// Issued invoices, by account and/or period, ordered by period then number.
+    pub async fn invoices(
+        &self,
+        account: Option<&str>,
+        period: Option<&str>,
+    ) -> Result<Vec<IssuedInvoice>> {
+        let rows = sqlx::query(
+            "select id, number, status, issued_at_ms, pricebook_version, body from invoices \
+             where ($1 = '' or account = $1) and ($2 = '' or period = $2) order by period, number",
+        )
+        .bind(account.unwrap_or(""))
+        .bind(period.unwrap_or(""))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(issued_from_row).collect()
+    }
+
+    /// One invoice by id, only when it belongs to `account` (when given).
+    pub async fn invoice(&self, id: &str, account: Option<&str>) -> Result<Option<IssuedInvoice>> {
+        let row = sqlx::query("select id, number, status, issued_at_ms, pricebook_version, body from invoices where id = $1 and ($2 = '' or account = $2)")
+            .bind(id)
+            .bind(account.unwrap_or(""))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(issued_from_row).transpose()
+    }
+}
+
+fn issued_from_row(r: sqlx::any::AnyRow) -> Result<IssuedInvoice> {
+    let body: String = r.get(5);
+    let invoice: Invoice = serde_json::from_str(&body)
+        .map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))?;
+    Ok(IssuedInvoice {
+        id: r.get(0),
+        number: r.get(1),
+        status: r.get(2),
+        issued_at: format_secs(r.get::<i64, _>(3).div_euclid(1000)),
+        pricebook_version: r.get(4),
+        invoice,
+    })
+}
+
+/// `inv_` + the first 20 hex digits of SHA-256(account, period): stable, so a replay into an
+/// empty database issues invoices with the same ids.
+pub fn invoice_id(account: &str, period: &str) -> String {
+    let h = crate::keys::hash_key(&format!("{}:{account}|{period}", account.len()));
+    format!("inv_{}", &h[..20])
+}

@@ -1,0 +1,359 @@
+//! Folding a batch of log records into the store, in one transaction.
+
+use crate::keys::key_id;
+use crate::sql::{MAX_IN_LIST, Val, bind, insert_rows, list};
+use crate::{EMBEDDED_CONSUMER, MAX_BATCH_RECORDS, Result, Store, StoreError};
+use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
+use billing_core::ledger::Runs;
+use serde::Serialize;
+use sqlx::{AnyConnection, Row};
+use std::collections::HashMap;
+
+/// What became of one record of a batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    Accepted,
+    Duplicate,
+    Rejected {
+        reason: RejectReason,
+        detail: String,
+    },
+}
+
+impl Store {
+    /// Appends `records` to the log and folds them, all in one transaction; answers only once
+    /// it is committed. Records already in the log but not yet folded are folded first.
+    pub async fn ingest(&self, records: Vec<Vec<u8>>, now_ms: i64) -> Result<Vec<Outcome>> {
+        if records.len() > MAX_BATCH_RECORDS {
+            return Err(StoreError::BatchTooLarge(records.len()));
+        }
+        let _w = self.writer.lock().await;
+        self.catch_up_locked(now_ms).await?;
+        let mut tx = self.pool.begin().await?;
+        let first: i64 = sqlx::query("select coalesce(max(seq), 0) + 1 from log")
+            .fetch_one(&mut *tx)
+            .await?
+            .get(0);
+        let rows: Vec<Vec<Val>> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                vec![
+                    Val::I64(first + i as i64),
+                    Val::Bytes(r.clone()),
+                    Val::I64(now_ms),
+                ]
+            })
+            .collect();
+        insert_rows(
+            &mut tx,
+            "insert into log (seq, payload, received_at_ms)",
+            "",
+            rows,
+        )
+        .await?;
+        let batch: Vec<(i64, &[u8])> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (first + i as i64, r.as_slice()))
+            .collect();
+        let outcomes = fold(&mut tx, &batch, now_ms).await?;
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    /// Folds every log record the engine has not folded yet (after a crash between append and
+    /// fold in another writer, or records appended by other means). Returns how many.
+    pub async fn catch_up(&self, now_ms: i64) -> Result<u64> {
+        let _w = self.writer.lock().await;
+        self.catch_up_locked(now_ms).await
+    }
+
+    async fn catch_up_locked(&self, now_ms: i64) -> Result<u64> {
+        let mut folded = 0;
+        loop {
+            let mut tx = self.pool.begin().await?;
+            let next: i64 = sqlx::query(
+                "select next_offset from consumer_offsets where consumer = $1 and partition = 0",
+            )
+            .bind(EMBEDDED_CONSUMER)
+            .fetch_one(&mut *tx)
+            .await?
+            .get(0);
+            let rows =
+                sqlx::query("select seq, payload from log where seq >= $1 order by seq limit 1000")
+                    .bind(next)
+                    .fetch_all(&mut *tx)
+                    .await?;
+            if rows.is_empty() {
+                return Ok(folded);
+            }
+            let owned: Vec<(i64, Vec<u8>)> =
+                rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
+            let batch: Vec<(i64, &[u8])> = owned.iter().map(|(s, p)| (*s, p.as_slice())).collect();
+            fold(&mut tx, &batch, now_ms).await?;
+            tx.commit().await?;
+            folded += batch.len() as u64;
+        }
+    }
+}
+
+/// A new usage interval for a ledger key.
+struct KeyInsert<'a> {
+    account: &'a str,
+    lease: &'a str,
+    resource: &'a str,
+    sku: &'a str,
+    class: billing_core::Class,
+}
+
+/// Decodes, dedupes and folds `batch` (log records in sequence order) and advances the offset
+/// past it with compare-and-set. The caller owns the transaction.
+pub(crate) async fn fold(
+    conn: &mut AnyConnection,
+    batch: &[(i64, &[u8])],
+    now_ms: i64,
+) -> Result<Vec<Outcome>> {
+    let Some(&(first_seq, _)) = batch.first() else {
+        return Ok(Vec::new());
+    };
+    let last_seq = batch[batch.len() - 1].0;
+    let decoded: Vec<Result<Event<'_>, Rejection>> = batch.iter().map(|(_, r)| decode(r)).collect();
+
+    // Dedupe against the authoritative events table, then within the batch.
+    let mut seen: HashMap<(String, String), u128> = HashMap::new();
+    let ids: Vec<&str> = decoded
+        .iter()
+        .filter_map(|d| d.as_ref().ok())
+        .map(|e| e.id.as_ref())
+        .collect();
+    for chunk in ids.chunks(MAX_IN_LIST) {
+        let sql = format!(
+            "select source, id, fingerprint from events where id in ({})",
+            list(chunk.len(), 1)
+        );
+        let mut q = sqlx::query(&sql);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        for r in q.fetch_all(&mut *conn).await? {
+            let fp: Vec<u8> = r.get(2);
+            let fp: [u8; 16] = fp
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("fingerprint is not 16 bytes".into()))?;
+            seen.insert((r.get(0), r.get(1)), u128::from_le_bytes(fp));
+        }
+    }
+
+    let closed: Vec<(String, i64, i64)> = sqlx::query("select period, start_s, end_s from periods")
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+
+    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut dead: Vec<Vec<Val>> = Vec::new();
+    let mut events: Vec<Vec<Val>> = Vec::new();
+    let mut egress: Vec<Vec<Val>> = Vec::new();
+    let mut late: Vec<Vec<Val>> = Vec::new();
+    let mut usage: HashMap<String, (KeyInsert<'_>, Vec<(i64, i64, rust_decimal::Decimal)>)> =
+        HashMap::new();
+    for ((seq, raw), d) in batch.iter().zip(&decoded) {
+        let e = match d {
+            Err(r) => {
+                dead.push(dead_row(*seq, r, raw, now_ms));
+                outcomes.push(Outcome::Rejected {
+                    reason: r.reason,
+                    detail: r.detail.clone(),
+                });
+                continue;
+            }
+            Ok(e) => e,
+        };
+        let fp = e.fingerprint();
+        let ident = (e.source.to_string(), e.id.to_string());
+        match seen.get(&ident) {
+            Some(&first) if first == fp => {
+                outcomes.push(Outcome::Duplicate);
+                continue;
+            }
+            Some(_) => {
+                let mut r = Rejection::new(
+                    RejectReason::Conflict,
+                    format!(
+                        "(source {:?}, id {:?}) was seen before with different content; the first one stands",
+                        e.source, e.id
+                    ),
+                );
+                r.source = Some(ident.0);
+                r.id = Some(ident.1);
+                dead.push(dead_row(*seq, &r, raw, now_ms));
+                outcomes.push(Outcome::Rejected {
+                    reason: r.reason,
+                    detail: r.detail,
+                });
+                continue;
+            }
+            None => {
+                seen.insert(ident.clone(), fp);
+            }
+        }
+        outcomes.push(Outcome::Accepted);
+        events.push(vec![
+            Val::Text(ident.0.clone()),
+            Val::Text(ident.1.clone()),
+            Val::Bytes(fp.to_le_bytes().to_vec()),
+            Val::Text(e.subject.to_string()),
+            Val::I64(*seq),
+        ]);
+        let (from, to) = match &e.data {
+            EventData::Usage(u) => {
+                let (from, to) = u.seconds();
+                let id = key_id(&e.subject, &u.lease, &u.resource, &u.sku, u.class);
+                let entry = usage.entry(id).or_insert_with(|| {
+                    (
+                        KeyInsert {
+                            account: &e.subject,
+                            lease: &u.lease,
+                            resource: &u.resource,
+                            sku: &u.sku,
+                            class: u.class,
+                        },
+                        Vec::new(),
+                    )
+                });
+                entry.1.push((from, to, u.quantity));
+                (from, to)
+            }
+            EventData::Egress(x) => {
+                egress.push(vec![
+                    Val::Text(ident.0.clone()),
+                    Val::Text(ident.1.clone()),
+                    Val::Text(e.subject.to_string()),
+                    Val::Text(x.dest.to_string()),
+                    Val::I64(x.time.secs),
+                    Val::I64(x.time.nanos as i64),
+                    Val::I64(i64::try_from(x.bytes).unwrap_or(i64::MAX)),
+                ]);
+                (x.time.secs, x.time.secs + 1)
+            }
+        };
+        for (period, start, end) in &closed {
+            if from < *end && *start < to {
+                late.push(vec![
+                    Val::Text(ident.0.clone()),
+                    Val::Text(ident.1.clone()),
+                    Val::Text(e.subject.to_string()),
+                    Val::Text(period.clone()),
+                    Val::I64(*seq),
+                ]);
+            }
+        }
+    }
+
+    // Ledger: load the touched keys, fold the new intervals in, write them back.
+    let key_ids: Vec<&String> = usage.keys().collect();
+    let mut existing: HashMap<String, Runs> = HashMap::new();
+    for chunk in key_ids.chunks(MAX_IN_LIST) {
+        let sql = format!(
+            "select key_id, runs from ledger_keys where key_id in ({})",
+            list(chunk.len(), 1)
+        );
+        let mut q = sqlx::query(&sql);
+        for k in chunk {
+            q = q.bind(k.as_str());
+        }
+        for r in q.fetch_all(&mut *conn).await? {
+            let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
+                .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
+            existing.insert(r.get(0), runs);
+        }
+    }
+    let mut ledger_rows = Vec::with_capacity(usage.len());
+    for (id, (k, spans)) in &usage {
+        let mut runs = existing.remove(id).unwrap_or_default();
+        let mut changed = false;
+        for &(from, to, q) in spans {
+            changed |= runs.insert(from, to, q);
+        }
+        if !changed {
+            continue;
+        }
+        let slice = runs.as_slice();
+        ledger_rows.push(vec![
+            Val::Text(id.clone()),
+            Val::Text(k.account.to_string()),
+            Val::Text(k.lease.to_string()),
+            Val::Text(k.resource.to_string()),
+            Val::Text(k.sku.to_string()),
+            Val::Text(k.class.as_str().to_string()),
+            Val::Text(
+                serde_json::to_string(&runs).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
+            Val::I64(slice[0].from),
+            Val::I64(slice[slice.len() - 1].to),
+        ]);
+    }
+    insert_rows(
+        conn,
+        "insert into ledger_keys (key_id, account, lease, resource, sku, class, runs, first_s, end_s)",
+        "on conflict (key_id) do update set runs = excluded.runs, first_s = excluded.first_s, end_s = excluded.end_s",
+        ledger_rows,
+    )
+    .await?;
+    insert_rows(
+        conn,
+        "insert into events (source, id, fingerprint, account, log_seq)",
+        "",
+        events,
+    )
+    .await?;
+    insert_rows(
+        conn,
+        "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
+        "",
+        egress,
+    )
+    .await?;
+    insert_rows(
+        conn,
+        "insert into late_usage (source, id, account, period, log_seq)",
+        "on conflict do nothing",
+        late,
+    )
+    .await?;
+    insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
+
+    // Fencing: only the writer that read the offset this batch starts at may advance it.
+    let moved = bind(
+        bind(
+            sqlx::query("update consumer_offsets set next_offset = $1 where consumer = $2 and partition = 0 and next_offset = $3"),
+            Val::I64(last_seq + 1),
+        ),
+        Val::Text(EMBEDDED_CONSUMER.into()),
+    )
+    .bind(first_seq)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if moved != 1 {
+        return Err(StoreError::Fenced {
+            expected: first_seq,
+        });
+    }
+    Ok(outcomes)
+}
+
+fn dead_row(seq: i64, r: &Rejection, raw: &[u8], now_ms: i64) -> Vec<Val> {
+    vec![
+        Val::OptI64(Some(seq)),
+        Val::Text(r.reason.as_str().to_string()),
+        Val::Text(r.detail.clone()),
+        Val::OptText(r.source.clone()),
+        Val::OptText(r.id.clone()),
+        Val::Bytes(raw.to_vec()),
+        Val::I64(now_ms),
+    ]
+}

@@ -1,0 +1,417 @@
+//! # billing-store: gpubill's persistent state
+//!
+//! One code path for SQLite (the embedded default) and PostgreSQL (production), through
+//! sqlx's `Any` driver; each backend has its own migrations with the same tables and meaning
+//! (`migrations/sqlite`, `migrations/postgres`).
+//!
+//! The heart is [`Store::ingest`]: a batch of raw records is appended to the log, decoded,
+//! deduplicated against the authoritative `events` table, folded into the ledger, and written
+//! with its dead letters, late-usage notes and the consumer offset in **one transaction**.
+//! A crash anywhere loses nothing and double-counts nothing: either the whole batch and its
+//! offset are committed, or none of it is.
+
+mod close;
+mod fold;
+mod keys;
+mod sql;
+
+pub use close::{CloseError, IssuedInvoice};
+pub use fold::Outcome;
+pub use keys::{hash_key, key_id};
+
+use billing_core::Class;
+use billing_core::ledger::{AccountLedger, EgressRecord, ResourceKey, Runs};
+use billing_core::period::Period;
+use billing_core::pricebook::{PriceBook, PriceBookError};
+use billing_core::timestamp::Timestamp;
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{AnyPool, Row};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// The consumer name of the embedded engine in `consumer_offsets`.
+pub const EMBEDDED_CONSUMER: &str = "embedded";
+
+/// Most records one ingest call takes (the HTTP API enforces it too).
+pub const MAX_BATCH_RECORDS: usize = 10_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("unsupported database url {0:?}: use sqlite://PATH or postgres://...")]
+    UnsupportedUrl(String),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error(
+        "the consumer offset moved under us (expected {expected}): another writer owns this log"
+    )]
+    Fenced { expected: i64 },
+    #[error("account {0:?} already exists")]
+    AccountExists(String),
+    #[error("invalid price book: {0}")]
+    PriceBook(#[from] PriceBookError),
+    #[error("batch of {0} records is over the limit of {MAX_BATCH_RECORDS}")]
+    BatchTooLarge(usize),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A dead-lettered record.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeadLetter {
+    pub seq: i64,
+    pub log_seq: Option<i64>,
+    pub reason: String,
+    pub detail: String,
+    pub source: Option<String>,
+    pub event_id: Option<String>,
+    /// The record as received (lossy UTF-8).
+    pub payload: String,
+    pub created_at_ms: i64,
+}
+
+/// A stored price book version.
+#[derive(Debug, Clone)]
+pub struct PriceBookVersion {
+    pub version: i64,
+    pub book: PriceBook,
+    pub toml: String,
+}
+
+/// Usage that arrived for a closed period (section 7), pending adjustment.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LateUsage {
+    pub account: String,
+    pub period: String,
+    pub source: String,
+    pub id: String,
+    pub log_seq: i64,
+}
+
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    /// One writer at a time per process: batches are folded in log order.
+    writer: Mutex<()>,
+}
+
+impl Store {
+    /// Connects (creating a SQLite file when needed) and applies the migrations.
+    pub async fn open(url: &str) -> Result<Store> {
+        install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            return Err(StoreError::UnsupportedUrl(url.to_string()));
+        };
+        let mut opts = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        if backend == Backend::Sqlite {
+            opts = opts.max_connections(4).after_connect(|conn, _| {
+                Box::pin(async move {
+                    use sqlx::Executor;
+                    conn.execute("pragma journal_mode = wal; pragma synchronous = full; pragma busy_timeout = 10000; pragma foreign_keys = on;").await?;
+                    Ok(())
+                })
+            });
+        } else {
+            opts = opts.max_connections(8);
+        }
+        let url = if backend == Backend::Sqlite && !url.contains("mode=") {
+            format!("{url}{}mode=rwc", if url.contains('?') { "&" } else { "?" })
+        } else {
+            url.to_string()
+        };
+        let pool = opts.connect(&url).await?;
+        match backend {
+            Backend::Sqlite => sqlx::migrate!("../../migrations/sqlite").run(&pool).await?,
+            Backend::Postgres => {
+                sqlx::migrate!("../../migrations/postgres")
+                    .run(&pool)
+                    .await?
+            }
+        }
+        sqlx::query("insert into consumer_offsets (consumer, partition, next_offset) values ($1, 0, 1) on conflict (consumer, partition) do nothing")
+            .bind(EMBEDDED_CONSUMER)
+            .execute(&pool)
+            .await?;
+        Ok(Store {
+            pool,
+            backend,
+            writer: Mutex::new(()),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> bool {
+        sqlx::query("select 1").fetch_one(&self.pool).await.is_ok()
+    }
+
+    // ---- settings -------------------------------------------------------------------------
+
+    pub async fn setting(&self, name: &str) -> Result<Option<String>> {
+        let row = sqlx::query("select value from settings where name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.get::<String, _>(0)))
+    }
+
+    /// Sets `name` only when unset; returns the value that holds.
+    pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
+        sqlx::query(
+            "insert into settings (name, value) values ($1, $2) on conflict (name) do nothing",
+        )
+        .bind(name)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(self
+            .setting(name)
+            .await?
+            .unwrap_or_else(|| value.to_string()))
+    }
+
+    // ---- accounts and keys ----------------------------------------------------------------
+
+    /// Creates an account with one API key (stored as its hash).
+    pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let inserted = sqlx::query(
+            "insert into accounts (id, created_at_ms) values ($1, $2) on conflict (id) do nothing",
+        )
+        .bind(id)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if inserted == 0 {
+            return Err(StoreError::AccountExists(id.to_string()));
+        }
+        sqlx::query("insert into api_keys (key_hash, account, created_at_ms) values ($1, $2, $3)")
+            .bind(key_hash)
+            .bind(id)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The account an API key belongs to.
+    pub async fn account_for_key(&self, key_hash: &str) -> Result<Option<String>> {
+        let row = sqlx::query("select account from api_keys where key_hash = $1")
+            .bind(key_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.get::<String, _>(0)))
+    }
+
+    pub async fn account_exists(&self, id: &str) -> Result<bool> {
+        Ok(sqlx::query("select 1 from accounts where id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .is_some())
+    }
+
+    // ---- price books ----------------------------------------------------------------------
+
+    /// Validates and stores a price book as a new version.
+    pub async fn put_pricebook(&self, toml: &str, now_ms: i64) -> Result<i64> {
+        let book = PriceBook::from_toml(toml)?;
+        let _w = self.writer.lock().await;
+        let mut tx = self.pool.begin().await?;
+        let next: i64 = sqlx::query("select coalesce(max(version), 0) + 1 from pricebooks")
+            .fetch_one(&mut *tx)
+            .await?
+            .get(0);
+        sqlx::query("insert into pricebooks (version, effective_from_s, toml, uploaded_at_ms) values ($1, $2, $3, $4)")
+            .bind(next)
+            .bind(book.effective_from.map(|t| t.secs))
+            .bind(toml)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(next)
+    }
+
+    /// All versions, newest first.
+    pub async fn pricebooks(&self) -> Result<Vec<PriceBookVersion>> {
+        let rows = sqlx::query("select version, toml from pricebooks order by version desc")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter()
+            .map(|r| {
+                let toml: String = r.get(1);
+                let book = PriceBook::from_toml(&toml)
+                    .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?;
+                Ok(PriceBookVersion {
+                    version: r.get(0),
+                    book,
+                    toml,
+                })
+            })
+            .collect()
+    }
+
+    /// The version that rates `period_label` ("Versions", billing-semantics.md section 3): the
+    /// latest uploaded whose `effective_from` is at or before the period's start, or that has
+    /// none. With the period in that version's timezone.
+    pub async fn pricebook_for(
+        &self,
+        period_label: &str,
+    ) -> Result<Option<(PriceBookVersion, Period)>> {
+        for v in self.pricebooks().await? {
+            let Ok(period) = Period::month(period_label, v.book.timezone) else {
+                continue;
+            };
+            if v.book.effective_from.is_none_or(|t| t.secs <= period.start) {
+                return Ok(Some((v, period)));
+            }
+        }
+        Ok(None)
+    }
+
+    // ---- the ledger -----------------------------------------------------------------------
+
+    /// Everything metered for `account`: all its usage keys and egress records.
+    pub async fn account_ledger(&self, account: &str) -> Result<AccountLedger> {
+        let mut ledger = AccountLedger::new();
+        let rows = sqlx::query(
+            "select lease, resource, sku, class, runs from ledger_keys where account = $1",
+        )
+        .bind(account)
+        .fetch_all(&self.pool)
+        .await?;
+        for r in rows {
+            let class = match r.get::<String, _>(3).as_str() {
+                "spot" => Class::Spot,
+                _ => Class::OnDemand,
+            };
+            let runs: Runs = serde_json::from_str(&r.get::<String, _>(4))
+                .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
+            let key = ResourceKey {
+                lease: r.get::<String, _>(0).into(),
+                resource: r.get::<String, _>(1).into(),
+                sku: r.get::<String, _>(2).into(),
+                class,
+            };
+            ledger.set_runs(key, runs);
+        }
+        let rows =
+            sqlx::query("select dest, time_s, time_ns, bytes from egress where account = $1")
+                .bind(account)
+                .fetch_all(&self.pool)
+                .await?;
+        for r in rows {
+            let dest: String = r.get(0);
+            let record = EgressRecord {
+                time: Timestamp {
+                    secs: r.get(1),
+                    nanos: r.get::<i64, _>(2) as u32,
+                },
+                bytes: r.get::<i64, _>(3) as u64,
+            };
+            ledger.add_egress(&dest, record);
+        }
+        Ok(ledger)
+    }
+
+    /// Accounts named by an accepted event or registered.
+    pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {
+        let mut out = BTreeSet::new();
+        for q in [
+            "select distinct account from events",
+            "select id from accounts",
+        ] {
+            for r in sqlx::query(q).fetch_all(&self.pool).await? {
+                out.insert(r.get::<String, _>(0));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Distinct events admitted (for tests and status).
+    pub async fn event_count(&self) -> Result<i64> {
+        Ok(sqlx::query("select count(*) from events")
+            .fetch_one(&self.pool)
+            .await?
+            .get(0))
+    }
+
+    /// The next log sequence the engine will fold.
+    pub async fn next_offset(&self) -> Result<i64> {
+        Ok(sqlx::query(
+            "select next_offset from consumer_offsets where consumer = $1 and partition = 0",
+        )
+        .bind(EMBEDDED_CONSUMER)
+        .fetch_one(&self.pool)
+        .await?
+        .get(0))
+    }
+
+    // ---- dead letters and late usage --------------------------------------------------------
+
+    pub async fn dead_letters(&self, after_seq: i64, limit: i64) -> Result<Vec<DeadLetter>> {
+        let rows = sqlx::query("select seq, log_seq, reason, detail, source, event_id, payload, created_at_ms from dead_letters where seq > $1 order by seq limit $2")
+            .bind(after_seq)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| DeadLetter {
+                seq: r.get(0),
+                log_seq: r.get(1),
+                reason: r.get(2),
+                detail: r.get(3),
+                source: r.get(4),
+                event_id: r.get(5),
+                payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>(6)).into_owned(),
+                created_at_ms: r.get(7),
+            })
+            .collect())
+    }
+
+    pub async fn late_usage(&self, period: Option<&str>) -> Result<Vec<LateUsage>> {
+        let rows = sqlx::query("select account, period, source, id, log_seq from late_usage where ($1 = '' or period = $1) order by log_seq, source, id")
+            .bind(period.unwrap_or(""))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| LateUsage {
+                account: r.get(0),
+                period: r.get(1),
+                source: r.get(2),
+                id: r.get(3),
+                log_seq: r.get(4),
+            })
+            .collect())
+    }
+}

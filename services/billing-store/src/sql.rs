@@ -1,0 +1,85 @@
+//! Batched statements that work on both backends: numbered `$n` placeholders, rows chunked
+//! below SQLite's and PostgreSQL's parameter limits.
+
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, AnyConnection};
+
+/// Most parameters in one statement (SQLite allows 32,766; PostgreSQL 65,535).
+const MAX_PARAMS: usize = 30_000;
+
+/// A bindable value.
+#[derive(Debug, Clone)]
+pub enum Val {
+    I64(i64),
+    OptI64(Option<i64>),
+    Text(String),
+    OptText(Option<String>),
+    Bytes(Vec<u8>),
+}
+
+pub fn bind<'q>(q: Query<'q, Any, AnyArguments<'q>>, v: Val) -> Query<'q, Any, AnyArguments<'q>> {
+    match v {
+        Val::I64(x) => q.bind(x),
+        Val::OptI64(x) => q.bind(x),
+        Val::Text(x) => q.bind(x),
+        Val::OptText(x) => q.bind(x),
+        Val::Bytes(x) => q.bind(x),
+    }
+}
+
+/// `($1, $2), ($3, $4), ...` for `rows` rows of `cols` columns.
+fn values(rows: usize, cols: usize) -> String {
+    let mut s = String::with_capacity(rows * cols * 5);
+    for r in 0..rows {
+        if r > 0 {
+            s.push(',');
+        }
+        s.push('(');
+        for c in 0..cols {
+            if c > 0 {
+                s.push(',');
+            }
+            s.push('$');
+            s.push_str(&(r * cols + c + 1).to_string());
+        }
+        s.push(')');
+    }
+    s
+}
+
+/// Runs `head VALUES (...), (...) tail` over `rows` in chunks.
+pub async fn insert_rows(
+    conn: &mut AnyConnection,
+    head: &str,
+    tail: &str,
+    rows: Vec<Vec<Val>>,
+) -> Result<u64, sqlx::Error> {
+    let Some(cols) = rows.first().map(Vec::len) else {
+        return Ok(0);
+    };
+    let per = (MAX_PARAMS / cols).max(1);
+    let mut affected = 0;
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<Vec<Val>> = rows.by_ref().take(per).collect();
+        let sql = format!("{head} values {} {tail}", values(chunk.len(), cols));
+        let mut q = sqlx::query(&sql);
+        for v in chunk.into_iter().flatten() {
+            q = bind(q, v);
+        }
+        affected += q.execute(&mut *conn).await?.rows_affected();
+    }
+    Ok(affected)
+}
+
+/// `$1, $2, ...` for an `in (...)` list starting at parameter `from`.
+pub fn list(n: usize, from: usize) -> String {
+    (0..n)
+        .map(|i| format!("${}", from + i))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Most values in one `in (...)` list.
+pub const MAX_IN_LIST: usize = 1_000;

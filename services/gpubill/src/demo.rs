@@ -1,0 +1,227 @@
+//! `gpubill demo`: the README's first command. Starts the embedded engine in a fresh data
+//! directory, creates three accounts (a reservation, a discount, a credit, an off-peak window),
+//! sends a simulated day of a small fleet through the HTTP API, closes November and prints the
+//! invoices. `--keep-serving` keeps the API up and prints how to query it.
+
+use crate::fleet::{FleetSpec, generate};
+use crate::serve::{Application, ServeArgs, Settings};
+use anyhow::Context;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use clap::Args;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tower::ServiceExt;
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Keep serving the API after the tour.
+    #[arg(long)]
+    pub keep_serving: bool,
+    /// Address for --keep-serving.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Data directory (default: a new one under ./data).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// GPUs in the simulated fleet.
+    #[arg(long, default_value_t = 24)]
+    pub gpus: u32,
+}
+
+const DEMO_BOOK: &str = include_str!("../../../examples/pricebook.toml");
+
+struct Client {
+    app: axum::Router,
+}
+
+impl Client {
+    async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        token: &str,
+        body: impl Into<Body>,
+        ctype: &str,
+    ) -> anyhow::Result<(StatusCode, Value)> {
+        let req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", ctype)
+            .body(body.into())?;
+        let resp = self.app.clone().oneshot(req).await?;
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await?.to_bytes();
+        let v = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        Ok((status, v))
+    }
+}
+
+pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    let data_dir = args.data_dir.clone().unwrap_or_else(|| {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        PathBuf::from("data").join(format!("demo-{ms}"))
+    });
+    let serve = ServeArgs {
+        data_dir: Some(data_dir.clone()),
+        listen: Some(args.listen),
+        ..ServeArgs::default()
+    };
+    let settings = Settings::resolve(&serve)?;
+    let app = Application::build(&settings).await?;
+    let admin = app.admin_token.expose().to_string();
+    let client = Client {
+        app: billing_api::router(app.state.clone()),
+    };
+    println!(
+        "gpubill demo: embedded engine (SQLite) in {}",
+        data_dir.display()
+    );
+
+    let (s, v) = client
+        .call(
+            "PUT",
+            "/v1/admin/pricebook",
+            &admin,
+            DEMO_BOOK,
+            "application/toml",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::CREATED, "price book refused: {v}");
+    println!(
+        "  price book v{} uploaded: H100 3.29/h in 3 graduated tiers, 30% off 22:00-06:00 Asia/Shanghai,",
+        v["version"]
+    );
+    println!(
+        "  spot 1.32/h, egress 100 GB free then 0.09/GB; acct-0 reserves 4 GPUs, acct-1 has 10% off, acct-2 a 25.00 credit"
+    );
+    let mut keys = Vec::new();
+    for id in ["acct-0", "acct-1", "acct-2"] {
+        let (s, v) = client
+            .call(
+                "POST",
+                "/v1/admin/accounts",
+                &admin,
+                format!("{{\"id\":\"{id}\"}}"),
+                "application/json",
+            )
+            .await?;
+        anyhow::ensure!(s == StatusCode::CREATED, "account {id}: {v}");
+        keys.push((id, v["api_key"].as_str().unwrap_or_default().to_string()));
+    }
+
+    let spec = FleetSpec {
+        gpus: args.gpus,
+        accounts: 3,
+        start: "2026-11-02T00:00:00+08:00".into(),
+        interval: 60,
+        overlap: 10,
+        shuffle_window: 500,
+        churn_seconds: 6 * 3600,
+        egress_every: 1800,
+        ..FleetSpec::default()
+    };
+    let mut events = Vec::new();
+    generate(&spec, |line| events.push(line.to_string()))?;
+    let (mut accepted, mut duplicates, mut rejected) = (0, 0, 0);
+    for chunk in events.chunks(1000) {
+        let body = format!("[{}]", chunk.join(","));
+        let (s, v) = client
+            .call(
+                "POST",
+                "/v1/events",
+                &admin,
+                body,
+                "application/cloudevents-batch+json",
+            )
+            .await?;
+        anyhow::ensure!(s == StatusCode::OK, "ingest failed: {v}");
+        accepted += v["accepted"].as_u64().unwrap_or(0);
+        duplicates += v["duplicates"].as_u64().unwrap_or(0);
+        rejected += v["rejected"].as_u64().unwrap_or(0);
+    }
+    println!(
+        "  simulated 2026-11-02 for {} GPUs (heartbeats every 60 s, overlapping, 10% redelivered, shuffled): {} events sent, {accepted} accepted, {duplicates} duplicates, {rejected} rejected",
+        args.gpus,
+        events.len()
+    );
+
+    let (s, v) = client
+        .call(
+            "POST",
+            "/v1/admin/invoices/close?period=2026-11",
+            &admin,
+            "",
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "closing 2026-11 failed: {v}");
+    println!("\nInvoices for 2026-11 (USD):\n");
+    println!(
+        "{:<8} {:<18} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
+        "account", "invoice", "lines", "subtotal", "discount", "credit", "tax", "total"
+    );
+    for inv in v.as_array().context("invoices")? {
+        println!(
+            "{:<8} {:<18} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
+            inv["account"].as_str().unwrap_or(""),
+            inv["number"].as_str().unwrap_or(""),
+            inv["lines"].as_array().map_or(0, Vec::len),
+            inv["subtotal"].as_str().unwrap_or(""),
+            inv["discount"].as_str().unwrap_or(""),
+            inv["credit"].as_str().unwrap_or(""),
+            inv["tax"].as_str().unwrap_or(""),
+            inv["total"].as_str().unwrap_or("")
+        );
+    }
+    if let Some(first) = v.as_array().and_then(|a| a.first()) {
+        println!("\nLines of {}:", first["account"].as_str().unwrap_or(""));
+        for l in first["lines"].as_array().into_iter().flatten() {
+            println!(
+                "  {:<20} {:<18} tier {} x{:<5} {:>14} {:<12} {:>10}",
+                l["component"].as_str().unwrap_or(""),
+                l["sku"].as_str().or(l["dest"].as_str()).unwrap_or(""),
+                l["tier"],
+                l["multiplier"].as_str().unwrap_or("-"),
+                l["quantity"].as_str().unwrap_or(""),
+                l["unit"].as_str().unwrap_or(""),
+                l["amount"].as_str().unwrap_or("")
+            );
+        }
+    }
+
+    let base = format!("http://{}", args.listen);
+    let (id0, key0) = &keys[0];
+    println!("\nQuery the API as {id0} (the key is its only credential):");
+    println!("  curl -s -H 'Authorization: Bearer {key0}' '{base}/v1/invoices'");
+    println!(
+        "  curl -s -H 'Authorization: Bearer {key0}' '{base}/v1/usage?from=2026-11-02T00:00:00Z&to=2026-11-03T00:00:00Z&granularity=hour&group_by=sku'"
+    );
+    println!(
+        "  curl -s -H 'Authorization: Bearer {admin}' '{base}/v1/admin/exports/invoices?period=2026-11&format=csv'"
+    );
+    if args.keep_serving {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        println!("\nServing on {base} (Ctrl-C to stop); OpenAPI at {base}/openapi.json");
+        axum::serve(listener, billing_api::router(app.state.clone()))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+    } else {
+        println!(
+            "\n(run `cargo run --release -- demo --keep-serving` to keep the API up and try these)"
+        );
+    }
+    app.state.store.close().await;
+    Ok(())
+}

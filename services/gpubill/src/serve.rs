@@ -1,0 +1,252 @@
+//! `gpubill serve`: the persistent engine with its HTTP API, and `gpubill migrate`.
+//!
+//! Settings come from defaults, then an optional TOML file (`--config`), then the environment
+//! (`GPUBILL__DATA_DIR`, `GPUBILL__DATABASE__URL`, `GPUBILL__LISTEN`, `GPUBILL__PRICES`,
+//! `GPUBILL_INGEST_TOKEN`, `GPUBILL_ADMIN_TOKEN`), then flags. Secrets never print.
+
+use anyhow::Context;
+use billing_api::{AppState, generate_secret, router, system_clock};
+use billing_store::{Store, hash_key};
+use clap::Args;
+use serde::Deserialize;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A value that must never appear in logs or debug output.
+#[derive(Clone, Deserialize, Default)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+#[derive(Args, Debug, Default, Clone)]
+pub struct ServeArgs {
+    /// Settings file (TOML): data_dir, listen, prices, [database] url.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Where the embedded database and the admin token live (default ./data).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// sqlite://PATH or postgres://... (default: SQLite in the data dir).
+    #[arg(long)]
+    pub database: Option<String>,
+    /// Address to listen on (default 127.0.0.1:8080).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// A price book to upload at start when it differs from the latest version.
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    data_dir: Option<PathBuf>,
+    listen: Option<SocketAddr>,
+    prices: Option<PathBuf>,
+    database: Option<DatabaseSettings>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct DatabaseSettings {
+    url: Option<Secret>,
+}
+
+/// Resolved settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub data_dir: PathBuf,
+    pub database_url: Secret,
+    pub listen: SocketAddr,
+    pub prices: Option<PathBuf>,
+    pub admin_token: Option<Secret>,
+    pub ingest_token: Option<Secret>,
+}
+
+impl Settings {
+    pub fn resolve(args: &ServeArgs) -> anyhow::Result<Settings> {
+        let file: FileSettings = match &args.config {
+            Some(p) => toml::from_str(
+                &std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read settings {}", p.display()))?,
+            )
+            .with_context(|| format!("invalid settings {}", p.display()))?,
+            None => FileSettings::default(),
+        };
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let data_dir = args
+            .data_dir
+            .clone()
+            .or(env("GPUBILL__DATA_DIR").map(PathBuf::from))
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("data"));
+        let listen = match (args.listen, env("GPUBILL__LISTEN")) {
+            (Some(l), _) => l,
+            (None, Some(l)) => l
+                .parse()
+                .with_context(|| format!("GPUBILL__LISTEN {l:?} is not an address"))?,
+            (None, None) => file
+                .listen
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+        };
+        let database_url = args
+            .database
+            .clone()
+            .map(Secret)
+            .or(env("GPUBILL__DATABASE__URL").map(Secret))
+            .or(file.database.and_then(|d| d.url))
+            .unwrap_or_else(|| {
+                Secret(format!(
+                    "sqlite://{}",
+                    data_dir.join("gpubill.db").display()
+                ))
+            });
+        Ok(Settings {
+            prices: args
+                .prices
+                .clone()
+                .or(env("GPUBILL__PRICES").map(PathBuf::from))
+                .or(file.prices),
+            data_dir,
+            database_url,
+            listen,
+            admin_token: env("GPUBILL_ADMIN_TOKEN").map(Secret),
+            ingest_token: env("GPUBILL_INGEST_TOKEN").map(Secret),
+        })
+    }
+}
+
+/// The admin token: from the environment, or generated once and kept in the data dir.
+/// Returns the token and whether it was generated now (to print it once).
+fn admin_token(settings: &Settings) -> anyhow::Result<(Secret, bool)> {
+    if let Some(t) = &settings.admin_token {
+        return Ok((t.clone(), false));
+    }
+    let path = settings.data_dir.join("admin-token");
+    if let Ok(t) = std::fs::read_to_string(&path) {
+        return Ok((Secret(t.trim().to_string()), false));
+    }
+    let token = generate_secret("gba_");
+    write_private(&path, &token)?;
+    Ok((Secret(token), true))
+}
+
+fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    #[cfg(unix)]
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    opts.mode(0o600);
+    let mut f = opts
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(f, "{contents}")?;
+    Ok(())
+}
+
+/// A running application: the store and the state the router serves.
+pub struct Application {
+    pub state: AppState,
+    pub admin_token: Secret,
+    pub admin_token_is_new: bool,
+}
+
+impl Application {
+    /// Opens the store (migrating it), catches the engine up with its log, and uploads
+    /// `--prices` when it is not the latest version already.
+    pub async fn build(settings: &Settings) -> anyhow::Result<Application> {
+        std::fs::create_dir_all(&settings.data_dir)
+            .with_context(|| format!("cannot create data dir {}", settings.data_dir.display()))?;
+        let store = Store::open(settings.database_url.expose())
+            .await
+            .context("cannot open the database")?;
+        let clock = system_clock();
+        let caught_up = store.catch_up(clock()).await?;
+        if caught_up > 0 {
+            tracing::info!(
+                records = caught_up,
+                "folded log records left from a previous run"
+            );
+        }
+        if let Some(p) = &settings.prices {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read price book {}", p.display()))?;
+            let latest = store.pricebooks().await?.into_iter().next();
+            if latest.is_none_or(|v| v.toml != text) {
+                let v = store
+                    .put_pricebook(&text, clock())
+                    .await
+                    .with_context(|| format!("invalid price book {}", p.display()))?;
+                tracing::info!(version = v, "uploaded price book");
+            }
+        }
+        let (admin_token, admin_token_is_new) = admin_token(settings)?;
+        let state = AppState {
+            store: Arc::new(store),
+            admin_token_hash: hash_key(admin_token.expose()),
+            ingest_token_hash: settings.ingest_token.as_ref().map(|t| hash_key(t.expose())),
+            clock,
+        };
+        Ok(Application {
+            state,
+            admin_token,
+            admin_token_is_new,
+        })
+    }
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let settings = Settings::resolve(&args)?;
+    let app = Application::build(&settings).await?;
+    if app.admin_token_is_new {
+        eprintln!(
+            "gpubill: generated the admin token (kept in {}): {}",
+            settings.data_dir.join("admin-token").display(),
+            app.admin_token.expose()
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", settings.listen))?;
+    tracing::info!(addr = %listener.local_addr()?, "gpubill serving");
+    eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
+    axum::serve(listener, router(app.state.clone()))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    app.state.store.close().await;
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+pub async fn migrate(args: MigrateArgs) -> anyhow::Result<()> {
+    let settings = Settings::resolve(&args.serve)?;
+    std::fs::create_dir_all(&settings.data_dir)?;
+    let store = Store::open(settings.database_url.expose())
+        .await
+        .context("cannot open the database")?;
+    store.close().await;
+    eprintln!("gpubill: migrations applied");
+    Ok(())
+}
