@@ -5,9 +5,10 @@ COPY . .
 RUN cargo build --locked --profile dist -p gpubill && cp target/dist/gpubill /usr/local/bin/gpubill
 
 FROM debian:bookworm-slim
-RUN useradd --system --uid 10001 gpubill
+RUN useradd --system --uid 10001 gpubill && mkdir -p /var/lib/gpubill && chown gpubill /var/lib/gpubill
 COPY --from=build /usr/local/bin/gpubill /usr/local/bin/gpubill
 COPY examples /examples
 USER gpubill
 ENTRYPOINT ["gpubill"]
-CMD ["rate", "--prices", "/examples/pricebook.toml", "--events", "/examples/events.jsonl", "--period", "2026-11"]
+EXPOSE 8080
+CMD ["serve", "--listen", "0.0.0.0:8080", "--data-dir", "/var/lib/gpubill"]

@@ -1,1 +1,262 @@
-// shared helpers for the end-to-end tests
+//! Helpers for gpubill's end-to-end tests: fresh databases on both backends, the app without
+//! a socket, and requests.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use billing_api::{AppState, Clock, router};
+use billing_store::{Store, hash_key};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tower::ServiceExt;
+
+pub const ADMIN: &str = "admin-test-token";
+pub const INGEST: &str = "ingest-test-token";
+
+/// Where the tests find PostgreSQL (trust auth); `./scripts/test` starts it.
+pub fn postgres_base() -> String {
+    std::env::var("GPUBILL_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+pub const BOTH: [Db; 2] = [Db::Sqlite, Db::Postgres];
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh, empty database URL. PostgreSQL must be running: a test that needs it fails
+/// loudly, never skips.
+pub async fn fresh_db(db: Db) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = format!(
+        "gpubill_t_{}_{}_{n}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+            % 1_000_000_000
+    );
+    match db {
+        Db::Sqlite => {
+            let dir: PathBuf = std::env::temp_dir().join("gpubill-tests");
+            std::fs::create_dir_all(&dir).unwrap();
+            format!("sqlite://{}", dir.join(format!("{name}.db")).display())
+        }
+        Db::Postgres => {
+            use sqlx::Connection;
+            let base = postgres_base();
+            let mut conn = sqlx::PgConnection::connect(&format!("{base}/postgres")).await.unwrap_or_else(|e| {
+                panic!("PostgreSQL is not reachable at {base} ({e}): run the tests with ./scripts/test, which starts it")
+            });
+            sqlx::query(&format!("create database {name}"))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            format!("{base}/{name}")
+        }
+    }
+}
+
+/// A fixed clock: 2026-12-02T00:00:00Z, after November closed.
+pub fn clock_at(ms: i64) -> Clock {
+    Arc::new(move || ms)
+}
+
+pub const DEC_2_2026_MS: i64 = 1_796_169_600_000;
+
+pub struct TestApp {
+    pub state: AppState,
+    pub app: axum::Router,
+    pub url: String,
+}
+
+impl TestApp {
+    pub async fn open(url: &str) -> TestApp {
+        let store = Store::open(url)
+            .await
+            .unwrap_or_else(|e| panic!("open {url}: {e}"));
+        let state = AppState {
+            store: Arc::new(store),
+            admin_token_hash: hash_key(ADMIN),
+            ingest_token_hash: Some(hash_key(INGEST)),
+            clock: clock_at(DEC_2_2026_MS),
+        };
+        TestApp {
+            app: router(state.clone()),
+            state,
+            url: url.to_string(),
+        }
+    }
+
+    pub async fn fresh(db: Db) -> TestApp {
+        TestApp::open(&fresh_db(db).await).await
+    }
+
+    /// Closes the pool: "drop the app" as a crash or restart would.
+    pub async fn shutdown(self) -> String {
+        self.state.store.close().await;
+        self.url
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<&str>,
+        ctype: &str,
+        body: impl Into<Body>,
+    ) -> (StatusCode, Value) {
+        let (s, bytes) = self.raw(method, uri, token, ctype, body).await;
+        let v = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        (s, v)
+    }
+
+    pub async fn raw(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<&str>,
+        ctype: &str,
+        body: impl Into<Body>,
+    ) -> (StatusCode, Vec<u8>) {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", ctype);
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        let resp = self
+            .app
+            .clone()
+            .oneshot(req.body(body.into()).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status();
+        (
+            status,
+            resp.into_body()
+                .collect()
+                .await
+                .unwrap()
+                .to_bytes()
+                .to_vec(),
+        )
+    }
+
+    pub async fn get(&self, uri: &str, token: &str) -> (StatusCode, Value) {
+        self.call("GET", uri, Some(token), "application/json", "")
+            .await
+    }
+
+    /// Posts events as one batch with the admin token; asserts 200.
+    pub async fn ingest(&self, events: &[String]) -> Value {
+        let (s, v) = self
+            .call(
+                "POST",
+                "/v1/events",
+                Some(INGEST),
+                "application/cloudevents-batch+json",
+                format!("[{}]", events.join(",")),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v
+    }
+
+    pub async fn put_pricebook(&self, toml: &str) {
+        let (s, v) = self
+            .call(
+                "PUT",
+                "/v1/admin/pricebook",
+                Some(ADMIN),
+                "application/toml",
+                toml.to_string(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+    }
+
+    /// Creates an account, returns its API key.
+    pub async fn account(&self, id: &str) -> String {
+        let (s, v) = self
+            .call(
+                "POST",
+                "/v1/admin/accounts",
+                Some(ADMIN),
+                "application/json",
+                format!("{{\"id\":\"{id}\"}}"),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+        v["api_key"].as_str().unwrap().to_string()
+    }
+
+    pub async fn close(&self, period: &str) -> Value {
+        let (s, v) = self
+            .call(
+                "POST",
+                &format!("/v1/admin/invoices/close?period={period}"),
+                Some(ADMIN),
+                "application/json",
+                "",
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v
+    }
+}
+
+pub fn fixture(path: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(path);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `gpubill rate`'s invoices for the same inputs, as JSON values (section 6 shape).
+pub fn offline_invoices(book: &str, events: &[String], period: &str) -> Vec<Value> {
+    use billing_core::meter::Meter;
+    let book = billing_core::pricebook::PriceBook::from_toml(book).unwrap();
+    let mut meter = Meter::new();
+    for e in events {
+        meter.ingest(e.as_bytes());
+    }
+    let p = billing_core::period::Period::month(period, book.timezone).unwrap();
+    billing_core::rating::rate_all(&book, p, &meter, None)
+        .unwrap()
+        .into_iter()
+        .map(|r| serde_json::to_value(r.invoice).unwrap())
+        .collect()
+}
+
+/// An issued invoice reduced to the section 6 fields (no id, number, status, issued_at).
+pub fn section6(issued: &Value) -> Value {
+    let mut v = issued.clone();
+    let o = v.as_object_mut().unwrap();
+    for k in ["id", "number", "status", "issued_at", "pricebook_version"] {
+        o.remove(k);
+    }
+    v
+}
+
+/// Deterministic shuffle (splitmix64 Fisher-Yates).
+pub fn shuffle<T>(v: &mut [T], seed: u64) {
+    let mut state = seed;
+    for i in (1..v.len()).rev() {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        v.swap(i, ((z ^ (z >> 31)) % (i as u64 + 1)) as usize);
+    }
+}

@@ -99,7 +99,10 @@ impl Store {
     }
 }
 
-/// A new usage interval for a ledger key.
+/// The new intervals of one usage key in a batch: `[from, to)` at a quantity.
+type Spans = Vec<(i64, i64, rust_decimal::Decimal)>;
+
+/// A usage key touched by a batch.
 struct KeyInsert<'a> {
     account: &'a str,
     lease: &'a str,
@@ -158,8 +161,7 @@ pub(crate) async fn fold(
     let mut events: Vec<Vec<Val>> = Vec::new();
     let mut egress: Vec<Vec<Val>> = Vec::new();
     let mut late: Vec<Vec<Val>> = Vec::new();
-    let mut usage: HashMap<String, (KeyInsert<'_>, Vec<(i64, i64, rust_decimal::Decimal)>)> =
-        HashMap::new();
+    let mut usage: HashMap<String, (KeyInsert<'_>, Spans)> = HashMap::new();
     for ((seq, raw), d) in batch.iter().zip(&decoded) {
         let e = match d {
             Err(r) => {
