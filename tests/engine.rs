@@ -555,3 +555,30 @@ async fn openapi_health_and_readiness() {
         StatusCode::OK
     );
 }
+
+async fn log_records_left_unfolded_are_folded_first_and_exactly_once(db: Db) {
+    let t = TestApp::fresh(db).await;
+    let events = lines(&fixture("worked-1/events.jsonl"));
+    // Records appended to the log by another writer that crashed before folding them.
+    for (i, e) in events[..3].iter().enumerate() {
+        sqlx::query("insert into log (seq, payload, received_at_ms) values ($1, $2, 0)")
+            .bind(i as i64 + 1)
+            .bind(e.as_bytes().to_vec())
+            .execute(t.state.store.pool())
+            .await
+            .unwrap();
+    }
+    assert_eq!(t.state.store.event_count().await.unwrap(), 0);
+    let v = t.ingest(&events[2..5]).await;
+    // events[2] was in the unfolded log already: folded first, so now a duplicate.
+    assert_eq!(v["results"][0]["status"], "duplicate", "{v}");
+    // a1, a2, a3 from the log; a4 new; the fifth line of the file is a1 again.
+    assert_eq!(t.state.store.event_count().await.unwrap(), 4);
+    assert_eq!(t.state.store.next_offset().await.unwrap(), 7);
+    assert_eq!(
+        t.state.store.catch_up(0).await.unwrap(),
+        0,
+        "nothing left to fold"
+    );
+}
+on_both!(log_records_left_unfolded_are_folded_first_and_exactly_once);

@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::{Query, State};
 use billing_core::timestamp::{Timestamp, format_secs};
 use rust_decimal::Decimal;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -32,6 +32,18 @@ fn instant(v: Option<&String>, name: &str) -> Result<i64, ApiError> {
     Timestamp::parse_rfc3339(text)
         .map(|t| t.secs)
         .ok_or_else(|| ApiError::BadRequest(format!("{name} {text:?} is not an RFC 3339 time")))
+}
+
+#[derive(Serialize)]
+struct Bucket<'a> {
+    start: &'a str,
+    unit_seconds: Decimal,
+}
+
+#[derive(Serialize)]
+struct Group<'a> {
+    key: String,
+    buckets: Vec<Bucket<'a>>,
 }
 
 pub async fn usage(
@@ -86,15 +98,20 @@ pub async fn usage(
             }
         }
     }
-    let groups: Vec<Value> = groups
+    // Bucket start times are the same for every group: format them once.
+    let starts: Vec<String> = (0..buckets).map(|i| format_secs(from + i * step)).collect();
+    let groups: Vec<Group<'_>> = groups
         .into_iter()
-        .map(|(k, series)| {
-            let buckets: Vec<Value> = series
+        .map(|(key, series)| Group {
+            key,
+            buckets: series
                 .into_iter()
-                .enumerate()
-                .map(|(i, v)| json!({ "start": format_secs(from + i as i64 * step), "unit_seconds": v.normalize() }))
-                .collect();
-            json!({ "key": k, "buckets": buckets })
+                .zip(&starts)
+                .map(|(v, start)| Bucket {
+                    start,
+                    unit_seconds: v.normalize(),
+                })
+                .collect(),
         })
         .collect();
     Ok(Json(json!({

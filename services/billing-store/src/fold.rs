@@ -29,7 +29,18 @@ impl Store {
             return Err(StoreError::BatchTooLarge(records.len()));
         }
         let _w = self.writer.lock().await;
-        self.catch_up_locked(now_ms).await?;
+        match self.append_and_fold(&records, now_ms).await {
+            // Records in the log that were never folded (appended by another writer, or left
+            // by a crash of one): fold them first, then this batch.
+            Err(StoreError::Fenced { .. }) => {
+                self.catch_up_locked(now_ms).await?;
+                self.append_and_fold(&records, now_ms).await
+            }
+            other => other,
+        }
+    }
+
+    async fn append_and_fold(&self, records: &[Vec<u8>], now_ms: i64) -> Result<Vec<Outcome>> {
         let mut tx = self.pool.begin().await?;
         let first: i64 = sqlx::query("select coalesce(max(seq), 0) + 1 from log")
             .fetch_one(&mut *tx)

@@ -157,7 +157,7 @@ pub fn generate(spec: &FleetSpec, mut emit: impl FnMut(&str)) -> anyhow::Result<
             let from = (t - spec.interval - spec.overlap).max(start);
             seq += 1;
             let line = format!(
-                r#"{{"specversion":"1.0","id":"hb-{seq}","source":"node/n{node}","type":"gpu.usage","subject":"acct-{account}","time":"{time}","data":{{"lease":"l-{lease_no}-{epoch}","resource":"GPU-{g}","sku":"{sku}","class":"{class}","start":"{from}","end":"{time}","quantity":"{q}"}}}}"#,
+                r#"{{"specversion":"1.0","id":"hb-{start}-{seq}","source":"node/n{node}","type":"gpu.usage","subject":"acct-{account}","time":"{time}","data":{{"lease":"l-{lease_no}-{epoch}","resource":"GPU-{g}","sku":"{sku}","class":"{class}","start":"{from}","end":"{time}","quantity":"{q}"}}}}"#,
                 node = g / 8,
                 time = format_secs(t),
                 from = format_secs(from),
@@ -174,7 +174,7 @@ pub fn generate(spec: &FleetSpec, mut emit: impl FnMut(&str)) -> anyhow::Result<
             for lease_no in 0..leases {
                 seq += 1;
                 let line = format!(
-                    r#"{{"specversion":"1.0","id":"eg-{seq}","source":"gw/g{gw}","type":"net.egress","subject":"acct-{account}","time":"{time}","data":{{"lease":"l-{lease_no}","dest":"{dest}","bytes":{bytes}}}}}"#,
+                    r#"{{"specversion":"1.0","id":"eg-{start}-{seq}","source":"gw/g{gw}","type":"net.egress","subject":"acct-{account}","time":"{time}","data":{{"lease":"l-{lease_no}","dest":"{dest}","bytes":{bytes}}}}}"#,
                     gw = lease_no % 4,
                     account = lease_no % spec.accounts,
                     time = format_secs(t),
@@ -206,9 +206,30 @@ pub struct SimulateArgs {
     /// Output file (JSONL); stdout when absent.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Post the events to a running `gpubill serve` at this base URL instead of writing them.
+    #[arg(long)]
+    pub post: Option<String>,
+    /// Bearer token for --post (admin or ingest token).
+    #[arg(long, env = "GPUBILL_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Events per request with --post.
+    #[arg(long, default_value_t = 1000)]
+    pub batch: usize,
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
+    if let Some(url) = &args.post {
+        let token = args
+            .token
+            .clone()
+            .context("--post needs --token (or GPUBILL_TOKEN)")?;
+        let mut events = Vec::new();
+        generate(&args.fleet, |line| events.push(line.to_string()))?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        return rt.block_on(crate::load::post_events(url, &token, events, args.batch));
+    }
     let sink: Box<dyn Write> = match &args.out {
         Some(p) => Box::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,

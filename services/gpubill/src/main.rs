@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod fleet;
+mod load;
 mod rate;
 mod serve;
 
@@ -35,6 +36,8 @@ enum Command {
     Migrate(serve::MigrateArgs),
     /// A guided tour: the embedded engine, a simulated day of a small fleet, invoices.
     Demo(demo::DemoArgs),
+    /// Fixed-rate GETs against a running server, with latency percentiles (benchmarks).
+    Load(load::LoadArgs),
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -64,6 +67,9 @@ fn main() -> ExitCode {
             .map(|()| ExitCode::SUCCESS),
         Command::Demo(args) => runtime()
             .and_then(|rt| rt.block_on(demo::run(args)))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Load(args) => runtime()
+            .and_then(|rt| rt.block_on(load::run(args)))
             .map(|()| ExitCode::SUCCESS),
     };
     match result {

@@ -257,3 +257,155 @@ fn simulate_output_rates_without_rejections() {
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got.as_array().unwrap().len(), 2); // 16 GPUs = 2 leases over 8 accounts
 }
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "gpubill-{name}-{}-{}",
+        std::process::id(),
+        free_port()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn demo_runs_the_embedded_engine_end_to_end() {
+    let dir = temp_dir("demo");
+    let out = gpubill(&[
+        "demo",
+        "--data-dir",
+        dir.join("data").to_str().unwrap(),
+        "--gpus",
+        "16",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Invoices for 2026-11"), "{text}");
+    for account in ["acct-0", "acct-1", "acct-2"] {
+        assert!(text.contains(account), "{text}");
+    }
+    assert!(text.contains("0 rejected"), "{text}");
+    assert!(dir.join("data/admin-token").exists());
+}
+
+/// Kills the server when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_takes_a_posted_fleet_and_prints_its_admin_token_once() {
+    let dir = temp_dir("serve");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_gpubill"))
+            .args([
+                "serve",
+                "--data-dir",
+                dir.to_str().unwrap(),
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env_remove("GPUBILL_ADMIN_TOKEN")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let wait_ready = || {
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("gpubill serve did not come up on {port}");
+    };
+    let server = Server(start());
+    wait_ready();
+    let token = std::fs::read_to_string(dir.join("admin-token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(token.starts_with("gba_"));
+    let out = gpubill(&[
+        "simulate",
+        "--gpus",
+        "8",
+        "--seconds",
+        "600",
+        "--post",
+        &base,
+        "--token",
+        &token,
+        "--batch",
+        "100",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("0 rejected") && text.contains("events/s"),
+        "{text}"
+    );
+    drop(server);
+    // A restart keeps the token (and prints nothing about it).
+    let mut again = Server(start());
+    wait_ready();
+    let _ = again.0.kill();
+    let _ = again.0.wait();
+    let mut err = String::new();
+    use std::io::Read;
+    again
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(
+        !err.contains(&token),
+        "the token is printed only at first start: {err}"
+    );
+    // A wrong token is refused.
+    let server = Server(start());
+    wait_ready();
+    let out = gpubill(&[
+        "simulate",
+        "--gpus",
+        "8",
+        "--seconds",
+        "60",
+        "--post",
+        &base,
+        "--token",
+        "wrong",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("401"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(server);
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# HTTP benchmarks of `gpubill serve` (issue 3), on SQLite and PostgreSQL:
+#  1. ingest: a fleet posted in batches of 1,000 events (events/s);
+#  2. usage: GET /v1/usage for an account with 64 GPUs and a month of heartbeats at hour
+#     granularity, 500 requests/s for 10 s (p50/p99).
+# Usage: scripts/bench-http.sh [sqlite|postgres]...   (default: both)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/services.sh
+cargo build --profile dist -p gpubill >/dev/null 2>&1 || cargo build --profile dist -p gpubill
+bin=target/dist/gpubill
+export GPUBILL_ADMIN_TOKEN=bench-admin-token
+port=18080
+base="http://127.0.0.1:$port"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+run_one() {
+    local db=$1 url
+    case $db in
+        sqlite) url="sqlite://$work/bench.db" ;;
+        postgres)
+            local name="gpubill_bench_$$"
+            psql -h 127.0.0.1 -U postgres -qc "drop database if exists $name" -c "create database $name" postgres
+            url="postgres://postgres@127.0.0.1:5432/$name" ;;
+    esac
+    echo "== $db"
+    "$bin" serve --data-dir "$work/$db" --database "$url" --listen "127.0.0.1:$port" --prices examples/pricebook.toml 2>"$work/$db.log" &
+    local pid=$!
+    for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+    echo "-- ingest: 512 GPUs x 1 h of 30 s heartbeats, 10% redelivered, batches of 1,000"
+    "$bin" simulate --gpus 512 --accounts 64 --seconds 3600 --start 2026-11-03T00:00:00Z --egress-every 0 \
+        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000
+    echo "-- usage: 64 GPUs, a month of 300 s heartbeats for one account"
+    key=$(curl -fs -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' \
+        -d '{"id":"acct-0"}' "$base/v1/admin/accounts" | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
+    "$bin" simulate --gpus 64 --gpus-per-lease 64 --accounts 1 --seconds 2592000 --interval 300 --overlap 10 \
+        --start 2026-11-01T00:00:00Z --egress-every 0 --redeliver-permille 0 --spot-permille 0 --vgpu-permille 0 \
+        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000
+    "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
+        --token "$key" --rate 500 --seconds 10
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+for db in "${@:-sqlite postgres}"; do
+    for d in $db; do run_one "$d"; done
+done

@@ -1,0 +1,133 @@
+//! Talking to a running `gpubill serve`: posting a simulated fleet (`gpubill simulate --post`)
+//! and measuring request latency at a fixed rate (`gpubill load`). Both are benchmark tools;
+//! their figures go to docs/benchmarks.md.
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::time::{Duration, Instant};
+
+/// Posts `events` to `url`/v1/events in batches; prints the rate it sustained.
+pub async fn post_events(
+    url: &str,
+    token: &str,
+    events: Vec<String>,
+    batch: usize,
+) -> anyhow::Result<()> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let endpoint = format!("{}/v1/events", url.trim_end_matches('/'));
+    let bar = ProgressBar::new(events.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} events {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let t0 = Instant::now();
+    let (mut accepted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
+    for chunk in events.chunks(batch.max(1)) {
+        let body = format!("[{}]", chunk.join(","));
+        let resp = client
+            .post(&endpoint)
+            .bearer_auth(token)
+            .header("content-type", "application/cloudevents-batch+json")
+            .body(body)
+            .send()
+            .await
+            .with_context(|| format!("POST {endpoint}"))?;
+        let status = resp.status();
+        let v: serde_json::Value = resp.json().await.context("ingest answer")?;
+        anyhow::ensure!(status.is_success(), "ingest answered {status}: {v}");
+        accepted += v["accepted"].as_u64().unwrap_or(0);
+        duplicates += v["duplicates"].as_u64().unwrap_or(0);
+        rejected += v["rejected"].as_u64().unwrap_or(0);
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "posted {} events in batches of {batch} in {secs:.2} s: {:.0} events/s ({accepted} accepted, {duplicates} duplicates, {rejected} rejected)",
+        events.len(),
+        events.len() as f64 / secs
+    );
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// Full URL to GET, e.g. http://127.0.0.1:8080/v1/usage?from=...&to=...&granularity=hour
+    #[arg(long)]
+    pub url: String,
+    /// Bearer token.
+    #[arg(long)]
+    pub token: String,
+    /// Requests per second (open loop: sent on schedule whatever the answers take).
+    #[arg(long, default_value_t = 500)]
+    pub rate: u32,
+    /// How long to send, in seconds.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u32,
+}
+
+/// Fixed-rate GETs; prints latency percentiles.
+pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .pool_max_idle_per_host(256)
+        .build()?;
+    let total = (args.rate as u64 * args.seconds as u64).max(1);
+    let gap = Duration::from_secs_f64(1.0 / args.rate.max(1) as f64);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Result<Duration, String>>();
+    let start = tokio::time::Instant::now();
+    for i in 0..total {
+        tokio::time::sleep_until(start + gap * i as u32).await;
+        let (client, url, token, tx) = (
+            client.clone(),
+            args.url.clone(),
+            args.token.clone(),
+            tx.clone(),
+        );
+        tokio::spawn(async move {
+            let t = Instant::now();
+            let r = match client.get(&url).bearer_auth(&token).send().await {
+                Ok(resp) if resp.status().is_success() => resp
+                    .bytes()
+                    .await
+                    .map(|_| t.elapsed())
+                    .map_err(|e| e.to_string()),
+                Ok(resp) => Err(format!("status {}", resp.status())),
+                Err(e) => Err(e.to_string()),
+            };
+            let _ = tx.send(r);
+        });
+    }
+    drop(tx);
+    let mut lat = Vec::with_capacity(total as usize);
+    let mut errors = Vec::new();
+    while let Some(r) = rx.recv().await {
+        match r {
+            Ok(d) => lat.push(d),
+            Err(e) => errors.push(e),
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    lat.sort();
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p).ceil() as usize).saturating_sub(1))
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    println!(
+        "{} requests at {} req/s over {wall:.1} s: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} errors",
+        lat.len() + errors.len(),
+        args.rate,
+        pct(0.50),
+        pct(0.90),
+        pct(0.99),
+        pct(1.0),
+        errors.len()
+    );
+    if let Some(e) = errors.first() {
+        println!("first error: {e}");
+    }
+    Ok(())
+}
