@@ -582,3 +582,95 @@ async fn log_records_left_unfolded_are_folded_first_and_exactly_once(db: Db) {
     );
 }
 on_both!(log_records_left_unfolded_are_folded_first_and_exactly_once);
+
+async fn price_book_versions_rate_periods_by_effective_from(db: Db) {
+    let t = TestApp::fresh(db).await;
+    let base = "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.\"gpu\"]\n";
+    t.put_pricebook(&format!("{base}rate_per_hour = \"10.00\"\n"))
+        .await;
+    // Uploaded later, effective from December: November keeps the first version.
+    t.put_pricebook(&format!(
+        "effective_from = \"2026-12-01T00:00:00Z\"\n{base}rate_per_hour = \"20.00\"\n"
+    ))
+    .await;
+    let ev = |id: &str, day: &str| {
+        format!(
+            r#"{{"specversion":"1.0","id":"{id}","source":"n","type":"gpu.usage","subject":"acme","data":{{"lease":"L","resource":"g","sku":"gpu","start":"{day}T00:00:00Z","end":"{day}T01:00:00Z"}}}}"#
+        )
+    };
+    t.ingest(&[ev("n", "2026-11-05"), ev("d", "2026-12-05")])
+        .await;
+    let nov = t.close("2026-11").await;
+    assert_eq!(
+        (
+            nov[0]["subtotal"].as_str(),
+            nov[0]["pricebook_version"].as_i64()
+        ),
+        (Some("10.00"), Some(1))
+    );
+    let dec = t.close("2026-12").await;
+    assert_eq!(
+        (
+            dec[0]["subtotal"].as_str(),
+            dec[0]["pricebook_version"].as_i64()
+        ),
+        (Some("20.00"), Some(2))
+    );
+    // A new upload never changes an issued invoice.
+    t.put_pricebook(&format!("{base}rate_per_hour = \"99.00\"\n"))
+        .await;
+    assert_eq!(t.close("2026-11").await, nov);
+}
+on_both!(price_book_versions_rate_periods_by_effective_from);
+
+#[tokio::test]
+async fn usage_is_bucketed_from_the_ledger_and_paginated() {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let key = t.account("acme").await;
+    let ev = r#"{"specversion":"1.0","id":"u1","source":"n","type":"gpu.usage","subject":"acme","data":{"lease":"L","resource":"g","sku":"gpu","start":"2026-11-05T00:30:00Z","end":"2026-11-05T02:00:00Z","quantity":"0.5"}}"#;
+    t.ingest(&[ev.to_string()]).await;
+    let (s, v) = t
+        .get(
+            "/v1/usage?from=2026-11-05T00:00:00Z&to=2026-11-05T03:00:00Z&granularity=hour",
+            &key,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let got: Vec<&str> = v["groups"][0]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["unit_seconds"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        ["900", "1800", "0"],
+        "half a GPU: 30 min, 60 min, nothing"
+    );
+    assert!(v["next_from"].is_null());
+    // 2h40 at second granularity: 9,600 buckets, served 1,000 at a time; a page shows the
+    // groups with usage in it.
+    let (_, v) = t
+        .get(
+            "/v1/usage?from=2026-11-05T00:20:00Z&to=2026-11-05T03:00:00Z&granularity=second",
+            &key,
+        )
+        .await;
+    let buckets = v["groups"][0]["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 1000);
+    assert_eq!(
+        (
+            buckets[599]["unit_seconds"].as_str(),
+            buckets[600]["unit_seconds"].as_str()
+        ),
+        (Some("0"), Some("0.5"))
+    );
+    assert_eq!(v["next_from"], "2026-11-05T00:36:40Z");
+    let (_, empty) = t
+        .get(
+            "/v1/usage?from=2026-11-05T05:00:00Z&to=2026-11-05T06:00:00Z&granularity=minute",
+            &key,
+        )
+        .await;
+    assert_eq!(empty["groups"], serde_json::json!([]));
+}
