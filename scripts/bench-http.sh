@@ -30,13 +30,13 @@ run_one() {
     for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
     echo "-- ingest: 512 GPUs x 1 h of 30 s heartbeats, 10% redelivered, batches of 1,000"
     "$bin" simulate --gpus 512 --accounts 64 --seconds 3600 --start 2026-11-03T00:00:00Z --egress-every 0 \
-        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000
+        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency "${CONCURRENCY:-1}"
     echo "-- usage: 64 GPUs, a month of 300 s heartbeats for one account"
     key=$(curl -fs -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' \
         -d '{"id":"acct-0"}' "$base/v1/admin/accounts" | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
     "$bin" simulate --gpus 64 --gpus-per-lease 64 --accounts 1 --seconds 2592000 --interval 300 --overlap 10 \
         --start 2026-11-01T00:00:00Z --egress-every 0 --redeliver-permille 0 --spot-permille 0 --vgpu-permille 0 \
-        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000
+        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency "${CONCURRENCY:-1}"
     "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
         --token "$key" --rate 500 --seconds 10
     kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -215,6 +215,9 @@ pub struct SimulateArgs {
     /// Events per request with --post.
     #[arg(long, default_value_t = 1000)]
     pub batch: usize,
+    /// Requests in flight with --post.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
@@ -228,7 +231,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        return rt.block_on(crate::load::post_events(url, &token, events, args.batch));
+        return rt.block_on(crate::load::post_events(url, &token, events, args.batch, args.concurrency));
     }
     let sink: Box<dyn Write> = match &args.out {
         Some(p) => Box::new(
