@@ -379,56 +379,24 @@ async fn bad_input_gets_a_clear_4xx_and_rejected_events_are_dead_lettered(db: Db
     );
     // Bad account id, bad period, closing without a price book.
     let (s, _) = t
-        .call(
-            "POST",
-            "/v1/admin/accounts",
-            Some(ADMIN),
-            "application/json",
-            "{\"id\":\"no spaces\"}",
-        )
+        .admin("POST", "/v1/admin/accounts", "{\"id\":\"no spaces\"}")
         .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
-    let (s, _) = t
-        .call(
-            "POST",
-            "/v1/admin/accounts",
-            Some(ADMIN),
-            "application/json",
-            "not json",
-        )
-        .await;
+    let (s, _) = t.admin("POST", "/v1/admin/accounts", "not json").await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     let (s, _) = t
-        .call(
-            "POST",
-            "/v1/admin/invoices/close?period=2026-13",
-            Some(ADMIN),
-            "application/json",
-            "",
-        )
+        .admin("POST", "/v1/admin/invoices/close?period=2026-13", "")
         .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     let (s, v) = t
-        .call(
-            "POST",
-            "/v1/admin/invoices/close?period=2026-11",
-            Some(ADMIN),
-            "application/json",
-            "",
-        )
+        .admin("POST", "/v1/admin/invoices/close?period=2026-11", "")
         .await;
     assert_eq!(s, StatusCode::CONFLICT, "{v}");
     // Unpriced usage blocks closing, naming it.
     t.put_pricebook("currency = \"CNY\"\n[skus.\"gpu.a100\"]\nrate_per_hour = \"10\"\n")
         .await;
     let (s, v) = t
-        .call(
-            "POST",
-            "/v1/admin/invoices/close?period=2026-11",
-            Some(ADMIN),
-            "application/json",
-            "",
-        )
+        .admin("POST", "/v1/admin/invoices/close?period=2026-11", "")
         .await;
     assert_eq!(s, StatusCode::CONFLICT);
     assert!(

@@ -153,6 +153,17 @@ impl TestApp {
         )
     }
 
+    /// A JSON request with the admin token.
+    pub async fn admin(
+        &self,
+        method: &str,
+        uri: &str,
+        body: impl Into<Body>,
+    ) -> (StatusCode, Value) {
+        self.call(method, uri, Some(ADMIN), "application/json", body)
+            .await
+    }
+
     pub async fn get(&self, uri: &str, token: &str) -> (StatusCode, Value) {
         self.call("GET", uri, Some(token), "application/json", "")
             .await

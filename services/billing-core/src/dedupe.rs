@@ -91,7 +91,12 @@ impl Dedupe {
 
     /// Classifies (source, id, fingerprint) and remembers it when new.
     pub fn offer(&mut self, source: &str, id: &str, fingerprint: u128) -> Seen {
-        let key = identity_digest(source, id).max(1);
+        self.offer_digest(identity_digest(source, id), fingerprint)
+    }
+
+    /// [`Dedupe::offer`] for an identity already digested with [`identity_digest`].
+    pub fn offer_digest(&mut self, digest: u128, fingerprint: u128) -> Seen {
+        let key = digest.max(1);
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
@@ -106,6 +111,19 @@ impl Dedupe {
         } else {
             Seen::Conflict
         }
+    }
+
+    /// Reads the home slot of each digest, all at once, so that the cache misses of a block
+    /// of events overlap instead of queueing one after another (memory-level parallelism);
+    /// the offers that follow then hit the cache. Returns a value only so the reads happen.
+    pub fn warm(&self, digests: &[u128]) -> u128 {
+        if self.slots.is_empty() {
+            return 0;
+        }
+        let mask = self.slots.len() - 1;
+        digests
+            .iter()
+            .fold(0, |acc, d| acc ^ self.slots[(*d.max(&1) as usize) & mask].0)
     }
 
     pub fn len(&self) -> usize {

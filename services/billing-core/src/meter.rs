@@ -48,10 +48,46 @@ impl Meter {
         }
     }
 
+    /// Decodes and admits a block of records, in order, with the same outcome as calling
+    /// [`Meter::ingest`] on each; faster, because the dedupe table's cache misses of the whole
+    /// block overlap (see [`Dedupe::warm`]).
+    pub fn ingest_block(&mut self, records: &[&[u8]]) -> Vec<Admission> {
+        let decoded: Vec<Result<(Event<'_>, u128, u128), Rejection>> = records
+            .iter()
+            .map(|r| {
+                event::decode(r).map(|e| {
+                    let digest = crate::dedupe::identity_digest(&e.source, &e.id);
+                    let fingerprint = e.fingerprint_with(&mut self.scratch);
+                    (e, digest, fingerprint)
+                })
+            })
+            .collect();
+        let digests: Vec<u128> = decoded
+            .iter()
+            .filter_map(|d| d.as_ref().ok().map(|x| x.1))
+            .collect();
+        std::hint::black_box(self.dedupe.warm(&digests));
+        decoded
+            .into_iter()
+            .map(|d| match d {
+                Ok((e, digest, fingerprint)) => self.admit_digested(&e, digest, fingerprint),
+                Err(r) => Admission::Rejected(r),
+            })
+            .collect()
+    }
+
     /// Admits a decoded, valid event.
     pub fn admit(&mut self, e: &Event<'_>) -> Admission {
         let fingerprint = e.fingerprint_with(&mut self.scratch);
-        match self.dedupe.offer(&e.source, &e.id, fingerprint) {
+        self.admit_digested(
+            e,
+            crate::dedupe::identity_digest(&e.source, &e.id),
+            fingerprint,
+        )
+    }
+
+    fn admit_digested(&mut self, e: &Event<'_>, digest: u128, fingerprint: u128) -> Admission {
+        match self.dedupe.offer_digest(digest, fingerprint) {
             Seen::Duplicate => return Admission::Duplicate,
             Seen::Conflict => {
                 let mut r = Rejection::new(

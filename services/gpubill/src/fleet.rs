@@ -231,7 +231,13 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        return rt.block_on(crate::load::post_events(url, &token, events, args.batch, args.concurrency));
+        return rt.block_on(crate::load::post_events(
+            url,
+            &token,
+            events,
+            args.batch,
+            args.concurrency,
+        ));
     }
     let sink: Box<dyn Write> = match &args.out {
         Some(p) => Box::new(

@@ -10,7 +10,13 @@ use std::time::{Duration, Instant};
 /// Posts `events` to `url`/v1/events in batches, `concurrency` requests in flight; prints the
 /// rate it sustained. With more than one in flight, batches may be folded out of order, which
 /// changes nothing billed (the ledger does not depend on order).
-pub async fn post_events(url: &str, token: &str, events: Vec<String>, batch: usize, concurrency: usize) -> anyhow::Result<()> {
+pub async fn post_events(
+    url: &str,
+    token: &str,
+    events: Vec<String>,
+    batch: usize,
+    concurrency: usize,
+) -> anyhow::Result<()> {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()?;
@@ -23,21 +29,34 @@ pub async fn post_events(url: &str, token: &str, events: Vec<String>, batch: usi
     let t0 = Instant::now();
     let (mut accepted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
     let mut in_flight = tokio::task::JoinSet::new();
-    let mut chunks = events.chunks(batch.max(1)).map(|c| (c.len() as u64, format!("[{}]", c.join(","))));
+    let mut chunks = events
+        .chunks(batch.max(1))
+        .map(|c| (c.len() as u64, format!("[{}]", c.join(","))));
     loop {
         while in_flight.len() < concurrency.max(1) {
-            let Some((n, body)) = chunks.next() else { break };
-            let req = client.post(&endpoint).bearer_auth(token).header("content-type", "application/cloudevents-batch+json").body(body);
+            let Some((n, body)) = chunks.next() else {
+                break;
+            };
+            let req = client
+                .post(&endpoint)
+                .bearer_auth(token)
+                .header("content-type", "application/cloudevents-batch+json")
+                .body(body);
             let endpoint = endpoint.clone();
             in_flight.spawn(async move {
-                let resp = req.send().await.with_context(|| format!("POST {endpoint}"))?;
+                let resp = req
+                    .send()
+                    .await
+                    .with_context(|| format!("POST {endpoint}"))?;
                 let status = resp.status();
                 let v: serde_json::Value = resp.json().await.context("ingest answer")?;
                 anyhow::ensure!(status.is_success(), "ingest answered {status}: {v}");
                 Ok::<_, anyhow::Error>((n, v))
             });
         }
-        let Some(done) = in_flight.join_next().await else { break };
+        let Some(done) = in_flight.join_next().await else {
+            break;
+        };
         let (n, v) = done??;
         accepted += v["accepted"].as_u64().unwrap_or(0);
         duplicates += v["duplicates"].as_u64().unwrap_or(0);

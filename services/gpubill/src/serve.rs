@@ -261,22 +261,38 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("gpubill.toml");
         std::fs::write(&file, "data_dir = \"/srv/gpubill\"\nlisten = \"0.0.0.0:9000\"\n[database]\nurl = \"postgres://u:hunter2@db/gpubill\"\n").unwrap();
-        let args = ServeArgs { config: Some(file.clone()), listen: Some("127.0.0.1:7000".parse().unwrap()), ..ServeArgs::default() };
+        let args = ServeArgs {
+            config: Some(file.clone()),
+            listen: Some("127.0.0.1:7000".parse().unwrap()),
+            ..ServeArgs::default()
+        };
         let s = Settings::resolve(&args).unwrap();
-        assert_eq!(s.listen.to_string(), "127.0.0.1:7000", "the flag wins over the file");
+        assert_eq!(
+            s.listen.to_string(),
+            "127.0.0.1:7000",
+            "the flag wins over the file"
+        );
         assert_eq!(s.data_dir, PathBuf::from("/srv/gpubill"));
         assert_eq!(s.database_url.expose(), "postgres://u:hunter2@db/gpubill");
         let shown = format!("{s:?}");
         assert!(!shown.contains("hunter2"), "{shown}");
         // Unknown keys in the file are errors, not silently ignored.
         std::fs::write(&file, "listn = \"0.0.0.0:9000\"\n").unwrap();
-        let err = Settings::resolve(&ServeArgs { config: Some(file), ..ServeArgs::default() }).unwrap_err();
+        let err = Settings::resolve(&ServeArgs {
+            config: Some(file),
+            ..ServeArgs::default()
+        })
+        .unwrap_err();
         assert!(format!("{err:#}").contains("listn"), "{err:#}");
     }
 
     #[test]
     fn the_default_database_is_sqlite_in_the_data_dir() {
-        let s = Settings::resolve(&ServeArgs { data_dir: Some(PathBuf::from("/tmp/x")), ..ServeArgs::default() }).unwrap();
+        let s = Settings::resolve(&ServeArgs {
+            data_dir: Some(PathBuf::from("/tmp/x")),
+            ..ServeArgs::default()
+        })
+        .unwrap();
         if std::env::var("GPUBILL__DATABASE__URL").is_err() {
             assert_eq!(s.database_url.expose(), "sqlite:///tmp/x/gpubill.db");
         }
