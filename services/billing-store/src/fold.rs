@@ -173,6 +173,7 @@ pub(crate) async fn fold(
     let mut egress: Vec<Vec<Val>> = Vec::new();
     let mut late: Vec<Vec<Val>> = Vec::new();
     let mut usage: HashMap<String, (KeyInsert<'_>, Spans)> = HashMap::new();
+    let mut scratch = Vec::new();
     for ((seq, raw), d) in batch.iter().zip(&decoded) {
         let e = match d {
             Err(r) => {
@@ -185,7 +186,7 @@ pub(crate) async fn fold(
             }
             Ok(e) => e,
         };
-        let fp = e.fingerprint();
+        let fp = e.fingerprint_with(&mut scratch);
         let ident = (e.source.to_string(), e.id.to_string());
         match seen.get(&ident) {
             Some(&first) if first == fp => {
