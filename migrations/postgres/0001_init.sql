@@ -18,7 +18,6 @@ create table events (
     primary key (source, id)
 );
 create index events_by_id on events (id);
-create index events_by_account on events (account);
 
 -- The per-second ledger: one row per usage key holding its disjoint runs as JSON
 -- [[from_s, to_s, "quantity"], ...], sorted and merged.

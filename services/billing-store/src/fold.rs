@@ -1,8 +1,8 @@
 //! Folding a batch of log records into the store, in one transaction.
 
 use crate::keys::key_id;
-use crate::sql::{MAX_IN_LIST, Val, bind, insert_rows, list};
-use crate::{EMBEDDED_CONSUMER, MAX_BATCH_RECORDS, Result, Store, StoreError};
+use crate::sql::{MAX_IN_LIST, Val, bind, insert_rows};
+use crate::{Backend, EMBEDDED_CONSUMER, MAX_BATCH_RECORDS, Result, Store, StoreError};
 use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
 use billing_core::ledger::Runs;
 use serde::Serialize;
@@ -69,7 +69,7 @@ impl Store {
             .enumerate()
             .map(|(i, r)| (first + i as i64, r.as_slice()))
             .collect();
-        let outcomes = fold(&mut tx, &batch, now_ms).await?;
+        let outcomes = fold(&mut tx, self.backend, &batch, now_ms).await?;
         tx.commit().await?;
         Ok(outcomes)
     }
@@ -103,7 +103,7 @@ impl Store {
             let owned: Vec<(i64, Vec<u8>)> =
                 rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
             let batch: Vec<(i64, &[u8])> = owned.iter().map(|(s, p)| (*s, p.as_slice())).collect();
-            fold(&mut tx, &batch, now_ms).await?;
+            fold(&mut tx, self.backend, &batch, now_ms).await?;
             tx.commit().await?;
             folded += batch.len() as u64;
         }
@@ -126,6 +126,7 @@ struct KeyInsert<'a> {
 /// past it with compare-and-set. The caller owns the transaction.
 pub(crate) async fn fold(
     conn: &mut AnyConnection,
+    backend: Backend,
     batch: &[(i64, &[u8])],
     now_ms: i64,
 ) -> Result<Vec<Outcome>> {
@@ -133,6 +134,7 @@ pub(crate) async fn fold(
         return Ok(Vec::new());
     };
     let last_seq = batch[batch.len() - 1].0;
+    let t0 = std::time::Instant::now();
     let decoded: Vec<Result<Event<'_>, Rejection>> = batch.iter().map(|(_, r)| decode(r)).collect();
 
     // Dedupe against the authoritative events table, then within the batch.
@@ -144,13 +146,10 @@ pub(crate) async fn fold(
         .collect();
     for chunk in ids.chunks(MAX_IN_LIST) {
         let sql = format!(
-            "select source, id, fingerprint from events where id in ({})",
-            list(chunk.len(), 1)
+            "select source, id, fingerprint from events where {}",
+            in_json_array("id", backend)
         );
-        let mut q = sqlx::query(&sql);
-        for id in chunk {
-            q = q.bind(*id);
-        }
+        let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
         for r in q.fetch_all(&mut *conn).await? {
             let fp: Vec<u8> = r.get(2);
             let fp: [u8; 16] = fp
@@ -267,18 +266,16 @@ pub(crate) async fn fold(
         }
     }
 
+    let t_dedupe = t0.elapsed();
     // Ledger: load the touched keys, fold the new intervals in, write them back.
     let key_ids: Vec<&String> = usage.keys().collect();
     let mut existing: HashMap<String, Runs> = HashMap::new();
     for chunk in key_ids.chunks(MAX_IN_LIST) {
         let sql = format!(
-            "select key_id, runs from ledger_keys where key_id in ({})",
-            list(chunk.len(), 1)
+            "select key_id, runs from ledger_keys where {}",
+            in_json_array("key_id", backend)
         );
-        let mut q = sqlx::query(&sql);
-        for k in chunk {
-            q = q.bind(k.as_str());
-        }
+        let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
         for r in q.fetch_all(&mut *conn).await? {
             let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
                 .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
@@ -340,6 +337,7 @@ pub(crate) async fn fold(
     .await?;
     insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
 
+    let t_written = t0.elapsed();
     // Fencing: only the writer that read the offset this batch starts at may advance it.
     let moved = bind(
         bind(
@@ -357,7 +355,28 @@ pub(crate) async fn fold(
             expected: first_seq,
         });
     }
+    tracing::debug!(
+        records = batch.len(),
+        keys = usage.len(),
+        decode_dedupe_us = t_dedupe.as_micros() as u64,
+        ledger_and_writes_us = (t_written - t_dedupe).as_micros() as u64,
+        total_us = t0.elapsed().as_micros() as u64,
+        "folded batch"
+    );
     Ok(outcomes)
+}
+
+/// `column` is one of the strings of the JSON array bound as `$1`: one parameter for up to a
+/// thousand values, written so that both databases look them up through the column's index
+/// (PostgreSQL plans `in (subquery)` as a hash join over the whole table; `= any(array)` is an
+/// index scan).
+fn in_json_array(column: &str, backend: Backend) -> String {
+    match backend {
+        Backend::Postgres => {
+            format!("{column} = any(array(select jsonb_array_elements_text(cast($1 as jsonb))))")
+        }
+        Backend::Sqlite => format!("{column} in (select value from json_each($1))"),
+    }
 }
 
 fn dead_row(seq: i64, r: &Rejection, raw: &[u8], now_ms: i64) -> Vec<Val> {

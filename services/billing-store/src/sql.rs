@@ -73,13 +73,5 @@ pub async fn insert_rows(
     Ok(affected)
 }
 
-/// `$1, $2, ...` for an `in (...)` list starting at parameter `from`.
-pub fn list(n: usize, from: usize) -> String {
-    (0..n)
-        .map(|i| format!("${}", from + i))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Most values in one `in (...)` list.
+/// Most values looked up with one query.
 pub const MAX_IN_LIST: usize = 1_000;
