@@ -37,6 +37,8 @@ run_one() {
     "$bin" simulate --gpus 64 --gpus-per-lease 64 --accounts 1 --seconds 2592000 --interval 300 --overlap 10 \
         --start 2026-11-01T00:00:00Z --egress-every 0 --redeliver-permille 0 --spot-permille 0 --vgpu-permille 0 \
         --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency "${CONCURRENCY:-1}"
+    # Steady state: let autovacuum's work after the bulk load finish before measuring reads.
+    if [ "$db" = postgres ]; then psql -h 127.0.0.1 -U postgres -qc "vacuum analyze" "${url##*/}"; fi
     "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
         --token "$key" --rate 500 --seconds 10
     kill "$pid"; wait "$pid" 2>/dev/null || true
