@@ -642,3 +642,25 @@ async fn usage_is_bucketed_from_the_ledger_and_paginated() {
         .await;
     assert_eq!(empty["groups"], serde_json::json!([]));
 }
+
+async fn two_writers_on_one_database_never_fold_onto_stale_ledger_rows(db: Db) {
+    // Two servers on the same database take turns; each keeps a cache of the ledger rows it
+    // wrote, which the other's batches make stale. Totals must still be exact.
+    let url = fresh_db(db).await;
+    let a = TestApp::open(&url).await;
+    let b = TestApp::open(&url).await;
+    let book = example_book();
+    a.put_pricebook(&book).await;
+    let mut events = example_events();
+    shuffle(&mut events, 5);
+    for (i, chunk) in events.chunks(400).enumerate() {
+        if i % 3 == 2 {
+            b.ingest(chunk).await
+        } else {
+            a.ingest(chunk).await
+        };
+    }
+    let closed = a.close("2026-11").await;
+    assert_equal_to_offline(&closed, &book, &events, "2026-11");
+}
+on_both!(two_writers_on_one_database_never_fold_onto_stale_ledger_rows);

@@ -101,8 +101,9 @@ pub struct LateUsage {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// One writer at a time per process: batches are folded in log order.
-    writer: Mutex<()>,
+    /// One writer at a time per process: batches are folded in log order. Holds the
+    /// writer's cache of committed ledger rows.
+    writer: Mutex<fold::Writer>,
 }
 
 impl Store {
@@ -149,7 +150,7 @@ impl Store {
         Ok(Store {
             pool,
             backend,
-            writer: Mutex::new(()),
+            writer: Mutex::new(fold::Writer::default()),
         })
     }
 
