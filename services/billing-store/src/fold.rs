@@ -28,34 +28,24 @@ impl Store {
         if records.len() > MAX_BATCH_RECORDS {
             return Err(StoreError::BatchTooLarge(records.len()));
         }
-        let mut w = self.writer.lock().await;
-        match self.append_and_fold(&mut w, &records, now_ms).await {
+        let _w = self.writer.lock().await;
+        match self.append_and_fold(&records, now_ms).await {
             // Records in the log that were never folded (appended by another writer, or left
             // by a crash of one): fold them first, then this batch.
             Err(StoreError::Fenced { .. }) => {
-                self.catch_up_locked(&mut w, now_ms).await?;
-                self.append_and_fold(&mut w, &records, now_ms).await
+                self.catch_up_locked(now_ms).await?;
+                self.append_and_fold(&records, now_ms).await
             }
             other => other,
         }
     }
 
-    async fn append_and_fold(
-        &self,
-        w: &mut Writer,
-        records: &[Vec<u8>],
-        now_ms: i64,
-    ) -> Result<Vec<Outcome>> {
+    async fn append_and_fold(&self, records: &[Vec<u8>], now_ms: i64) -> Result<Vec<Outcome>> {
         let mut tx = self.pool.begin().await?;
         let first: i64 = sqlx::query("select coalesce(max(seq), 0) + 1 from log")
             .fetch_one(&mut *tx)
             .await?
             .get(0);
-        // The cached ledger rows are those as of our last commit; anything else folded since
-        // (another writer, a catch-up) makes them suspect.
-        if w.cache_valid_at != Some(first) {
-            w.ledger_cache.clear();
-        }
         let rows: Vec<Vec<Val>> = records
             .iter()
             .enumerate()
@@ -79,11 +69,9 @@ impl Store {
             .enumerate()
             .map(|(i, r)| (first + i as i64, r.as_slice()))
             .collect();
-        w.cache_valid_at = None;
-        match fold(&mut tx, self.backend, &batch, now_ms, &w.ledger_cache).await {
-            Ok((outcomes, touched)) => {
+        match fold(&mut tx, self.backend, &batch, now_ms).await {
+            Ok(outcomes) => {
                 tx.commit().await?;
-                w.remember(touched, first + batch.len() as i64);
                 Ok(outcomes)
             }
             Err(e) => {
@@ -98,14 +86,11 @@ impl Store {
     /// Folds every log record the engine has not folded yet (after a crash between append and
     /// fold in another writer, or records appended by other means). Returns how many.
     pub async fn catch_up(&self, now_ms: i64) -> Result<u64> {
-        let mut w = self.writer.lock().await;
-        self.catch_up_locked(&mut w, now_ms).await
+        let _w = self.writer.lock().await;
+        self.catch_up_locked(now_ms).await
     }
 
-    async fn catch_up_locked(&self, w: &mut Writer, now_ms: i64) -> Result<u64> {
-        w.ledger_cache.clear();
-        w.cache_valid_at = None;
-        let empty = HashMap::new();
+    async fn catch_up_locked(&self, now_ms: i64) -> Result<u64> {
         let mut folded = 0;
         loop {
             let mut tx = self.pool.begin().await?;
@@ -122,13 +107,12 @@ impl Store {
                     .fetch_all(&mut *tx)
                     .await?;
             if rows.is_empty() {
-                tx.rollback().await?;
                 return Ok(folded);
             }
             let owned: Vec<(i64, Vec<u8>)> =
                 rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
             let batch: Vec<(i64, &[u8])> = owned.iter().map(|(s, p)| (*s, p.as_slice())).collect();
-            match fold(&mut tx, self.backend, &batch, now_ms, &empty).await {
+            match fold(&mut tx, self.backend, &batch, now_ms).await {
                 Ok(_) => tx.commit().await?,
                 Err(e) => {
                     tx.rollback().await?;
@@ -137,28 +121,6 @@ impl Store {
             }
             folded += batch.len() as u64;
         }
-    }
-}
-
-/// Most ledger rows the writer keeps in memory; beyond it the cache starts over.
-const MAX_CACHED_KEYS: usize = 200_000;
-
-/// The single writer's state, behind the store's writer lock.
-#[derive(Default)]
-pub(crate) struct Writer {
-    /// Ledger runs by key id, exactly as committed.
-    ledger_cache: HashMap<String, Runs>,
-    /// The log sequence the next batch must start at for the cache to be current.
-    cache_valid_at: Option<i64>,
-}
-
-impl Writer {
-    fn remember(&mut self, touched: Vec<(String, Runs)>, next_seq: i64) {
-        if self.ledger_cache.len() + touched.len() > MAX_CACHED_KEYS {
-            self.ledger_cache.clear();
-        }
-        self.ledger_cache.extend(touched);
-        self.cache_valid_at = Some(next_seq);
     }
 }
 
@@ -181,10 +143,9 @@ pub(crate) async fn fold(
     backend: Backend,
     batch: &[(i64, &[u8])],
     now_ms: i64,
-    cache: &HashMap<String, Runs>,
-) -> Result<(Vec<Outcome>, Vec<(String, Runs)>)> {
+) -> Result<Vec<Outcome>> {
     let Some(&(first_seq, _)) = batch.first() else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Vec::new());
     };
     let last_seq = batch[batch.len() - 1].0;
     let t0 = std::time::Instant::now();
@@ -321,7 +282,7 @@ pub(crate) async fn fold(
 
     let t_dedupe = t0.elapsed();
     // Ledger: load the touched keys, fold the new intervals in, write them back.
-    let key_ids: Vec<&String> = usage.keys().filter(|k| !cache.contains_key(*k)).collect();
+    let key_ids: Vec<&String> = usage.keys().collect();
     let mut existing: HashMap<String, Runs> = HashMap::new();
     for chunk in key_ids.chunks(MAX_IN_LIST) {
         let sql = format!(
@@ -336,19 +297,13 @@ pub(crate) async fn fold(
         }
     }
     let mut ledger_rows = Vec::with_capacity(usage.len());
-    // Every key's runs after this batch, for the writer's cache once committed.
-    let mut touched: Vec<(String, Runs)> = Vec::with_capacity(usage.len());
     for (id, (k, spans)) in &usage {
-        let mut runs = match cache.get(id) {
-            Some(cached) => cached.clone(),
-            None => existing.remove(id).unwrap_or_default(),
-        };
+        let mut runs = existing.remove(id).unwrap_or_default();
         let mut changed = false;
         for &(from, to, q) in spans {
             changed |= runs.insert(from, to, q);
         }
         if !changed {
-            touched.push((id.clone(), runs));
             continue;
         }
         let slice = runs.as_slice();
@@ -365,7 +320,6 @@ pub(crate) async fn fold(
             Val::I64(slice[0].from),
             Val::I64(slice[slice.len() - 1].to),
         ]);
-        touched.push((id.clone(), runs));
     }
     insert_rows(
         conn,
@@ -423,7 +377,7 @@ pub(crate) async fn fold(
         total_us = t0.elapsed().as_micros() as u64,
         "folded batch"
     );
-    Ok((outcomes, touched))
+    Ok(outcomes)
 }
 
 /// `column` is one of the strings of the JSON array bound as `$1`: one parameter for up to a

@@ -101,9 +101,8 @@ pub struct LateUsage {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// One writer at a time per process: batches are folded in log order. Holds the
-    /// writer's cache of committed ledger rows.
-    writer: Mutex<fold::Writer>,
+    /// One writer at a time per process: batches are folded in log order.
+    writer: Mutex<()>,
 }
 
 impl Store {
@@ -150,7 +149,7 @@ impl Store {
         Ok(Store {
             pool,
             backend,
-            writer: Mutex::new(fold::Writer::default()),
+            writer: Mutex::new(()),
         })
     }
 
