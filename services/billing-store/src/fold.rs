@@ -90,6 +90,41 @@ impl Store {
         self.catch_up_locked(now_ms).await
     }
 
+    /// Folds records read from `at`'s partition (offsets ascending, gaps allowed) and moves
+    /// the stored position past the last one, in one transaction. `Fenced` when the stored
+    /// position is not `at.expected_next`: another consumer owns the partition now.
+    pub async fn fold_partition(
+        &self,
+        at: Position<'_>,
+        records: &[(i64, &[u8])],
+        now_ms: i64,
+    ) -> Result<Vec<Outcome>> {
+        let _w = self.writer.lock().await;
+        let mut tx = self.pool.begin().await?;
+        match fold_at(&mut tx, self.backend, at, records, now_ms).await {
+            Ok(outcomes) => {
+                tx.commit().await?;
+                Ok(outcomes)
+            }
+            Err(e) => {
+                tx.rollback().await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The stored next offset of a consumer's partition, if any.
+    pub async fn stored_offset(&self, consumer: &str, partition: i64) -> Result<Option<i64>> {
+        let row = sqlx::query(
+            "select next_offset from consumer_offsets where consumer = $1 and partition = $2",
+        )
+        .bind(consumer)
+        .bind(partition)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
     async fn catch_up_locked(&self, now_ms: i64) -> Result<u64> {
         let mut folded = 0;
         loop {
@@ -147,7 +182,41 @@ pub(crate) async fn fold(
     let Some(&(first_seq, _)) = batch.first() else {
         return Ok(Vec::new());
     };
-    let last_seq = batch[batch.len() - 1].0;
+    fold_at(
+        conn,
+        backend,
+        Position {
+            consumer: EMBEDDED_CONSUMER,
+            partition: 0,
+            expected_next: first_seq,
+        },
+        batch,
+        now_ms,
+    )
+    .await
+}
+
+/// Where a batch comes from: a consumer's partition and the offset the batch must start the
+/// stored position at (compare-and-set).
+#[derive(Debug, Clone, Copy)]
+pub struct Position<'a> {
+    pub consumer: &'a str,
+    pub partition: i64,
+    /// The stored next offset this batch continues from (absent rows count as this value).
+    pub expected_next: i64,
+}
+
+/// [`fold`] for any consumer position: records carry their offsets (which may have gaps).
+pub(crate) async fn fold_at(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    at: Position<'_>,
+    batch: &[(i64, &[u8])],
+    now_ms: i64,
+) -> Result<Vec<Outcome>> {
+    let Some(&(last_seq, _)) = batch.last() else {
+        return Ok(Vec::new());
+    };
     let t0 = std::time::Instant::now();
     let decoded: Vec<Result<Event<'_>, Rejection>> = batch.iter().map(|(_, r)| decode(r)).collect();
 
@@ -353,20 +422,27 @@ pub(crate) async fn fold(
 
     let t_written = t0.elapsed();
     // Fencing: only the writer that read the offset this batch starts at may advance it.
+    sqlx::query("insert into consumer_offsets (consumer, partition, next_offset) values ($1, $2, $3) on conflict (consumer, partition) do nothing")
+        .bind(at.consumer)
+        .bind(at.partition)
+        .bind(at.expected_next)
+        .execute(&mut *conn)
+        .await?;
     let moved = bind(
         bind(
-            sqlx::query("update consumer_offsets set next_offset = $1 where consumer = $2 and partition = 0 and next_offset = $3"),
+            sqlx::query("update consumer_offsets set next_offset = $1 where consumer = $2 and partition = $3 and next_offset = $4"),
             Val::I64(last_seq + 1),
         ),
-        Val::Text(EMBEDDED_CONSUMER.into()),
+        Val::Text(at.consumer.into()),
     )
-    .bind(first_seq)
+    .bind(at.partition)
+    .bind(at.expected_next)
     .execute(&mut *conn)
     .await?
     .rows_affected();
     if moved != 1 {
         return Err(StoreError::Fenced {
-            expected: first_seq,
+            expected: at.expected_next,
         });
     }
     tracing::debug!(

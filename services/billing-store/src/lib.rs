@@ -16,7 +16,7 @@ mod keys;
 mod sql;
 
 pub use close::{CloseError, IssuedInvoice};
-pub use fold::Outcome;
+pub use fold::{Outcome, Position};
 pub use keys::{hash_key, key_id};
 
 use billing_core::Class;

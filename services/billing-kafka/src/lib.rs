@@ -1,0 +1,162 @@
+//! # billing-kafka: usage topics into the store, exactly once in effect
+//!
+//! The consumer never commits offsets to Kafka as the truth: the next offset of each
+//! partition is stored in the database in the same transaction as the batch's effects
+//! ([`billing_store::Store::fold_partition`], compare-and-set). On assignment it continues from
+//! the stored offset; a consumer that lost a partition cannot write stale effects (its
+//! compare-and-set fails). Kafka's committed offsets are written afterwards, for information.
+
+use billing_store::{Position, Store, StoreError};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KafkaError {
+    #[error("kafka: {0}")]
+    Kafka(#[from] rdkafka::error::KafkaError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, Clone)]
+pub struct ConsumerSettings {
+    pub brokers: String,
+    pub group: String,
+    pub topic: String,
+    /// Most records folded in one transaction.
+    pub batch_max: usize,
+    /// Longest a record waits for its batch to fill.
+    pub linger: Duration,
+    pub session_timeout_ms: u32,
+}
+
+impl ConsumerSettings {
+    pub fn new(brokers: &str, topic: &str) -> Self {
+        ConsumerSettings {
+            brokers: brokers.to_string(),
+            group: "gpubill".into(),
+            topic: topic.to_string(),
+            batch_max: 1000,
+            linger: Duration::from_millis(50),
+            session_timeout_ms: 6000,
+        }
+    }
+
+    fn client(&self) -> Result<StreamConsumer, KafkaError> {
+        Ok(ClientConfig::new()
+            .set("bootstrap.servers", &self.brokers)
+            .set("group.id", &self.group)
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("auto.offset.reset", "earliest")
+            .set("isolation.level", "read_uncommitted")
+            .set("session.timeout.ms", self.session_timeout_ms.to_string())
+            .set("heartbeat.interval.ms", "500")
+            .create()?)
+    }
+}
+
+/// Consumes `settings.topic` into `store` until `stop` turns true.
+pub async fn run(
+    store: Arc<Store>,
+    settings: ConsumerSettings,
+    clock: impl Fn() -> i64,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), KafkaError> {
+    let consumer = settings.client()?;
+    consumer.subscribe(&[&settings.topic])?;
+    // Next offset to fold per partition, as known to be stored; None until first seen.
+    let mut next: HashMap<i32, i64> = HashMap::new();
+    let mut pending: HashMap<i32, Vec<(i64, Vec<u8>)>> = HashMap::new();
+    let mut pending_count = 0usize;
+    let mut oldest: Option<Instant> = None;
+    loop {
+        let wait = oldest.map_or(Duration::from_millis(200), |t| {
+            settings.linger.saturating_sub(t.elapsed())
+        });
+        tokio::select! {
+            _ = stop.changed() => {
+                if *stop.borrow() { break; }
+            }
+            msg = consumer.recv() => {
+                let msg = msg?;
+                let p = msg.partition();
+                let offset = msg.offset();
+                if let Entry::Vacant(slot) = next.entry(p) {
+                    let stored = store.stored_offset(&settings.topic, p as i64).await?;
+                    match stored {
+                        Some(s) if s != offset => {
+                            // Continue exactly where the store says, ahead or behind.
+                            let mut tpl = TopicPartitionList::new();
+                            tpl.add_partition_offset(&settings.topic, p, Offset::Offset(s))?;
+                            consumer.seek_partitions(tpl, Duration::from_secs(5))?;
+                            slot.insert(s);
+                            continue;
+                        }
+                        Some(s) => {
+                            slot.insert(s);
+                        }
+                        None => {
+                            slot.insert(offset);
+                        }
+                    }
+                }
+                if offset < next[&p] {
+                    continue;
+                }
+                pending.entry(p).or_default().push((offset, msg.payload().unwrap_or_default().to_vec()));
+                pending_count += 1;
+                oldest.get_or_insert_with(Instant::now);
+            }
+            _ = tokio::time::sleep(wait), if oldest.is_some() => {}
+        }
+        let due = oldest.is_some_and(|t| t.elapsed() >= settings.linger);
+        if pending_count >= settings.batch_max || (due && pending_count > 0) {
+            for (p, records) in pending.drain() {
+                let expected_next = next[&p];
+                let refs: Vec<(i64, &[u8])> =
+                    records.iter().map(|(o, r)| (*o, r.as_slice())).collect();
+                let at = Position {
+                    consumer: &settings.topic,
+                    partition: p as i64,
+                    expected_next,
+                };
+                match store.fold_partition(at, &refs, clock()).await {
+                    Ok(outcomes) => {
+                        let last = records[records.len() - 1].0;
+                        next.insert(p, last + 1);
+                        tracing::debug!(
+                            partition = p,
+                            records = outcomes.len(),
+                            next = last + 1,
+                            "folded"
+                        );
+                        let mut tpl = TopicPartitionList::new();
+                        tpl.add_partition_offset(&settings.topic, p, Offset::Offset(last + 1))?;
+                        // Informational only: the store holds the truth.
+                        let _ = consumer.commit(&tpl, CommitMode::Async);
+                    }
+                    Err(StoreError::Fenced { .. }) => {
+                        // Someone else folded this partition meanwhile: resume from the store.
+                        tracing::warn!(
+                            partition = p,
+                            "offset moved under us; resuming from the stored offset"
+                        );
+                        next.remove(&p);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            pending_count = 0;
+            oldest = None;
+        }
+    }
+    Ok(())
+}
