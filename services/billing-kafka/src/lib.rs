@@ -86,7 +86,16 @@ pub async fn run(
                 if *stop.borrow() { break; }
             }
             msg = consumer.recv() => {
-                let msg = msg?;
+                let msg = match msg {
+                    Ok(m) => m,
+                    Err(e) => {
+                        // Broker unreachable, a rebalance, a transient fetch error: librdkafka
+                        // retries on its own; nothing is lost, the store holds the position.
+                        tracing::warn!(error = %e, "kafka consume error; retrying");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
+                };
                 let p = msg.partition();
                 let offset = msg.offset();
                 if let Entry::Vacant(slot) = next.entry(p) {

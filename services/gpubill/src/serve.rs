@@ -48,6 +48,12 @@ pub struct ServeArgs {
     /// A price book to upload at start when it differs from the latest version.
     #[arg(long)]
     pub prices: Option<PathBuf>,
+    /// Consume usage events from Kafka at HOST:PORT (offsets kept in the database).
+    #[arg(long, env = "GPUBILL__KAFKA__BROKERS")]
+    pub kafka_brokers: Option<String>,
+    /// The usage topic.
+    #[arg(long, default_value = "gpu.usage.v1")]
+    pub usage_topic: String,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -225,11 +231,29 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", settings.listen))?;
     tracing::info!(addr = %listener.local_addr()?, "gpubill serving");
     eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let consumer = args.kafka_brokers.as_ref().map(|brokers| {
+        let settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
+        tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
+        let clock = app.state.clock.clone();
+        let store = app.state.store.clone();
+        tokio::spawn(async move {
+            let result = billing_kafka::run(store, settings, move || clock(), stop_rx).await;
+            if let Err(e) = &result {
+                tracing::error!(error = %e, "the Kafka consumer stopped");
+            }
+            result
+        })
+    });
     axum::serve(listener, router(app.state.clone()))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
+    let _ = stop_tx.send(true);
+    if let Some(task) = consumer {
+        task.await??;
+    }
     app.state.store.close().await;
     Ok(())
 }
