@@ -69,18 +69,8 @@ impl Store {
             .enumerate()
             .map(|(i, r)| (first + i as i64, r.as_slice()))
             .collect();
-        match fold(&mut tx, self.backend, &batch, now_ms).await {
-            Ok(outcomes) => {
-                tx.commit().await?;
-                Ok(outcomes)
-            }
-            Err(e) => {
-                // Roll back now, not when the pool gets to it: the caller may retry at once,
-                // and SQLite refuses a writer while this transaction still holds its snapshot.
-                tx.rollback().await?;
-                Err(e)
-            }
-        }
+        let result = fold(&mut tx, self.backend, &batch, now_ms).await;
+        finish(tx, result).await
     }
 
     /// Folds every log record the engine has not folded yet (after a crash between append and
@@ -101,16 +91,8 @@ impl Store {
     ) -> Result<Vec<Outcome>> {
         let _w = self.writer.lock().await;
         let mut tx = self.pool.begin().await?;
-        match fold_at(&mut tx, self.backend, at, records, now_ms).await {
-            Ok(outcomes) => {
-                tx.commit().await?;
-                Ok(outcomes)
-            }
-            Err(e) => {
-                tx.rollback().await?;
-                Err(e)
-            }
-        }
+        let result = fold_at(&mut tx, self.backend, at, records, now_ms).await;
+        finish(tx, result).await
     }
 
     /// The stored next offset of a consumer's partition, if any.
@@ -147,14 +129,25 @@ impl Store {
             let owned: Vec<(i64, Vec<u8>)> =
                 rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
             let batch: Vec<(i64, &[u8])> = owned.iter().map(|(s, p)| (*s, p.as_slice())).collect();
-            match fold(&mut tx, self.backend, &batch, now_ms).await {
-                Ok(_) => tx.commit().await?,
-                Err(e) => {
-                    tx.rollback().await?;
-                    return Err(e);
-                }
-            }
+            let result = fold(&mut tx, self.backend, &batch, now_ms).await;
+            finish(tx, result).await?;
             folded += batch.len() as u64;
+        }
+    }
+}
+
+/// Commits when the batch folded, rolls back at once when it did not: not when the pool gets
+/// to it, because the caller may retry straight away and SQLite refuses a writer while the
+/// failed transaction still holds its snapshot.
+async fn finish<T>(tx: sqlx::Transaction<'_, sqlx::Any>, result: Result<T>) -> Result<T> {
+    match result {
+        Ok(v) => {
+            tx.commit().await?;
+            Ok(v)
+        }
+        Err(e) => {
+            tx.rollback().await?;
+            Err(e)
         }
     }
 }
