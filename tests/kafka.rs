@@ -12,26 +12,31 @@ use std::time::Duration;
 const BROKERS: &str = "127.0.0.1:9092";
 
 async fn topic_with_partitions(partitions: i32) -> String {
-    let name = format!(
-        "gpu.usage.test-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("gpu.usage.test-{}-{nanos}", std::process::id());
+    create_topic(&name, partitions).await;
+    name
+}
+
+async fn create_topic(name: &str, partitions: i32) {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", BROKERS)
         .create()
         .unwrap();
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
     let results = admin
-        .create_topics(&[NewTopic::new(&name, partitions, TopicReplication::Fixed(1))], &AdminOptions::new().operation_timeout(Some(Duration::from_secs(10))))
+        .create_topics(&[NewTopic::new(name, partitions, TopicReplication::Fixed(1))], &options)
         .await
         .unwrap_or_else(|e| panic!("Kafka (tansu) is not reachable at {BROKERS} ({e}): run the tests with ./scripts/test, which starts it"));
     for r in results {
-        r.unwrap_or_else(|(t, e)| panic!("create topic {t}: {e}"));
+        match r {
+            Ok(_) | Err((_, rdkafka::types::RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((t, e)) => panic!("create topic {t}: {e}"),
+        }
     }
-    name
 }
 
 async fn produce(topic: &str, records: &[(i32, String)]) {
@@ -60,7 +65,8 @@ async fn produce(topic: &str, records: &[(i32, String)]) {
 async fn consume_until(t: &TestApp, topic: &str, events: i64) {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let store = t.state.store.clone();
-    let settings = ConsumerSettings::new(BROKERS, topic);
+    let mut settings = ConsumerSettings::new(BROKERS, topic);
+    settings.dead_letter_topic = Some(format!("{topic}.dlq"));
     let task = tokio::spawn(billing_kafka::run(
         store,
         settings,
@@ -83,6 +89,8 @@ async fn consume_until(t: &TestApp, topic: &str, events: i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shuffled_redelivered_events_across_4_partitions_bill_like_gpubill_rate() {
     let topic = topic_with_partitions(4).await;
+    create_topic(&format!("{topic}.dlq"), 1).await;
+    create_topic("billing.invoices.v1", 1).await;
     let book = fixture("worked-1/pricebook.toml");
     let events: Vec<String> = fixture("worked-1/events.jsonl")
         .lines()
@@ -138,4 +146,99 @@ async fn shuffled_redelivered_events_across_4_partitions_bill_like_gpubill_rate(
     produce(&topic, &[(1, events[0].replace("\"a1\"", "\"a1-late\""))]).await;
     consume_until(&t, &topic, 10).await;
     assert_eq!(t.state.store.event_count().await.unwrap(), 10);
+}
+
+/// Relays the outbox until it is empty, then reads every record of `topic` from the start.
+async fn relay_and_read(t: &TestApp, topic: &str) -> Vec<(String, Vec<(String, String)>)> {
+    use rdkafka::consumer::{Consumer, StreamConsumer};
+    use rdkafka::message::{Headers, Message};
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let relay = tokio::spawn(billing_kafka::relay(
+        t.state.store.clone(),
+        BROKERS,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !t.state.store.outbox_pending(1).await.unwrap().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "outbox not relayed in 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    relay.await.unwrap().unwrap();
+    let consumer: StreamConsumer = ClientConfig::new()
+        .set("bootstrap.servers", BROKERS)
+        .set("group.id", format!("reader-{topic}"))
+        .set("auto.offset.reset", "earliest")
+        .set("session.timeout.ms", "6000")
+        .set("heartbeat.interval.ms", "500")
+        .create()
+        .unwrap();
+    consumer.subscribe(&[topic]).unwrap();
+    let mut out = Vec::new();
+    while let Ok(Ok(m)) = tokio::time::timeout(
+        Duration::from_secs(if out.is_empty() { 30 } else { 3 }),
+        consumer.recv(),
+    )
+    .await
+    {
+        let headers = m
+            .headers()
+            .map(|h| {
+                h.iter()
+                    .map(|x| {
+                        (
+                            x.key.to_string(),
+                            String::from_utf8_lossy(x.value.unwrap_or_default()).into_owned(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push((
+            String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned(),
+            headers,
+        ));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_and_issued_invoices_are_relayed_with_their_ids() {
+    let topic = topic_with_partitions(1).await;
+    let dlq = format!("{topic}.dlq");
+    create_topic(&dlq, 1).await;
+    create_topic("billing.invoices.v1", 1).await;
+    let good = fixture("worked-1/events.jsonl")
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    produce(
+        &topic,
+        &[(0, "{\"specversion\":\"1.0\"}".to_string()), (0, good)],
+    )
+    .await;
+    let t = TestApp::fresh(Db::Postgres).await;
+    consume_until(&t, &topic, 1).await;
+    let letters = relay_and_read(&t, &dlq).await;
+    assert_eq!(letters.len(), 1, "{letters:?}");
+    let (payload, headers) = &letters[0];
+    assert_eq!(payload, "{\"specversion\":\"1.0\"}");
+    assert!(
+        headers.contains(&("gpubill-reason".to_string(), "missing_id".to_string())),
+        "{headers:?}"
+    );
+    assert!(
+        headers.iter().any(|(k, _)| k == "gpubill-outbox-seq"),
+        "{headers:?}"
+    );
+    assert_eq!(
+        t.state.store.dead_letters(0, 10).await.unwrap().len(),
+        1,
+        "and in the dead-letter table"
+    );
 }

@@ -10,6 +10,8 @@ use billing_store::{Position, Store, StoreError};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
 use rdkafka::message::Message;
+use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -35,6 +37,8 @@ pub struct ConsumerSettings {
     /// Longest a record waits for its batch to fill.
     pub linger: Duration,
     pub session_timeout_ms: u32,
+    /// Where rejected records are relayed (through the outbox), with their reason in headers.
+    pub dead_letter_topic: Option<String>,
 }
 
 impl ConsumerSettings {
@@ -46,6 +50,7 @@ impl ConsumerSettings {
             batch_max: 1000,
             linger: Duration::from_millis(50),
             session_timeout_ms: 6000,
+            dead_letter_topic: Some("gpu.usage.dlq.v1".into()),
         }
     }
 
@@ -136,6 +141,7 @@ pub async fn run(
                     consumer: &settings.topic,
                     partition: p as i64,
                     expected_next,
+                    dead_letter_topic: settings.dead_letter_topic.as_deref(),
                 };
                 match store.fold_partition(at, &refs, clock()).await {
                     Ok(outcomes) => {
@@ -168,4 +174,65 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// Relays the outbox (dead letters, issued invoices, ...) to Kafka with an idempotent producer
+/// (`enable.idempotence=true`, `acks=all`) until `stop` turns true. A row is marked published
+/// only after the broker acknowledged it, so a crash can publish it again: every record
+/// carries its outbox sequence in the `gpubill-outbox-seq` header for consumers to dedupe.
+pub async fn relay(
+    store: Arc<Store>,
+    brokers: &str,
+    clock: impl Fn() -> i64,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), KafkaError> {
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", brokers)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("message.timeout.ms", "30000")
+        .create()?;
+    loop {
+        if *stop.borrow() {
+            return Ok(());
+        }
+        let rows = store.outbox_pending(500).await?;
+        if rows.is_empty() {
+            tokio::select! {
+                _ = stop.changed() => {}
+                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+            }
+            continue;
+        }
+        let mut done = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let seq = row.seq.to_string();
+            let mut headers = OwnedHeaders::new().insert(Header {
+                key: "gpubill-outbox-seq",
+                value: Some(seq.as_str()),
+            });
+            for (k, v) in &row.headers {
+                headers = headers.insert(Header {
+                    key: k,
+                    value: Some(v.as_str()),
+                });
+            }
+            let record = FutureRecord::to(&row.topic)
+                .key(&row.key)
+                .payload(&row.payload)
+                .headers(headers);
+            match producer.send(record, Duration::from_secs(30)).await {
+                Ok(_) => done.push(row.seq),
+                Err((e, _)) => {
+                    tracing::warn!(error = %e, topic = %row.topic, "outbox relay could not publish; retrying");
+                    break;
+                }
+            }
+        }
+        let failed = done.len() < rows.len();
+        store.outbox_published(&done, clock()).await?;
+        if failed {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
 }

@@ -182,6 +182,7 @@ pub(crate) async fn fold(
             consumer: EMBEDDED_CONSUMER,
             partition: 0,
             expected_next: first_seq,
+            dead_letter_topic: None,
         },
         batch,
         now_ms,
@@ -197,6 +198,9 @@ pub struct Position<'a> {
     pub partition: i64,
     /// The stored next offset this batch continues from (absent rows count as this value).
     pub expected_next: i64,
+    /// Where rejected records go besides the dead-letter table: an outbox row for this topic,
+    /// written in the same transaction (relayed to Kafka afterwards).
+    pub dead_letter_topic: Option<&'a str>,
 }
 
 /// [`fold`] for any consumer position: records carry their offsets (which may have gaps).
@@ -411,6 +415,19 @@ pub(crate) async fn fold_at(
         late,
     )
     .await?;
+    if let Some(topic) = at.dead_letter_topic {
+        let outbox: Vec<Vec<Val>> = dead
+            .iter()
+            .map(|row| dead_letter_outbox(topic, row, now_ms))
+            .collect();
+        insert_rows(
+            conn,
+            "insert into outbox (topic, key, payload, created_at_ms, headers)",
+            "",
+            outbox,
+        )
+        .await?;
+    }
     insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
 
     let t_written = t0.elapsed();
@@ -460,6 +477,26 @@ fn in_json_array(column: &str, backend: Backend) -> String {
         }
         Backend::Sqlite => format!("{column} in (select value from json_each($1))"),
     }
+}
+
+/// The outbox row that sends a dead letter (a row of `dead_row`) to the dead-letter topic:
+/// the record as received, its reason and detail in headers, keyed by its source.
+fn dead_letter_outbox(topic: &str, dead: &[Val], now_ms: i64) -> Vec<Val> {
+    let text = |v: &Val| match v {
+        Val::Text(s) => s.clone(),
+        Val::OptText(s) => s.clone().unwrap_or_default(),
+        Val::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        _ => String::new(),
+    };
+    let headers =
+        serde_json::json!({ "gpubill-reason": text(&dead[1]), "gpubill-detail": text(&dead[2]) });
+    vec![
+        Val::Text(topic.to_string()),
+        Val::Text(text(&dead[3])),
+        Val::Text(text(&dead[5])),
+        Val::I64(now_ms),
+        Val::Text(headers.to_string()),
+    ]
 }
 
 fn dead_row(seq: i64, r: &Rejection, raw: &[u8], now_ms: i64) -> Vec<Val> {

@@ -88,6 +88,16 @@ pub struct PriceBookVersion {
     pub toml: String,
 }
 
+/// An output waiting to be relayed to Kafka; `seq` is its stable id for consumers to dedupe.
+#[derive(Debug, Clone)]
+pub struct OutboxRow {
+    pub seq: i64,
+    pub topic: String,
+    pub key: String,
+    pub payload: String,
+    pub headers: std::collections::BTreeMap<String, String>,
+}
+
 /// Usage that arrived for a closed period (section 7), pending adjustment.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LateUsage {
@@ -396,6 +406,39 @@ impl Store {
                 created_at_ms: r.get(7),
             })
             .collect())
+    }
+
+    /// Outbox rows not yet published, oldest first.
+    pub async fn outbox_pending(&self, limit: i64) -> Result<Vec<OutboxRow>> {
+        let rows = sqlx::query("select seq, topic, key, payload, headers from outbox where published_at_ms is null order by seq limit $1")
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| OutboxRow {
+                seq: r.get(0),
+                topic: r.get(1),
+                key: r.get(2),
+                payload: r.get(3),
+                headers: r
+                    .get::<Option<String>, _>(4)
+                    .and_then(|h| serde_json::from_str(&h).ok())
+                    .unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Marks outbox rows as published (after the broker acknowledged them).
+    pub async fn outbox_published(&self, seqs: &[i64], now_ms: i64) -> Result<()> {
+        for s in seqs {
+            sqlx::query("update outbox set published_at_ms = $1 where seq = $2")
+                .bind(now_ms)
+                .bind(*s)
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
     }
 
     pub async fn late_usage(&self, period: Option<&str>) -> Result<Vec<LateUsage>> {

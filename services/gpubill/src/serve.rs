@@ -245,13 +245,28 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             result
         })
     });
+    let relay = args.kafka_brokers.as_ref().map(|brokers| {
+        let (store, clock, brokers, stop) = (
+            app.state.store.clone(),
+            app.state.clock.clone(),
+            brokers.clone(),
+            stop_tx.subscribe(),
+        );
+        tokio::spawn(async move {
+            let result = billing_kafka::relay(store, &brokers, move || clock(), stop).await;
+            if let Err(e) = &result {
+                tracing::error!(error = %e, "the outbox relay stopped");
+            }
+            result
+        })
+    });
     axum::serve(listener, router(app.state.clone()))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
     let _ = stop_tx.send(true);
-    if let Some(task) = consumer {
+    for task in [consumer, relay].into_iter().flatten() {
         task.await??;
     }
     app.state.store.close().await;
