@@ -242,3 +242,100 @@ async fn dead_letters_and_issued_invoices_are_relayed_with_their_ids() {
         "and in the dead-letter table"
     );
 }
+
+/// The usage topic as the API's sink, as `gpubill serve --kafka-brokers` wires it.
+struct Sink(billing_kafka::UsageSink);
+
+impl billing_api::EventSink for Sink {
+    fn publish(
+        &self,
+        records: Vec<(String, Vec<u8>)>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(self.0.send(records))
+    }
+}
+
+fn with_sink(t: TestApp, brokers: &str, topic: &str, timeout: Duration) -> TestApp {
+    let mut state = t.state.clone();
+    state.sink = Some(std::sync::Arc::new(Sink(
+        billing_kafka::UsageSink::new(brokers, topic, timeout).unwrap(),
+    )));
+    TestApp {
+        app: billing_api::router(state.clone()),
+        state,
+        url: t.url,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_ingest_in_kafka_mode_hands_off_to_the_topic_and_the_consumer_bills_it() {
+    let topic = topic_with_partitions(2).await;
+    create_topic(&format!("{topic}.dlq"), 1).await;
+    let t = with_sink(
+        TestApp::fresh(Db::Postgres).await,
+        BROKERS,
+        &topic,
+        Duration::from_secs(5),
+    );
+    let book = fixture("worked-1/pricebook.toml");
+    t.put_pricebook(&book).await;
+    let events: Vec<String> = fixture("worked-1/events.jsonl")
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    let mut sent = events.clone();
+    sent.push("{\"specversion\":\"1.0\"}".into());
+    let v = t.ingest(&sent).await;
+    assert_eq!(
+        (v["accepted"].as_u64(), v["rejected"].as_u64()),
+        (Some(10), Some(1)),
+        "{v}"
+    );
+    assert_eq!(
+        t.state.store.event_count().await.unwrap(),
+        0,
+        "handed off, not folded by the API"
+    );
+    consume_until(&t, &topic, 9).await;
+    let closed = t.close("2026-11").await;
+    let issued: Vec<serde_json::Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline_invoices(&book, &events, "2026-11"));
+    assert_eq!(
+        t.state.store.dead_letters(0, 10).await.unwrap().len(),
+        1,
+        "the invalid one was dead-lettered by the consumer"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_ingest_answers_503_within_bounded_time_when_the_broker_is_unreachable() {
+    let t = with_sink(
+        TestApp::fresh(Db::Sqlite).await,
+        "127.0.0.1:1",
+        "gpu.usage.v1",
+        Duration::from_secs(2),
+    );
+    let event = fixture("worked-1/events.jsonl")
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let started = std::time::Instant::now();
+    let (status, v) = t
+        .call(
+            "POST",
+            "/v1/events",
+            Some(INGEST),
+            "application/cloudevents+json",
+            event,
+        )
+        .await;
+    assert_eq!(status, axum::http::StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(v["message"].as_str().unwrap().contains("retry"), "{v}");
+}

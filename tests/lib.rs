@@ -88,6 +88,7 @@ impl TestApp {
             admin_token_hash: hash_key(ADMIN),
             ingest_token_hash: Some(hash_key(INGEST)),
             clock: clock_at(DEC_2_2026_MS),
+            sink: None,
         };
         TestApp {
             app: router(state.clone()),

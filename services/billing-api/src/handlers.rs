@@ -88,7 +88,10 @@ pub async fn ingest(
 ) -> Result<Json<IngestResult>, ApiError> {
     principal.ingest()?;
     let recs = records(&headers, &body)?;
-    let results = s.store.ingest(recs, (s.clock)()).await?;
+    let results = match &s.sink {
+        None => s.store.ingest(recs, (s.clock)()).await?,
+        Some(sink) => hand_off(sink.as_ref(), recs).await?,
+    };
     let count = |f: fn(&Outcome) -> bool| results.iter().filter(|o| f(o)).count();
     Ok(Json(IngestResult {
         accepted: count(|o| matches!(o, Outcome::Accepted)),
@@ -96,6 +99,38 @@ pub async fn ingest(
         rejected: count(|o| matches!(o, Outcome::Rejected { .. })),
         results,
     }))
+}
+
+/// Kafka mode: every record goes to the usage topic, keyed by its account (invalid ones too:
+/// the consumer dead-letters them, nothing is dropped here). A valid record is `accepted`
+/// (handed off; duplicates are settled by the consumer), an invalid one `rejected` with its
+/// reason. 503 unless the broker acknowledged all of them.
+async fn hand_off(
+    sink: &dyn crate::EventSink,
+    recs: Vec<Vec<u8>>,
+) -> Result<Vec<Outcome>, ApiError> {
+    let mut outcomes = Vec::with_capacity(recs.len());
+    let mut keyed = Vec::with_capacity(recs.len());
+    for r in recs {
+        let (key, outcome) = match billing_core::event::decode(&r) {
+            Ok(e) => (e.subject.to_string(), Outcome::Accepted),
+            Err(rej) => (
+                String::new(),
+                Outcome::Rejected {
+                    reason: rej.reason,
+                    detail: rej.detail,
+                },
+            ),
+        };
+        outcomes.push(outcome);
+        keyed.push((key, r));
+    }
+    sink.publish(keyed).await.map_err(|e| {
+        ApiError::Unavailable(format!(
+            "the event log did not acknowledge the batch: {e}; retry it"
+        ))
+    })?;
+    Ok(outcomes)
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -45,6 +45,18 @@ pub struct AppState {
     /// SHA-256 hex of the ingest token, when one is configured.
     pub ingest_token_hash: Option<String>,
     pub clock: Clock,
+    /// In Kafka mode, where `POST /v1/events` hands records off (the usage topic) instead of
+    /// folding them itself.
+    pub sink: Option<Arc<dyn EventSink>>,
+}
+
+/// Hands ingested records to the event log (Kafka): `Ok` only once it acknowledged all of
+/// them; `Err` with a reason when it did not within its bounded time.
+pub trait EventSink: Send + Sync {
+    fn publish(
+        &self,
+        records: Vec<(String, Vec<u8>)>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>>;
 }
 
 pub fn router(state: AppState) -> Router {

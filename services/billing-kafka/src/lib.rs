@@ -236,3 +236,53 @@ pub async fn relay(
         }
     }
 }
+
+/// Publishes ingested records to the usage topic (`billing_api::EventSink`): idempotent
+/// producer, `acks=all`, a bounded delivery time so the API can answer 503 instead of hanging.
+pub struct UsageSink {
+    producer: FutureProducer,
+    topic: String,
+    timeout: Duration,
+}
+
+impl UsageSink {
+    pub fn new(brokers: &str, topic: &str, timeout: Duration) -> Result<Self, KafkaError> {
+        let producer = ClientConfig::new()
+            .set("bootstrap.servers", brokers)
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("message.timeout.ms", timeout.as_millis().to_string())
+            .create()?;
+        Ok(UsageSink {
+            producer,
+            topic: topic.to_string(),
+            timeout,
+        })
+    }
+
+    /// Enqueues all records (keyed by account), then waits for every acknowledgement, at most
+    /// the configured time.
+    pub async fn send(&self, records: Vec<(String, Vec<u8>)>) -> Result<(), String> {
+        let mut deliveries = Vec::with_capacity(records.len());
+        for (key, payload) in &records {
+            let record = FutureRecord::to(&self.topic).key(key).payload(payload);
+            match self.producer.send_result(record) {
+                Ok(d) => deliveries.push(d),
+                Err((e, _)) => return Err(e.to_string()),
+            }
+        }
+        let all = async {
+            for d in deliveries {
+                match d.await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err((e, _))) => return Err(e.to_string()),
+                    Err(_) => return Err("delivery cancelled".to_string()),
+                }
+            }
+            Ok(())
+        };
+        tokio::time::timeout(self.timeout + Duration::from_secs(1), all)
+            .await
+            .map_err(|_| "timed out waiting for the broker".to_string())?
+    }
+}

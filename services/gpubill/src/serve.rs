@@ -80,6 +80,8 @@ pub struct Settings {
     pub prices: Option<PathBuf>,
     pub admin_token: Option<Secret>,
     pub ingest_token: Option<Secret>,
+    pub kafka_brokers: Option<String>,
+    pub usage_topic: String,
 }
 
 impl Settings {
@@ -130,6 +132,8 @@ impl Settings {
             database_url,
             listen,
             admin_token: env("GPUBILL_ADMIN_TOKEN").map(Secret),
+            kafka_brokers: args.kafka_brokers.clone(),
+            usage_topic: args.usage_topic.clone(),
             ingest_token: env("GPUBILL_INGEST_TOKEN").map(Secret),
         })
     }
@@ -163,6 +167,18 @@ fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(f, "{contents}")?;
     Ok(())
+}
+
+/// The usage topic as the API's event sink (Kafka mode).
+struct KafkaSink(billing_kafka::UsageSink);
+
+impl billing_api::EventSink for KafkaSink {
+    fn publish(
+        &self,
+        records: Vec<(String, Vec<u8>)>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(self.0.send(records))
+    }
 }
 
 /// A running application: the store and the state the router serves.
@@ -207,6 +223,14 @@ impl Application {
             admin_token_hash: hash_key(admin_token.expose()),
             ingest_token_hash: settings.ingest_token.as_ref().map(|t| hash_key(t.expose())),
             clock,
+            sink: match &settings.kafka_brokers {
+                Some(b) => Some(Arc::new(KafkaSink(billing_kafka::UsageSink::new(
+                    b,
+                    &settings.usage_topic,
+                    std::time::Duration::from_secs(5),
+                )?))),
+                None => None,
+            },
         };
         Ok(Application {
             state,
