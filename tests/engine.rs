@@ -664,3 +664,26 @@ async fn two_writers_on_one_database_never_fold_onto_stale_ledger_rows(db: Db) {
     assert_equal_to_offline(&closed, &book, &events, "2026-11");
 }
 on_both!(two_writers_on_one_database_never_fold_onto_stale_ledger_rows);
+
+#[tokio::test]
+async fn metrics_count_events_and_dead_letters_by_reason() {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let good = lines(&fixture("worked-1/events.jsonl"))[0].clone();
+    let bad = good.replace("\"a1\"", "\"m1\"").replace(
+        "\"sku\":\"gpu.h100-80g\"",
+        "\"sku\":\"gpu.h100-80g\",\"quantity\":\"0\"",
+    );
+    t.ingest(&[good, bad]).await;
+    let (s, body) = t.raw("GET", "/metrics", None, "", "").await;
+    assert_eq!(s, StatusCode::OK);
+    let text = String::from_utf8(body).unwrap();
+    assert!(
+        text.contains("gpubill_dead_letters_total{reason=\"bad_quantity\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gpubill_events_total{outcome=\"accepted\"}"),
+        "{text}"
+    );
+    assert!(text.contains("gpubill_batch_duration_seconds"), "{text}");
+}

@@ -72,6 +72,19 @@ pub fn clock_at(ms: i64) -> Clock {
 
 pub const DEC_2_2026_MS: i64 = 1_796_169_600_000;
 
+/// One Prometheus recorder for the whole test process (a recorder is global).
+pub fn metrics_handle() -> metrics_exporter_prometheus::PrometheusHandle {
+    static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
+        std::sync::OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            metrics_exporter_prometheus::PrometheusBuilder::new()
+                .install_recorder()
+                .expect("install the metrics recorder")
+        })
+        .clone()
+}
+
 pub struct TestApp {
     pub state: AppState,
     pub app: axum::Router,
@@ -89,6 +102,7 @@ impl TestApp {
             ingest_token_hash: Some(hash_key(INGEST)),
             clock: clock_at(DEC_2_2026_MS),
             sink: None,
+            metrics: Some(metrics_handle()),
         };
         TestApp {
             app: router(state.clone()),

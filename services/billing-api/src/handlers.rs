@@ -18,6 +18,18 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
+/// `GET /metrics`: Prometheus text format.
+pub async fn metrics(State(s): State<AppState>) -> Response {
+    match &s.metrics {
+        Some(h) => (
+            [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+            h.render(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no metrics recorder installed").into_response(),
+    }
+}
+
 pub async fn readyz(State(s): State<AppState>) -> Response {
     if s.store.ping().await {
         (StatusCode::OK, "ready").into_response()

@@ -48,6 +48,8 @@ pub struct AppState {
     /// In Kafka mode, where `POST /v1/events` hands records off (the usage topic) instead of
     /// folding them itself.
     pub sink: Option<Arc<dyn EventSink>>,
+    /// Renders `/metrics` (Prometheus text format) when a recorder is installed.
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
 
 /// Hands ingested records to the event log (Kafka): `Ok` only once it acknowledged all of
@@ -64,6 +66,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
         .route("/openapi.json", get(openapi::document))
+        .route("/metrics", get(handlers::metrics))
         .route("/v1/events", post(handlers::ingest))
         .route("/v1/usage", get(usage::usage))
         .route("/v1/cost/current", get(handlers::cost_current))

@@ -81,6 +81,7 @@ pub async fn run(
     let mut next: HashMap<i32, i64> = HashMap::new();
     let mut pending: HashMap<i32, Vec<(i64, Vec<u8>)>> = HashMap::new();
     let mut pending_count = 0usize;
+    let mut lag_checked: HashMap<i32, Instant> = HashMap::new();
     let mut oldest: Option<Instant> = None;
     loop {
         let wait = oldest.map_or(Duration::from_millis(200), |t| {
@@ -147,6 +148,20 @@ pub async fn run(
                     Ok(outcomes) => {
                         let last = records[records.len() - 1].0;
                         next.insert(p, last + 1);
+                        // Lag per partition, at most once a second (a short broker round trip).
+                        if lag_checked
+                            .get(&p)
+                            .is_none_or(|t: &Instant| t.elapsed() >= Duration::from_secs(1))
+                        {
+                            lag_checked.insert(p, Instant::now());
+                            if let Ok((_, high)) = consumer.fetch_watermarks(
+                                &settings.topic,
+                                p,
+                                Duration::from_millis(100),
+                            ) {
+                                metrics::gauge!("gpubill_consumer_lag_records", "partition" => p.to_string()).set((high - last - 1).max(0) as f64);
+                            }
+                        }
                         tracing::debug!(
                             partition = p,
                             records = outcomes.len(),

@@ -455,6 +455,23 @@ pub(crate) async fn fold_at(
             expected: at.expected_next,
         });
     }
+    // Metrics (base units, low-cardinality labels): every dead letter counted with its reason.
+    for o in &outcomes {
+        match o {
+            Outcome::Accepted => {
+                metrics::counter!("gpubill_events_total", "outcome" => "accepted").increment(1)
+            }
+            Outcome::Duplicate => {
+                metrics::counter!("gpubill_events_total", "outcome" => "duplicate").increment(1)
+            }
+            Outcome::Rejected { reason, .. } => {
+                metrics::counter!("gpubill_events_total", "outcome" => "rejected").increment(1);
+                metrics::counter!("gpubill_dead_letters_total", "reason" => reason.as_str())
+                    .increment(1);
+            }
+        }
+    }
+    metrics::histogram!("gpubill_batch_duration_seconds").record(t0.elapsed().as_secs_f64());
     tracing::debug!(
         records = batch.len(),
         keys = usage.len(),

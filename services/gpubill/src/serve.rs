@@ -223,6 +223,9 @@ impl Application {
             admin_token_hash: hash_key(admin_token.expose()),
             ingest_token_hash: settings.ingest_token.as_ref().map(|t| hash_key(t.expose())),
             clock,
+            metrics: metrics_exporter_prometheus::PrometheusBuilder::new()
+                .install_recorder()
+                .ok(),
             sink: match &settings.kafka_brokers {
                 Some(b) => Some(Arc::new(KafkaSink(billing_kafka::UsageSink::new(
                     b,
