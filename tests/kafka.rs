@@ -140,6 +140,12 @@ async fn shuffled_redelivered_events_across_4_partitions_bill_like_gpubill_rate(
         1 + 15,
         "every record of the 4 partitions folded once"
     );
+    let (_, metrics) = t.raw("GET", "/metrics", None, "", "").await;
+    let metrics = String::from_utf8(metrics).unwrap();
+    assert!(
+        metrics.contains("gpubill_consumer_lag_records{partition="),
+        "{metrics}"
+    );
 
     // A second consumer of the same group on the same database starts from the stored offsets:
     // nothing is folded twice.

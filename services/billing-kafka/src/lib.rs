@@ -154,12 +154,18 @@ pub async fn run(
                             .is_none_or(|t: &Instant| t.elapsed() >= Duration::from_secs(1))
                         {
                             lag_checked.insert(p, Instant::now());
-                            if let Ok((_, high)) = consumer.fetch_watermarks(
+                            match consumer.fetch_watermarks(
                                 &settings.topic,
                                 p,
-                                Duration::from_millis(100),
+                                Duration::from_millis(500),
                             ) {
-                                metrics::gauge!("gpubill_consumer_lag_records", "partition" => p.to_string()).set((high - last - 1).max(0) as f64);
+                                Ok((_, high)) => {
+                                    metrics::gauge!("gpubill_consumer_lag_records", "partition" => p.to_string())
+                                        .set((high - last - 1).max(0) as f64);
+                                }
+                                Err(e) => {
+                                    tracing::warn!(partition = p, error = %e, "cannot read the partition's high watermark")
+                                }
                             }
                         }
                         tracing::debug!(
