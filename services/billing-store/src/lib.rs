@@ -431,12 +431,18 @@ impl Store {
 
     /// Marks outbox rows as published (after the broker acknowledged them).
     pub async fn outbox_published(&self, seqs: &[i64], now_ms: i64) -> Result<()> {
-        for s in seqs {
-            sqlx::query("update outbox set published_at_ms = $1 where seq = $2")
-                .bind(now_ms)
-                .bind(*s)
-                .execute(&self.pool)
-                .await?;
+        // One statement per chunk, not one per row: the relay marks up to 500 at a time.
+        for chunk in seqs.chunks(sql::MAX_IN_LIST) {
+            let list: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+            let stmt = format!(
+                "update outbox set published_at_ms = $1 where seq in ({})",
+                list.join(",")
+            );
+            let mut q = sqlx::query(&stmt).bind(now_ms);
+            for s in chunk {
+                q = q.bind(*s);
+            }
+            q.execute(&self.pool).await?;
         }
         Ok(())
     }
