@@ -93,9 +93,15 @@ pub struct TestApp {
 
 impl TestApp {
     pub async fn open(url: &str) -> TestApp {
+        TestApp::open_with(url, billing_store::Topics::default()).await
+    }
+
+    /// A store writing its outputs to `topics` (tests sharing a broker use their own).
+    pub async fn open_with(url: &str, topics: billing_store::Topics) -> TestApp {
         let store = Store::open(url)
             .await
-            .unwrap_or_else(|e| panic!("open {url}: {e}"));
+            .unwrap_or_else(|e| panic!("open {url}: {e}"))
+            .with_topics(topics);
         let state = AppState {
             store: Arc::new(store),
             admin_token_hash: hash_key(ADMIN),
@@ -273,6 +279,33 @@ pub fn section6(issued: &Value) -> Value {
         o.remove(k);
     }
     v
+}
+
+/// Every projection of a PostgreSQL store as text rows, table by table, in a stable order
+/// (what a replay must reproduce). Dead letters are compared by content, not by their
+/// database sequence or time.
+pub async fn projections(store: &Store) -> Vec<String> {
+    use sqlx::Row;
+    let queries = [
+        "select 'ledger|' || key_id || '|' || account || '|' || runs from ledger_keys order by key_id",
+        "select 'event|' || source || '|' || id || '|' || encode(fingerprint, 'hex') || '|' || account || '|' || log_seq from events order by source, id",
+        "select 'egress|' || source || '|' || id || '|' || dest || '|' || time_s || '|' || bytes from egress order by source, id",
+        "select 'dead|' || coalesce(log_seq, -1) || '|' || reason || '|' || detail from dead_letters order by log_seq, reason",
+        "select 'pricebook|' || version || '|' || uploaded_at_ms || '|' || toml from pricebooks order by version",
+        "select 'account|' || id || '|' || created_at_ms from accounts order by id",
+        "select 'key|' || key_hash || '|' || account from api_keys order by key_hash",
+        "select 'period|' || period || '|' || start_s || '|' || end_s || '|' || pricebook_version || '|' || closed_at_ms from periods order by period",
+        "select 'invoice|' || id || '|' || number || '|' || issued_at_ms || '|' || pricebook_version || '|' || credit || '|' || total || '|' || body from invoices order by id",
+        "select 'late|' || source || '|' || id || '|' || period || '|' || log_seq from late_usage order by source, id, period",
+        "select 'offset|' || consumer || '|' || partition || '|' || next_offset from consumer_offsets order by consumer, partition",
+    ];
+    let mut out = Vec::new();
+    for q in queries {
+        for r in sqlx::query(q).fetch_all(store.pool()).await.unwrap() {
+            out.push(r.get::<String, _>(0));
+        }
+    }
+    out
 }
 
 /// Deterministic shuffle (splitmix64 Fisher-Yates).

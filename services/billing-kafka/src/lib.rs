@@ -19,12 +19,37 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+mod replay;
+pub use replay::{ReplayReport, ReplaySettings, replay};
+
 #[derive(Debug, thiserror::Error)]
 pub enum KafkaError {
     #[error("kafka: {0}")]
     Kafka(#[from] rdkafka::error::KafkaError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Command(#[from] billing_store::CloseError),
+    #[error(
+        "replay needs an empty database; this one already holds events, price books, accounts or invoices"
+    )]
+    NotEmpty,
+    #[error("{topic} offset {offset}: not a gpubill command ({detail})")]
+    BadCommand {
+        topic: String,
+        offset: i64,
+        detail: String,
+    },
+    #[error(
+        "{topic} partition {partition}: stopped at offset {at}, needed to read up to {until}: {why}"
+    )]
+    Short {
+        topic: String,
+        partition: i32,
+        at: i64,
+        until: i64,
+        why: String,
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! Closing a period: rating every account with the period's price book version and issuing
 //! immutable invoices, in one transaction.
 
+use crate::commands::{self, Command};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
 use billing_core::invoice::Invoice;
@@ -72,6 +73,26 @@ impl Store {
         now_ms: i64,
     ) -> Result<Vec<IssuedInvoice>, CloseError> {
         let _w = self.writer.lock().await;
+        // Taken before reading anything: the ledger read below is the one at `positions`.
+        let mut tx = self.begin_write().await?;
+        match self.close_in(&mut tx, period_label, now_ms).await {
+            Ok(out) => {
+                tx.commit().await?;
+                Ok(out)
+            }
+            Err(e) => {
+                tx.rollback().await?;
+                Err(e)
+            }
+        }
+    }
+
+    async fn close_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        period_label: &str,
+        now_ms: i64,
+    ) -> Result<Vec<IssuedInvoice>, CloseError> {
         if self.period_closed(period_label).await? {
             return Ok(self.invoices(None, Some(period_label)).await?);
         }
@@ -105,7 +126,7 @@ impl Store {
                 unpriced,
             });
         }
-        let mut tx = self.pool.begin().await?;
+        let positions = commands::positions(tx).await?;
         let issued_at = format_secs(now_ms.div_euclid(1000));
         let mut rows = Vec::new();
         let mut out = Vec::new();
@@ -136,7 +157,7 @@ impl Store {
             });
         }
         insert_rows(
-            &mut tx,
+            tx,
             "insert into invoices (id, account, period, number, status, issued_at_ms, pricebook_version, credit, total, body)",
             "",
             rows,
@@ -148,7 +169,7 @@ impl Store {
             .map(|i| {
                 let payload = serde_json::to_string(i).unwrap_or_default();
                 vec![
-                    Val::Text("billing.invoices.v1".into()),
+                    Val::Text(self.topics().invoices.clone()),
                     Val::Text(i.invoice.account.clone()),
                     Val::Text(payload),
                     Val::I64(now_ms),
@@ -156,7 +177,7 @@ impl Store {
             })
             .collect();
         insert_rows(
-            &mut tx,
+            tx,
             "insert into outbox (topic, key, payload, created_at_ms)",
             "",
             outbox,
@@ -169,9 +190,18 @@ impl Store {
             .bind(period.end)
             .bind(version.version)
             .bind(now_ms)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
-        tx.commit().await?;
+        self.record_command(
+            tx,
+            &Command::ClosePeriod {
+                period: period_label.to_string(),
+                at_ms: now_ms,
+                positions,
+            },
+            now_ms,
+        )
+        .await?;
         Ok(out)
     }
 

@@ -41,7 +41,7 @@ impl Store {
     }
 
     async fn append_and_fold(&self, records: &[Vec<u8>], now_ms: i64) -> Result<Vec<Outcome>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let first: i64 = sqlx::query("select coalesce(max(seq), 0) + 1 from log")
             .fetch_one(&mut *tx)
             .await?
@@ -90,7 +90,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<Vec<Outcome>> {
         let _w = self.writer.lock().await;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let result = fold_at(&mut tx, self.backend, at, records, now_ms).await;
         finish(tx, result).await
     }
@@ -110,7 +110,7 @@ impl Store {
     async fn catch_up_locked(&self, now_ms: i64) -> Result<u64> {
         let mut folded = 0;
         loop {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.begin_write().await?;
             let next: i64 = sqlx::query(
                 "select next_offset from consumer_offsets where consumer = $1 and partition = 0",
             )

@@ -11,11 +11,13 @@
 //! offset are committed, or none of it is.
 
 mod close;
+mod commands;
 mod fold;
 mod keys;
 mod sql;
 
 pub use close::{CloseError, IssuedInvoice};
+pub use commands::{Command, PartitionPosition, Positions};
 pub use fold::{Outcome, Position};
 pub use keys::{hash_key, key_id};
 
@@ -108,12 +110,36 @@ pub struct LateUsage {
     pub log_seq: i64,
 }
 
+/// The output topics the store writes to through its outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topics {
+    /// Admin commands (price books, accounts, period closes): what `gpubill replay` needs
+    /// besides the usage topic to rebuild every projection.
+    pub commands: String,
+    /// Issued invoices, for finance.
+    pub invoices: String,
+}
+
+impl Default for Topics {
+    fn default() -> Self {
+        Topics {
+            commands: "billing.commands.v1".into(),
+            invoices: "billing.invoices.v1".into(),
+        }
+    }
+}
+
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// One writer at a time per process: batches are folded in log order.
+    /// One writer at a time per process: batches are folded in log order. Across processes
+    /// (PostgreSQL), [`Store::begin_write`] serializes writers with an advisory lock.
     writer: Mutex<()>,
+    topics: Topics,
 }
+
+/// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
+const WRITER_LOCK: i64 = 0x6770_7562_696c_6c;
 
 impl Store {
     /// Connects (creating a SQLite file when needed) and applies the migrations.
@@ -160,7 +186,35 @@ impl Store {
             pool,
             backend,
             writer: Mutex::new(()),
+            topics: Topics::default(),
         })
+    }
+
+    /// The same store writing its outputs to `topics`.
+    pub fn with_topics(mut self, topics: Topics) -> Store {
+        self.topics = topics;
+        self
+    }
+
+    pub fn topics(&self) -> &Topics {
+        &self.topics
+    }
+
+    /// Begins a transaction that writes projections. On PostgreSQL it first takes a
+    /// transaction-scoped advisory lock, so that engine processes sharing the database write
+    /// one at a time: two folds reading and rewriting the same ledger row could otherwise
+    /// lose one's update, and a period close reads a ledger no one moves under it. Kafka
+    /// partitions give failover between processes; the database is the one writer (SQLite
+    /// serializes writers by itself).
+    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
+        let mut tx = self.pool.begin().await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query("select pg_advisory_xact_lock($1)")
+                .bind(WRITER_LOCK)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(tx)
     }
 
     pub fn backend(&self) -> Backend {
@@ -209,7 +263,8 @@ impl Store {
 
     /// Creates an account with one API key (stored as its hash).
     pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
         let inserted = sqlx::query(
             "insert into accounts (id, created_at_ms) values ($1, $2) on conflict (id) do nothing",
         )
@@ -227,6 +282,16 @@ impl Store {
             .bind(now_ms)
             .execute(&mut *tx)
             .await?;
+        self.record_command(
+            &mut tx,
+            &Command::CreateAccount {
+                id: id.to_string(),
+                key_hash: key_hash.to_string(),
+                at_ms: now_ms,
+            },
+            now_ms,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -254,7 +319,7 @@ impl Store {
     pub async fn put_pricebook(&self, toml: &str, now_ms: i64) -> Result<i64> {
         let book = PriceBook::from_toml(toml)?;
         let _w = self.writer.lock().await;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let next: i64 = sqlx::query("select coalesce(max(version), 0) + 1 from pricebooks")
             .fetch_one(&mut *tx)
             .await?
@@ -266,6 +331,16 @@ impl Store {
             .bind(now_ms)
             .execute(&mut *tx)
             .await?;
+        self.record_command(
+            &mut tx,
+            &Command::PutPriceBook {
+                version: next,
+                toml: toml.to_string(),
+                at_ms: now_ms,
+            },
+            now_ms,
+        )
+        .await?;
         tx.commit().await?;
         Ok(next)
     }

@@ -5,6 +5,7 @@ mod demo;
 mod fleet;
 mod load;
 mod rate;
+mod replay;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -36,6 +37,8 @@ enum Command {
     Migrate(serve::MigrateArgs),
     /// A guided tour: the embedded engine, a simulated day of a small fleet, invoices.
     Demo(demo::DemoArgs),
+    /// Rebuild every projection from the beginning of the Kafka topics into an empty database.
+    Replay(replay::ReplayArgs),
     /// Fixed-rate GETs against a running server, with latency percentiles (benchmarks).
     Load(load::LoadArgs),
 }
@@ -67,6 +70,9 @@ fn main() -> ExitCode {
             .map(|()| ExitCode::SUCCESS),
         Command::Demo(args) => runtime()
             .and_then(|rt| rt.block_on(demo::run(args)))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Replay(args) => runtime()
+            .and_then(|rt| rt.block_on(replay::run(args)))
             .map(|()| ExitCode::SUCCESS),
         Command::Load(args) => runtime()
             .and_then(|rt| rt.block_on(load::run(args)))

@@ -31,7 +31,7 @@ impl fmt::Debug for Secret {
     }
 }
 
-#[derive(Args, Debug, Default, Clone)]
+#[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Settings file (TOML): data_dir, listen, prices, [database] url.
     #[arg(long)]
@@ -54,6 +54,27 @@ pub struct ServeArgs {
     /// The usage topic.
     #[arg(long, default_value = "gpu.usage.v1")]
     pub usage_topic: String,
+    /// Where admin commands (price books, accounts, period closes) are relayed, for replay.
+    #[arg(long, default_value = "billing.commands.v1")]
+    pub commands_topic: String,
+    /// Where issued invoices are relayed.
+    #[arg(long, default_value = "billing.invoices.v1")]
+    pub invoices_topic: String,
+    /// Where rejected usage records are relayed, with their reason in headers.
+    #[arg(long, default_value = "gpu.usage.dlq.v1")]
+    pub dead_letter_topic: String,
+}
+
+impl Default for ServeArgs {
+    /// The flags' own defaults (as if none were given).
+    fn default() -> Self {
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        <Defaults as clap::Parser>::parse_from(["serve"]).serve
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -82,6 +103,7 @@ pub struct Settings {
     pub ingest_token: Option<Secret>,
     pub kafka_brokers: Option<String>,
     pub usage_topic: String,
+    pub topics: billing_store::Topics,
 }
 
 impl Settings {
@@ -134,6 +156,10 @@ impl Settings {
             admin_token: env("GPUBILL_ADMIN_TOKEN").map(Secret),
             kafka_brokers: args.kafka_brokers.clone(),
             usage_topic: args.usage_topic.clone(),
+            topics: billing_store::Topics {
+                commands: args.commands_topic.clone(),
+                invoices: args.invoices_topic.clone(),
+            },
             ingest_token: env("GPUBILL_INGEST_TOKEN").map(Secret),
         })
     }
@@ -196,7 +222,8 @@ impl Application {
             .with_context(|| format!("cannot create data dir {}", settings.data_dir.display()))?;
         let store = Store::open(settings.database_url.expose())
             .await
-            .context("cannot open the database")?;
+            .context("cannot open the database")?
+            .with_topics(settings.topics.clone());
         let clock = system_clock();
         let caught_up = store.catch_up(clock()).await?;
         if caught_up > 0 {
@@ -260,7 +287,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let consumer = args.kafka_brokers.as_ref().map(|brokers| {
-        let settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
+        let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
+        settings.dead_letter_topic = Some(args.dead_letter_topic.clone());
         tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
         let clock = app.state.clock.clone();
         let store = app.state.store.clone();

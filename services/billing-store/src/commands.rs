@@ -1,0 +1,162 @@
+//! Admin commands as records: every change to the projections that does not come from the
+//! usage topic (price book versions, accounts, period closes) is written to the outbox in the
+//! transaction that makes it, and relayed to the commands topic. With the usage topic, that
+//! topic is all `gpubill replay` needs to rebuild the database.
+//!
+//! A period close carries the usage positions it was computed at (the next offset of every
+//! consumer partition, read under the writer lock in the close's transaction), so a replay
+//! folds exactly the same records before issuing the same invoices.
+
+use crate::sql::{Val, insert_rows};
+use crate::{EMBEDDED_CONSUMER, Result, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use sqlx::{AnyConnection, Row};
+
+/// The next offset of every consumer partition (consumer: the usage topic's name in Kafka
+/// mode), ordered by consumer and partition.
+pub type Positions = Vec<PartitionPosition>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionPosition {
+    pub consumer: String,
+    pub partition: i64,
+    pub next_offset: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub enum Command {
+    #[serde(rename = "pricebook.put")]
+    PutPriceBook {
+        version: i64,
+        toml: String,
+        at_ms: i64,
+    },
+    /// Only the API key's hash travels; the key was shown once to the admin.
+    #[serde(rename = "account.create")]
+    CreateAccount {
+        id: String,
+        key_hash: String,
+        at_ms: i64,
+    },
+    #[serde(rename = "period.close")]
+    ClosePeriod {
+        period: String,
+        at_ms: i64,
+        positions: Positions,
+    },
+}
+
+impl Command {
+    /// A stable identity: the same command relayed twice (a crash between the broker's
+    /// acknowledgement and marking the outbox row) has the same id.
+    pub fn id(&self) -> String {
+        match self {
+            Command::PutPriceBook { version, .. } => format!("pricebook.put:{version}"),
+            Command::CreateAccount { id, .. } => format!("account.create:{id}"),
+            Command::ClosePeriod { period, .. } => format!("period.close:{period}"),
+        }
+    }
+}
+
+/// The stored next offset of every Kafka consumer partition.
+pub(crate) async fn positions(conn: &mut AnyConnection) -> Result<Positions> {
+    let rows = sqlx::query(
+        "select consumer, partition, next_offset from consumer_offsets where consumer <> $1 order by consumer, partition",
+    )
+    .bind(EMBEDDED_CONSUMER)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| PartitionPosition {
+            consumer: r.get(0),
+            partition: r.get(1),
+            next_offset: r.get(2),
+        })
+        .collect())
+}
+
+impl Store {
+    pub(crate) async fn record_command(
+        &self,
+        conn: &mut AnyConnection,
+        command: &Command,
+        now_ms: i64,
+    ) -> Result<()> {
+        let payload =
+            serde_json::to_string(command).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let headers = serde_json::json!({ "gpubill-command-id": command.id() }).to_string();
+        insert_rows(
+            conn,
+            "insert into outbox (topic, key, payload, created_at_ms, headers)",
+            "",
+            vec![vec![
+                Val::Text(self.topics().commands.clone()),
+                Val::Text("commands".into()),
+                Val::Text(payload),
+                Val::I64(now_ms),
+                Val::Text(headers),
+            ]],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Applies a command read back from the commands topic (replay). Price book versions must
+    /// come back with the numbers they had.
+    pub async fn apply_command(&self, command: &Command) -> Result<(), crate::CloseError> {
+        match command {
+            Command::PutPriceBook {
+                version,
+                toml,
+                at_ms,
+            } => {
+                let got = self.put_pricebook(toml, *at_ms).await?;
+                if got != *version {
+                    return Err(StoreError::Corrupt(format!(
+                        "replayed price book became version {got}, was {version}: the commands topic is missing a version"
+                    ))
+                    .into());
+                }
+            }
+            Command::CreateAccount {
+                id,
+                key_hash,
+                at_ms,
+            } => self.create_account(id, key_hash, *at_ms).await?,
+            Command::ClosePeriod { period, at_ms, .. } => {
+                self.close_period(period, *at_ms).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether nothing was ever written: no events, dead letters, price books, accounts,
+    /// invoices or Kafka positions (what `gpubill replay` requires).
+    pub async fn is_empty(&self) -> Result<bool> {
+        let row = sqlx::query(
+            "select (select count(*) from events) + (select count(*) from dead_letters) \
+             + (select count(*) from pricebooks) + (select count(*) from accounts) \
+             + (select count(*) from invoices) \
+             + (select count(*) from consumer_offsets where consumer <> $1)",
+        )
+        .bind(EMBEDDED_CONSUMER)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.get::<i64, _>(0) == 0)
+    }
+
+    /// Marks every outbox row published (after a replay: its outputs are on the topics
+    /// already, from the original run).
+    pub async fn outbox_mark_all_published(&self, now_ms: i64) -> Result<u64> {
+        Ok(
+            sqlx::query("update outbox set published_at_ms = $1 where published_at_ms is null")
+                .bind(now_ms)
+                .execute(&self.pool)
+                .await?
+                .rows_affected(),
+        )
+    }
+}
