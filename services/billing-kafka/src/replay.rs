@@ -65,7 +65,22 @@ pub async fn replay(
         .create()?;
     let mut report = ReplayReport::default();
 
-    // 1. The commands, in order, each once.
+    // 1. The commands, in order, each once. Their order is the order of one partition.
+    let metadata =
+        consumer.fetch_metadata(Some(&settings.commands_topic), Duration::from_secs(10))?;
+    let n = metadata
+        .topics()
+        .first()
+        .map_or(0, |t| t.partitions().len());
+    if n != 1 {
+        return Err(KafkaError::BadCommand {
+            topic: settings.commands_topic.clone(),
+            offset: -1,
+            detail: format!(
+                "the commands topic must exist with exactly one partition (it has {n}): its order is the commands' order"
+            ),
+        });
+    }
     let (_, high) =
         consumer.fetch_watermarks(&settings.commands_topic, 0, Duration::from_secs(10))?;
     let mut commands = Vec::new();

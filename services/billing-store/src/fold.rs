@@ -204,7 +204,63 @@ pub struct Position<'a> {
 }
 
 /// [`fold`] for any consumer position: records carry their offsets (which may have gaps).
+/// Runs in a `fold_batch` span (exported to OpenTelemetry when configured) that records the
+/// batch's position, outcome counts, dead letters by reason and latency.
 pub(crate) async fn fold_at(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    at: Position<'_>,
+    batch: &[(i64, &[u8])],
+    now_ms: i64,
+) -> Result<Vec<Outcome>> {
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        "fold_batch",
+        consumer = at.consumer,
+        partition = at.partition,
+        first_offset = batch.first().map(|b| b.0),
+        records = batch.len(),
+        accepted = tracing::field::Empty,
+        duplicates = tracing::field::Empty,
+        dead_letters = tracing::field::Empty,
+        dead_letter_reasons = tracing::field::Empty,
+        latency_ms = tracing::field::Empty,
+        error = tracing::field::Empty,
+    );
+    let t0 = std::time::Instant::now();
+    let result = fold_at_inner(conn, backend, at, batch, now_ms)
+        .instrument(span.clone())
+        .await;
+    span.record("latency_ms", t0.elapsed().as_secs_f64() * 1e3);
+    match &result {
+        Ok(outcomes) => {
+            let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
+            let (mut accepted, mut duplicates) = (0, 0);
+            for o in outcomes {
+                match o {
+                    Outcome::Accepted => accepted += 1,
+                    Outcome::Duplicate => duplicates += 1,
+                    Outcome::Rejected { reason, .. } => {
+                        *reasons.entry(reason.as_str()).or_default() += 1
+                    }
+                }
+            }
+            span.record("accepted", accepted);
+            span.record("duplicates", duplicates);
+            span.record("dead_letters", reasons.values().sum::<usize>());
+            if !reasons.is_empty() {
+                let list: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}={n}")).collect();
+                span.record("dead_letter_reasons", list.join(","));
+            }
+        }
+        Err(e) => {
+            span.record("error", tracing::field::display(e));
+        }
+    }
+    result
+}
+
+async fn fold_at_inner(
     conn: &mut AnyConnection,
     backend: Backend,
     at: Position<'_>,

@@ -49,14 +49,64 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-fn main() -> ExitCode {
-    tracing_subscriber::fmt()
+/// Logs to stderr (`RUST_LOG`, default `warn`) and, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set,
+/// spans to an OpenTelemetry collector over OTLP/HTTP (protobuf; the exporter reads the
+/// standard `OTEL_*` variables: endpoint, headers, timeout, `OTEL_BSP_*`). Spans at `info`
+/// and above are exported whatever `RUST_LOG` says (`GPUBILL_OTEL_FILTER` overrides).
+fn telemetry() -> anyhow::Result<Option<opentelemetry_sdk::trace::SdkTracerProvider>> {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")));
+    let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty());
+    let Some(endpoint) = endpoint else {
+        tracing_subscriber::registry().with(fmt).init();
+        return Ok(None);
+    };
+    use opentelemetry_otlp::WithExportConfig;
+    // The standard variable names the collector's base URL; traces go to /v1/traces.
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')))
+        .build()?;
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(
+            opentelemetry_sdk::Resource::builder()
+                .with_service_name("gpubill")
+                .build(),
         )
-        .init();
+        .build();
+    let filter = std::env::var("GPUBILL_OTEL_FILTER").unwrap_or_else(|_| "info".into());
+    let otel = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("gpubill"))
+        .with_filter(EnvFilter::new(filter));
+    tracing_subscriber::registry().with(fmt).with(otel).init();
+    Ok(Some(provider))
+}
+
+fn main() -> ExitCode {
+    let provider = match telemetry() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("gpubill: cannot set up OpenTelemetry export: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = run();
+    if let Some(p) = provider {
+        // Flushes the spans still batched.
+        let _ = p.shutdown();
+    }
+    code
+}
+
+fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rate(args) => rate::run(args),

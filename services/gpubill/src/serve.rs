@@ -317,6 +317,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     });
     axum::serve(listener, router(app.state.clone()))
         .with_graceful_shutdown(async {
+            // Ctrl-C, or SIGTERM from an orchestrator: stop taking requests, finish the batch.
+            #[cfg(unix)]
+            {
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                        .expect("install the SIGTERM handler");
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            #[cfg(not(unix))]
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;

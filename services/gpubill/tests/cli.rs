@@ -409,3 +409,120 @@ fn serve_takes_a_posted_fleet_and_prints_its_admin_token_once() {
     );
     drop(server);
 }
+
+/// A stand-in OpenTelemetry collector: accepts OTLP/HTTP posts and hands (path, body) over.
+fn fake_collector() -> (u16, std::sync::mpsc::Receiver<(String, Vec<u8>)>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+                    let mut length = 0;
+                    loop {
+                        let mut h = String::new();
+                        reader.read_line(&mut h).unwrap();
+                        if h.trim().is_empty() {
+                            break;
+                        }
+                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    let _ = tx.send((path, body));
+                    let _ = stream
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n");
+                }
+            });
+        }
+    });
+    (port, rx)
+}
+
+#[test]
+fn batch_spans_are_exported_over_otlp_when_the_endpoint_is_set() {
+    let (collector, received) = fake_collector();
+    let dir = temp_dir("otel");
+    let port = free_port();
+    let server = Server(
+        Command::new(env!("CARGO_BIN_EXE_gpubill"))
+            .args([
+                "serve",
+                "--data-dir",
+                dir.to_str().unwrap(),
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env("GPUBILL_ADMIN_TOKEN", "otel-admin")
+            .env(
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                format!("http://127.0.0.1:{collector}"),
+            )
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut up = false;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            up = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(up, "gpubill serve did not come up on {port}");
+    let out = gpubill(&[
+        "simulate",
+        "--gpus",
+        "2",
+        "--seconds",
+        "120",
+        "--post",
+        &format!("http://127.0.0.1:{port}"),
+        "--token",
+        "otel-admin",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let contains =
+        |hay: &[u8], needle: &str| hay.windows(needle.len()).any(|w| w == needle.as_bytes());
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let (path, body) = received
+            .recv_timeout(left)
+            .expect("no OTLP export with a fold_batch span within 30 s");
+        assert_eq!(path, "/v1/traces");
+        if contains(&body, "fold_batch") {
+            // The span carries the batch's figures and the service's name.
+            for field in [
+                "gpubill",
+                "records",
+                "accepted",
+                "duplicates",
+                "dead_letters",
+                "latency_ms",
+            ] {
+                assert!(contains(&body, field), "span without {field}");
+            }
+            break;
+        }
+    }
+    drop(server);
+}
