@@ -3,63 +3,8 @@
 
 use billing_kafka::ConsumerSettings;
 use gpubill_tests::*;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
-use rdkafka::producer::{FutureProducer, FutureRecord};
 use std::time::Duration;
-
-const BROKERS: &str = "127.0.0.1:9092";
-
-async fn topic_with_partitions(partitions: i32) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let name = format!("gpu.usage.test-{}-{nanos}", std::process::id());
-    create_topic(&name, partitions).await;
-    name
-}
-
-async fn create_topic(name: &str, partitions: i32) {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
-        .create()
-        .unwrap();
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
-    let results = admin
-        .create_topics(&[NewTopic::new(name, partitions, TopicReplication::Fixed(1))], &options)
-        .await
-        .unwrap_or_else(|e| panic!("Kafka (tansu) is not reachable at {BROKERS} ({e}): run the tests with ./scripts/test, which starts it"));
-    for r in results {
-        match r {
-            Ok(_) | Err((_, rdkafka::types::RDKafkaErrorCode::TopicAlreadyExists)) => {}
-            Err((t, e)) => panic!("create topic {t}: {e}"),
-        }
-    }
-}
-
-async fn produce(topic: &str, records: &[(i32, String)]) {
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
-        .set("enable.idempotence", "true")
-        .set("acks", "all")
-        .set("message.timeout.ms", "20000")
-        .create()
-        .unwrap();
-    for (partition, payload) in records {
-        producer
-            .send(
-                FutureRecord::to(topic)
-                    .partition(*partition)
-                    .key("k")
-                    .payload(payload),
-                Duration::from_secs(20),
-            )
-            .await
-            .unwrap_or_else(|(e, _)| panic!("produce to {topic}: {e}"));
-    }
-}
 
 /// Runs the consumer until the store holds `events` events (or fails after 90 s).
 async fn consume_until(t: &TestApp, topic: &str, events: i64) {

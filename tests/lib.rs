@@ -9,6 +9,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tower::ServiceExt;
 
@@ -318,4 +319,115 @@ pub fn shuffle<T>(v: &mut [T], seed: u64) {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         v.swap(i, ((z ^ (z >> 31)) % (i as u64 + 1)) as usize);
     }
+}
+
+// ---- Kafka (tansu on 127.0.0.1:9092, started by ./scripts/test) ------------------------------
+
+/// Where the tests find the broker.
+pub const BROKERS: &str = "127.0.0.1:9092";
+
+pub async fn topic_with_partitions(partitions: i32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("gpu.usage.test-{}-{nanos}", std::process::id());
+    create_topic(&name, partitions).await;
+    name
+}
+
+pub async fn create_topic(name: &str, partitions: i32) {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    use rdkafka::config::ClientConfig;
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", BROKERS)
+        .create()
+        .unwrap();
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
+    let results = admin
+        .create_topics(&[NewTopic::new(name, partitions, TopicReplication::Fixed(1))], &options)
+        .await
+        .unwrap_or_else(|e| panic!("Kafka (tansu) is not reachable at {BROKERS} ({e}): run the tests with ./scripts/test, which starts it"));
+    for r in results {
+        match r {
+            Ok(_) | Err((_, rdkafka::types::RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((t, e)) => panic!("create topic {t}: {e}"),
+        }
+    }
+}
+
+pub async fn produce(topic: &str, records: &[(i32, String)]) {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", BROKERS)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("message.timeout.ms", "20000")
+        .create()
+        .unwrap();
+    for (partition, payload) in records {
+        producer
+            .send(
+                FutureRecord::to(topic)
+                    .partition(*partition)
+                    .key("k")
+                    .payload(payload),
+                Duration::from_secs(20),
+            )
+            .await
+            .unwrap_or_else(|(e, _)| panic!("produce to {topic}: {e}"));
+    }
+}
+
+
+/// Produces `(key, payload)` records keyed as node agents do (the partition follows the key),
+/// pipelined: all sent, then every acknowledgement awaited.
+pub async fn produce_keyed(topic: &str, records: &[(String, Vec<u8>)]) {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", BROKERS)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "20")
+        .set("queue.buffering.max.messages", "1000000")
+        .set("message.timeout.ms", "60000")
+        .create()
+        .unwrap();
+    for chunk in records.chunks(20_000) {
+        let mut acks = Vec::with_capacity(chunk.len());
+        for (key, payload) in chunk {
+            acks.push(
+                producer
+                    .send_result(FutureRecord::to(topic).key(key).payload(payload))
+                    .unwrap_or_else(|(e, _)| panic!("produce to {topic}: {e}")),
+            );
+        }
+        for a in acks {
+            a.await
+                .unwrap()
+                .unwrap_or_else(|(e, _)| panic!("produce to {topic}: {e}"));
+        }
+    }
+}
+
+/// The sum of a topic's high watermarks. Beware: tansu 0.6.0 answers the base offset of a
+/// partition's last record batch, not one past its last record, so this undercounts topics
+/// written in multi-record batches (the records are all there and consumable).
+pub fn high_watermarks(topic: &str, partitions: i32) -> i64 {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", BROKERS)
+        .create()
+        .unwrap();
+    (0..partitions)
+        .map(|p| {
+            c.fetch_watermarks(topic, p, std::time::Duration::from_secs(10))
+                .unwrap()
+                .1
+        })
+        .sum()
 }

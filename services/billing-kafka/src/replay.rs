@@ -26,6 +26,10 @@ pub struct ReplaySettings {
     pub commands_topic: String,
     /// Longest wait for the next record of a range that the watermarks say exists.
     pub read_timeout: Duration,
+    /// At the end of a partition: how long no further record must arrive before the replay
+    /// takes it as the end (a broker's high watermark is not trusted to be exact: tansu
+    /// 0.6.0 reports the base offset of the last record batch).
+    pub settle: Duration,
 }
 
 impl ReplaySettings {
@@ -35,6 +39,7 @@ impl ReplaySettings {
             usage_topic: usage_topic.into(),
             commands_topic: commands_topic.into(),
             read_timeout: Duration::from_secs(30),
+            settle: Duration::from_secs(1),
         }
     }
 }
@@ -91,7 +96,7 @@ pub async fn replay(
         &settings.commands_topic,
         0,
         0,
-        high,
+        End::Settled(high),
         |offset, msg| {
             let payload = msg.payload().unwrap_or_default();
             let command: Command =
@@ -130,22 +135,21 @@ pub async fn replay(
 
     // 3. Commands interleaved with the usage they were computed at; then the rest.
     for command in commands.into_iter().map(Some).chain([None]) {
-        let targets: BTreeMap<i32, i64> = match &command {
+        let targets: BTreeMap<i32, End> = match &command {
             Some(Command::ClosePeriod { positions, .. }) => positions
                 .iter()
                 .filter(|at| at.consumer == settings.usage_topic)
-                .map(|at| (at.partition as i32, at.next_offset))
+                .map(|at| (at.partition as i32, End::At(at.next_offset)))
                 .collect(),
             Some(_) => BTreeMap::new(),
-            None => ends.clone(),
+            None => ends.iter().map(|(p, h)| (*p, End::Settled(*h))).collect(),
         };
         for (p, until) in targets {
             let from = next.get(&p).copied().unwrap_or(0);
-            if until > from {
-                report.records +=
-                    fold_range(&store, &consumer, &settings, p, from, until, &clock).await?;
-                next.insert(p, until);
-            }
+            let (records, reached) =
+                fold_range(&store, &consumer, &settings, p, from, until, &clock).await?;
+            report.records += records;
+            next.insert(p, reached.max(from));
         }
         if let Some(c) = command {
             store.apply_command(&c).await?;
@@ -156,19 +160,29 @@ pub async fn replay(
     Ok(report)
 }
 
+/// Where a range of a partition ends.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    /// Exactly before this offset (a close's position).
+    At(i64),
+    /// The end of the partition: past this reported high watermark, once nothing more
+    /// arrives for `settle`.
+    Settled(i64),
+}
+
 /// Folds usage records `[from, until)` of partition `p` in batches of up to 1,000, moving the
-/// stored position with each.
+/// stored position with each. Returns how many and the offset reached.
 async fn fold_range(
     store: &Store,
     consumer: &StreamConsumer,
     settings: &ReplaySettings,
     p: i32,
     from: i64,
-    until: i64,
+    until: End,
     clock: &impl Fn() -> i64,
-) -> Result<u64, KafkaError> {
+) -> Result<(u64, i64), KafkaError> {
     let mut pending = Vec::new();
-    read_range(
+    let reached = read_range(
         consumer,
         settings,
         &settings.usage_topic,
@@ -198,27 +212,36 @@ async fn fold_range(
         store.fold_partition(at, &refs, clock()).await?;
         expected_next = chunk[chunk.len() - 1].0 + 1;
     }
-    Ok(pending.len() as u64)
+    Ok((pending.len() as u64, reached))
 }
 
-/// Reads offsets `[from, until)` of one partition, calling `each` in offset order.
+/// Reads offsets `[from, until)` of one partition, calling `each` in offset order; returns
+/// the offset after the last record read (or `from`).
 async fn read_range(
     consumer: &StreamConsumer,
     settings: &ReplaySettings,
     topic: &str,
     p: i32,
     from: i64,
-    until: i64,
+    end: End,
     mut each: impl FnMut(i64, &rdkafka::message::BorrowedMessage<'_>) -> Result<(), KafkaError>,
-) -> Result<(), KafkaError> {
-    if until <= from {
-        return Ok(());
+) -> Result<i64, KafkaError> {
+    let (until, settled) = match end {
+        End::At(o) => (o, false),
+        End::Settled(high) => (high, true),
+    };
+    if until <= from && !settled {
+        return Ok(from);
     }
     let mut tpl = TopicPartitionList::new();
     tpl.add_partition_offset(topic, p, Offset::Offset(from))?;
     consumer.assign(&tpl)?;
     let mut at = from;
-    while at < until {
+    loop {
+        let past_end = at >= until;
+        if past_end && !settled {
+            return Ok(at);
+        }
         let short = |why: String| KafkaError::Short {
             topic: topic.to_string(),
             partition: p,
@@ -226,8 +249,14 @@ async fn read_range(
             until,
             why,
         };
-        let msg = match tokio::time::timeout(settings.read_timeout, consumer.recv()).await {
-            Err(_) => return Err(short(format!("nothing for {:?}", settings.read_timeout))),
+        let wait = if past_end {
+            settings.settle
+        } else {
+            settings.read_timeout
+        };
+        let msg = match tokio::time::timeout(wait, consumer.recv()).await {
+            Err(_) if past_end => return Ok(at),
+            Err(_) => return Err(short(format!("nothing for {wait:?}"))),
             Ok(Err(e)) => return Err(short(e.to_string())),
             Ok(Ok(m)) => m,
         };
@@ -235,11 +264,10 @@ async fn read_range(
         if msg.topic() != topic || msg.partition() != p || msg.offset() < at {
             continue;
         }
-        if msg.offset() >= until {
-            break;
+        if msg.offset() >= until && !settled {
+            return Ok(at);
         }
         each(msg.offset(), &msg)?;
         at = msg.offset() + 1;
     }
-    Ok(())
 }

@@ -63,6 +63,12 @@ pub struct ServeArgs {
     /// Where rejected usage records are relayed, with their reason in headers.
     #[arg(long, default_value = "gpu.usage.dlq.v1")]
     pub dead_letter_topic: String,
+    /// Most usage records folded in one database transaction.
+    #[arg(long, default_value_t = 1000)]
+    pub kafka_batch_max: usize,
+    /// Longest a consumed record waits for its batch to fill, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub kafka_linger_ms: u64,
 }
 
 impl Default for ServeArgs {
@@ -289,6 +295,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let consumer = args.kafka_brokers.as_ref().map(|brokers| {
         let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
         settings.dead_letter_topic = Some(args.dead_letter_topic.clone());
+        settings.batch_max = args.kafka_batch_max.max(1);
+        settings.linger = std::time::Duration::from_millis(args.kafka_linger_ms);
         tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
         let clock = app.state.clock.clone();
         let store = app.state.store.clone();

@@ -1,0 +1,332 @@
+//! `gpubill serve --kafka-brokers` as real processes against real tansu and PostgreSQL:
+//! SIGKILLed at random moments mid-stream, two engines sharing the partitions, and
+//! `gpubill replay` into an empty database. Started by ./scripts/test (tansu, PostgreSQL).
+
+use gpubill_tests::{BROKERS, create_topic, fresh_db, produce_keyed, section6};
+use serde_json::Value;
+use sqlx::Row;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BOOK: &str = "currency = \"CNY\"\ntimezone = \"Asia/Shanghai\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"24\"\nspot_rate_per_hour = \"9.6\"\nminimum_seconds = 60\ntiers = [ { up_to_hours = 5000, rate_per_hour = \"24\" }, { rate_per_hour = \"20\" } ]\n[skus.\"vgpu.h100-quarter\"]\nrate_per_hour = \"7\"\nspot_rate_per_hour = \"3\"\n[[offpeak]]\nfrom = \"22:00\"\nto = \"06:00\"\nmultiplier = \"0.7\"\n[egress.internet]\ntiers = [ { up_to_gb = 100, rate_per_gb = \"0\" }, { rate_per_gb = \"0.8\" } ]\n[egress.cross_region]\nrate_per_gb = \"0.1\"\n";
+const ADMIN: &str = "process-test-admin";
+
+fn gpubill() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpubill"))
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpubill-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A fleet's events (JSONL) from `gpubill simulate`: heartbeats with overlaps, 10%
+/// redeliveries, spot, vGPU shares, lease churn, egress.
+fn simulate(dir: &Path, gpus: u32, seconds: u32) -> (PathBuf, Vec<String>) {
+    let path = dir.join("events.jsonl");
+    let out = gpubill()
+        .args(["simulate", "--gpus", &gpus.to_string(), "--seconds", &seconds.to_string()])
+        .args(["--churn-seconds", "7200", "--egress-every", "600", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    (path, events)
+}
+
+/// `gpubill rate` on the same events: the invoices the engine must issue.
+fn offline(dir: &Path, events: &Path) -> Vec<Value> {
+    let book = dir.join("book.toml");
+    std::fs::write(&book, BOOK).unwrap();
+    let out = gpubill()
+        .args(["rate", "--period", "2026-11", "--prices"])
+        .arg(&book)
+        .arg("--events")
+        .arg(events)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
+}
+
+/// Topics of one test: usage (4 partitions), commands, invoices, dead letters.
+struct Topics {
+    usage: String,
+    commands: String,
+    invoices: String,
+    dlq: String,
+}
+
+async fn topics(name: &str) -> Topics {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let usage = format!("gpu.usage.{name}-{}-{nanos}", std::process::id());
+    let t = Topics {
+        commands: format!("{usage}.commands"),
+        invoices: format!("{usage}.invoices"),
+        dlq: format!("{usage}.dlq"),
+        usage,
+    };
+    create_topic(&t.usage, 4).await;
+    for x in [&t.commands, &t.invoices, &t.dlq] {
+        create_topic(x, 1).await;
+    }
+    t
+}
+
+/// Produces the events keyed by account, as node agents do.
+async fn produce_events(topic: &str, events: &[String]) {
+    let records: Vec<(String, Vec<u8>)> = events
+        .iter()
+        .map(|e| {
+            let v: Value = serde_json::from_str(e).unwrap();
+            (v["subject"].as_str().unwrap().to_string(), e.as_bytes().to_vec())
+        })
+        .collect();
+    produce_keyed(topic, &records).await;
+}
+
+/// One `gpubill serve --kafka-brokers` process; SIGKILLed when dropped.
+struct Engine {
+    child: Child,
+    port: u16,
+}
+
+impl Engine {
+    fn start(db: &str, t: &Topics, data: &Path, book: &Path) -> Engine {
+        let port = free_port();
+        let child = gpubill()
+            .args(["serve", "--database", db, "--kafka-brokers", BROKERS])
+            .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
+            .args(["--invoices-topic", &t.invoices, "--dead-letter-topic", &t.dlq])
+            .args(["--kafka-batch-max", "250", "--listen", &format!("127.0.0.1:{port}")])
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--prices")
+            .arg(book)
+            .env("GPUBILL_ADMIN_TOKEN", ADMIN)
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Engine { child, port }
+    }
+
+    /// SIGKILL: no shutdown, no flush, whatever it was doing.
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Records folded so far: the stored positions of the usage topic's partitions.
+async fn folded(store: &billing_store::Store, topic: &str) -> i64 {
+    let mut sum = 0;
+    for p in 0..4 {
+        sum += store.stored_offset(topic, p).await.unwrap().unwrap_or(0);
+    }
+    sum
+}
+
+async fn wait_folded(store: &billing_store::Store, topic: &str, total: i64, within: Duration) {
+    let deadline = Instant::now() + within;
+    while folded(store, topic).await < total {
+        assert!(
+            Instant::now() < deadline,
+            "folded {} of {total} records in {within:?}",
+            folded(store, topic).await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Closes November through the engine's HTTP API.
+async fn close(port: u16) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{port}/v1/admin/invoices/close?period=2026-11"))
+            .bearer_auth(ADMIN)
+            .send()
+            .await;
+        match r {
+            Ok(r) => {
+                assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+                return r.json().await.unwrap();
+            }
+            Err(e) => {
+                assert!(Instant::now() < deadline, "engine not answering: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// What the engine's database says and what the offline rating says must agree: invoices to
+/// the cent, one event row per distinct (source, id), nothing dead-lettered, and the ledger
+/// rows equal to the embedded engine's on the same events.
+async fn assert_exact(store: &billing_store::Store, issued: &[Value], offline: &[Value], events: &[String]) {
+    let issued: Vec<Value> = issued.iter().map(section6).collect();
+    assert_eq!(issued.len(), offline.len());
+    assert!(issued == offline, "invoices differ from gpubill rate");
+    let distinct: std::collections::BTreeSet<(String, String)> = events
+        .iter()
+        .map(|e| {
+            let v: Value = serde_json::from_str(e).unwrap();
+            (v["source"].as_str().unwrap().into(), v["id"].as_str().unwrap().into())
+        })
+        .collect();
+    assert_eq!(store.event_count().await.unwrap(), distinct.len() as i64, "an event counted twice or lost");
+    assert!(store.dead_letters(0, 1).await.unwrap().is_empty());
+    // The embedded engine on the same events: the same ledger rows, run for run.
+    let embedded = billing_store::Store::open(&fresh_db(gpubill_tests::Db::Postgres).await)
+        .await
+        .unwrap();
+    for chunk in events.chunks(10_000) {
+        embedded
+            .ingest(chunk.iter().map(|e| e.as_bytes().to_vec()).collect(), 0)
+            .await
+            .unwrap();
+    }
+    let rows = async |s: &billing_store::Store| -> Vec<(String, String)> {
+        sqlx::query("select key_id, runs from ledger_keys order by key_id")
+            .fetch_all(s.pool())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect()
+    };
+    let (got, want) = (rows(store).await, rows(&embedded).await);
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "ledger rows differ from the embedded engine's");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
+    let dir = dir("crash");
+    // 64 GPUs for a day: ~203,000 records with the redeliveries and egress.
+    let (events_path, events) = simulate(&dir, 64, 86_400);
+    assert!(events.len() >= 200_000, "{}", events.len());
+    let offline = offline(&dir, &events_path);
+    let t = topics("crash").await;
+    produce_events(&t.usage, &events).await;
+    // Every record produced is acknowledged; the total is what the partitions must reach
+    // (tansu's high watermarks undercount multi-record batches, so they are not used).
+    let total = events.len() as i64;
+
+    let db = fresh_db(gpubill_tests::Db::Postgres).await;
+    let store = billing_store::Store::open(&db).await.unwrap();
+    let book = dir.join("book.toml");
+    let mut seed = 0x5eed_u64;
+    let mut random = move |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut mid_stream = 0;
+    for kill in 0..10 {
+        let engine = Engine::start(&db, &t, &dir.join("data"), &book);
+        // Wait until this incarnation folds something, then kill it at a random moment.
+        let before = folded(&store, &t.usage).await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while folded(&store, &t.usage).await == before && before < total {
+            assert!(Instant::now() < deadline, "restart {kill}: nothing folded in 60 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(random(400))).await;
+        let at = folded(&store, &t.usage).await;
+        engine.kill();
+        if at < total {
+            mid_stream += 1;
+        }
+        eprintln!("kill {kill}: {at} of {total} records folded");
+    }
+    assert!(mid_stream >= 5, "only {mid_stream} kills landed mid-stream");
+    let engine = Engine::start(&db, &t, &dir.join("data"), &book);
+    wait_folded(&store, &t.usage, total, Duration::from_secs(120)).await;
+    let issued = close(engine.port).await;
+    assert_exact(&store, &issued, &offline, &events).await;
+
+    // Every command relayed; `gpubill replay` into an empty database issues the same bytes.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !store.outbox_pending(1).await.unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "outbox not relayed in 60 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(engine);
+    let fresh = fresh_db(gpubill_tests::Db::Postgres).await;
+    let out = gpubill()
+        .args(["replay", "--kafka-brokers", BROKERS, "--database", &fresh])
+        .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let replayed = billing_store::Store::open(&fresh).await.unwrap();
+    let bodies = async |s: &billing_store::Store| -> Vec<(String, String, i64, String)> {
+        sqlx::query("select id, number, issued_at_ms, body from invoices order by id")
+            .fetch_all(s.pool())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
+    };
+    let original = bodies(&store).await;
+    assert_eq!(original.len(), offline.len());
+    assert!(original == bodies(&replayed).await, "replayed invoices differ");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
+    let dir = dir("pair");
+    let (events_path, events) = simulate(&dir, 32, 43_200);
+    let offline = offline(&dir, &events_path);
+    let t = topics("pair").await;
+    produce_events(&t.usage, &events).await;
+    let total = events.len() as i64;
+    let db = fresh_db(gpubill_tests::Db::Postgres).await;
+    let book = dir.join("book.toml");
+    let a = Engine::start(&db, &t, &dir.join("a"), &book);
+    // The second one a little later: the price book is uploaded once.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let b = Engine::start(&db, &t, &dir.join("b"), &book);
+    let store = billing_store::Store::open(&db).await.unwrap();
+    // Kill one while both hold partitions and records remain.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while folded(&store, &t.usage).await < total / 4 {
+        assert!(Instant::now() < deadline, "nothing folded in 60 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let at = folded(&store, &t.usage).await;
+    a.kill();
+    assert!(at < total, "killed after the end ({at} of {total})");
+    // The survivor takes the dead one's partitions after the session timeout.
+    wait_folded(&store, &t.usage, total, Duration::from_secs(120)).await;
+    let issued = close(b.port).await;
+    assert_exact(&store, &issued, &offline, &events).await;
+}
