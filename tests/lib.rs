@@ -9,8 +9,8 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 use tower::ServiceExt;
 
 pub const ADMIN: &str = "admin-test-token";
@@ -380,7 +380,6 @@ pub async fn produce(topic: &str, records: &[(i32, String)]) {
             .unwrap_or_else(|(e, _)| panic!("produce to {topic}: {e}"));
     }
 }
-
 
 /// Produces `(key, payload)` records keyed as node agents do (the partition follows the key),
 /// pipelined: all sent, then every acknowledgement awaited.

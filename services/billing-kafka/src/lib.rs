@@ -11,6 +11,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
 use rdkafka::message::Message;
 use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::Producer as _;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::HashMap;
@@ -226,18 +227,24 @@ pub async fn run(
 /// (`enable.idempotence=true`, `acks=all`) until `stop` turns true. A row is marked published
 /// only after the broker acknowledged it, so a crash can publish it again: every record
 /// carries its outbox sequence in the `gpubill-outbox-seq` header for consumers to dedupe.
+/// Rows are published one at a time, in outbox order, each acknowledged before the next: a
+/// failed row is retried before anything after it, so the commands topic keeps the order
+/// the commands were made in (replay depends on it).
 pub async fn relay(
     store: Arc<Store>,
     brokers: &str,
     clock: impl Fn() -> i64,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), KafkaError> {
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", brokers)
-        .set("enable.idempotence", "true")
-        .set("acks", "all")
-        .set("message.timeout.ms", "30000")
-        .create()?;
+    let connect = || -> Result<FutureProducer, KafkaError> {
+        Ok(ClientConfig::new()
+            .set("bootstrap.servers", brokers)
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("message.timeout.ms", "30000")
+            .create()?)
+    };
+    let mut producer = connect()?;
     loop {
         if *stop.borrow() {
             return Ok(());
@@ -268,9 +275,19 @@ pub async fn relay(
                 .payload(&row.payload)
                 .headers(headers);
             match producer.send(record, Duration::from_secs(30)).await {
-                Ok(_) => done.push(row.seq),
+                Ok(_) => {
+                    metrics::counter!("gpubill_outbox_published_total").increment(1);
+                    done.push(row.seq)
+                }
                 Err((e, _)) => {
+                    metrics::counter!("gpubill_outbox_publish_failures_total").increment(1);
                     tracing::warn!(error = %e, topic = %row.topic, "outbox relay could not publish; retrying");
+                    // An idempotent producer that hit a fatal error (e.g. a sequence gap the
+                    // broker refused) publishes nothing more: start a new one.
+                    if let Some((code, why)) = producer.client().fatal_error() {
+                        tracing::warn!(?code, %why, "outbox producer failed fatally; reconnecting");
+                        producer = connect()?;
+                    }
                     break;
                 }
             }

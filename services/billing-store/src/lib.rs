@@ -139,7 +139,7 @@ pub struct Store {
 }
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
-const WRITER_LOCK: i64 = 0x6770_7562_696c_6c;
+const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
 
 impl Store {
     /// Connects (creating a SQLite file when needed) and applies the migrations.

@@ -35,12 +35,22 @@ fn free_port() -> u16 {
 fn simulate(dir: &Path, gpus: u32, seconds: u32) -> (PathBuf, Vec<String>) {
     let path = dir.join("events.jsonl");
     let out = gpubill()
-        .args(["simulate", "--gpus", &gpus.to_string(), "--seconds", &seconds.to_string()])
+        .args([
+            "simulate",
+            "--gpus",
+            &gpus.to_string(),
+            "--seconds",
+            &seconds.to_string(),
+        ])
         .args(["--churn-seconds", "7200", "--egress-every", "600", "--out"])
         .arg(&path)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
@@ -60,7 +70,11 @@ fn offline(dir: &Path, events: &Path) -> Vec<Value> {
         .arg(events)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
 }
 
@@ -97,7 +111,10 @@ async fn produce_events(topic: &str, events: &[String]) {
         .iter()
         .map(|e| {
             let v: Value = serde_json::from_str(e).unwrap();
-            (v["subject"].as_str().unwrap().to_string(), e.as_bytes().to_vec())
+            (
+                v["subject"].as_str().unwrap().to_string(),
+                e.as_bytes().to_vec(),
+            )
         })
         .collect();
     produce_keyed(topic, &records).await;
@@ -115,8 +132,18 @@ impl Engine {
         let child = gpubill()
             .args(["serve", "--database", db, "--kafka-brokers", BROKERS])
             .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
-            .args(["--invoices-topic", &t.invoices, "--dead-letter-topic", &t.dlq])
-            .args(["--kafka-batch-max", "250", "--listen", &format!("127.0.0.1:{port}")])
+            .args([
+                "--invoices-topic",
+                &t.invoices,
+                "--dead-letter-topic",
+                &t.dlq,
+            ])
+            .args([
+                "--kafka-batch-max",
+                "250",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
             .arg("--data-dir")
             .arg(data)
             .arg("--prices")
@@ -170,7 +197,9 @@ async fn close(port: u16) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let r = reqwest::Client::new()
-            .post(format!("http://127.0.0.1:{port}/v1/admin/invoices/close?period=2026-11"))
+            .post(format!(
+                "http://127.0.0.1:{port}/v1/admin/invoices/close?period=2026-11"
+            ))
             .bearer_auth(ADMIN)
             .send()
             .await;
@@ -190,7 +219,12 @@ async fn close(port: u16) -> Vec<Value> {
 /// What the engine's database says and what the offline rating says must agree: invoices to
 /// the cent, one event row per distinct (source, id), nothing dead-lettered, and the ledger
 /// rows equal to the embedded engine's on the same events.
-async fn assert_exact(store: &billing_store::Store, issued: &[Value], offline: &[Value], events: &[String]) {
+async fn assert_exact(
+    store: &billing_store::Store,
+    issued: &[Value],
+    offline: &[Value],
+    events: &[String],
+) {
     let issued: Vec<Value> = issued.iter().map(section6).collect();
     assert_eq!(issued.len(), offline.len());
     assert!(issued == offline, "invoices differ from gpubill rate");
@@ -198,10 +232,17 @@ async fn assert_exact(store: &billing_store::Store, issued: &[Value], offline: &
         .iter()
         .map(|e| {
             let v: Value = serde_json::from_str(e).unwrap();
-            (v["source"].as_str().unwrap().into(), v["id"].as_str().unwrap().into())
+            (
+                v["source"].as_str().unwrap().into(),
+                v["id"].as_str().unwrap().into(),
+            )
         })
         .collect();
-    assert_eq!(store.event_count().await.unwrap(), distinct.len() as i64, "an event counted twice or lost");
+    assert_eq!(
+        store.event_count().await.unwrap(),
+        distinct.len() as i64,
+        "an event counted twice or lost"
+    );
     assert!(store.dead_letters(0, 1).await.unwrap().is_empty());
     // The embedded engine on the same events: the same ledger rows, run for run.
     let embedded = billing_store::Store::open(&fresh_db(gpubill_tests::Db::Postgres).await)
@@ -245,7 +286,9 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
     let book = dir.join("book.toml");
     let mut seed = 0x5eed_u64;
     let mut random = move |n: u64| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (seed >> 33) % n
     };
     let mut mid_stream = 0;
@@ -255,7 +298,10 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
         let before = folded(&store, &t.usage).await;
         let deadline = Instant::now() + Duration::from_secs(60);
         while folded(&store, &t.usage).await == before && before < total {
-            assert!(Instant::now() < deadline, "restart {kill}: nothing folded in 60 s");
+            assert!(
+                Instant::now() < deadline,
+                "restart {kill}: nothing folded in 60 s"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         tokio::time::sleep(Duration::from_millis(random(400))).await;
@@ -285,7 +331,11 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
         .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let replayed = billing_store::Store::open(&fresh).await.unwrap();
     let bodies = async |s: &billing_store::Store| -> Vec<(String, String, i64, String)> {
         sqlx::query("select id, number, issued_at_ms, body from invoices order by id")
@@ -298,13 +348,28 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
     };
     let original = bodies(&store).await;
     assert_eq!(original.len(), offline.len());
-    assert!(original == bodies(&replayed).await, "replayed invoices differ");
+    assert!(
+        original == bodies(&replayed).await,
+        "replayed invoices differ"
+    );
+}
+
+/// Events an engine process accepted, from its /metrics.
+async fn accepted(port: u16) -> u64 {
+    let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/metrics")).await else {
+        return 0;
+    };
+    let text = r.text().await.unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with("gpubill_events_total{outcome=\"accepted\"}"))
+        .and_then(|l| l.split_whitespace().last()?.parse().ok())
+        .unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
     let dir = dir("pair");
-    let (events_path, events) = simulate(&dir, 32, 43_200);
+    let (events_path, events) = simulate(&dir, 64, 86_400);
     let offline = offline(&dir, &events_path);
     let t = topics("pair").await;
     produce_events(&t.usage, &events).await;
@@ -316,10 +381,18 @@ async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let b = Engine::start(&db, &t, &dir.join("b"), &book);
     let store = billing_store::Store::open(&db).await.unwrap();
-    // Kill one while both hold partitions and records remain.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while folded(&store, &t.usage).await < total / 4 {
-        assert!(Instant::now() < deadline, "nothing folded in 60 s");
+    // Kill one while both hold partitions and records remain: each has folded records.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (fa, fb) = (accepted(a.port).await, accepted(b.port).await);
+        if fa > 0 && fb > 0 {
+            eprintln!("engine a folded {fa} events, engine b {fb}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "both engines never folded (a {fa}, b {fb})"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let at = folded(&store, &t.usage).await;
