@@ -103,11 +103,15 @@ pub async fn run(
 ) -> Result<(), KafkaError> {
     let consumer = settings.client()?;
     consumer.subscribe(&[&settings.topic])?;
+    let _monitor = AbortOnDrop(tokio::spawn(lag_monitor(
+        store.clone(),
+        settings.clone(),
+        stop.clone(),
+    )));
     // Next offset to fold per partition, as known to be stored; None until first seen.
     let mut next: HashMap<i32, i64> = HashMap::new();
     let mut pending: HashMap<i32, Vec<(i64, Vec<u8>)>> = HashMap::new();
     let mut pending_count = 0usize;
-    let mut lag_checked: HashMap<i32, Instant> = HashMap::new();
     let mut oldest: Option<Instant> = None;
     loop {
         let wait = oldest.map_or(Duration::from_millis(200), |t| {
@@ -160,67 +164,122 @@ pub async fn run(
         }
         let due = oldest.is_some_and(|t| t.elapsed() >= settings.linger);
         if pending_count >= settings.batch_max || (due && pending_count > 0) {
-            for (p, records) in pending.drain() {
-                let expected_next = next[&p];
-                let refs: Vec<(i64, &[u8])> =
-                    records.iter().map(|(o, r)| (*o, r.as_slice())).collect();
-                let at = Position {
-                    consumer: &settings.topic,
-                    partition: p as i64,
-                    expected_next,
-                    dead_letter_topic: settings.dead_letter_topic.as_deref(),
-                };
-                match store.fold_partition(at, &refs, clock()).await {
-                    Ok(outcomes) => {
+            let batch: Vec<(i32, Vec<(i64, Vec<u8>)>)> = pending.drain().collect();
+            let refs: Vec<Vec<(i64, &[u8])>> = batch
+                .iter()
+                .map(|(_, records)| records.iter().map(|(o, r)| (*o, r.as_slice())).collect())
+                .collect();
+            let parts: Vec<(Position<'_>, &[(i64, &[u8])])> = batch
+                .iter()
+                .zip(&refs)
+                .map(|((p, _), r)| {
+                    let at = Position {
+                        consumer: &settings.topic,
+                        partition: *p as i64,
+                        expected_next: next[p],
+                        dead_letter_topic: settings.dead_letter_topic.as_deref(),
+                    };
+                    (at, r.as_slice())
+                })
+                .collect();
+            // All partitions' records in one transaction: one commit per consumer batch.
+            match store.fold_partitions(&parts, clock()).await {
+                Ok(_) => {
+                    let mut tpl = TopicPartitionList::new();
+                    for (p, records) in &batch {
                         let last = records[records.len() - 1].0;
-                        next.insert(p, last + 1);
-                        // Lag per partition, at most once a second (a short broker round trip).
-                        if lag_checked
-                            .get(&p)
-                            .is_none_or(|t: &Instant| t.elapsed() >= Duration::from_secs(1))
-                        {
-                            lag_checked.insert(p, Instant::now());
-                            match consumer.fetch_watermarks(
-                                &settings.topic,
-                                p,
-                                Duration::from_millis(500),
-                            ) {
-                                Ok((_, high)) => {
-                                    metrics::gauge!("gpubill_consumer_lag_records", "partition" => p.to_string())
-                                        .set((high - last - 1).max(0) as f64);
-                                }
-                                Err(e) => {
-                                    tracing::warn!(partition = p, error = %e, "cannot read the partition's high watermark")
-                                }
-                            }
-                        }
-                        tracing::debug!(
-                            partition = p,
-                            records = outcomes.len(),
-                            next = last + 1,
-                            "folded"
-                        );
-                        let mut tpl = TopicPartitionList::new();
-                        tpl.add_partition_offset(&settings.topic, p, Offset::Offset(last + 1))?;
-                        // Informational only: the store holds the truth.
-                        let _ = consumer.commit(&tpl, CommitMode::Async);
+                        next.insert(*p, last + 1);
+                        tpl.add_partition_offset(&settings.topic, *p, Offset::Offset(last + 1))?;
                     }
-                    Err(StoreError::Fenced { .. }) => {
-                        // Someone else folded this partition meanwhile: resume from the store.
-                        tracing::warn!(
-                            partition = p,
-                            "offset moved under us; resuming from the stored offset"
-                        );
-                        next.remove(&p);
-                    }
-                    Err(e) => return Err(e.into()),
+                    // Informational only: the store holds the truth.
+                    let _ = consumer.commit(&tpl, CommitMode::Async);
                 }
+                Err(StoreError::Fenced { .. }) => {
+                    // Someone else folded one of these partitions meanwhile (a rebalance):
+                    // nothing was written; resume each from the store.
+                    tracing::warn!("offset moved under us; resuming from the stored offsets");
+                    for (p, _) in &batch {
+                        next.remove(p);
+                    }
+                }
+                Err(e) => return Err(e.into()),
             }
             pending_count = 0;
             oldest = None;
         }
     }
     Ok(())
+}
+
+/// Stops a helper task when the function that spawned it returns, however it returns.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// `gpubill_consumer_lag_records{partition}`: each partition's high watermark minus the
+/// position stored in the database, once a second, on its own task (the broker round trip
+/// never delays folding). On tansu 0.6.0 the high watermark is the base offset of the last
+/// record batch, so the gauge reads low there while a batch is being consumed.
+async fn lag_monitor(
+    store: Arc<Store>,
+    settings: ConsumerSettings,
+    mut stop: watch::Receiver<bool>,
+) {
+    use rdkafka::consumer::BaseConsumer;
+    let client: Arc<BaseConsumer> = match ClientConfig::new()
+        .set("bootstrap.servers", &settings.brokers)
+        .create()
+    {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            tracing::warn!(error = %e, "no consumer lag gauge");
+            return;
+        }
+    };
+    loop {
+        tokio::select! {
+            _ = stop.changed() => if *stop.borrow() { return },
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        let (c, topic) = (client.clone(), settings.topic.clone());
+        let highs = tokio::task::spawn_blocking(move || {
+            let metadata = c
+                .fetch_metadata(Some(&topic), Duration::from_secs(2))
+                .ok()?;
+            let partitions: Vec<i32> = metadata
+                .topics()
+                .iter()
+                .flat_map(|t| t.partitions().iter().map(|p| p.id()))
+                .collect();
+            Some(
+                partitions
+                    .into_iter()
+                    .filter_map(|p| {
+                        Some((
+                            p,
+                            c.fetch_watermarks(&topic, p, Duration::from_secs(2))
+                                .ok()?
+                                .1,
+                        ))
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+        for (p, high) in highs {
+            if let Ok(Some(stored)) = store.stored_offset(&settings.topic, p as i64).await {
+                metrics::gauge!("gpubill_consumer_lag_records", "partition" => p.to_string())
+                    .set((high - stored).max(0) as f64);
+            }
+        }
+    }
 }
 
 /// Relays the outbox (dead letters, issued invoices, ...) to Kafka with an idempotent producer

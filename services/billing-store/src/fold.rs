@@ -95,6 +95,20 @@ impl Store {
         finish(tx, result).await
     }
 
+    /// [`Store::fold_partition`] for several partitions in one transaction: one commit for
+    /// the whole consumer batch. `Fenced` (and nothing written) when any part's stored
+    /// position moved.
+    pub async fn fold_partitions(
+        &self,
+        parts: &[(Position<'_>, &[(i64, &[u8])])],
+        now_ms: i64,
+    ) -> Result<Vec<Vec<Outcome>>> {
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        let result = fold_parts(&mut tx, self.backend, parts, now_ms).await;
+        finish(tx, result).await
+    }
+
     /// The stored next offset of a consumer's partition, if any.
     pub async fn stored_offset(&self, consumer: &str, partition: i64) -> Result<Option<i64>> {
         let row = sqlx::query(
@@ -213,13 +227,29 @@ pub(crate) async fn fold_at(
     batch: &[(i64, &[u8])],
     now_ms: i64,
 ) -> Result<Vec<Outcome>> {
+    let mut out = fold_parts(conn, backend, &[(at, batch)], now_ms).await?;
+    Ok(out.pop().unwrap_or_default())
+}
+
+/// Several partitions' records in one transaction (one span, one commit): each part moves its
+/// own stored position with compare-and-set; outcomes per part, in record order.
+pub(crate) async fn fold_parts(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    parts: &[(Position<'_>, &[(i64, &[u8])])],
+    now_ms: i64,
+) -> Result<Vec<Vec<Outcome>>> {
     use tracing::Instrument;
+    let partitions: Vec<String> = parts
+        .iter()
+        .map(|(at, _)| at.partition.to_string())
+        .collect();
     let span = tracing::info_span!(
         "fold_batch",
-        consumer = at.consumer,
-        partition = at.partition,
-        first_offset = batch.first().map(|b| b.0),
-        records = batch.len(),
+        consumer = parts.first().map(|(at, _)| at.consumer),
+        partitions = partitions.join(","),
+        first_offset = parts.first().and_then(|(_, b)| b.first()).map(|b| b.0),
+        records = parts.iter().map(|(_, b)| b.len()).sum::<usize>(),
         accepted = tracing::field::Empty,
         duplicates = tracing::field::Empty,
         dead_letters = tracing::field::Empty,
@@ -228,7 +258,7 @@ pub(crate) async fn fold_at(
         error = tracing::field::Empty,
     );
     let t0 = std::time::Instant::now();
-    let result = fold_at_inner(conn, backend, at, batch, now_ms)
+    let result = fold_inner(conn, backend, parts, now_ms)
         .instrument(span.clone())
         .await;
     span.record("latency_ms", t0.elapsed().as_secs_f64() * 1e3);
@@ -236,7 +266,7 @@ pub(crate) async fn fold_at(
         Ok(outcomes) => {
             let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
             let (mut accepted, mut duplicates) = (0, 0);
-            for o in outcomes {
+            for o in outcomes.iter().flatten() {
                 match o {
                     Outcome::Accepted => accepted += 1,
                     Outcome::Duplicate => duplicates += 1,
@@ -260,18 +290,22 @@ pub(crate) async fn fold_at(
     result
 }
 
-async fn fold_at_inner(
+async fn fold_inner(
     conn: &mut AnyConnection,
     backend: Backend,
-    at: Position<'_>,
-    batch: &[(i64, &[u8])],
+    parts: &[(Position<'_>, &[(i64, &[u8])])],
     now_ms: i64,
-) -> Result<Vec<Outcome>> {
-    let Some(&(last_seq, _)) = batch.last() else {
-        return Ok(Vec::new());
-    };
+) -> Result<Vec<Vec<Outcome>>> {
+    // Records in part order, each part in offset order: within a partition "the first one
+    // stands" is the first in the partition's order.
+    let batch: Vec<(usize, i64, &[u8])> = parts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, b))| b.iter().map(move |(o, r)| (i, *o, *r)))
+        .collect();
     let t0 = std::time::Instant::now();
-    let decoded: Vec<Result<Event<'_>, Rejection>> = batch.iter().map(|(_, r)| decode(r)).collect();
+    let decoded: Vec<Result<Event<'_>, Rejection>> =
+        batch.iter().map(|(_, _, r)| decode(r)).collect();
 
     // Dedupe against the authoritative events table, then within the batch.
     let mut seen: HashMap<(String, String), u128> = HashMap::new();
@@ -302,17 +336,24 @@ async fn fold_at_inner(
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
 
-    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut outcomes: Vec<Vec<Outcome>> = parts
+        .iter()
+        .map(|(_, b)| Vec::with_capacity(b.len()))
+        .collect();
     let mut dead: Vec<Vec<Val>> = Vec::new();
+    let mut dead_topics: Vec<Option<&str>> = Vec::new();
     let mut events: Vec<Vec<Val>> = Vec::new();
     let mut egress: Vec<Vec<Val>> = Vec::new();
     let mut late: Vec<Vec<Val>> = Vec::new();
     let mut usage: HashMap<String, (KeyInsert<'_>, Spans)> = HashMap::new();
     let mut scratch = Vec::new();
-    for ((seq, raw), d) in batch.iter().zip(&decoded) {
+    for ((part, seq, raw), d) in batch.iter().zip(&decoded) {
+        let outcomes = &mut outcomes[*part];
+        let dead_topic = parts[*part].0.dead_letter_topic;
         let e = match d {
             Err(r) => {
                 dead.push(dead_row(*seq, r, raw, now_ms));
+                dead_topics.push(dead_topic);
                 outcomes.push(Outcome::Rejected {
                     reason: r.reason,
                     detail: r.detail.clone(),
@@ -339,6 +380,7 @@ async fn fold_at_inner(
                 r.source = Some(ident.0);
                 r.id = Some(ident.1);
                 dead.push(dead_row(*seq, &r, raw, now_ms));
+                dead_topics.push(dead_topic);
                 outcomes.push(Outcome::Rejected {
                     reason: r.reason,
                     detail: r.detail,
@@ -471,48 +513,52 @@ async fn fold_at_inner(
         late,
     )
     .await?;
-    if let Some(topic) = at.dead_letter_topic {
-        let outbox: Vec<Vec<Val>> = dead
-            .iter()
-            .map(|row| dead_letter_outbox(topic, row, now_ms))
-            .collect();
-        insert_rows(
-            conn,
-            "insert into outbox (topic, key, payload, created_at_ms, headers)",
-            "",
-            outbox,
-        )
-        .await?;
-    }
+    let outbox: Vec<Vec<Val>> = dead
+        .iter()
+        .zip(&dead_topics)
+        .filter_map(|(row, topic)| Some(dead_letter_outbox((*topic)?, row, now_ms)))
+        .collect();
+    insert_rows(
+        conn,
+        "insert into outbox (topic, key, payload, created_at_ms, headers)",
+        "",
+        outbox,
+    )
+    .await?;
     insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
 
     let t_written = t0.elapsed();
-    // Fencing: only the writer that read the offset this batch starts at may advance it.
-    sqlx::query("insert into consumer_offsets (consumer, partition, next_offset) values ($1, $2, $3) on conflict (consumer, partition) do nothing")
-        .bind(at.consumer)
+    // Fencing: only the writer that read the offset a part starts at may advance it.
+    for (at, records) in parts {
+        let Some(&(last_seq, _)) = records.last() else {
+            continue;
+        };
+        sqlx::query("insert into consumer_offsets (consumer, partition, next_offset) values ($1, $2, $3) on conflict (consumer, partition) do nothing")
+            .bind(at.consumer)
+            .bind(at.partition)
+            .bind(at.expected_next)
+            .execute(&mut *conn)
+            .await?;
+        let moved = bind(
+            bind(
+                sqlx::query("update consumer_offsets set next_offset = $1 where consumer = $2 and partition = $3 and next_offset = $4"),
+                Val::I64(last_seq + 1),
+            ),
+            Val::Text(at.consumer.into()),
+        )
         .bind(at.partition)
         .bind(at.expected_next)
         .execute(&mut *conn)
-        .await?;
-    let moved = bind(
-        bind(
-            sqlx::query("update consumer_offsets set next_offset = $1 where consumer = $2 and partition = $3 and next_offset = $4"),
-            Val::I64(last_seq + 1),
-        ),
-        Val::Text(at.consumer.into()),
-    )
-    .bind(at.partition)
-    .bind(at.expected_next)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    if moved != 1 {
-        return Err(StoreError::Fenced {
-            expected: at.expected_next,
-        });
+        .await?
+        .rows_affected();
+        if moved != 1 {
+            return Err(StoreError::Fenced {
+                expected: at.expected_next,
+            });
+        }
     }
     // Metrics (base units, low-cardinality labels): every dead letter counted with its reason.
-    for o in &outcomes {
+    for o in outcomes.iter().flatten() {
         match o {
             Outcome::Accepted => {
                 metrics::counter!("gpubill_events_total", "outcome" => "accepted").increment(1)
