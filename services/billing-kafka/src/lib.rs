@@ -31,6 +31,8 @@ pub enum KafkaError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Command(#[from] billing_store::CloseError),
+    #[error("the fold task failed: {0}")]
+    Task(String),
     #[error(
         "replay needs an empty database; this one already holds events, price books, accounts or invoices"
     )]
@@ -113,6 +115,7 @@ pub async fn run(
     let mut pending: HashMap<i32, Vec<(i64, Vec<u8>)>> = HashMap::new();
     let mut pending_count = 0usize;
     let mut oldest: Option<Instant> = None;
+    let mut inflight: Option<tokio::task::JoinHandle<Folded>> = None;
     loop {
         let wait = oldest.map_or(Duration::from_millis(200), |t| {
             settings.linger.saturating_sub(t.elapsed())
@@ -164,51 +167,123 @@ pub async fn run(
         }
         let due = oldest.is_some_and(|t| t.elapsed() >= settings.linger);
         if pending_count >= settings.batch_max || (due && pending_count > 0) {
-            let batch: Vec<(i32, Vec<(i64, Vec<u8>)>)> = pending.drain().collect();
-            let refs: Vec<Vec<(i64, &[u8])>> = batch
-                .iter()
-                .map(|(_, records)| records.iter().map(|(o, r)| (*o, r.as_slice())).collect())
-                .collect();
-            let parts: Vec<(Position<'_>, &[(i64, &[u8])])> = batch
-                .iter()
-                .zip(&refs)
-                .map(|((p, _), r)| {
-                    let at = Position {
-                        consumer: &settings.topic,
-                        partition: *p as i64,
-                        expected_next: next[p],
-                        dead_letter_topic: settings.dead_letter_topic.as_deref(),
-                    };
-                    (at, r.as_slice())
+            // One batch in flight at a time: the next one is collected (and decoded by the
+            // database task) while the previous one is written.
+            if let Some(previous) = inflight.take() {
+                let done = previous
+                    .await
+                    .map_err(|e| KafkaError::Task(e.to_string()))?;
+                settle(
+                    done,
+                    &consumer,
+                    &settings.topic,
+                    &mut next,
+                    &mut pending,
+                    &mut pending_count,
+                )?;
+                if pending_count == 0 {
+                    oldest = None;
+                    continue;
+                }
+            }
+            let batch: Vec<(i32, i64, Vec<(i64, Vec<u8>)>)> = pending
+                .drain()
+                .map(|(p, records)| {
+                    let expected = next[&p];
+                    // Optimistically past this batch: a failed batch resets it (`settle`).
+                    next.insert(p, records[records.len() - 1].0 + 1);
+                    (p, expected, records)
                 })
                 .collect();
-            // All partitions' records in one transaction: one commit per consumer batch.
-            match store.fold_partitions(&parts, clock()).await {
-                Ok(_) => {
-                    let mut tpl = TopicPartitionList::new();
-                    for (p, records) in &batch {
-                        let last = records[records.len() - 1].0;
-                        next.insert(*p, last + 1);
-                        tpl.add_partition_offset(&settings.topic, *p, Offset::Offset(last + 1))?;
-                    }
-                    // Informational only: the store holds the truth.
-                    let _ = consumer.commit(&tpl, CommitMode::Async);
-                }
-                Err(StoreError::Fenced { .. }) => {
-                    // Someone else folded one of these partitions meanwhile (a rebalance):
-                    // nothing was written; resume each from the store.
-                    tracing::warn!("offset moved under us; resuming from the stored offsets");
-                    for (p, _) in &batch {
-                        next.remove(p);
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            }
             pending_count = 0;
             oldest = None;
+            let (store, topic, dlq, now) = (
+                store.clone(),
+                settings.topic.clone(),
+                settings.dead_letter_topic.clone(),
+                clock(),
+            );
+            inflight = Some(tokio::spawn(async move {
+                let refs: Vec<Vec<(i64, &[u8])>> = batch
+                    .iter()
+                    .map(|(_, _, records)| {
+                        records.iter().map(|(o, r)| (*o, r.as_slice())).collect()
+                    })
+                    .collect();
+                let parts: Vec<(Position<'_>, &[(i64, &[u8])])> = batch
+                    .iter()
+                    .zip(&refs)
+                    .map(|((p, expected, _), r)| {
+                        let at = Position {
+                            consumer: &topic,
+                            partition: *p as i64,
+                            expected_next: *expected,
+                            dead_letter_topic: dlq.as_deref(),
+                        };
+                        (at, r.as_slice())
+                    })
+                    .collect();
+                // All partitions' records in one transaction: one commit per consumer batch.
+                let result = store.fold_partitions(&parts, now).await.map(|_| ());
+                let ends = batch
+                    .iter()
+                    .map(|(p, _, records)| (*p, records[records.len() - 1].0 + 1))
+                    .collect();
+                (ends, result)
+            }));
         }
     }
+    if let Some(previous) = inflight.take() {
+        let done = previous
+            .await
+            .map_err(|e| KafkaError::Task(e.to_string()))?;
+        settle(
+            done,
+            &consumer,
+            &settings.topic,
+            &mut next,
+            &mut pending,
+            &mut pending_count,
+        )?;
+    }
     Ok(())
+}
+
+/// A finished batch: `(partition, next offset)` per part and how the fold went.
+type Folded = (Vec<(i32, i64)>, Result<(), StoreError>);
+
+/// Takes a finished batch's result: informational Kafka commits when it was written; when
+/// another consumer moved one of its partitions meanwhile (a rebalance), nothing was written:
+/// those partitions resume from the store (their collected records are dropped and read
+/// again from the stored offset).
+fn settle(
+    (ends, result): Folded,
+    consumer: &StreamConsumer,
+    topic: &str,
+    next: &mut HashMap<i32, i64>,
+    pending: &mut HashMap<i32, Vec<(i64, Vec<u8>)>>,
+    pending_count: &mut usize,
+) -> Result<(), KafkaError> {
+    match result {
+        Ok(()) => {
+            let mut tpl = TopicPartitionList::new();
+            for (p, end) in &ends {
+                tpl.add_partition_offset(topic, *p, Offset::Offset(*end))?;
+            }
+            // Informational only: the store holds the truth.
+            let _ = consumer.commit(&tpl, CommitMode::Async);
+            Ok(())
+        }
+        Err(StoreError::Fenced { .. }) => {
+            tracing::warn!("offset moved under us; resuming from the stored offsets");
+            for (p, _) in &ends {
+                next.remove(p);
+                *pending_count -= pending.remove(p).map_or(0, |r| r.len());
+            }
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Stops a helper task when the function that spawned it returns, however it returns.

@@ -7,7 +7,7 @@ use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
 use billing_core::ledger::Runs;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What became of one record of a batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -307,26 +307,97 @@ async fn fold_inner(
     let decoded: Vec<Result<Event<'_>, Rejection>> =
         batch.iter().map(|(_, _, r)| decode(r)).collect();
 
-    // Dedupe against the authoritative events table, then within the batch.
-    let mut seen: HashMap<(String, String), u128> = HashMap::new();
-    let ids: Vec<&str> = decoded
+    // Dedupe. The first occurrence of each identity in the batch is written to the
+    // authoritative events table straight away (`on conflict do nothing`); identities the
+    // table held already come back as not inserted, and only their stored fingerprints are
+    // read, to tell a duplicate from a conflict. One write per event and a read per
+    // redelivery, instead of a read and a write per event.
+    let mut scratch = Vec::new();
+    let fps: Vec<u128> = decoded
         .iter()
-        .filter_map(|d| d.as_ref().ok())
-        .map(|e| e.id.as_ref())
+        .map(|d| d.as_ref().map_or(0, |e| e.fingerprint_with(&mut scratch)))
         .collect();
-    for chunk in ids.chunks(MAX_IN_LIST) {
-        let sql = format!(
-            "select source, id, fingerprint from events where {}",
-            in_json_array("id", backend)
-        );
-        let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
-        for r in q.fetch_all(&mut *conn).await? {
+    let mut firsts: HashMap<(&str, &str), usize> = HashMap::new();
+    for (i, d) in decoded.iter().enumerate() {
+        if let Ok(e) = d {
+            firsts
+                .entry((e.source.as_ref(), e.id.as_ref()))
+                .or_insert(i);
+        }
+    }
+    let mut candidates: Vec<usize> = firsts.values().copied().collect();
+    candidates.sort_unstable();
+    let rows: Vec<EventRow<'_>> = candidates
+        .iter()
+        .filter_map(|&i| {
+            let e = decoded[i].as_ref().ok()?;
+            Some(EventRow {
+                s: &e.source,
+                i: &e.id,
+                f: hex(&fps[i].to_le_bytes()),
+                a: &e.subject,
+                q: batch[i].1,
+            })
+        })
+        .collect();
+    let mut seen: HashMap<(String, String), u128> = HashMap::new();
+    let mut held = 0;
+    let remember =
+        |seen: &mut HashMap<(String, String), u128>, r: sqlx::any::AnyRow| -> Result<()> {
             let fp: Vec<u8> = r.get(2);
             let fp: [u8; 16] = fp
                 .try_into()
                 .map_err(|_| StoreError::Corrupt("fingerprint is not 16 bytes".into()))?;
             seen.insert((r.get(0), r.get(1)), u128::from_le_bytes(fp));
+            Ok(())
+        };
+    for chunk in rows.chunks(MAX_JSON_ROWS) {
+        let json = serde_json::to_string(chunk).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        match backend {
+            // One statement: the insert, and the rows the table held before it (the outer
+            // query reads the snapshot from before the statement's own insert).
+            Backend::Postgres => {
+                for r in sqlx::query(INSERT_EVENTS_PG)
+                    .bind(json)
+                    .fetch_all(&mut *conn)
+                    .await?
+                {
+                    held += 1;
+                    remember(&mut seen, r)?;
+                }
+            }
+            Backend::Sqlite => {
+                let mut inserted: HashSet<(String, String)> = HashSet::new();
+                for r in sqlx::query(INSERT_EVENTS_SQLITE)
+                    .bind(json)
+                    .fetch_all(&mut *conn)
+                    .await?
+                {
+                    inserted.insert((r.get(0), r.get(1)));
+                }
+                let idents: Vec<Ident<'_>> = chunk
+                    .iter()
+                    .filter(|r| !inserted.contains(&(r.s.to_string(), r.i.to_string())))
+                    .map(|r| Ident { s: r.s, i: r.i })
+                    .collect();
+                held += idents.len();
+                let json = serde_json::to_string(&idents)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                for r in sqlx::query(STORED_FINGERPRINTS_SQLITE)
+                    .bind(json)
+                    .fetch_all(&mut *conn)
+                    .await?
+                {
+                    remember(&mut seen, r)?;
+                }
+            }
         }
+    }
+    if seen.len() != held {
+        return Err(StoreError::Corrupt(format!(
+            "{} identities neither inserted nor found in the events table",
+            held.abs_diff(seen.len())
+        )));
     }
 
     let closed: Vec<(String, i64, i64)> = sqlx::query("select period, start_s, end_s from periods")
@@ -342,12 +413,10 @@ async fn fold_inner(
         .collect();
     let mut dead: Vec<Vec<Val>> = Vec::new();
     let mut dead_topics: Vec<Option<&str>> = Vec::new();
-    let mut events: Vec<Vec<Val>> = Vec::new();
     let mut egress: Vec<Vec<Val>> = Vec::new();
     let mut late: Vec<Vec<Val>> = Vec::new();
     let mut usage: HashMap<String, (KeyInsert<'_>, Spans)> = HashMap::new();
-    let mut scratch = Vec::new();
-    for ((part, seq, raw), d) in batch.iter().zip(&decoded) {
+    for (n, ((part, seq, raw), d)) in batch.iter().zip(&decoded).enumerate() {
         let outcomes = &mut outcomes[*part];
         let dead_topic = parts[*part].0.dead_letter_topic;
         let e = match d {
@@ -362,7 +431,7 @@ async fn fold_inner(
             }
             Ok(e) => e,
         };
-        let fp = e.fingerprint_with(&mut scratch);
+        let fp = fps[n];
         let ident = (e.source.to_string(), e.id.to_string());
         match seen.get(&ident) {
             Some(&first) if first == fp => {
@@ -391,14 +460,8 @@ async fn fold_inner(
                 seen.insert(ident.clone(), fp);
             }
         }
+        // Accepted: its events row was written above (it is the identity's first occurrence).
         outcomes.push(Outcome::Accepted);
-        events.push(vec![
-            Val::Text(ident.0.clone()),
-            Val::Text(ident.1.clone()),
-            Val::Bytes(fp.to_le_bytes().to_vec()),
-            Val::Text(e.subject.to_string()),
-            Val::I64(*seq),
-        ]);
         let (from, to) = match &e.data {
             EventData::Usage(u) => {
                 let (from, to) = u.seconds();
@@ -494,13 +557,6 @@ async fn fold_inner(
     .await?;
     insert_rows(
         conn,
-        "insert into events (source, id, fingerprint, account, log_seq)",
-        "",
-        events,
-    )
-    .await?;
-    insert_rows(
-        conn,
         "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
         "",
         egress,
@@ -584,6 +640,55 @@ async fn fold_inner(
     );
     Ok(outcomes)
 }
+
+/// Most rows passed as one JSON parameter.
+const MAX_JSON_ROWS: usize = 10_000;
+
+/// An events row, passed to the database as JSON.
+#[derive(Serialize)]
+struct EventRow<'a> {
+    s: &'a str,
+    i: &'a str,
+    /// The fingerprint's 16 little-endian bytes in hex.
+    f: String,
+    a: &'a str,
+    q: i64,
+}
+
+#[derive(Serialize)]
+struct Ident<'a> {
+    s: &'a str,
+    i: &'a str,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// PostgreSQL: inserts a JSON array of [`EventRow`]s and answers the stored fingerprints of
+/// the identities that were there before (not inserted).
+const INSERT_EVENTS_PG: &str = "with x as (select * from json_to_recordset(cast($1 as json)) \
+     as r(s text, i text, f text, a text, q bigint)), \
+     ins as (insert into events (source, id, fingerprint, account, log_seq) \
+     select x.s, x.i, decode(x.f, 'hex'), x.a, x.q from x on conflict (source, id) do nothing) \
+     select e.source, e.id, e.fingerprint from x join events e on e.source = x.s and e.id = x.i";
+
+/// SQLite: inserts a JSON array of [`EventRow`]s, returning the identities inserted.
+const INSERT_EVENTS_SQLITE: &str = "insert into events (source, id, fingerprint, account, log_seq) \
+     select json_extract(value, '$.s'), json_extract(value, '$.i'), \
+     unhex(json_extract(value, '$.f')), json_extract(value, '$.a'), json_extract(value, '$.q') \
+     from json_each($1) where true \
+     on conflict (source, id) do nothing returning source, id";
+
+/// SQLite: the stored fingerprints of a JSON array of [`Ident`]s (by the primary key).
+const STORED_FINGERPRINTS_SQLITE: &str = "select e.source, e.id, e.fingerprint from json_each($1) j \
+     join events e on e.source = json_extract(j.value, '$.s') and e.id = json_extract(j.value, '$.i')";
 
 /// `column` is one of the strings of the JSON array bound as `$1`: one parameter for up to a
 /// thousand values, written so that both databases look them up through the column's index

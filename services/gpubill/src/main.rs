@@ -1,6 +1,7 @@
 //! `gpubill`: the single binary. Roles are subcommands.
 
 mod bench;
+mod bench_kafka;
 mod demo;
 mod fleet;
 mod load;
@@ -29,6 +30,9 @@ enum Command {
     Rate(rate::RateArgs),
     /// Benchmark the billing core on a generated GPU fleet (see docs/benchmarks.md).
     Bench(bench::BenchArgs),
+    /// Benchmark the Kafka pipeline: bare consume rate vs the engine's end-to-end rate into
+    /// PostgreSQL, or the lag recovery after a stop (see docs/benchmarks.md).
+    BenchKafka(bench_kafka::BenchKafkaArgs),
     /// Generate a GPU fleet's usage events as CloudEvents JSONL.
     Simulate(fleet::SimulateArgs),
     /// Run the persistent engine and its HTTP API (SQLite under ./data by default).
@@ -111,6 +115,9 @@ fn run() -> ExitCode {
     let result = match cli.command {
         Command::Rate(args) => rate::run(args),
         Command::Bench(args) => bench::run(args).map(|()| ExitCode::SUCCESS),
+        Command::BenchKafka(args) => runtime()
+            .and_then(|rt| rt.block_on(bench_kafka::run(args)))
+            .map(|()| ExitCode::SUCCESS),
         Command::Simulate(args) => fleet::run(args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => runtime()
             .and_then(|rt| rt.block_on(serve::run(args)))

@@ -1,0 +1,332 @@
+//! `gpubill bench-kafka`: the Kafka pipeline's end-to-end rate against the bare consume rate
+//! of the same topic, measured in the same run (issue 4's benchmark), and optionally the lag
+//! recovery after the engine stops for a while under a steady produce rate.
+//!
+//! Needs a broker and PostgreSQL (`./scripts/services.sh postgres kafka` starts both here).
+//! Every run uses a new topic, new consumer groups and a new database.
+
+use crate::fleet::{FleetSpec, generate};
+use anyhow::Context;
+use billing_kafka::ConsumerSettings;
+use billing_store::Store;
+use clap::Args;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{Consumer, StreamConsumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct BenchKafkaArgs {
+    /// Kafka bootstrap servers.
+    #[arg(long, default_value = "127.0.0.1:9092")]
+    pub brokers: String,
+    /// PostgreSQL server (a fresh database is created on it for the run).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
+    pub postgres: String,
+    /// Events loaded into the topic.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub events: usize,
+    /// Partitions of the topic.
+    #[arg(long, default_value_t = 4)]
+    pub partitions: i32,
+    /// Most records the engine folds in one transaction.
+    #[arg(long, default_value_t = 5000)]
+    pub batch_max: usize,
+    /// Instead: the lag recovery test (steady produce rate, engine stopped, time to catch up).
+    #[arg(long)]
+    pub lag_recovery: bool,
+    /// Lag recovery: produced events per second.
+    #[arg(long, default_value_t = 10_000)]
+    pub rate: u64,
+    /// Lag recovery: how long the engine stays stopped, in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub stop_seconds: u64,
+}
+
+pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis();
+    let topic = format!("gpubill-bench-{stamp}");
+    create_topic(&args.brokers, &topic, args.partitions).await?;
+    let db = format!("gpubill_bench_{stamp}");
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&format!("{}/postgres", args.postgres))
+            .await
+            .with_context(|| format!("PostgreSQL at {}", args.postgres))?;
+        sqlx::query(&format!("create database {db}"))
+            .execute(&mut conn)
+            .await?;
+    }
+    let store = Arc::new(Store::open(&format!("{}/{db}", args.postgres)).await?);
+    println!(
+        "topic {topic} ({} partitions), database {db}, {} cores",
+        args.partitions,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    if args.lag_recovery {
+        return lag_recovery(&args, &topic, store).await;
+    }
+
+    let events = fleet_events(args.events)?;
+    let bytes: usize = events.iter().map(|(_, e)| e.len()).sum();
+    println!(
+        "{} events, {:.0} MB, keyed by account",
+        events.len(),
+        bytes as f64 / 1e6
+    );
+    let producer = producer(&args.brokers)?;
+    let t = Instant::now();
+    for chunk in events.chunks(50_000) {
+        let mut acks = Vec::with_capacity(chunk.len());
+        for (key, e) in chunk {
+            acks.push(
+                producer
+                    .send_result(FutureRecord::to(&topic).key(key).payload(e))
+                    .map_err(|(e, _)| e)?,
+            );
+        }
+        for a in acks {
+            a.await?.map_err(|(e, _)| e)?;
+        }
+    }
+    let produce = t.elapsed();
+    println!(
+        "produce:          {:>9.0} events/s ({:.1} s)",
+        events.len() as f64 / produce.as_secs_f64(),
+        produce.as_secs_f64()
+    );
+
+    // Bare consume rate: the same topic, a new group, messages counted and dropped.
+    let consumer: StreamConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &args.brokers)
+        .set("group.id", format!("{topic}-bare"))
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("session.timeout.ms", "6000")
+        .set("heartbeat.interval.ms", "500")
+        .create()?;
+    consumer.subscribe(&[&topic])?;
+    let mut n = 0usize;
+    let mut first = None;
+    let mut payload_bytes = 0usize;
+    while n < events.len() {
+        let m = tokio::time::timeout(Duration::from_secs(60), consumer.recv())
+            .await
+            .context("bare consumer: nothing for 60 s")??;
+        first.get_or_insert_with(Instant::now);
+        payload_bytes += m.payload().map_or(0, <[u8]>::len);
+        n += 1;
+    }
+    let bare = first.map_or(Duration::ZERO, |f| f.elapsed());
+    drop(consumer);
+    let bare_rate = n as f64 / bare.as_secs_f64();
+    println!(
+        "bare consume:     {bare_rate:>9.0} events/s ({:.1} s from the first record, {:.0} MB)",
+        bare.as_secs_f64(),
+        payload_bytes as f64 / 1e6
+    );
+
+    // The engine: decode, dedupe, ledger, dead letters and offsets into PostgreSQL.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settings = ConsumerSettings::new(&args.brokers, &topic);
+    settings.group = format!("{topic}-engine");
+    settings.batch_max = args.batch_max;
+    settings.dead_letter_topic = None;
+    let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, || 0, stop_rx));
+    let mut first = None;
+    loop {
+        let done = folded(&store, &topic, args.partitions).await?;
+        if done > 0 {
+            first.get_or_insert_with(Instant::now);
+        }
+        if done >= events.len() as i64 {
+            break;
+        }
+        anyhow::ensure!(
+            !engine.is_finished(),
+            "the engine stopped: {:?}",
+            engine.await
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let e2e = first.map_or(Duration::ZERO, |f| f.elapsed());
+    stop_tx.send(true)?;
+    engine.await??;
+    let e2e_rate = events.len() as f64 / e2e.as_secs_f64();
+    println!(
+        "engine end-to-end: {e2e_rate:>8.0} events/s ({:.1} s from the first batch, {} distinct events stored)",
+        e2e.as_secs_f64(),
+        store.event_count().await?
+    );
+    println!("ratio engine / bare consume: {:.2}", e2e_rate / bare_rate);
+    store.close().await;
+    Ok(())
+}
+
+/// Steady production at `rate`; the engine runs, stops for `stop_seconds`, restarts; reports
+/// how long the lag (records produced and acknowledged but not folded) takes to drain.
+async fn lag_recovery(args: &BenchKafkaArgs, topic: &str, store: Arc<Store>) -> anyhow::Result<()> {
+    let total_seconds = 10 + args.stop_seconds + 30;
+    let events = fleet_events((args.rate * total_seconds) as usize)?;
+    let produced = Arc::new(AtomicI64::new(0));
+    let producer = producer(&args.brokers)?;
+    let (p_topic, p_count, rate) = (topic.to_string(), produced.clone(), args.rate);
+    let production = tokio::spawn(async move {
+        // Every 10 ms, the next rate/100 events; acknowledged ones are counted.
+        let per_tick = (rate / 100).max(1) as usize;
+        let mut tick = tokio::time::interval(Duration::from_millis(10));
+        for chunk in events.chunks(per_tick) {
+            tick.tick().await;
+            let acks: Vec<_> = chunk
+                .iter()
+                .filter_map(|(k, e)| {
+                    producer
+                        .send_result(FutureRecord::to(&p_topic).key(k).payload(e))
+                        .ok()
+                })
+                .collect();
+            let count = p_count.clone();
+            tokio::spawn(async move {
+                for a in acks {
+                    if matches!(a.await, Ok(Ok(_))) {
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let start_engine = || {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let mut settings = ConsumerSettings::new(&args.brokers, topic);
+        settings.group = format!("{topic}-engine");
+        settings.batch_max = args.batch_max;
+        settings.dead_letter_topic = None;
+        (
+            stop_tx,
+            tokio::spawn(billing_kafka::run(store.clone(), settings, || 0, stop_rx)),
+        )
+    };
+    let lag = async || -> anyhow::Result<i64> {
+        Ok(produced.load(Ordering::Relaxed) - folded(&store, topic, args.partitions).await?)
+    };
+    let (stop, engine) = start_engine();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    println!(
+        "steady state at {} events/s: lag {} records",
+        args.rate,
+        lag().await?
+    );
+    stop.send(true)?;
+    engine.await??;
+    tokio::time::sleep(Duration::from_secs(args.stop_seconds)).await;
+    let backlog = lag().await?;
+    println!(
+        "engine stopped {} s: lag {backlog} records",
+        args.stop_seconds
+    );
+    let restarted = Instant::now();
+    let (stop, engine) = start_engine();
+    let mut first_fold = None;
+    let before = folded(&store, topic, args.partitions).await?;
+    let mut max_after = 0;
+    loop {
+        let l = lag().await?;
+        if first_fold.is_none() && folded(&store, topic, args.partitions).await? > before {
+            first_fold = Some(restarted.elapsed());
+        }
+        // Caught up: less than one produce tick (10 ms of production) outstanding.
+        if l <= (args.rate / 100) as i64 {
+            let took = restarted.elapsed();
+            println!(
+                "lag back to zero (< {} records, one 10 ms produce tick) {:.1} s after the restart (first batch folded after {:.1} s: the group join)",
+                args.rate / 100,
+                took.as_secs_f64(),
+                first_fold.unwrap_or(took).as_secs_f64()
+            );
+            break;
+        }
+        max_after = max_after.max(l);
+        anyhow::ensure!(
+            restarted.elapsed() < Duration::from_secs(120),
+            "no catch-up in 120 s (lag {l})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // And it stays caught up.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    println!("3 s later: lag {} records", lag().await?);
+    stop.send(true)?;
+    engine.await??;
+    production.abort();
+    store.close().await;
+    Ok(())
+}
+
+/// `n` fleet events (64 accounts, 8-GPU leases, 30 s heartbeats, 10% redeliveries, egress),
+/// each with its account as the key.
+fn fleet_events(n: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let per_gpu_day = 86_400 / 30 * 11 / 10;
+    let spec = FleetSpec {
+        gpus: (n / per_gpu_day + 1) as u32,
+        accounts: 64,
+        ..FleetSpec::default()
+    };
+    let mut out = Vec::with_capacity(n);
+    generate(&spec, |line| {
+        if out.len() < n {
+            let subject = line
+                .split("\"subject\":\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("")
+                .to_string();
+            out.push((subject, line.as_bytes().to_vec()));
+        }
+    })?;
+    Ok(out)
+}
+
+fn producer(brokers: &str) -> anyhow::Result<FutureProducer> {
+    Ok(ClientConfig::new()
+        .set("bootstrap.servers", brokers)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "10")
+        .set("queue.buffering.max.messages", "1000000")
+        .set("message.timeout.ms", "60000")
+        .create()?)
+}
+
+async fn create_topic(brokers: &str, topic: &str, partitions: i32) -> anyhow::Result<()> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", brokers)
+        .create()?;
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
+    for r in admin
+        .create_topics(
+            &[NewTopic::new(topic, partitions, TopicReplication::Fixed(1))],
+            &options,
+        )
+        .await
+        .with_context(|| format!("Kafka at {brokers}"))?
+    {
+        r.map_err(|(t, e)| anyhow::anyhow!("create topic {t}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Records the engine has folded: the stored positions of the topic's partitions.
+async fn folded(store: &Store, topic: &str, partitions: i32) -> anyhow::Result<i64> {
+    let mut sum = 0;
+    for p in 0..partitions {
+        sum += store.stored_offset(topic, p as i64).await?.unwrap_or(0);
+    }
+    Ok(sum)
+}
