@@ -364,6 +364,14 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     a.put_pricebook(&book).await;
     a.account("a-registered").await;
+    let (status, v) = a
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/a-registered/quotas",
+            "{\"prepaid_balance\":\"100.00\",\"gpu_hours\":{\"gpu.h100-80g\":\"1000\"}}",
+        )
+        .await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{v}");
     consume_until_offsets(&a, &topic, 9, Some(records.len() as i64)).await;
     let closed = a.close("2026-11").await;
     assert!(closed.as_array().unwrap().len() >= 2, "{closed}");
@@ -384,10 +392,10 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     let commands = read_all(&topics.commands).await;
     assert_eq!(
         commands.len(),
-        3,
-        "price book, account, close: {commands:?}"
+        4,
+        "price book, account, quotas, close: {commands:?}"
     );
-    produce(&topics.commands, &[(0, commands[2].0.clone())]).await;
+    produce(&topics.commands, &[(0, commands[3].0.clone())]).await;
 
     // The replay, into an empty database.
     let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
@@ -400,7 +408,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     .unwrap();
     assert_eq!(
         (report.commands, report.duplicate_commands),
-        (3, 1),
+        (4, 1),
         "{report:?}"
     );
     assert_eq!(report.records, records.len() as u64 + 1);
@@ -410,6 +418,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     );
     assert!(original.iter().any(|r| r.starts_with("invoice|")));
     assert!(original.iter().any(|r| r.starts_with("late|")));
+    assert!(original.iter().any(|r| r.starts_with("quotas|")));
     assert_eq!(original, replayed);
     // The API serves the same bytes.
     let id = closed[0]["id"].as_str().unwrap();

@@ -70,3 +70,15 @@ impl From<billing_store::StoreError> for ApiError {
         }
     }
 }
+
+impl From<billing_store::HoldError> for ApiError {
+    fn from(e: billing_store::HoldError) -> Self {
+        use billing_store::HoldError as H;
+        match e {
+            H::UnknownAccount(_) | H::UnknownHold(_) => ApiError::NotFound(e.to_string()),
+            H::UnknownSku(_) | H::Invalid(_) => ApiError::Unprocessable(e.to_string()),
+            H::NoPriceBook | H::NotLive { .. } => ApiError::Conflict(e.to_string()),
+            H::Store(s) => s.into(),
+        }
+    }
+}

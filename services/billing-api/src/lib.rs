@@ -10,6 +10,7 @@ mod auth;
 mod error;
 mod handlers;
 mod openapi;
+mod quota;
 mod usage;
 
 pub use auth::{Principal, generate_secret};
@@ -74,6 +75,11 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/invoices/{id}", get(handlers::get_invoice))
         .route("/v1/admin/accounts", post(handlers::create_account))
         .route("/v1/admin/pricebook", put(handlers::put_pricebook))
+        .route("/v1/admin/accounts/{id}/quotas", put(quota::put_quotas))
+        .route("/v1/authorize", post(quota::authorize))
+        .route("/v1/holds/{id}/extend", post(quota::extend_hold))
+        .route("/v1/holds/{id}/release", post(quota::release_hold))
+        .route("/v1/balance", get(quota::balance))
         .route("/v1/admin/invoices/close", post(handlers::close_period))
         .route("/v1/admin/exports/invoices", get(handlers::export_invoices))
         .route("/v1/admin/dead-letters", get(handlers::dead_letters))

@@ -186,7 +186,7 @@ pub async fn run(
                     continue;
                 }
             }
-            let batch: Vec<(i32, i64, Vec<(i64, Vec<u8>)>)> = pending
+            let batch: Vec<OwnedPart> = pending
                 .drain()
                 .map(|(p, records)| {
                     let expected = next[&p];
@@ -210,7 +210,7 @@ pub async fn run(
                         records.iter().map(|(o, r)| (*o, r.as_slice())).collect()
                     })
                     .collect();
-                let parts: Vec<(Position<'_>, &[(i64, &[u8])])> = batch
+                let parts: Vec<billing_store::Part<'_>> = batch
                     .iter()
                     .zip(&refs)
                     .map(|((p, expected, _), r)| {
@@ -248,6 +248,10 @@ pub async fn run(
     }
     Ok(())
 }
+
+/// A partition's share of a batch, owned: partition, the stored offset it continues from,
+/// records (offset, payload).
+type OwnedPart = (i32, i64, Vec<(i64, Vec<u8>)>);
 
 /// A finished batch: `(partition, next offset)` per part and how the fold went.
 type Folded = (Vec<(i32, i64)>, Result<(), StoreError>);

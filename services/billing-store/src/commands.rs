@@ -40,6 +40,12 @@ pub enum Command {
         key_hash: String,
         at_ms: i64,
     },
+    #[serde(rename = "quotas.set")]
+    SetQuotas {
+        account: String,
+        quotas: crate::Quotas,
+        at_ms: i64,
+    },
     #[serde(rename = "period.close")]
     ClosePeriod {
         period: String,
@@ -56,6 +62,8 @@ impl Command {
             Command::PutPriceBook { version, .. } => format!("pricebook.put:{version}"),
             Command::CreateAccount { id, .. } => format!("account.create:{id}"),
             Command::ClosePeriod { period, .. } => format!("period.close:{period}"),
+            // Quotas are set again and again: the time tells the settings apart.
+            Command::SetQuotas { account, at_ms, .. } => format!("quotas.set:{account}:{at_ms}"),
         }
     }
 }
@@ -126,6 +134,17 @@ impl Store {
                 key_hash,
                 at_ms,
             } => self.create_account(id, key_hash, *at_ms).await?,
+            Command::SetQuotas {
+                account,
+                quotas,
+                at_ms,
+            } => self
+                .set_quotas(account, quotas, *at_ms)
+                .await
+                .map_err(|e| match e {
+                    crate::HoldError::Store(s) => s,
+                    other => StoreError::Corrupt(format!("replayed quotas: {other}")),
+                })?,
             Command::ClosePeriod { period, at_ms, .. } => {
                 self.close_period(period, *at_ms).await?;
             }

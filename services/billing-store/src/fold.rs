@@ -100,7 +100,7 @@ impl Store {
     /// position moved.
     pub async fn fold_partitions(
         &self,
-        parts: &[(Position<'_>, &[(i64, &[u8])])],
+        parts: &[Part<'_>],
         now_ms: i64,
     ) -> Result<Vec<Vec<Outcome>>> {
         let _w = self.writer.lock().await;
@@ -204,6 +204,9 @@ pub(crate) async fn fold(
     .await
 }
 
+/// One partition's share of a batch: its position and its records (offset, payload).
+pub type Part<'a> = (Position<'a>, &'a [(i64, &'a [u8])]);
+
 /// Where a batch comes from: a consumer's partition and the offset the batch must start the
 /// stored position at (compare-and-set).
 #[derive(Debug, Clone, Copy)]
@@ -236,7 +239,7 @@ pub(crate) async fn fold_at(
 pub(crate) async fn fold_parts(
     conn: &mut AnyConnection,
     backend: Backend,
-    parts: &[(Position<'_>, &[(i64, &[u8])])],
+    parts: &[Part<'_>],
     now_ms: i64,
 ) -> Result<Vec<Vec<Outcome>>> {
     use tracing::Instrument;
@@ -293,7 +296,7 @@ pub(crate) async fn fold_parts(
 async fn fold_inner(
     conn: &mut AnyConnection,
     backend: Backend,
-    parts: &[(Position<'_>, &[(i64, &[u8])])],
+    parts: &[Part<'_>],
     now_ms: i64,
 ) -> Result<Vec<Vec<Outcome>>> {
     // Records in part order, each part in offset order: within a partition "the first one

@@ -14,12 +14,14 @@ mod close;
 mod commands;
 mod fold;
 mod keys;
+mod quota;
 mod sql;
 
 pub use close::{CloseError, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};
-pub use fold::{Outcome, Position};
+pub use fold::{Outcome, Part, Position};
 pub use keys::{hash_key, key_id};
+pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas};
 
 use billing_core::Class;
 use billing_core::ledger::{AccountLedger, EgressRecord, ResourceKey, Runs};

@@ -1,0 +1,188 @@
+//! Quotas, synchronous authorization with holds, and balances (issue 5, first part).
+//!
+//! - `PUT /v1/admin/accounts/{id}/quotas` (admin): sets the account's quotas.
+//! - `POST /v1/authorize` (admin or ingest token): `{account, sku, quantity, seconds,
+//!   lease?, ttl_seconds?}` → `{"decision":"allowed","hold":ID,"amount":..,"expires_at":..}` or
+//!   `{"decision":"denied","quota":NAME,"used":..,"requested":..,"limit":..}`. A hold lives
+//!   `ttl_seconds` (default 300) unless extended; then it expires by itself.
+//! - `POST /v1/holds/{id}/extend` (`{ttl_seconds?}`), `POST /v1/holds/{id}/release`.
+//! - `GET /v1/balance`: a customer's own (the admin names `?account=`).
+
+use crate::{ApiError, AppState, Principal};
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use billing_core::timestamp::format_secs;
+use billing_store::{Authorization, Balance, HoldRequest, Quotas};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Default life of a hold without `ttl_seconds`.
+const DEFAULT_TTL_SECONDS: i64 = 300;
+/// Longest life of a hold per call (extend to keep it longer).
+const MAX_TTL_SECONDS: i64 = 86_400;
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+pub async fn put_quotas(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(account): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<Quotas>, ApiError> {
+    principal.admin()?;
+    let quotas: Quotas = parse_json(&body)?;
+    s.store.set_quotas(&account, &quotas, (s.clock)()).await?;
+    Ok(Json(quotas))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthorizeBody {
+    account: String,
+    sku: String,
+    /// A decimal string or a JSON number.
+    quantity: Value,
+    seconds: i64,
+    #[serde(default)]
+    lease: Option<String>,
+    #[serde(default)]
+    ttl_seconds: Option<i64>,
+}
+
+fn ttl_ms(ttl: Option<i64>) -> Result<i64, ApiError> {
+    let ttl = ttl.unwrap_or(DEFAULT_TTL_SECONDS);
+    if !(1..=MAX_TTL_SECONDS).contains(&ttl) {
+        return Err(ApiError::Unprocessable(format!(
+            "ttl_seconds = {ttl}: must be 1 to {MAX_TTL_SECONDS}"
+        )));
+    }
+    Ok(ttl * 1000)
+}
+
+pub async fn authorize(
+    principal: Principal,
+    State(s): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    principal.ingest()?;
+    let b: AuthorizeBody = parse_json(&body)?;
+    let quantity: Decimal = match &b.quantity {
+        Value::String(q) => q.parse().ok(),
+        Value::Number(n) => n.to_string().parse().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        ApiError::Unprocessable(format!("quantity = {}: not a decimal number", b.quantity))
+    })?;
+    let req = HoldRequest {
+        account: b.account,
+        sku: b.sku,
+        quantity,
+        seconds: b.seconds,
+        lease: b.lease,
+    };
+    let answer = s
+        .store
+        .authorize(&req, ttl_ms(b.ttl_seconds)?, (s.clock)())
+        .await?;
+    Ok(Json(match answer {
+        Authorization::Allowed(h) => json!({
+            "decision": "allowed",
+            "hold": h.id,
+            "amount": h.amount,
+            "expires_at": format_secs(h.expires_at_ms.div_euclid(1000)),
+        }),
+        Authorization::Denied {
+            quota,
+            used,
+            requested,
+            limit,
+        } => json!({
+            "decision": "denied",
+            "quota": quota,
+            "used": used,
+            "requested": requested,
+            "limit": limit,
+        }),
+    }))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ExtendBody {
+    #[serde(default)]
+    ttl_seconds: Option<i64>,
+}
+
+pub async fn extend_hold(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    principal.ingest()?;
+    let b: ExtendBody = if body.is_empty() {
+        ExtendBody::default()
+    } else {
+        parse_json(&body)?
+    };
+    let h = s
+        .store
+        .extend_hold(&id, None, ttl_ms(b.ttl_seconds)?, (s.clock)())
+        .await?;
+    Ok(Json(json!({
+        "hold": h.id,
+        "status": h.status,
+        "expires_at": format_secs(h.expires_at_ms.div_euclid(1000)),
+    })))
+}
+
+pub async fn release_hold(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    principal.ingest()?;
+    let h = s.store.release_hold(&id, None, (s.clock)()).await?;
+    Ok((
+        StatusCode::OK,
+        Json(json!({ "hold": h.id, "status": h.status })),
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct BalanceQuery {
+    account: Option<String>,
+}
+
+pub async fn balance(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<BalanceQuery>,
+) -> Result<Json<Balance>, ApiError> {
+    let account = match (&principal, q.account) {
+        (Principal::Customer(a), _) => a.clone(),
+        (Principal::Admin, Some(a)) => {
+            if !s.store.account_exists(&a).await? {
+                return Err(ApiError::NotFound(format!("unknown account {a:?}")));
+            }
+            a
+        }
+        (Principal::Admin, None) => {
+            return Err(ApiError::BadRequest(
+                "name the account: GET /v1/balance?account=ID".into(),
+            ));
+        }
+        (Principal::Ingest, _) => {
+            return Err(ApiError::Forbidden(
+                "the ingest token cannot read balances".into(),
+            ));
+        }
+    };
+    Ok(Json(s.store.balance(&account, (s.clock)()).await?))
+}

@@ -1,0 +1,585 @@
+//! Quotas, prepaid balances and holds: the synchronous authorization of rental backends
+//! (issue 5, first part).
+//!
+//! A hold reserves `quantity x seconds` at the sku's first-tier on-demand rate (rounded up to
+//! the cent, so a hold never reserves less than the usage it stands for). An authorization is
+//! decided under the writer lock (one process) and the PostgreSQL advisory lock (all
+//! processes), so concurrent calls see each other's holds: the checks and the new hold are one
+//! transaction. Live holds expire by themselves at `expires_at` (checked on every read and
+//! authorization; no timer needed) and survive restarts (they are rows).
+//!
+//! What is spent, for the checks (choices where issue 5 leaves room, also in the README):
+//! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
+//!   the same function as invoices) plus live holds plus the new hold, at most the limit;
+//! - `prepaid_balance`: burned by the totals of invoices issued since the quotas were set and
+//!   by the open period's provisional total; live holds and the new hold must fit in the rest
+//!   (credits of billing-semantics.md count in, as they lower those totals);
+//! - `max_concurrent[sku]`: units of live holds of the sku plus the new hold's;
+//! - `gpu_hours[sku]`: the open period's unit-hours of the sku in the ledger plus live holds'
+//!   unit-hours plus the new hold's.
+
+use crate::commands::Command;
+use crate::{Result, Store, StoreError};
+use billing_core::invoice::Component;
+use billing_core::period::Period;
+use billing_core::rating::{RatingContext, rate_account};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use std::collections::BTreeMap;
+
+/// An account's quotas (every field optional), as `PUT /v1/admin/accounts/{id}/quotas` takes
+/// them: decimals as strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quotas {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepaid_balance: Option<Decimal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend_limit: Option<Decimal>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gpu_hours: BTreeMap<String, Decimal>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub max_concurrent: BTreeMap<String, Decimal>,
+    /// Warn at this fraction of a limit (default 0.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warn_at: Option<Decimal>,
+}
+
+/// Largest amount or quantity gpubill takes in a quota or a hold.
+const ABSURD: i64 = 1_000_000_000_000;
+
+impl Quotas {
+    /// Checks every value; the error names the field and the value.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let check = |name: String, v: &Decimal, zero_ok: bool| {
+            if v.is_sign_negative() || (!zero_ok && v.is_zero()) || *v > Decimal::from(ABSURD) {
+                Err(format!(
+                    "{name} = {v}: must be {} and at most {ABSURD}",
+                    if zero_ok { "at least 0" } else { "positive" }
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(v) = &self.prepaid_balance {
+            check("prepaid_balance".into(), v, true)?;
+        }
+        if let Some(v) = &self.spend_limit {
+            check("spend_limit".into(), v, false)?;
+        }
+        for (sku, v) in &self.gpu_hours {
+            check(format!("gpu_hours.{sku}"), v, false)?;
+        }
+        for (sku, v) in &self.max_concurrent {
+            check(format!("max_concurrent.{sku}"), v, false)?;
+        }
+        if let Some(w) = &self.warn_at
+            && (*w <= Decimal::ZERO || *w > Decimal::ONE)
+        {
+            return Err(format!("warn_at = {w}: must be above 0 and at most 1"));
+        }
+        Ok(())
+    }
+}
+
+/// What an authorization asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoldRequest {
+    pub account: String,
+    pub sku: String,
+    pub quantity: Decimal,
+    pub seconds: i64,
+    pub lease: Option<String>,
+}
+
+/// A hold as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hold {
+    pub id: String,
+    pub account: String,
+    pub sku: String,
+    pub quantity: Decimal,
+    pub seconds: i64,
+    pub amount: Decimal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
+    /// `live`, `released` or `expired`.
+    pub status: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// The answer to an authorization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authorization {
+    Allowed(Hold),
+    /// Denied by `quota`: what is used (including live holds) and the limit.
+    Denied {
+        quota: String,
+        used: Decimal,
+        requested: Decimal,
+        limit: Decimal,
+    },
+}
+
+/// Why an authorization could not be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldError {
+    #[error("unknown account {0:?}")]
+    UnknownAccount(String),
+    #[error("no price book applies now: upload one with PUT /v1/admin/pricebook")]
+    NoPriceBook,
+    #[error("sku {0:?} has no on-demand rate in the price book that applies now")]
+    UnknownSku(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("unknown hold {0:?}")]
+    UnknownHold(String),
+    #[error("hold {id:?} is {status}, not live")]
+    NotLive { id: String, status: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for HoldError {
+    fn from(e: sqlx::Error) -> Self {
+        HoldError::Store(StoreError::Db(e))
+    }
+}
+
+/// The balance view of `GET /v1/balance`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Balance {
+    pub account: String,
+    pub period_label: Option<String>,
+    /// The open period's provisional invoice total.
+    pub period_cost: Decimal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prepaid_balance: Option<Decimal>,
+    /// Prepaid balance minus what usage burned and live holds reserve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available: Option<Decimal>,
+    pub held: Decimal,
+    pub holds: Vec<Hold>,
+    pub quotas: Quotas,
+}
+
+const MAX_HOLD_SECONDS: i64 = 30 * 86_400;
+
+impl Store {
+    /// Sets an account's quotas (replacing the previous set) and records the command.
+    pub async fn set_quotas(
+        &self,
+        account: &str,
+        quotas: &Quotas,
+        now_ms: i64,
+    ) -> Result<(), HoldError> {
+        quotas.validate().map_err(HoldError::Invalid)?;
+        if !self.account_exists(account).await? {
+            return Err(HoldError::UnknownAccount(account.to_string()));
+        }
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        let body = serde_json::to_string(quotas).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        sqlx::query("insert into quotas (account, body, updated_at_ms) values ($1, $2, $3) on conflict (account) do update set body = excluded.body, updated_at_ms = excluded.updated_at_ms")
+            .bind(account)
+            .bind(body)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        self.record_command(
+            &mut tx,
+            &Command::SetQuotas {
+                account: account.to_string(),
+                quotas: quotas.clone(),
+                at_ms: now_ms,
+            },
+            now_ms,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// An account's quotas and when they were set (none: no quotas).
+    pub async fn quotas(&self, account: &str) -> Result<Option<(Quotas, i64)>> {
+        let row = sqlx::query("select body, updated_at_ms from quotas where account = $1")
+            .bind(account)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            let q: Quotas = serde_json::from_str(&r.get::<String, _>(0))
+                .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
+            Ok((q, r.get(1)))
+        })
+        .transpose()
+    }
+
+    /// Decides an authorization and, when allowed, places the hold: one transaction under the
+    /// writer locks, so concurrent authorizations see each other.
+    pub async fn authorize(
+        &self,
+        req: &HoldRequest,
+        ttl_ms: i64,
+        now_ms: i64,
+    ) -> Result<Authorization, HoldError> {
+        if req.quantity <= Decimal::ZERO || req.quantity > Decimal::from(1_000_000) {
+            return Err(HoldError::Invalid(format!(
+                "quantity = {}: must be above 0 and at most 1000000 units",
+                req.quantity
+            )));
+        }
+        if !(1..=MAX_HOLD_SECONDS).contains(&req.seconds) {
+            return Err(HoldError::Invalid(format!(
+                "seconds = {}: must be 1 to {MAX_HOLD_SECONDS} (30 days)",
+                req.seconds
+            )));
+        }
+        if !self.account_exists(req.account.as_str()).await? {
+            return Err(HoldError::UnknownAccount(req.account.clone()));
+        }
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        self.expire_holds(&mut tx, now_ms).await?;
+        let now_s = now_ms.div_euclid(1000);
+        let open = self
+            .open_period(now_s)
+            .await?
+            .ok_or(HoldError::NoPriceBook)?;
+        let (book, period) = (&open.0, &open.1);
+        let rate = book
+            .skus
+            .get(&req.sku)
+            .and_then(|s| s.first_rate())
+            .ok_or_else(|| HoldError::UnknownSku(req.sku.clone()))?;
+        let amount = cents(
+            (req.quantity * Decimal::from(req.seconds) * rate / Decimal::from(3600))
+                .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::AwayFromZero),
+        );
+        let (quotas, set_at) = self.quotas(&req.account).await?.unwrap_or_default();
+        let holds = self.live_holds(&req.account, now_ms).await?;
+        let held: Decimal = holds.iter().map(|h| h.amount).sum();
+        let denied = |quota: String, used: Decimal, requested: Decimal, limit: Decimal| {
+            Ok(Authorization::Denied {
+                quota,
+                used,
+                requested,
+                limit,
+            })
+        };
+        let needs_cost = quotas.spend_limit.is_some() || quotas.prepaid_balance.is_some();
+        let (period_cost, sku_seconds) = if needs_cost || quotas.gpu_hours.contains_key(&req.sku) {
+            self.period_usage(&req.account, book, period, &req.sku)
+                .await?
+        } else {
+            (Decimal::ZERO, Decimal::ZERO)
+        };
+        let decision = 'decide: {
+            if let Some(limit) = quotas.spend_limit {
+                let used = period_cost + held;
+                if used + amount > limit {
+                    break 'decide denied("spend_limit".into(), cents(used), amount, cents(limit));
+                }
+            }
+            if let Some(prepaid) = quotas.prepaid_balance {
+                let invoiced = self.invoiced_since(&req.account, set_at).await?;
+                let used = invoiced + period_cost + held;
+                if used + amount > prepaid {
+                    break 'decide denied(
+                        "prepaid_balance".into(),
+                        cents(used),
+                        amount,
+                        cents(prepaid),
+                    );
+                }
+            }
+            if let Some(limit) = quotas.max_concurrent.get(&req.sku) {
+                let used: Decimal = holds
+                    .iter()
+                    .filter(|h| h.sku == req.sku)
+                    .map(|h| h.quantity)
+                    .sum();
+                if used + req.quantity > *limit {
+                    break 'decide denied(
+                        format!("max_concurrent.{}", req.sku),
+                        used,
+                        req.quantity,
+                        *limit,
+                    );
+                }
+            }
+            if let Some(limit) = quotas.gpu_hours.get(&req.sku) {
+                let hour = Decimal::from(3600);
+                let held_hours: Decimal = holds
+                    .iter()
+                    .filter(|h| h.sku == req.sku)
+                    .map(|h| h.quantity * Decimal::from(h.seconds) / hour)
+                    .sum();
+                let used = sku_seconds / hour + held_hours;
+                let requested = req.quantity * Decimal::from(req.seconds) / hour;
+                if used + requested > *limit {
+                    break 'decide denied(
+                        format!("gpu_hours.{}", req.sku),
+                        used,
+                        requested,
+                        *limit,
+                    );
+                }
+            }
+            let hold = Hold {
+                id: new_hold_id()?,
+                account: req.account.clone(),
+                sku: req.sku.clone(),
+                quantity: req.quantity.normalize(),
+                seconds: req.seconds,
+                amount,
+                lease: req.lease.clone(),
+                status: "live".into(),
+                created_at_ms: now_ms,
+                expires_at_ms: now_ms + ttl_ms,
+            };
+            sqlx::query("insert into holds (id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms) values ($1, $2, $3, $4, $5, $6, $7, 'live', $8, $9)")
+                .bind(&hold.id)
+                .bind(&hold.account)
+                .bind(&hold.sku)
+                .bind(hold.quantity.to_string())
+                .bind(hold.seconds)
+                .bind(hold.amount.to_string())
+                .bind(hold.lease.clone())
+                .bind(hold.created_at_ms)
+                .bind(hold.expires_at_ms)
+                .execute(&mut *tx)
+                .await?;
+            Ok(Authorization::Allowed(hold))
+        };
+        match decision {
+            Ok(d) => {
+                tx.commit().await?;
+                Ok(d)
+            }
+            Err(e) => {
+                tx.rollback().await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Extends a live hold to `now + ttl` (an account, when given, must own it).
+    pub async fn extend_hold(
+        &self,
+        id: &str,
+        account: Option<&str>,
+        ttl_ms: i64,
+        now_ms: i64,
+    ) -> Result<Hold, HoldError> {
+        self.close_or_extend(id, account, Some(ttl_ms), now_ms)
+            .await
+    }
+
+    /// Releases a live hold: its amount is free again.
+    pub async fn release_hold(
+        &self,
+        id: &str,
+        account: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Hold, HoldError> {
+        self.close_or_extend(id, account, None, now_ms).await
+    }
+
+    async fn close_or_extend(
+        &self,
+        id: &str,
+        account: Option<&str>,
+        ttl_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<Hold, HoldError> {
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        self.expire_holds(&mut tx, now_ms).await?;
+        let hold = self
+            .hold(&mut tx, id)
+            .await?
+            .filter(|h| account.is_none_or(|a| a == h.account))
+            .ok_or_else(|| HoldError::UnknownHold(id.to_string()))?;
+        if hold.status != "live" {
+            tx.rollback().await?;
+            return Err(HoldError::NotLive {
+                id: id.to_string(),
+                status: hold.status,
+            });
+        }
+        let q = match ttl_ms {
+            Some(ttl) => {
+                sqlx::query("update holds set expires_at_ms = $1 where id = $2").bind(now_ms + ttl)
+            }
+            None => {
+                sqlx::query("update holds set status = 'released', closed_at_ms = $1 where id = $2")
+                    .bind(now_ms)
+            }
+        };
+        q.bind(id).execute(&mut *tx).await?;
+        let updated = self
+            .hold(&mut tx, id)
+            .await?
+            .ok_or_else(|| HoldError::UnknownHold(id.to_string()))?;
+        tx.commit().await?;
+        Ok(updated)
+    }
+
+    /// The account's balance, quotas and live holds.
+    pub async fn balance(&self, account: &str, now_ms: i64) -> Result<Balance, HoldError> {
+        let (quotas, set_at) = self.quotas(account).await?.unwrap_or_default();
+        let holds = self.live_holds(account, now_ms).await?;
+        let held: Decimal = holds.iter().map(|h| h.amount).sum();
+        let open = self.open_period(now_ms.div_euclid(1000)).await?;
+        let (period_label, period_cost) = match &open {
+            Some((book, period)) => (
+                Some(period.label.clone()),
+                self.period_usage(account, book, period, "").await?.0,
+            ),
+            None => (None, Decimal::ZERO),
+        };
+        let available = match quotas.prepaid_balance {
+            Some(p) => Some(p - self.invoiced_since(account, set_at).await? - period_cost - held),
+            None => None,
+        };
+        Ok(Balance {
+            account: account.to_string(),
+            period_label,
+            period_cost: cents(period_cost),
+            prepaid_balance: quotas.prepaid_balance.map(cents),
+            available: available.map(cents),
+            held: cents(held),
+            holds,
+            quotas,
+        })
+    }
+
+    async fn expire_holds(&self, conn: &mut sqlx::AnyConnection, now_ms: i64) -> Result<()> {
+        sqlx::query("update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' and expires_at_ms <= $1")
+            .bind(now_ms)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Live holds of an account at `now` (an expired one counts as expired even before the
+    /// next write marks it).
+    pub async fn live_holds(&self, account: &str, now_ms: i64) -> Result<Vec<Hold>> {
+        let rows = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where account = $1 and status = 'live' and expires_at_ms > $2 order by created_at_ms, id")
+            .bind(account)
+            .bind(now_ms)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(hold_from_row).collect()
+    }
+
+    async fn hold(&self, conn: &mut sqlx::AnyConnection, id: &str) -> Result<Option<Hold>> {
+        let row = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where id = $1")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
+        row.map(hold_from_row).transpose()
+    }
+
+    /// The price book version and period that contain `now_s` (the open period).
+    async fn open_period(
+        &self,
+        now_s: i64,
+    ) -> Result<Option<(billing_core::pricebook::PriceBook, Period)>> {
+        let Some(latest) = self.pricebooks().await?.into_iter().next() else {
+            return Ok(None);
+        };
+        let Some(period) = Period::containing(now_s, latest.book.timezone) else {
+            return Ok(None);
+        };
+        Ok(self
+            .pricebook_for(&period.label)
+            .await?
+            .map(|(v, p)| (v.book, p)))
+    }
+
+    /// The open period's provisional invoice total for `account` (the invoices' rating
+    /// function) and the unit-seconds of `sku` in it.
+    async fn period_usage(
+        &self,
+        account: &str,
+        book: &billing_core::pricebook::PriceBook,
+        period: &Period,
+        sku: &str,
+    ) -> Result<(Decimal, Decimal)> {
+        let ledger = self.account_ledger(account).await?;
+        let ctx = RatingContext::new(book, period.clone());
+        let consumed: Decimal = self
+            .invoices(Some(account), None)
+            .await?
+            .iter()
+            .map(|i| i.invoice.credit)
+            .sum();
+        let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
+        let rated = rate_account(&ctx, account, Some(&ledger), credit)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let unit_seconds: Decimal = rated
+            .invoice
+            .lines
+            .iter()
+            .filter(|l| {
+                l.sku.as_deref() == Some(sku)
+                    && matches!(
+                        l.component,
+                        Component::OnDemand | Component::ReservedUsage | Component::Spot
+                    )
+            })
+            .map(|l| l.quantity)
+            .sum();
+        Ok((rated.invoice.total, unit_seconds))
+    }
+
+    /// Totals of the account's invoices issued at or after `since_ms`.
+    async fn invoiced_since(&self, account: &str, since_ms: i64) -> Result<Decimal> {
+        let rows =
+            sqlx::query("select total from invoices where account = $1 and issued_at_ms >= $2")
+                .bind(account)
+                .bind(since_ms)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .iter()
+            .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+            .sum())
+    }
+}
+
+/// Money shown with two decimals.
+fn cents(mut d: Decimal) -> Decimal {
+    d.rescale(2);
+    d
+}
+
+/// A hold id: `hold_` and 96 random bits.
+fn new_hold_id() -> Result<String> {
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| StoreError::Corrupt(format!("the OS random number generator failed: {e}")))?;
+    Ok(format!("hold_{}", hex::encode(bytes)))
+}
+
+fn hold_from_row(r: sqlx::any::AnyRow) -> Result<Hold> {
+    let dec = |s: String| {
+        s.parse::<Decimal>()
+            .map_err(|e| StoreError::Corrupt(format!("hold decimal {s:?}: {e}")))
+    };
+    Ok(Hold {
+        id: r.get(0),
+        account: r.get(1),
+        sku: r.get(2),
+        quantity: dec(r.get(3))?,
+        seconds: r.get(4),
+        amount: dec(r.get(5))?,
+        lease: r.get(6),
+        status: r.get(7),
+        created_at_ms: r.get(8),
+        expires_at_ms: r.get(9),
+    })
+}

@@ -1,0 +1,397 @@
+//! Quotas, holds and synchronous authorization (issue 5, first part), on SQLite and
+//! PostgreSQL.
+
+use axum::http::StatusCode;
+use gpubill_tests::*;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// 36 CNY an hour: one unit for 100 s holds exactly 1.00.
+const BOOK: &str = "currency = \"CNY\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"36\"\n[skus.\"gpu.a100\"]\ntiers = [ { up_to_hours = 10, rate_per_hour = \"18\" }, { rate_per_hour = \"9\" } ]\n";
+
+/// An app whose clock the test moves.
+fn with_clock(t: TestApp, now: Arc<AtomicI64>) -> TestApp {
+    let mut state = t.state.clone();
+    state.clock = Arc::new(move || now.load(Ordering::SeqCst));
+    TestApp {
+        app: billing_api::router(state.clone()),
+        state,
+        url: t.url,
+    }
+}
+
+async fn setup(db: Db, quotas: Value) -> (TestApp, Arc<AtomicI64>, String) {
+    let now = Arc::new(AtomicI64::new(DEC_2_2026_MS));
+    let t = with_clock(TestApp::fresh(db).await, now.clone());
+    t.put_pricebook(BOOK).await;
+    let key = t.account("acme").await;
+    let (s, v) = t
+        .admin("PUT", "/v1/admin/accounts/acme/quotas", quotas.to_string())
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    (t, now, key)
+}
+
+async fn authorize(t: &TestApp, body: Value) -> (StatusCode, Value) {
+    t.call(
+        "POST",
+        "/v1/authorize",
+        Some(INGEST),
+        "application/json",
+        body.to_string(),
+    )
+    .await
+}
+
+fn one_gpu_100_s() -> Value {
+    json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "1", "seconds": 100, "ttl_seconds": 60})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_concurrent_authorizations_against_a_balance_for_ten_allow_exactly_ten() {
+    for db in BOTH {
+        let (t, now, key) = setup(db, json!({"prepaid_balance": "10.00"})).await;
+        let t = Arc::new(t);
+        let calls: Vec<_> = (0..50)
+            .map(|_| {
+                let t = t.clone();
+                tokio::spawn(async move { authorize(&t, one_gpu_100_s()).await })
+            })
+            .collect();
+        let mut allowed = Vec::new();
+        for c in calls {
+            let (s, v) = c.await.unwrap();
+            assert_eq!(s, StatusCode::OK, "{v}");
+            match v["decision"].as_str() {
+                Some("allowed") => {
+                    assert_eq!(v["amount"], "1.00", "{v}");
+                    allowed.push(v["hold"].as_str().unwrap().to_string());
+                }
+                Some("denied") => {
+                    assert_eq!(v["quota"], "prepaid_balance", "{v}");
+                    assert_eq!(
+                        (v["used"].as_str(), v["limit"].as_str()),
+                        (Some("10.00"), Some("10.00")),
+                        "{v}"
+                    );
+                }
+                _ => panic!("{v}"),
+            }
+        }
+        assert_eq!(allowed.len(), 10, "{db:?}");
+        // The customer sees its balance and holds.
+        let (_, b) = t.get("/v1/balance", &key).await;
+        assert_eq!(
+            (b["held"].as_str(), b["available"].as_str()),
+            (Some("10.00"), Some("0.00")),
+            "{b}"
+        );
+        assert_eq!(b["holds"].as_array().unwrap().len(), 10);
+
+        // Releasing one lets exactly one more through.
+        let (s, v) = t
+            .call(
+                "POST",
+                &format!("/v1/holds/{}/release", allowed[0]),
+                Some(INGEST),
+                "application/json",
+                "",
+            )
+            .await;
+        assert_eq!(
+            (s, v["status"].as_str()),
+            (StatusCode::OK, Some("released")),
+            "{v}"
+        );
+        let again: Vec<_> = (0..5)
+            .map(|_| {
+                let t = t.clone();
+                tokio::spawn(async move { authorize(&t, one_gpu_100_s()).await.1 })
+            })
+            .collect();
+        let mut n = 0;
+        for a in again {
+            n += (a.await.unwrap()["decision"] == "allowed") as usize;
+        }
+        assert_eq!(n, 1, "{db:?}");
+        // A released hold cannot be released again.
+        let (s, _) = t
+            .call(
+                "POST",
+                &format!("/v1/holds/{}/release", allowed[0]),
+                Some(INGEST),
+                "application/json",
+                "",
+            )
+            .await;
+        assert_eq!(s, StatusCode::CONFLICT);
+
+        // An extended hold outlives the others; expired ones free their amount by themselves.
+        let (s, v) = t
+            .call(
+                "POST",
+                &format!("/v1/holds/{}/extend", allowed[1]),
+                Some(INGEST),
+                "application/json",
+                "{\"ttl_seconds\":600}",
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        now.fetch_add(61_000, Ordering::SeqCst);
+        let (_, b) = t.get("/v1/balance", &key).await;
+        assert_eq!(
+            (b["held"].as_str(), b["available"].as_str()),
+            (Some("1.00"), Some("9.00")),
+            "{b}"
+        );
+        let mut n = 0;
+        for _ in 0..12 {
+            n += (authorize(&t, one_gpu_100_s()).await.1["decision"] == "allowed") as usize;
+        }
+        assert_eq!(n, 9, "{db:?}");
+        let (s, _) = t
+            .call(
+                "POST",
+                &format!("/v1/holds/{}/extend", allowed[2]),
+                Some(INGEST),
+                "application/json",
+                "",
+            )
+            .await;
+        assert_eq!(
+            s,
+            StatusCode::CONFLICT,
+            "an expired hold cannot be extended"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spend_limit_concurrency_and_gpu_hours_deny_naming_the_quota() {
+    for db in BOTH {
+        let (t, _, _) = setup(
+            db,
+            json!({"spend_limit": "100", "max_concurrent": {"gpu.h100-80g": "8"}, "gpu_hours": {"gpu.a100": "10"}}),
+        )
+        .await;
+        // 8 GPUs for an hour: 288.00 > 100 spend limit.
+        let (_, v) = authorize(
+            &t,
+            json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": 8, "seconds": 3600}),
+        )
+        .await;
+        assert_eq!(
+            (v["decision"].as_str(), v["quota"].as_str()),
+            (Some("denied"), Some("spend_limit")),
+            "{v}"
+        );
+        assert_eq!(v["requested"], "288.00", "{v}");
+        // 6 then 3 GPUs for 60 s (3.60 and 1.80): the second crosses 8 concurrent.
+        let (_, v) = authorize(
+            &t,
+            json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": 6, "seconds": 60}),
+        )
+        .await;
+        assert_eq!(v["decision"], "allowed", "{v}");
+        let (_, v) = authorize(
+            &t,
+            json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": 3, "seconds": 60}),
+        )
+        .await;
+        assert_eq!(
+            (v["quota"].as_str(), v["used"].as_str(), v["limit"].as_str()),
+            (Some("max_concurrent.gpu.h100-80g"), Some("6"), Some("8")),
+            "{v}"
+        );
+        // The spend limit counts live holds: 3.60 held + 144.00 (4 a100 x 2 h at 18/h) > 100.
+        let (_, v) = authorize(
+            &t,
+            json!({"account": "acme", "sku": "gpu.a100", "quantity": 4, "seconds": 7200}),
+        )
+        .await;
+        assert_eq!(
+            (
+                v["quota"].as_str(),
+                v["used"].as_str(),
+                v["requested"].as_str(),
+                v["limit"].as_str()
+            ),
+            (
+                Some("spend_limit"),
+                Some("3.60"),
+                Some("144.00"),
+                Some("100.00")
+            ),
+            "{v}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_hours_count_live_holds() {
+    for db in BOTH {
+        let (t, _, _) = setup(db, json!({"gpu_hours": {"gpu.a100": "10"}})).await;
+        let (_, v) = authorize(
+            &t,
+            json!({"account": "acme", "sku": "gpu.a100", "quantity": 4, "seconds": 7200}),
+        )
+        .await;
+        assert_eq!(v["decision"], "allowed", "{v}");
+        let (_, v) = authorize(
+            &t,
+            json!({"account": "acme", "sku": "gpu.a100", "quantity": 1, "seconds": 10800}),
+        )
+        .await;
+        assert_eq!(
+            (
+                v["quota"].as_str(),
+                v["used"].as_str(),
+                v["requested"].as_str(),
+                v["limit"].as_str()
+            ),
+            (Some("gpu_hours.gpu.a100"), Some("8"), Some("3"), Some("10")),
+            "{v}"
+        );
+        let (_, v) = authorize(
+            &t,
+            json!({"account": "acme", "sku": "gpu.a100", "quantity": 1, "seconds": 7200}),
+        )
+        .await;
+        assert_eq!(v["decision"], "allowed", "exactly up to the limit: {v}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_authorizations_and_quotas_get_clear_4xx_errors() {
+    for db in BOTH {
+        let (t, _, key) = setup(db, json!({"prepaid_balance": "10"})).await;
+        let cases = [
+            (
+                json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "-1", "seconds": 100}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "quantity",
+            ),
+            (
+                json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "1e9", "seconds": 100}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "quantity",
+            ),
+            (
+                json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": 1000000000, "seconds": 100}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "quantity",
+            ),
+            (
+                json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "1", "seconds": 0}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "seconds",
+            ),
+            (
+                json!({"account": "acme", "sku": "tpu.v5", "quantity": "1", "seconds": 100}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "tpu.v5",
+            ),
+            (
+                json!({"account": "nobody", "sku": "gpu.h100-80g", "quantity": "1", "seconds": 100}),
+                StatusCode::NOT_FOUND,
+                "nobody",
+            ),
+            (
+                json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "1", "seconds": 100, "ttl_seconds": 0}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "ttl_seconds",
+            ),
+            (
+                json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "1", "secs": 100}),
+                StatusCode::BAD_REQUEST,
+                "secs",
+            ),
+        ];
+        for (body, status, names) in cases {
+            let (s, v) = authorize(&t, body.clone()).await;
+            assert_eq!(s, status, "{body} -> {v}");
+            assert!(
+                v["message"].as_str().unwrap().contains(names),
+                "{body} -> {v}"
+            );
+        }
+        let (s, v) = t
+            .call(
+                "POST",
+                "/v1/holds/hold_nope/release",
+                Some(INGEST),
+                "application/json",
+                "",
+            )
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+        let (s, _) = t
+            .call(
+                "POST",
+                "/v1/authorize",
+                Some(&key),
+                "application/json",
+                one_gpu_100_s().to_string(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "a customer key cannot authorize");
+        for (body, names) in [
+            (json!({"prepaid_balance": "-5"}), "prepaid_balance"),
+            (json!({"spend_limit": "0"}), "spend_limit"),
+            (json!({"warn_at": "1.5"}), "warn_at"),
+            (
+                json!({"max_concurrent": {"gpu.h100-80g": "-1"}}),
+                "max_concurrent.gpu.h100-80g",
+            ),
+            (json!({"prepaid": "5"}), "prepaid"),
+        ] {
+            let (s, v) = t
+                .admin("PUT", "/v1/admin/accounts/acme/quotas", body.to_string())
+                .await;
+            assert!(
+                s == StatusCode::UNPROCESSABLE_ENTITY || s == StatusCode::BAD_REQUEST,
+                "{body} -> {s} {v}"
+            );
+            assert!(
+                v["message"].as_str().unwrap().contains(names),
+                "{body} -> {v}"
+            );
+        }
+        let (s, _) = t
+            .admin("PUT", "/v1/admin/accounts/nobody/quotas", "{}")
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holds_and_quotas_survive_a_restart() {
+    for db in BOTH {
+        let (t, now, _) = setup(db, json!({"prepaid_balance": "3.00"})).await;
+        for _ in 0..2 {
+            assert_eq!(
+                authorize(&t, one_gpu_100_s()).await.1["decision"],
+                "allowed"
+            );
+        }
+        let url = t.shutdown().await;
+        let t = with_clock(TestApp::open(&url).await, now);
+        let (_, v) = authorize(&t, one_gpu_100_s()).await;
+        assert_eq!(v["decision"], "allowed", "{v}");
+        let (_, v) = authorize(&t, one_gpu_100_s()).await;
+        assert_eq!(
+            (v["decision"].as_str(), v["used"].as_str()),
+            (Some("denied"), Some("3.00")),
+            "{v}"
+        );
+        // The quotas were recorded as a command, for replay.
+        let commands = t.state.store.outbox_pending(100).await.unwrap();
+        assert!(
+            commands
+                .iter()
+                .any(|r| r.payload.contains("\"quotas.set\"") && r.payload.contains("\"3.00\"")),
+            "{commands:?}"
+        );
+    }
+}
