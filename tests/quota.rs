@@ -395,3 +395,39 @@ async fn holds_and_quotas_survive_a_restart() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_for_the_lease_captures_its_hold() {
+    for db in BOTH {
+        let (t, _, key) = setup(db, json!({"prepaid_balance": "10.00"})).await;
+        let mut body = one_gpu_100_s();
+        body["lease"] = json!("L-7");
+        let (_, v) = authorize(&t, body).await;
+        assert_eq!(v["decision"], "allowed", "{v}");
+        let mut other = one_gpu_100_s();
+        other["lease"] = json!("L-8");
+        assert_eq!(authorize(&t, other).await.1["decision"], "allowed");
+        // 50 s of L-7 arrive (2026-12-01, inside the open period): its hold is captured and
+        // the usage (0.50) counts instead; L-8's hold stays.
+        let event = json!({"specversion": "1.0", "id": "u1", "source": "node/1", "type": "gpu.usage", "subject": "acme",
+            "data": {"lease": "L-7", "resource": "gpu0", "sku": "gpu.h100-80g", "start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:00:50Z"}});
+        t.ingest(&[event.to_string()]).await;
+        let (_, b) = t.get("/v1/balance", &key).await;
+        let holds: Vec<&str> = b["holds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["lease"].as_str().unwrap())
+            .collect();
+        assert_eq!(holds, ["L-8"], "{b}");
+        assert_eq!(
+            (
+                b["period_cost"].as_str(),
+                b["held"].as_str(),
+                b["available"].as_str()
+            ),
+            (Some("0.50"), Some("1.00"), Some("8.50")),
+            "{b}"
+        );
+    }
+}

@@ -586,6 +586,27 @@ async fn fold_inner(
     .await?;
     insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
 
+    // Usage arriving for a lease consumes the lease's live holds (two-phase: a pending hold
+    // is posted by the usage it stood for; the usage itself now counts, through the ledger).
+    let mut leases: Vec<LeaseRef<'_>> = usage
+        .values()
+        .map(|(k, _)| LeaseRef {
+            a: k.account,
+            l: k.lease,
+        })
+        .collect();
+    leases.sort_unstable_by(|x, y| (x.a, x.l).cmp(&(y.a, y.l)));
+    leases.dedup_by(|x, y| (x.a, x.l) == (y.a, y.l));
+    if !leases.is_empty() {
+        let json =
+            serde_json::to_string(&leases).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        sqlx::query(capture_holds_sql(backend))
+            .bind(now_ms)
+            .bind(json)
+            .execute(&mut *conn)
+            .await?;
+    }
+
     let t_written = t0.elapsed();
     // Fencing: only the writer that read the offset a part starts at may advance it.
     for (at, records) in parts {
@@ -642,6 +663,28 @@ async fn fold_inner(
         "folded batch"
     );
     Ok(outcomes)
+}
+
+#[derive(Serialize)]
+struct LeaseRef<'a> {
+    a: &'a str,
+    l: &'a str,
+}
+
+/// Marks live holds of the leases in `$2` (a JSON array of [`LeaseRef`]) captured at `$1`.
+fn capture_holds_sql(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => {
+            "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
+             and exists (select 1 from json_to_recordset(cast($2 as json)) as x(a text, l text) \
+             where x.a = holds.account and x.l = holds.lease)"
+        }
+        Backend::Sqlite => {
+            "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
+             and exists (select 1 from json_each($2) j where json_extract(j.value, '$.a') = holds.account \
+             and json_extract(j.value, '$.l') = holds.lease)"
+        }
+    }
 }
 
 /// Most rows passed as one JSON parameter.

@@ -5,7 +5,8 @@
 //! the cent, so a hold never reserves less than the usage it stands for). An authorization is
 //! decided under the writer lock (one process) and the PostgreSQL advisory lock (all
 //! processes), so concurrent calls see each other's holds: the checks and the new hold are one
-//! transaction. Live holds expire by themselves at `expires_at` (checked on every read and
+//! transaction. Usage that arrives for a hold's lease captures the hold (the fold does it, in
+//! the batch's transaction): from then on the usage counts through the ledger instead. Live holds expire by themselves at `expires_at` (checked on every read and
 //! authorization; no timer needed) and survive restarts (they are rows).
 //!
 //! What is spent, for the checks (choices where issue 5 leaves room, also in the README):
@@ -104,7 +105,7 @@ pub struct Hold {
     pub amount: Decimal,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<String>,
-    /// `live`, `released` or `expired`.
+    /// `live`, `released`, `expired`, or `captured` (usage for its lease arrived).
     pub status: String,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
