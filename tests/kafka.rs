@@ -328,6 +328,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     let topics = billing_store::Topics {
         commands: format!("{topic}.commands"),
         invoices: format!("{topic}.invoices"),
+        ..Default::default()
     };
     for t in [&topics.commands, &topics.invoices, &format!("{topic}.dlq")] {
         create_topic(t, 1).await;
@@ -364,11 +365,20 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     a.put_pricebook(&book).await;
     a.account("a-registered").await;
+    a.account("acme").await;
     let (status, v) = a
         .admin(
             "PUT",
             "/v1/admin/accounts/a-registered/quotas",
             "{\"prepaid_balance\":\"100.00\",\"gpu_hours\":{\"gpu.h100-80g\":\"1000\"}}",
+        )
+        .await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{v}");
+    let (status, v) = a
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas",
+            "{\"gpu_hours\":{\"gpu.h100-80g\":\"5\"}}",
         )
         .await;
     assert_eq!(status, axum::http::StatusCode::OK, "{v}");
@@ -392,10 +402,10 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     let commands = read_all(&topics.commands).await;
     assert_eq!(
         commands.len(),
-        4,
-        "price book, account, quotas, close: {commands:?}"
+        6,
+        "price book, 2 accounts, 2 quotas, close: {commands:?}"
     );
-    produce(&topics.commands, &[(0, commands[3].0.clone())]).await;
+    produce(&topics.commands, &[(0, commands[5].0.clone())]).await;
 
     // The replay, into an empty database.
     let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
@@ -408,7 +418,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     .unwrap();
     assert_eq!(
         (report.commands, report.duplicate_commands),
-        (4, 1),
+        (6, 1),
         "{report:?}"
     );
     assert_eq!(report.records, records.len() as u64 + 1);
@@ -419,6 +429,8 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     assert!(original.iter().any(|r| r.starts_with("invoice|")));
     assert!(original.iter().any(|r| r.starts_with("late|")));
     assert!(original.iter().any(|r| r.starts_with("quotas|")));
+    let decisions: Vec<&String> = original.iter().filter(|r| r.starts_with("decision|")).collect();
+    assert_eq!(decisions.len(), 2, "warn and limit for acme: {decisions:?}");
     assert_eq!(original, replayed);
     // The API serves the same bytes.
     let id = closed[0]["id"].as_str().unwrap();

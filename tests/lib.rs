@@ -298,6 +298,7 @@ pub async fn projections(store: &Store) -> Vec<String> {
         "select 'period|' || period || '|' || start_s || '|' || end_s || '|' || pricebook_version || '|' || closed_at_ms from periods order by period",
         "select 'invoice|' || id || '|' || number || '|' || issued_at_ms || '|' || pricebook_version || '|' || credit || '|' || total || '|' || body from invoices order by id",
         "select 'late|' || source || '|' || id || '|' || period || '|' || log_seq from late_usage order by source, id, period",
+        "select 'decision|' || id || '|' || account || '|' || quota || '|' || period || '|' || kind from quota_decisions order by id",
         "select 'quotas|' || account || '|' || body || '|' || updated_at_ms from quotas order by account",
         "select 'offset|' || consumer || '|' || partition || '|' || next_offset from consumer_offsets order by consumer, partition",
     ];

@@ -163,6 +163,7 @@ async fn produce_errors_under_the_outbox_relay_lose_nothing_and_duplicate_no_id(
         billing_store::Topics {
             commands: "commands".into(),
             invoices: "invoices".into(),
+            ..Default::default()
         },
     )
     .await;

@@ -431,3 +431,110 @@ async fn usage_for_the_lease_captures_its_hold() {
         );
     }
 }
+
+/// One report of a node: 8 GPUs (one resource of 8 units) for `[from, from + 10 s)`.
+fn report(node: u32, from: i64) -> String {
+    let t = |s: i64| billing_core::timestamp::format_secs(s);
+    json!({"specversion": "1.0", "id": format!("n{node}-{from}"), "source": format!("node/{node}"), "type": "gpu.usage",
+        "subject": "acme", "data": {"lease": format!("L{node}"), "resource": "gpus", "sku": "gpu.h100-80g",
+        "quantity": "8", "start": t(from), "end": t(from + 10)}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_batch() {
+    for db in BOTH {
+        let (t, _, key) = setup(db, json!({"gpu_hours": {"gpu.h100-80g": "1000"}})).await;
+        // 8 nodes x 8 GPUs report every 10 s from 2026-11-02; each batch is 5 minutes of
+        // reports (240 events, 5.33 GPU-hours): the batch lag.
+        let start = 1_793_577_600; // 2026-11-02T00:00:00Z
+        let batch_seconds = 300;
+        let per_batch_hours =
+            rust_decimal::Decimal::new(64 * batch_seconds, 0) / rust_decimal::Decimal::from(3600);
+        let mut at = start;
+        // 1000 GPU-hours at 64 GPUs is 15 h 37.5 min; go on past it.
+        while at < start + 17 * 3600 {
+            let events: Vec<String> = (0..batch_seconds / 10)
+                .flat_map(|i| (0..8).map(move |n| report(n, at + i * 10)))
+                .collect();
+            t.ingest(&events).await;
+            at += batch_seconds;
+        }
+        let (_, v) = t.get("/v1/quota/decisions", &key).await;
+        let list = v["decisions"].as_array().unwrap();
+        let kinds: Vec<&str> = list.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["warn", "limit"], "{db:?}: {v}");
+        let used = |d: &Value| {
+            d["used"]
+                .as_str()
+                .unwrap()
+                .parse::<rust_decimal::Decimal>()
+                .unwrap()
+        };
+        let limit = rust_decimal::Decimal::from(1000);
+        let warn = limit * rust_decimal::Decimal::new(8, 1);
+        // Each decision came with the batch that crossed its threshold: what it overshoots by
+        // is at most one batch of usage.
+        assert!(
+            used(&list[0]) >= warn && used(&list[0]) - warn <= per_batch_hours,
+            "{}",
+            list[0]
+        );
+        assert!(
+            used(&list[1]) >= limit && used(&list[1]) - limit <= per_batch_hours,
+            "{}",
+            list[1]
+        );
+        assert_eq!(list[1]["quota"], "gpu_hours.gpu.h100-80g");
+        assert_eq!(list[1]["limit"], "1000");
+        assert!(
+            list[1]["position"]
+                .as_array()
+                .is_some_and(|p| !p.is_empty()),
+            "{}",
+            list[1]
+        );
+        // Relayed through the outbox to the quota topic.
+        let outbox = t.state.store.outbox_pending(1000).await.unwrap();
+        assert_eq!(
+            outbox
+                .iter()
+                .filter(|r| r.topic == "billing.quota.v1")
+                .count(),
+            2
+        );
+        // Admin filter; another account sees nothing of acme's.
+        let (_, v) = t
+            .get("/v1/quota/decisions?kind=limit&account=acme", ADMIN)
+            .await;
+        assert_eq!(v["decisions"].as_array().unwrap().len(), 1, "{v}");
+        let other = t.account("beta").await;
+        let (_, v) = t.get("/v1/quota/decisions", &other).await;
+        assert_eq!(v["decisions"].as_array().unwrap().len(), 0, "{v}");
+        let (s, _) = t.get("/v1/quota/decisions?kind=maybe", ADMIN).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST);
+
+        // Raising the quota moves the level back down: one clear, then nothing more.
+        let (s, _) = t
+            .admin(
+                "PUT",
+                "/v1/admin/accounts/acme/quotas",
+                json!({"gpu_hours": {"gpu.h100-80g": "5000"}}).to_string(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK);
+        for _ in 0..2 {
+            let events: Vec<String> = (0..8).map(|n| report(n, at)).collect();
+            t.ingest(&events).await;
+            at += 10;
+        }
+        let (_, v) = t.get("/v1/quota/decisions", &key).await;
+        let kinds: Vec<&str> = v["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["warn", "limit", "clear"], "{db:?}: {v}");
+    }
+}

@@ -80,6 +80,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/holds/{id}/extend", post(quota::extend_hold))
         .route("/v1/holds/{id}/release", post(quota::release_hold))
         .route("/v1/balance", get(quota::balance))
+        .route("/v1/quota/decisions", get(quota::decisions))
         .route("/v1/admin/invoices/close", post(handlers::close_period))
         .route("/v1/admin/exports/invoices", get(handlers::export_invoices))
         .route("/v1/admin/dead-letters", get(handlers::dead_letters))

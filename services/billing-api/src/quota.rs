@@ -186,3 +186,58 @@ pub async fn balance(
     };
     Ok(Json(s.store.balance(&account, (s.clock)()).await?))
 }
+
+#[derive(Deserialize)]
+pub struct DecisionsQuery {
+    account: Option<String>,
+    quota: Option<String>,
+    kind: Option<String>,
+    #[serde(default)]
+    after: i64,
+    limit: Option<i64>,
+}
+
+/// `GET /v1/quota/decisions`: a customer's own decisions; the admin's, all (filter with
+/// `account`, `quota`, `kind`); oldest first, `after` a `seq` to page.
+pub async fn decisions(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<DecisionsQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let account = match &principal {
+        Principal::Customer(a) => Some(a.clone()),
+        Principal::Admin => q.account.clone(),
+        Principal::Ingest => {
+            return Err(ApiError::Forbidden(
+                "the ingest token cannot read decisions".into(),
+            ));
+        }
+    };
+    if let Some(k) = &q.kind
+        && !["warn", "limit", "clear"].contains(&k.as_str())
+    {
+        return Err(ApiError::BadRequest(format!(
+            "kind = {k:?}: use warn, limit or clear"
+        )));
+    }
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit = {limit}: use 1 to 1000"
+        )));
+    }
+    let list = s
+        .store
+        .quota_decisions(
+            account.as_deref(),
+            q.quota.as_deref(),
+            q.kind.as_deref(),
+            q.after,
+            limit,
+        )
+        .await?;
+    let next = (list.len() as i64 == limit)
+        .then(|| list.last().map(|d| d.seq))
+        .flatten();
+    Ok(Json(json!({ "decisions": list, "next_after": next })))
+}

@@ -69,7 +69,7 @@ impl Store {
             .enumerate()
             .map(|(i, r)| (first + i as i64, r.as_slice()))
             .collect();
-        let result = fold(&mut tx, self.backend, &batch, now_ms).await;
+        let result = fold(&mut tx, self, &batch, now_ms).await;
         finish(tx, result).await
     }
 
@@ -91,7 +91,7 @@ impl Store {
     ) -> Result<Vec<Outcome>> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let result = fold_at(&mut tx, self.backend, at, records, now_ms).await;
+        let result = fold_at(&mut tx, self, at, records, now_ms).await;
         finish(tx, result).await
     }
 
@@ -105,7 +105,7 @@ impl Store {
     ) -> Result<Vec<Vec<Outcome>>> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let result = fold_parts(&mut tx, self.backend, parts, now_ms).await;
+        let result = fold_parts(&mut tx, self, parts, now_ms).await;
         finish(tx, result).await
     }
 
@@ -143,7 +143,7 @@ impl Store {
             let owned: Vec<(i64, Vec<u8>)> =
                 rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
             let batch: Vec<(i64, &[u8])> = owned.iter().map(|(s, p)| (*s, p.as_slice())).collect();
-            let result = fold(&mut tx, self.backend, &batch, now_ms).await;
+            let result = fold(&mut tx, self, &batch, now_ms).await;
             finish(tx, result).await?;
             folded += batch.len() as u64;
         }
@@ -182,7 +182,7 @@ struct KeyInsert<'a> {
 /// past it with compare-and-set. The caller owns the transaction.
 pub(crate) async fn fold(
     conn: &mut AnyConnection,
-    backend: Backend,
+    store: &Store,
     batch: &[(i64, &[u8])],
     now_ms: i64,
 ) -> Result<Vec<Outcome>> {
@@ -191,7 +191,7 @@ pub(crate) async fn fold(
     };
     fold_at(
         conn,
-        backend,
+        store,
         Position {
             consumer: EMBEDDED_CONSUMER,
             partition: 0,
@@ -225,12 +225,12 @@ pub struct Position<'a> {
 /// batch's position, outcome counts, dead letters by reason and latency.
 pub(crate) async fn fold_at(
     conn: &mut AnyConnection,
-    backend: Backend,
+    store: &Store,
     at: Position<'_>,
     batch: &[(i64, &[u8])],
     now_ms: i64,
 ) -> Result<Vec<Outcome>> {
-    let mut out = fold_parts(conn, backend, &[(at, batch)], now_ms).await?;
+    let mut out = fold_parts(conn, store, &[(at, batch)], now_ms).await?;
     Ok(out.pop().unwrap_or_default())
 }
 
@@ -238,7 +238,7 @@ pub(crate) async fn fold_at(
 /// own stored position with compare-and-set; outcomes per part, in record order.
 pub(crate) async fn fold_parts(
     conn: &mut AnyConnection,
-    backend: Backend,
+    store: &Store,
     parts: &[Part<'_>],
     now_ms: i64,
 ) -> Result<Vec<Vec<Outcome>>> {
@@ -261,7 +261,7 @@ pub(crate) async fn fold_parts(
         error = tracing::field::Empty,
     );
     let t0 = std::time::Instant::now();
-    let result = fold_inner(conn, backend, parts, now_ms)
+    let result = fold_inner(conn, store, parts, now_ms)
         .instrument(span.clone())
         .await;
     span.record("latency_ms", t0.elapsed().as_secs_f64() * 1e3);
@@ -295,10 +295,11 @@ pub(crate) async fn fold_parts(
 
 async fn fold_inner(
     conn: &mut AnyConnection,
-    backend: Backend,
+    store: &Store,
     parts: &[Part<'_>],
     now_ms: i64,
 ) -> Result<Vec<Vec<Outcome>>> {
+    let backend = store.backend;
     // Records in part order, each part in offset order: within a partition "the first one
     // stands" is the first in the partition's order.
     let batch: Vec<(usize, i64, &[u8])> = parts
@@ -606,6 +607,24 @@ async fn fold_inner(
             .execute(&mut *conn)
             .await?;
     }
+
+    // Quota decisions for the accounts this batch touched, in its transaction.
+    let mut touched: std::collections::BTreeMap<String, i64> = Default::default();
+    for (k, spans) in usage.values() {
+        let last = spans.iter().map(|s| s.1 - 1).max().unwrap_or(0);
+        let e = touched.entry(k.account.to_string()).or_insert(last);
+        *e = (*e).max(last);
+    }
+    let position = serde_json::Value::Array(
+        parts
+            .iter()
+            .filter_map(|(at, records)| {
+                let last = records.last()?.0;
+                Some(serde_json::json!({"consumer": at.consumer, "partition": at.partition, "next_offset": last + 1}))
+            })
+            .collect(),
+    );
+    crate::decisions::evaluate(conn, &touched, &position, &store.topics().quota, now_ms).await?;
 
     let t_written = t0.elapsed();
     // Fencing: only the writer that read the offset a part starts at may advance it.

@@ -12,6 +12,7 @@
 
 mod close;
 mod commands;
+mod decisions;
 mod fold;
 mod keys;
 mod quota;
@@ -19,6 +20,7 @@ mod sql;
 
 pub use close::{CloseError, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};
+pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
 pub use keys::{hash_key, key_id};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas};
@@ -120,6 +122,8 @@ pub struct Topics {
     pub commands: String,
     /// Issued invoices, for finance.
     pub invoices: String,
+    /// Quota decisions, for rental backends.
+    pub quota: String,
 }
 
 impl Default for Topics {
@@ -127,6 +131,7 @@ impl Default for Topics {
         Topics {
             commands: "billing.commands.v1".into(),
             invoices: "billing.invoices.v1".into(),
+            quota: "billing.quota.v1".into(),
         }
     }
 }
@@ -388,45 +393,8 @@ impl Store {
 
     /// Everything metered for `account`: all its usage keys and egress records.
     pub async fn account_ledger(&self, account: &str) -> Result<AccountLedger> {
-        let mut ledger = AccountLedger::new();
-        let rows = sqlx::query(
-            "select lease, resource, sku, class, runs from ledger_keys where account = $1",
-        )
-        .bind(account)
-        .fetch_all(&self.pool)
-        .await?;
-        for r in rows {
-            let class = match r.get::<String, _>(3).as_str() {
-                "spot" => Class::Spot,
-                _ => Class::OnDemand,
-            };
-            let runs: Runs = serde_json::from_str(&r.get::<String, _>(4))
-                .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
-            let key = ResourceKey {
-                lease: r.get::<String, _>(0).into(),
-                resource: r.get::<String, _>(1).into(),
-                sku: r.get::<String, _>(2).into(),
-                class,
-            };
-            ledger.set_runs(key, runs);
-        }
-        let rows =
-            sqlx::query("select dest, time_s, time_ns, bytes from egress where account = $1")
-                .bind(account)
-                .fetch_all(&self.pool)
-                .await?;
-        for r in rows {
-            let dest: String = r.get(0);
-            let record = EgressRecord {
-                time: Timestamp {
-                    secs: r.get(1),
-                    nanos: r.get::<i64, _>(2) as u32,
-                },
-                bytes: r.get::<i64, _>(3) as u64,
-            };
-            ledger.add_egress(&dest, record);
-        }
-        Ok(ledger)
+        let mut conn = self.pool.acquire().await?;
+        load_ledger(&mut conn, account).await
     }
 
     /// Accounts named by an accepted event or registered.
@@ -540,4 +508,48 @@ impl Store {
             })
             .collect())
     }
+}
+
+/// An account's ledger as `conn` sees it (inside a batch's transaction: with the batch).
+pub(crate) async fn load_ledger(
+    conn: &mut sqlx::AnyConnection,
+    account: &str,
+) -> Result<AccountLedger> {
+    let mut ledger = AccountLedger::new();
+    let rows =
+        sqlx::query("select lease, resource, sku, class, runs from ledger_keys where account = $1")
+            .bind(account)
+            .fetch_all(&mut *conn)
+            .await?;
+    for r in rows {
+        let class = match r.get::<String, _>(3).as_str() {
+            "spot" => Class::Spot,
+            _ => Class::OnDemand,
+        };
+        let runs: Runs = serde_json::from_str(&r.get::<String, _>(4))
+            .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
+        let key = ResourceKey {
+            lease: r.get::<String, _>(0).into(),
+            resource: r.get::<String, _>(1).into(),
+            sku: r.get::<String, _>(2).into(),
+            class,
+        };
+        ledger.set_runs(key, runs);
+    }
+    let rows = sqlx::query("select dest, time_s, time_ns, bytes from egress where account = $1")
+        .bind(account)
+        .fetch_all(&mut *conn)
+        .await?;
+    for r in rows {
+        let dest: String = r.get(0);
+        let record = EgressRecord {
+            time: Timestamp {
+                secs: r.get(1),
+                nanos: r.get::<i64, _>(2) as u32,
+            },
+            bytes: r.get::<i64, _>(3) as u64,
+        };
+        ledger.add_egress(&dest, record);
+    }
+    Ok(ledger)
 }

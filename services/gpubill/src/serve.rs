@@ -60,6 +60,9 @@ pub struct ServeArgs {
     /// Where issued invoices are relayed.
     #[arg(long, default_value = "billing.invoices.v1")]
     pub invoices_topic: String,
+    /// Where quota decisions are relayed.
+    #[arg(long, default_value = "billing.quota.v1")]
+    pub quota_topic: String,
     /// Where rejected usage records are relayed, with their reason in headers.
     #[arg(long, default_value = "gpu.usage.dlq.v1")]
     pub dead_letter_topic: String,
@@ -165,6 +168,7 @@ impl Settings {
             topics: billing_store::Topics {
                 commands: args.commands_topic.clone(),
                 invoices: args.invoices_topic.clone(),
+                quota: args.quota_topic.clone(),
             },
             ingest_token: env("GPUBILL_INGEST_TOKEN").map(Secret),
         })

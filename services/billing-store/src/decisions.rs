@@ -1,0 +1,294 @@
+//! Quota decisions: after each batch, in its transaction, the quotas of the accounts it
+//! touched are measured against their thresholds (warn at `warn_at`, default 80%, limit at
+//! 100%). A decision (`warn`, `limit`, or `clear` when back below the warning) is recorded only
+//! when an account's level for a quota moves: it never flaps, and one crossing is one decision.
+//!
+//! Deterministic for replay: the period is the one of the account's latest usage second in the
+//! batch (not the clock), and a decision's id is a hash of (account, quota, period, its number
+//! for that quota and period), whatever the batch boundaries were.
+//!
+//! Measured (choices, also in the README): `spend_limit` against the period's provisional
+//! invoice total (the invoices' rating function over the ledger so far); `prepaid_balance`
+//! against invoices issued since the quotas were set plus that total; `gpu_hours[sku]` against
+//! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
+
+use crate::quota::Quotas;
+use crate::sql::{Val, insert_rows};
+use crate::{Result, StoreError, load_ledger};
+use billing_core::invoice::Component;
+use billing_core::period::Period;
+use billing_core::pricebook::PriceBook;
+use billing_core::rating::{RatingContext, rate_account};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use sqlx::{AnyConnection, Row};
+use std::collections::BTreeMap;
+
+/// A recorded decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub seq: i64,
+    pub id: String,
+    pub account: String,
+    pub quota: String,
+    pub period: String,
+    pub kind: String,
+    pub used: Decimal,
+    pub limit: Decimal,
+    /// The ledger position it was computed at: the batch's partitions and their next offsets.
+    pub position: serde_json::Value,
+    pub at_ms: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Ok,
+    Warn,
+    Limit,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Warn => "warn",
+            Level::Limit => "limit",
+        }
+    }
+    fn parse(s: &str) -> Level {
+        match s {
+            "warn" => Level::Warn,
+            "limit" => Level::Limit,
+            _ => Level::Ok,
+        }
+    }
+}
+
+/// Evaluates the quotas of `touched` (account → latest usage second in the batch).
+pub(crate) async fn evaluate(
+    conn: &mut AnyConnection,
+    touched: &BTreeMap<String, i64>,
+    position: &serde_json::Value,
+    quota_topic: &str,
+    now_ms: i64,
+) -> Result<()> {
+    if touched.is_empty() {
+        return Ok(());
+    }
+    // Quotas of the touched accounts, if any has some.
+    let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
+    for r in sqlx::query("select account, body, updated_at_ms from quotas")
+        .fetch_all(&mut *conn)
+        .await?
+    {
+        let account: String = r.get(0);
+        if touched.contains_key(&account) {
+            let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
+                .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
+            quotas.insert(account, (q, r.get(2)));
+        }
+    }
+    if quotas.is_empty() {
+        return Ok(());
+    }
+    let books: Vec<(i64, String)> =
+        sqlx::query("select version, toml from pricebooks order by version desc")
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+    let Some((_, latest)) = books.first() else {
+        return Ok(());
+    };
+    let latest = PriceBook::from_toml(latest)
+        .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?;
+    for (account, (q, set_at)) in &quotas {
+        let Some(period) = Period::containing(touched[account], latest.timezone) else {
+            continue;
+        };
+        // The version that rates this period (as a close would pick it).
+        let mut book = None;
+        for (_, toml) in &books {
+            let b = PriceBook::from_toml(toml)
+                .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?;
+            if b.effective_from.is_none_or(|t| t.secs <= period.start) {
+                book = Some(b);
+                break;
+            }
+        }
+        let Some(book) = book else { continue };
+        let ledger = load_ledger(conn, account).await?;
+        let credit_used: Decimal = sqlx::query("select credit from invoices where account = $1")
+            .bind(account.as_str())
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+            .sum();
+        let credit = (book.credit_total(account) - credit_used).max(Decimal::ZERO);
+        let ctx = RatingContext::new(&book, period.clone());
+        let rated = rate_account(&ctx, account, Some(&ledger), credit)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let total = rated.invoice.total;
+        let mut measures: Vec<(String, Decimal, Decimal)> = Vec::new();
+        if let Some(limit) = q.spend_limit {
+            measures.push(("spend_limit".into(), total, limit));
+        }
+        if let Some(prepaid) = q.prepaid_balance {
+            let invoiced: Decimal =
+                sqlx::query("select total from invoices where account = $1 and issued_at_ms >= $2")
+                    .bind(account.as_str())
+                    .bind(*set_at)
+                    .fetch_all(&mut *conn)
+                    .await?
+                    .iter()
+                    .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+                    .sum();
+            measures.push(("prepaid_balance".into(), invoiced + total, prepaid));
+        }
+        for (sku, limit) in &q.gpu_hours {
+            let seconds: Decimal = rated
+                .invoice
+                .lines
+                .iter()
+                .filter(|l| {
+                    l.sku.as_deref() == Some(sku.as_str())
+                        && matches!(
+                            l.component,
+                            Component::OnDemand | Component::ReservedUsage | Component::Spot
+                        )
+                })
+                .map(|l| l.quantity)
+                .sum();
+            measures.push((
+                format!("gpu_hours.{sku}"),
+                seconds / Decimal::from(3600),
+                *limit,
+            ));
+        }
+        let warn_at = q.warn_at.unwrap_or(Decimal::new(8, 1));
+        for (quota, used, limit) in measures {
+            let level = if used >= limit {
+                Level::Limit
+            } else if used >= limit * warn_at {
+                Level::Warn
+            } else {
+                Level::Ok
+            };
+            let row = sqlx::query(
+                "select level, decisions from quota_levels where account = $1 and quota = $2 and period = $3",
+            )
+            .bind(account.as_str())
+            .bind(quota.as_str())
+            .bind(period.label.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
+            let (before, n) = row.map_or((Level::Ok, 0), |r| {
+                (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
+            });
+            if before == level {
+                continue;
+            }
+            // Every threshold crossed is a decision of its own (warn, then limit, even when one
+            // batch crosses both): the sequence does not depend on where batches end.
+            let kinds: Vec<&str> = match (before, level) {
+                (Level::Ok, Level::Limit) => vec!["warn", "limit"],
+                (_, Level::Ok) => vec!["clear"],
+                (_, l) => vec![l.as_str()],
+            };
+            let (used, limit) = (used.normalize(), limit.normalize());
+            let mut n = n;
+            for kind in kinds {
+                n += 1;
+                let id = format!(
+                    "qd_{}",
+                    &crate::keys::hash_key(&format!("{account}|{quota}|{}|{n}", period.label))
+                        [..20]
+                );
+                sqlx::query("insert into quota_decisions (id, account, quota, period, kind, used, quota_limit, position, at_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+                    .bind(id.as_str())
+                    .bind(account.as_str())
+                    .bind(quota.as_str())
+                    .bind(period.label.as_str())
+                    .bind(kind)
+                    .bind(used.to_string())
+                    .bind(limit.to_string())
+                    .bind(position.to_string())
+                    .bind(now_ms)
+                    .execute(&mut *conn)
+                    .await?;
+                let payload = serde_json::json!({
+                    "id": id, "account": account, "quota": quota, "period": period.label, "kind": kind,
+                    "used": used, "limit": limit, "position": position,
+                    "at": billing_core::timestamp::format_secs(now_ms.div_euclid(1000)),
+                });
+                insert_rows(
+                    conn,
+                    "insert into outbox (topic, key, payload, created_at_ms)",
+                    "",
+                    vec![vec![
+                        Val::Text(quota_topic.to_string()),
+                        Val::Text(account.clone()),
+                        Val::Text(payload.to_string()),
+                        Val::I64(now_ms),
+                    ]],
+                )
+                .await?;
+                metrics::counter!("gpubill_quota_decisions_total", "kind" => kind).increment(1);
+            }
+            sqlx::query("insert into quota_levels (account, quota, period, level, decisions) values ($1, $2, $3, $4, $5) on conflict (account, quota, period) do update set level = excluded.level, decisions = excluded.decisions")
+                .bind(account.as_str())
+                .bind(quota.as_str())
+                .bind(period.label.as_str())
+                .bind(level.as_str())
+                .bind(n)
+                .execute(&mut *conn)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+impl crate::Store {
+    /// Decisions, oldest first: an account's (when given), filtered by quota and kind, after
+    /// `after_seq`.
+    pub async fn quota_decisions(
+        &self,
+        account: Option<&str>,
+        quota: Option<&str>,
+        kind: Option<&str>,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<Decision>> {
+        let rows = sqlx::query("select seq, id, account, quota, period, kind, used, quota_limit, position, at_ms from quota_decisions where ($1 = '' or account = $1) and ($2 = '' or quota = $2) and ($3 = '' or kind = $3) and seq > $4 order by seq limit $5")
+            .bind(account.unwrap_or(""))
+            .bind(quota.unwrap_or(""))
+            .bind(kind.unwrap_or(""))
+            .bind(after_seq)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter()
+            .map(|r| {
+                let dec = |s: String| {
+                    s.parse::<Decimal>()
+                        .map_err(|e| StoreError::Corrupt(format!("decision decimal: {e}")))
+                };
+                Ok(Decision {
+                    seq: r.get(0),
+                    id: r.get(1),
+                    account: r.get(2),
+                    quota: r.get(3),
+                    period: r.get(4),
+                    kind: r.get(5),
+                    used: dec(r.get(6))?,
+                    limit: dec(r.get(7))?,
+                    position: serde_json::from_str(&r.get::<String, _>(8))
+                        .unwrap_or(serde_json::Value::Null),
+                    at_ms: r.get(9),
+                })
+            })
+            .collect()
+    }
+}
