@@ -444,7 +444,7 @@ fn report(node: u32, from: i64) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_batch() {
     for db in BOTH {
-        let (t, _, key) = setup(db, json!({"gpu_hours": {"gpu.h100-80g": "1000"}})).await;
+        let (mut t, now, key) = setup(db, json!({"gpu_hours": {"gpu.h100-80g": "1000"}})).await;
         // 8 nodes x 8 GPUs report every 10 s from 2026-11-02; each batch is 5 minutes of
         // reports (240 events, 5.33 GPU-hours): the batch lag.
         let start = 1_793_577_600; // 2026-11-02T00:00:00Z
@@ -459,6 +459,12 @@ async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_b
                 .collect();
             t.ingest(&events).await;
             at += batch_seconds;
+            // A restart between the warning and the limit keeps the decision state: the
+            // warning is not emitted again.
+            if at == start + 14 * 3600 {
+                let url = t.shutdown().await;
+                t = with_clock(TestApp::open(&url).await, now.clone());
+            }
         }
         let (_, v) = t.get("/v1/quota/decisions", &key).await;
         let list = v["decisions"].as_array().unwrap();
