@@ -6,7 +6,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, ingest, usage, cost_current, invoices, invoice, create_account, put_pricebook, close, export, dead_letters, adjustments),
+    paths(health, ready, ingest, usage, cost_current, invoices, invoice, create_account, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount)),
     modifiers(&Bearer)
 )]
@@ -90,3 +90,34 @@ fn dead_letters() {}
 #[utoipa::path(get, path = "/v1/admin/adjustments", security(("bearer" = [])), params(crate::handlers::PeriodQuery), responses((status = 200, description = "late usage for closed periods and the difference it makes")))]
 #[allow(dead_code)]
 fn adjustments() {}
+
+#[utoipa::path(put, path = "/v1/admin/accounts/{id}/quotas", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+    request_body(content = String, content_type = "application/json", description = "{\"prepaid_balance\",\"spend_limit\",\"gpu_hours\":{sku:hours},\"max_concurrent\":{sku:units},\"warn_at\"}, every field optional, decimals as strings"),
+    responses((status = 200, description = "the quotas set"), (status = 404, description = "unknown account"), (status = 422, description = "invalid: the message names the field")))]
+#[allow(dead_code)]
+fn put_quotas() {}
+
+#[utoipa::path(post, path = "/v1/authorize", security(("bearer" = [])),
+    request_body(content = String, content_type = "application/json", description = "{\"account\",\"sku\",\"quantity\",\"seconds\",\"lease\"?,\"ttl_seconds\"?}"),
+    responses((status = 200, description = "{\"decision\":\"allowed\",\"hold\",\"amount\",\"expires_at\"} or {\"decision\":\"denied\",\"quota\",\"used\",\"requested\",\"limit\"}"),
+        (status = 404, description = "unknown account"), (status = 422, description = "bad quantity, seconds, ttl or unknown sku")))]
+#[allow(dead_code)]
+fn authorize() {}
+
+#[utoipa::path(post, path = "/v1/holds/{id}/extend", security(("bearer" = [])), params(("id" = String, Path, description = "hold id")),
+    responses((status = 200, description = "{\"hold\",\"status\",\"expires_at\"}"), (status = 404, description = "unknown hold"), (status = 409, description = "not live")))]
+#[allow(dead_code)]
+fn extend_hold() {}
+
+#[utoipa::path(post, path = "/v1/holds/{id}/release", security(("bearer" = [])), params(("id" = String, Path, description = "hold id")),
+    responses((status = 200, description = "{\"hold\",\"status\":\"released\"}"), (status = 404, description = "unknown hold"), (status = 409, description = "not live")))]
+#[allow(dead_code)]
+fn release_hold() {}
+
+#[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), responses((status = 200, description = "prepaid balance, period cost, live holds, available, quotas")))]
+#[allow(dead_code)]
+fn balance() {}
+
+#[utoipa::path(get, path = "/v1/quota/decisions", security(("bearer" = [])), responses((status = 200, description = "{\"decisions\":[{id, account, quota, period, kind, used, limit, position, at_ms}], \"next_after\"}")))]
+#[allow(dead_code)]
+fn quota_decisions() {}
