@@ -22,3 +22,4 @@ create table holds (
     closed_at_ms bigint
 );
 create index holds_by_account on holds (account, status);
+create index holds_live_by_expiry on holds (status, expires_at_ms);

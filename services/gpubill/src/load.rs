@@ -87,6 +87,9 @@ pub struct LoadArgs {
     /// How long to send, in seconds.
     #[arg(long, default_value_t = 10)]
     pub seconds: u32,
+    /// POST this JSON body instead of a GET (e.g. an authorization to `/v1/authorize`).
+    #[arg(long)]
+    pub post_json: Option<String>,
 }
 
 /// Fixed-rate GETs; prints latency percentiles.
@@ -101,15 +104,23 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
     let start = tokio::time::Instant::now();
     for i in 0..total {
         tokio::time::sleep_until(start + gap * i as u32).await;
-        let (client, url, token, tx) = (
+        let (client, url, token, tx, body) = (
             client.clone(),
             args.url.clone(),
             args.token.clone(),
             tx.clone(),
+            args.post_json.clone(),
         );
         tokio::spawn(async move {
             let t = Instant::now();
-            let r = match client.get(&url).bearer_auth(&token).send().await {
+            let req = match body {
+                Some(b) => client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(b),
+                None => client.get(&url),
+            };
+            let r = match req.bearer_auth(&token).send().await {
                 Ok(resp) if resp.status().is_success() => resp
                     .bytes()
                     .await
