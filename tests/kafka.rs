@@ -429,7 +429,10 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     assert!(original.iter().any(|r| r.starts_with("invoice|")));
     assert!(original.iter().any(|r| r.starts_with("late|")));
     assert!(original.iter().any(|r| r.starts_with("quotas|")));
-    let decisions: Vec<&String> = original.iter().filter(|r| r.starts_with("decision|")).collect();
+    let decisions: Vec<&String> = original
+        .iter()
+        .filter(|r| r.starts_with("decision|"))
+        .collect();
     assert_eq!(decisions.len(), 2, "warn and limit for acme: {decisions:?}");
     assert_eq!(original, replayed);
     // The API serves the same bytes.

@@ -143,6 +143,8 @@ pub struct Store {
     /// (PostgreSQL), [`Store::begin_write`] serializes writers with an advisory lock.
     writer: Mutex<()>,
     topics: Topics,
+    /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
+    authorizations: std::sync::Mutex<Vec<quota::Queued>>,
 }
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
@@ -194,6 +196,7 @@ impl Store {
             backend,
             writer: Mutex::new(()),
             topics: Topics::default(),
+            authorizations: std::sync::Mutex::new(Vec::new()),
         })
     }
 

@@ -20,6 +20,7 @@
 //!   unit-hours plus the new hold's.
 
 use crate::commands::Command;
+use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
 use billing_core::invoice::Component;
 use billing_core::period::Period;
@@ -27,7 +28,7 @@ use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// An account's quotas (every field optional), as `PUT /v1/admin/accounts/{id}/quotas` takes
 /// them: decimals as strings.
@@ -217,8 +218,12 @@ impl Store {
         .transpose()
     }
 
-    /// Decides an authorization and, when allowed, places the hold: one transaction under the
-    /// writer locks, so concurrent authorizations see each other.
+    /// Decides an authorization and, when allowed, places the hold.
+    ///
+    /// Group commit: a call queues its request, then whoever holds the writer lock decides
+    /// every queued request in one transaction, in arrival order, each seeing the holds the
+    /// ones before it placed; a caller whose request a previous group took just waits for its
+    /// answer. Under load, groups grow while a commit is in flight, so one commit serves many.
     pub async fn authorize(
         &self,
         req: &HoldRequest,
@@ -240,130 +245,145 @@ impl Store {
         if !self.account_exists(req.account.as_str()).await? {
             return Err(HoldError::UnknownAccount(req.account.clone()));
         }
-        let _w = self.writer.lock().await;
-        let mut tx = self.begin_write().await?;
-        self.expire_holds(&mut tx, now_ms).await?;
-        let now_s = now_ms.div_euclid(1000);
-        let open = self
-            .open_period(now_s)
-            .await?
-            .ok_or(HoldError::NoPriceBook)?;
-        let (book, period) = (&open.0, &open.1);
-        let rate = book
-            .skus
-            .get(&req.sku)
-            .and_then(|s| s.first_rate())
-            .ok_or_else(|| HoldError::UnknownSku(req.sku.clone()))?;
-        let amount = cents(
-            (req.quantity * Decimal::from(req.seconds) * rate / Decimal::from(3600))
-                .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::AwayFromZero),
-        );
-        let (quotas, set_at) = self.quotas(&req.account).await?.unwrap_or_default();
-        let holds = self.live_holds(&req.account, now_ms).await?;
-        let held: Decimal = holds.iter().map(|h| h.amount).sum();
-        let denied = |quota: String, used: Decimal, requested: Decimal, limit: Decimal| {
-            Ok(Authorization::Denied {
-                quota,
-                used,
-                requested,
-                limit,
-            })
-        };
-        let needs_cost = quotas.spend_limit.is_some() || quotas.prepaid_balance.is_some();
-        let (period_cost, sku_seconds) = if needs_cost || quotas.gpu_hours.contains_key(&req.sku) {
-            self.period_usage(&req.account, book, period, &req.sku)
-                .await?
-        } else {
-            (Decimal::ZERO, Decimal::ZERO)
-        };
-        let decision = 'decide: {
-            if let Some(limit) = quotas.spend_limit {
-                let used = period_cost + held;
-                if used + amount > limit {
-                    break 'decide denied("spend_limit".into(), cents(used), amount, cents(limit));
-                }
-            }
-            if let Some(prepaid) = quotas.prepaid_balance {
-                let invoiced = self.invoiced_since(&req.account, set_at).await?;
-                let used = invoiced + period_cost + held;
-                if used + amount > prepaid {
-                    break 'decide denied(
-                        "prepaid_balance".into(),
-                        cents(used),
-                        amount,
-                        cents(prepaid),
-                    );
-                }
-            }
-            if let Some(limit) = quotas.max_concurrent.get(&req.sku) {
-                let used: Decimal = holds
-                    .iter()
-                    .filter(|h| h.sku == req.sku)
-                    .map(|h| h.quantity)
-                    .sum();
-                if used + req.quantity > *limit {
-                    break 'decide denied(
-                        format!("max_concurrent.{}", req.sku),
-                        used,
-                        req.quantity,
-                        *limit,
-                    );
-                }
-            }
-            if let Some(limit) = quotas.gpu_hours.get(&req.sku) {
-                let hour = Decimal::from(3600);
-                let held_hours: Decimal = holds
-                    .iter()
-                    .filter(|h| h.sku == req.sku)
-                    .map(|h| h.quantity * Decimal::from(h.seconds) / hour)
-                    .sum();
-                let used = sku_seconds / hour + held_hours;
-                let requested = req.quantity * Decimal::from(req.seconds) / hour;
-                if used + requested > *limit {
-                    break 'decide denied(
-                        format!("gpu_hours.{}", req.sku),
-                        used,
-                        requested,
-                        *limit,
-                    );
-                }
-            }
-            let hold = Hold {
-                id: new_hold_id()?,
-                account: req.account.clone(),
-                sku: req.sku.clone(),
-                quantity: req.quantity.normalize(),
-                seconds: req.seconds,
-                amount,
-                lease: req.lease.clone(),
-                status: "live".into(),
-                created_at_ms: now_ms,
-                expires_at_ms: now_ms + ttl_ms,
-            };
-            sqlx::query("insert into holds (id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms) values ($1, $2, $3, $4, $5, $6, $7, 'live', $8, $9)")
-                .bind(&hold.id)
-                .bind(&hold.account)
-                .bind(&hold.sku)
-                .bind(hold.quantity.to_string())
-                .bind(hold.seconds)
-                .bind(hold.amount.to_string())
-                .bind(hold.lease.clone())
-                .bind(hold.created_at_ms)
-                .bind(hold.expires_at_ms)
-                .execute(&mut *tx)
-                .await?;
-            Ok(Authorization::Allowed(hold))
-        };
-        match decision {
-            Ok(d) => {
-                tx.commit().await?;
-                Ok(d)
-            }
-            Err(e) => {
-                tx.rollback().await?;
-                Err(e)
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.authorizations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Queued {
+                req: req.clone(),
+                ttl_ms,
+                now_ms,
+                answer: tx,
+            });
+        {
+            let _w = self.writer.lock().await;
+            let group = std::mem::take(
+                &mut *self
+                    .authorizations
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
+            if !group.is_empty() {
+                self.decide_group(group).await;
             }
         }
+        rx.await.unwrap_or_else(|_| {
+            Err(HoldError::Store(StoreError::Corrupt(
+                "the authorization group was dropped".into(),
+            )))
+        })
+    }
+
+    /// Decides a group in one transaction and answers each request (the caller holds the
+    /// writer lock).
+    async fn decide_group(&self, group: Vec<Queued>) {
+        let now_ms = group.iter().map(|q| q.now_ms).max().unwrap_or(0);
+        let decided = self.decide_all(&group, now_ms).await;
+        match decided {
+            Ok(answers) => {
+                for (q, a) in group.into_iter().zip(answers) {
+                    let _ = q.answer.send(a);
+                }
+            }
+            Err(e) => {
+                // The transaction failed: nothing was placed; every request gets the error.
+                let text = e.to_string();
+                for q in group {
+                    let _ = q
+                        .answer
+                        .send(Err(HoldError::Store(StoreError::Corrupt(text.clone()))));
+                }
+            }
+        }
+    }
+
+    async fn decide_all(
+        &self,
+        group: &[Queued],
+        now_ms: i64,
+    ) -> Result<Vec<Result<Authorization, HoldError>>, HoldError> {
+        let mut tx = self.begin_write().await?;
+        self.expire_holds(&mut tx, now_ms).await?;
+        let open = self.open_period(now_ms.div_euclid(1000)).await?;
+        let mut accounts: HashMap<String, AccountState> = HashMap::new();
+        let mut answers = Vec::with_capacity(group.len());
+        let mut placed: Vec<Hold> = Vec::new();
+        for q in group {
+            let Some((book, period)) = &open else {
+                answers.push(Err(HoldError::NoPriceBook));
+                continue;
+            };
+            if !accounts.contains_key(&q.req.account) {
+                let state = self
+                    .account_state(&q.req.account, book, period, now_ms)
+                    .await?;
+                accounts.insert(q.req.account.clone(), state);
+            }
+            let state = accounts.get_mut(&q.req.account).expect("inserted above");
+            let answer = decide(&q.req, book, state, q.ttl_ms, q.now_ms)?;
+            if let Ok(Authorization::Allowed(h)) = &answer {
+                state.holds.push(h.clone());
+                placed.push(h.clone());
+            }
+            answers.push(answer);
+        }
+        let rows: Vec<Vec<Val>> = placed
+            .iter()
+            .map(|h| {
+                vec![
+                    Val::Text(h.id.clone()),
+                    Val::Text(h.account.clone()),
+                    Val::Text(h.sku.clone()),
+                    Val::Text(h.quantity.to_string()),
+                    Val::I64(h.seconds),
+                    Val::Text(h.amount.to_string()),
+                    Val::OptText(h.lease.clone()),
+                    Val::Text("live".into()),
+                    Val::I64(h.created_at_ms),
+                    Val::I64(h.expires_at_ms),
+                ]
+            })
+            .collect();
+        insert_rows(
+            &mut tx,
+            "insert into holds (id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms)",
+            "",
+            rows,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(answers)
+    }
+
+    /// What the checks of an account need, read once per group.
+    async fn account_state(
+        &self,
+        account: &str,
+        book: &billing_core::pricebook::PriceBook,
+        period: &Period,
+        now_ms: i64,
+    ) -> Result<AccountState> {
+        let (quotas, set_at) = self.quotas(account).await?.unwrap_or_default();
+        let holds = self.live_holds(account, now_ms).await?;
+        let needs_rating = quotas.spend_limit.is_some()
+            || quotas.prepaid_balance.is_some()
+            || !quotas.gpu_hours.is_empty();
+        let (period_cost, sku_seconds) = if needs_rating {
+            self.period_usage(account, book, period).await?
+        } else {
+            (Decimal::ZERO, HashMap::new())
+        };
+        let invoiced = match quotas.prepaid_balance {
+            Some(_) => self.invoiced_since(account, set_at).await?,
+            None => Decimal::ZERO,
+        };
+        Ok(AccountState {
+            quotas,
+            holds,
+            period_cost,
+            sku_seconds,
+            invoiced,
+        })
     }
 
     /// Extends a live hold to `now + ttl` (an account, when given, must own it).
@@ -437,7 +457,7 @@ impl Store {
         let (period_label, period_cost) = match &open {
             Some((book, period)) => (
                 Some(period.label.clone()),
-                self.period_usage(account, book, period, "").await?.0,
+                self.period_usage(account, book, period).await?.0,
             ),
             None => (None, Decimal::ZERO),
         };
@@ -508,8 +528,7 @@ impl Store {
         account: &str,
         book: &billing_core::pricebook::PriceBook,
         period: &Period,
-        sku: &str,
-    ) -> Result<(Decimal, Decimal)> {
+    ) -> Result<(Decimal, HashMap<String, Decimal>)> {
         let ledger = self.account_ledger(account).await?;
         let ctx = RatingContext::new(book, period.clone());
         let consumed: Decimal = self
@@ -521,19 +540,17 @@ impl Store {
         let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
         let rated = rate_account(&ctx, account, Some(&ledger), credit)
             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let unit_seconds: Decimal = rated
-            .invoice
-            .lines
-            .iter()
-            .filter(|l| {
-                l.sku.as_deref() == Some(sku)
-                    && matches!(
-                        l.component,
-                        Component::OnDemand | Component::ReservedUsage | Component::Spot
-                    )
-            })
-            .map(|l| l.quantity)
-            .sum();
+        let mut unit_seconds: HashMap<String, Decimal> = HashMap::new();
+        for l in &rated.invoice.lines {
+            if let Some(sku) = &l.sku
+                && matches!(
+                    l.component,
+                    Component::OnDemand | Component::ReservedUsage | Component::Spot
+                )
+            {
+                *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
+            }
+        }
         Ok((rated.invoice.total, unit_seconds))
     }
 
@@ -583,4 +600,108 @@ fn hold_from_row(r: sqlx::any::AnyRow) -> Result<Hold> {
         created_at_ms: r.get(8),
         expires_at_ms: r.get(9),
     })
+}
+
+/// A queued authorization.
+pub(crate) struct Queued {
+    req: HoldRequest,
+    ttl_ms: i64,
+    now_ms: i64,
+    answer: tokio::sync::oneshot::Sender<Result<Authorization, HoldError>>,
+}
+
+/// An account's quotas and what counts against them, within one group.
+struct AccountState {
+    quotas: Quotas,
+    /// Live holds, including the ones this group placed so far.
+    holds: Vec<Hold>,
+    period_cost: Decimal,
+    /// Unit-seconds of the open period per sku.
+    sku_seconds: HashMap<String, Decimal>,
+    /// Invoice totals since the quotas were set (prepaid balance).
+    invoiced: Decimal,
+}
+
+/// One authorization against an account's state.
+fn decide(
+    req: &HoldRequest,
+    book: &billing_core::pricebook::PriceBook,
+    state: &AccountState,
+    ttl_ms: i64,
+    now_ms: i64,
+) -> Result<Result<Authorization, HoldError>> {
+    let Some(rate) = book.skus.get(&req.sku).and_then(|s| s.first_rate()) else {
+        return Ok(Err(HoldError::UnknownSku(req.sku.clone())));
+    };
+    let amount = cents(
+        (req.quantity * Decimal::from(req.seconds) * rate / Decimal::from(3600))
+            .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::AwayFromZero),
+    );
+    let q = &state.quotas;
+    let held: Decimal = state.holds.iter().map(|h| h.amount).sum();
+    let denied = |quota: String, used: Decimal, requested: Decimal, limit: Decimal| {
+        Ok(Ok(Authorization::Denied {
+            quota,
+            used,
+            requested,
+            limit,
+        }))
+    };
+    if let Some(limit) = q.spend_limit {
+        let used = state.period_cost + held;
+        if used + amount > limit {
+            return denied("spend_limit".into(), cents(used), amount, cents(limit));
+        }
+    }
+    if let Some(prepaid) = q.prepaid_balance {
+        let used = state.invoiced + state.period_cost + held;
+        if used + amount > prepaid {
+            return denied(
+                "prepaid_balance".into(),
+                cents(used),
+                amount,
+                cents(prepaid),
+            );
+        }
+    }
+    let of_sku = || state.holds.iter().filter(|h| h.sku == req.sku);
+    if let Some(limit) = q.max_concurrent.get(&req.sku) {
+        let used: Decimal = of_sku().map(|h| h.quantity).sum();
+        if used + req.quantity > *limit {
+            return denied(
+                format!("max_concurrent.{}", req.sku),
+                used.normalize(),
+                req.quantity.normalize(),
+                limit.normalize(),
+            );
+        }
+    }
+    if let Some(limit) = q.gpu_hours.get(&req.sku) {
+        let hour = Decimal::from(3600);
+        let held_hours: Decimal = of_sku()
+            .map(|h| h.quantity * Decimal::from(h.seconds) / hour)
+            .sum();
+        let used = state.sku_seconds.get(&req.sku).copied().unwrap_or_default() / hour + held_hours;
+        let requested = req.quantity * Decimal::from(req.seconds) / hour;
+        if used + requested > *limit {
+            return denied(
+                format!("gpu_hours.{}", req.sku),
+                used.normalize(),
+                requested.normalize(),
+                limit.normalize(),
+            );
+        }
+    }
+    Ok(Ok(Authorization::Allowed(Hold {
+        id: new_hold_id()?,
+        account: req.account.clone(),
+        sku: req.sku.clone(),
+        quantity: req.quantity.normalize(),
+        seconds: req.seconds,
+        amount,
+        lease: req.lease.clone(),
+        status: "live".into(),
+        created_at_ms: now_ms,
+        expires_at_ms: now_ms + ttl_ms,
+    })))
 }
