@@ -225,23 +225,11 @@ async fn dead_letters_and_issued_invoices_are_relayed_with_their_ids() {
     );
 }
 
-/// The usage topic as the API's sink, as `gpubill serve --kafka-brokers` wires it.
-struct Sink(billing_kafka::UsageSink);
-
-impl billing_api::EventSink for Sink {
-    fn publish(
-        &self,
-        records: Vec<(String, Vec<u8>)>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
-        Box::pin(self.0.send(records))
-    }
-}
-
 fn with_sink(t: TestApp, brokers: &str, topic: &str, timeout: Duration) -> TestApp {
     let mut state = t.state.clone();
-    state.sink = Some(std::sync::Arc::new(Sink(
+    state.sink = Some(std::sync::Arc::new(
         billing_kafka::UsageSink::new(brokers, topic, timeout).unwrap(),
-    )));
+    ));
     TestApp {
         app: billing_api::router(state.clone()),
         state,

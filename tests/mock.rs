@@ -21,17 +21,6 @@ fn worked_events() -> Vec<String> {
         .collect()
 }
 
-struct Sink(billing_kafka::UsageSink);
-
-impl billing_api::EventSink for Sink {
-    fn publish(
-        &self,
-        records: Vec<(String, Vec<u8>)>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
-        Box::pin(self.0.send(records))
-    }
-}
-
 async fn wait_for(what: &str, within: Duration, mut done: impl AsyncFnMut() -> bool) {
     let deadline = Instant::now() + within;
     while !done().await {
@@ -48,9 +37,9 @@ async fn broker_down_for_30_s_mid_stream_loses_nothing_and_ingest_answers_503() 
     cluster.create_topic("usage.dlq", 1, 1).unwrap();
     let t = TestApp::fresh(Db::Postgres).await;
     let mut state = t.state.clone();
-    state.sink = Some(Arc::new(Sink(
+    state.sink = Some(Arc::new(
         billing_kafka::UsageSink::new(&brokers, "usage", Duration::from_secs(3)).unwrap(),
-    )));
+    ));
     let t = TestApp {
         app: billing_api::router(state.clone()),
         state,

@@ -438,6 +438,15 @@ pub async fn relay(
     }
 }
 
+impl billing_api::EventSink for UsageSink {
+    fn publish(
+        &self,
+        records: Vec<(String, Vec<u8>)>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(self.send(records))
+    }
+}
+
 /// Publishes ingested records to the usage topic (`billing_api::EventSink`): idempotent
 /// producer, `acks=all`, a bounded delivery time so the API can answer 503 instead of hanging.
 pub struct UsageSink {

@@ -91,33 +91,31 @@ pub(crate) async fn evaluate(
     if quotas.is_empty() {
         return Ok(());
     }
-    let books: Vec<(i64, String)> =
-        sqlx::query("select version, toml from pricebooks order by version desc")
-            .fetch_all(&mut *conn)
-            .await?
-            .into_iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
-    let Some((_, latest)) = books.first() else {
+    // Every version, newest first, parsed once per batch.
+    let mut books: Vec<PriceBook> = Vec::new();
+    for r in sqlx::query("select toml from pricebooks order by version desc")
+        .fetch_all(&mut *conn)
+        .await?
+    {
+        books.push(
+            PriceBook::from_toml(&r.get::<String, _>(0))
+                .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?,
+        );
+    }
+    let Some(latest) = books.first() else {
         return Ok(());
     };
-    let latest = PriceBook::from_toml(latest)
-        .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?;
     for (account, (q, set_at)) in &quotas {
         let Some(period) = Period::containing(touched[account], latest.timezone) else {
             continue;
         };
         // The version that rates this period (as a close would pick it).
-        let mut book = None;
-        for (_, toml) in &books {
-            let b = PriceBook::from_toml(toml)
-                .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?;
-            if b.effective_from.is_none_or(|t| t.secs <= period.start) {
-                book = Some(b);
-                break;
-            }
-        }
-        let Some(book) = book else { continue };
+        let Some(book) = books
+            .iter()
+            .find(|b| b.effective_from.is_none_or(|t| t.secs <= period.start))
+        else {
+            continue;
+        };
         let ledger = load_ledger(conn, account).await?;
         let credit_used: Decimal = sqlx::query("select credit from invoices where account = $1")
             .bind(account.as_str())
@@ -127,7 +125,7 @@ pub(crate) async fn evaluate(
             .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
             .sum();
         let credit = (book.credit_total(account) - credit_used).max(Decimal::ZERO);
-        let ctx = RatingContext::new(&book, period.clone());
+        let ctx = RatingContext::new(book, period.clone());
         let rated = rate_account(&ctx, account, Some(&ledger), credit)
             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let total = rated.invoice.total;

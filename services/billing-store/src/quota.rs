@@ -509,16 +509,23 @@ impl Store {
         &self,
         now_s: i64,
     ) -> Result<Option<(billing_core::pricebook::PriceBook, Period)>> {
-        let Some(latest) = self.pricebooks().await?.into_iter().next() else {
+        // One read and parse of the versions (newest first); the rule is `pricebook_for`'s.
+        let versions = self.pricebooks().await?;
+        let Some(latest) = versions.first() else {
             return Ok(None);
         };
         let Some(period) = Period::containing(now_s, latest.book.timezone) else {
             return Ok(None);
         };
-        Ok(self
-            .pricebook_for(&period.label)
-            .await?
-            .map(|(v, p)| (v.book, p)))
+        for v in versions {
+            let Ok(p) = Period::month(&period.label, v.book.timezone) else {
+                continue;
+            };
+            if v.book.effective_from.is_none_or(|t| t.secs <= p.start) {
+                return Ok(Some((v.book, p)));
+            }
+        }
+        Ok(None)
     }
 
     /// The open period's provisional invoice total for `account` (the invoices' rating

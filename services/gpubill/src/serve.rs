@@ -205,18 +205,6 @@ fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The usage topic as the API's event sink (Kafka mode).
-struct KafkaSink(billing_kafka::UsageSink);
-
-impl billing_api::EventSink for KafkaSink {
-    fn publish(
-        &self,
-        records: Vec<(String, Vec<u8>)>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
-        Box::pin(self.0.send(records))
-    }
-}
-
 /// A running application: the store and the state the router serves.
 pub struct Application {
     pub state: AppState,
@@ -264,11 +252,11 @@ impl Application {
                 .install_recorder()
                 .ok(),
             sink: match &settings.kafka_brokers {
-                Some(b) => Some(Arc::new(KafkaSink(billing_kafka::UsageSink::new(
+                Some(b) => Some(Arc::new(billing_kafka::UsageSink::new(
                     b,
                     &settings.usage_topic,
                     std::time::Duration::from_secs(5),
-                )?))),
+                )?)),
                 None => None,
             },
         };
