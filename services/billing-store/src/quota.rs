@@ -245,7 +245,7 @@ impl Store {
         if !self.account_exists(req.account.as_str()).await? {
             return Err(HoldError::UnknownAccount(req.account.clone()));
         }
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
         self.authorizations
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -255,18 +255,26 @@ impl Store {
                 now_ms,
                 answer: tx,
             });
-        {
-            let _w = self.writer.lock().await;
-            let group = std::mem::take(
-                &mut *self
-                    .authorizations
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            );
-            if !group.is_empty() {
-                self.decide_group(group).await;
+        let _w = self.writer.lock().await;
+        // A group decided while we waited for the lock may have taken our request: then the
+        // answer is here and there is nothing to do (the callers still queued will lead).
+        match rx.try_recv() {
+            Ok(answer) => return answer,
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
+                return Err(HoldError::Store(StoreError::Corrupt(
+                    "the authorization group was dropped".into(),
+                )));
             }
+            Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
         }
+        let group = std::mem::take(
+            &mut *self
+                .authorizations
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        self.decide_group(group).await;
+        drop(_w);
         rx.await.unwrap_or_else(|_| {
             Err(HoldError::Store(StoreError::Corrupt(
                 "the authorization group was dropped".into(),
