@@ -13,12 +13,11 @@
 //! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
 
 use crate::quota::Quotas;
+use crate::quota::{invoiced_since, period_usage};
 use crate::sql::{Val, insert_rows};
-use crate::{Result, StoreError, load_ledger};
-use billing_core::invoice::Component;
+use crate::{Result, StoreError};
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
-use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
@@ -67,6 +66,7 @@ impl Level {
 /// Evaluates the quotas of `touched` (account → latest usage second in the batch).
 pub(crate) async fn evaluate(
     conn: &mut AnyConnection,
+    backend: crate::Backend,
     touched: &BTreeMap<String, i64>,
     position: &serde_json::Value,
     quota_topic: &str,
@@ -77,16 +77,19 @@ pub(crate) async fn evaluate(
     }
     // Quotas of the touched accounts, if any has some.
     let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
-    for r in sqlx::query("select account, body, updated_at_ms from quotas")
-        .fetch_all(&mut *conn)
-        .await?
+    let names: Vec<&str> = touched.keys().map(String::as_str).collect();
+    let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    for r in sqlx::query(&format!(
+        "select account, body, updated_at_ms from quotas where {}",
+        crate::fold::in_json_array("account", backend)
+    ))
+    .bind(names)
+    .fetch_all(&mut *conn)
+    .await?
     {
-        let account: String = r.get(0);
-        if touched.contains_key(&account) {
-            let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
-                .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
-            quotas.insert(account, (q, r.get(2)));
-        }
+        let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
+            .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
+        quotas.insert(r.get(0), (q, r.get(2)));
     }
     if quotas.is_empty() {
         return Ok(());
@@ -116,49 +119,17 @@ pub(crate) async fn evaluate(
         else {
             continue;
         };
-        let ledger = load_ledger(conn, account).await?;
-        let credit_used: Decimal = sqlx::query("select credit from invoices where account = $1")
-            .bind(account.as_str())
-            .fetch_all(&mut *conn)
-            .await?
-            .iter()
-            .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-            .sum();
-        let credit = (book.credit_total(account) - credit_used).max(Decimal::ZERO);
-        let ctx = RatingContext::new(book, period.clone());
-        let rated = rate_account(&ctx, account, Some(&ledger), credit)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let total = rated.invoice.total;
+        let (total, unit_seconds) = period_usage(conn, account, book, &period).await?;
         let mut measures: Vec<(String, Decimal, Decimal)> = Vec::new();
         if let Some(limit) = q.spend_limit {
             measures.push(("spend_limit".into(), total, limit));
         }
         if let Some(prepaid) = q.prepaid_balance {
-            let invoiced: Decimal =
-                sqlx::query("select total from invoices where account = $1 and issued_at_ms >= $2")
-                    .bind(account.as_str())
-                    .bind(*set_at)
-                    .fetch_all(&mut *conn)
-                    .await?
-                    .iter()
-                    .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-                    .sum();
+            let invoiced = invoiced_since(conn, account, *set_at).await?;
             measures.push(("prepaid_balance".into(), invoiced + total, prepaid));
         }
         for (sku, limit) in &q.gpu_hours {
-            let seconds: Decimal = rated
-                .invoice
-                .lines
-                .iter()
-                .filter(|l| {
-                    l.sku.as_deref() == Some(sku.as_str())
-                        && matches!(
-                            l.component,
-                            Component::OnDemand | Component::ReservedUsage | Component::Spot
-                        )
-                })
-                .map(|l| l.quantity)
-                .sum();
+            let seconds = unit_seconds.get(sku).copied().unwrap_or_default();
             measures.push((
                 format!("gpu_hours.{sku}"),
                 seconds / Decimal::from(3600),

@@ -624,7 +624,15 @@ async fn fold_inner(
             })
             .collect(),
     );
-    crate::decisions::evaluate(conn, &touched, &position, &store.topics().quota, now_ms).await?;
+    crate::decisions::evaluate(
+        conn,
+        backend,
+        &touched,
+        &position,
+        &store.topics().quota,
+        now_ms,
+    )
+    .await?;
 
     let t_written = t0.elapsed();
     // Fencing: only the writer that read the offset a part starts at may advance it.
@@ -759,7 +767,7 @@ const STORED_FINGERPRINTS_SQLITE: &str = "select e.source, e.id, e.fingerprint f
 /// thousand values, written so that both databases look them up through the column's index
 /// (PostgreSQL plans `in (subquery)` as a hash join over the whole table; `= any(array)` is an
 /// index scan).
-fn in_json_array(column: &str, backend: Backend) -> String {
+pub(crate) fn in_json_array(column: &str, backend: Backend) -> String {
     match backend {
         Backend::Postgres => {
             format!("{column} = any(array(select jsonb_array_elements_text(cast($1 as jsonb))))")

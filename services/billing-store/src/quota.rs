@@ -21,12 +21,14 @@
 
 use crate::commands::Command;
 use crate::sql::{Val, insert_rows};
-use crate::{Result, Store, StoreError};
+use crate::{Result, Store, StoreError, load_ledger};
 use billing_core::invoice::Component;
 use billing_core::period::Period;
+use billing_core::pricebook::PriceBook;
 use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
 use sqlx::Row;
 use std::collections::{BTreeMap, HashMap};
 
@@ -242,9 +244,6 @@ impl Store {
                 req.seconds
             )));
         }
-        if !self.account_exists(req.account.as_str()).await? {
-            return Err(HoldError::UnknownAccount(req.account.clone()));
-        }
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         self.authorizations
             .lock()
@@ -313,7 +312,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         self.expire_holds(&mut tx, now_ms).await?;
         let open = self.open_period(now_ms.div_euclid(1000)).await?;
-        let mut accounts: HashMap<String, AccountState> = HashMap::new();
+        let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
         let mut answers = Vec::with_capacity(group.len());
         let mut placed: Vec<Hold> = Vec::new();
         for q in group {
@@ -321,13 +320,22 @@ impl Store {
                 answers.push(Err(HoldError::NoPriceBook));
                 continue;
             };
+            // Each account read once per group (None: no such account).
             if !accounts.contains_key(&q.req.account) {
-                let state = self
-                    .account_state(&q.req.account, book, period, now_ms)
-                    .await?;
+                let state = if self.account_exists(&q.req.account).await? {
+                    Some(
+                        self.account_state(&q.req.account, book, period, now_ms)
+                            .await?,
+                    )
+                } else {
+                    None
+                };
                 accounts.insert(q.req.account.clone(), state);
             }
-            let state = accounts.get_mut(&q.req.account).expect("inserted above");
+            let Some(state) = accounts.get_mut(&q.req.account).and_then(Option::as_mut) else {
+                answers.push(Err(HoldError::UnknownAccount(q.req.account.clone())));
+                continue;
+            };
             let answer = decide(&q.req, book, state, q.ttl_ms, q.now_ms)?;
             if let Ok(Authorization::Allowed(h)) = &answer {
                 state.holds.push(h.clone());
@@ -367,7 +375,7 @@ impl Store {
     async fn account_state(
         &self,
         account: &str,
-        book: &billing_core::pricebook::PriceBook,
+        book: &PriceBook,
         period: &Period,
         now_ms: i64,
     ) -> Result<AccountState> {
@@ -513,10 +521,7 @@ impl Store {
     }
 
     /// The price book version and period that contain `now_s` (the open period).
-    async fn open_period(
-        &self,
-        now_s: i64,
-    ) -> Result<Option<(billing_core::pricebook::PriceBook, Period)>> {
+    async fn open_period(&self, now_s: i64) -> Result<Option<(PriceBook, Period)>> {
         // One read and parse of the versions (newest first); the rule is `pricebook_for`'s.
         let versions = self.pricebooks().await?;
         let Some(latest) = versions.first() else {
@@ -536,52 +541,77 @@ impl Store {
         Ok(None)
     }
 
-    /// The open period's provisional invoice total for `account` (the invoices' rating
-    /// function) and the unit-seconds of `sku` in it.
     async fn period_usage(
         &self,
         account: &str,
-        book: &billing_core::pricebook::PriceBook,
+        book: &PriceBook,
         period: &Period,
-    ) -> Result<(Decimal, HashMap<String, Decimal>)> {
-        let ledger = self.account_ledger(account).await?;
-        let ctx = RatingContext::new(book, period.clone());
-        let consumed: Decimal = self
-            .invoices(Some(account), None)
-            .await?
-            .iter()
-            .map(|i| i.invoice.credit)
-            .sum();
-        let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
-        let rated = rate_account(&ctx, account, Some(&ledger), credit)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let mut unit_seconds: HashMap<String, Decimal> = HashMap::new();
-        for l in &rated.invoice.lines {
-            if let Some(sku) = &l.sku
-                && matches!(
-                    l.component,
-                    Component::OnDemand | Component::ReservedUsage | Component::Spot
-                )
-            {
-                *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
-            }
-        }
-        Ok((rated.invoice.total, unit_seconds))
+    ) -> Result<PeriodUsage> {
+        let mut conn = self.pool.acquire().await?;
+        period_usage(&mut conn, account, book, period).await
     }
 
-    /// Totals of the account's invoices issued at or after `since_ms`.
     async fn invoiced_since(&self, account: &str, since_ms: i64) -> Result<Decimal> {
-        let rows =
-            sqlx::query("select total from invoices where account = $1 and issued_at_ms >= $2")
-                .bind(account)
-                .bind(since_ms)
-                .fetch_all(&self.pool)
-                .await?;
-        Ok(rows
-            .iter()
-            .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-            .sum())
+        let mut conn = self.pool.acquire().await?;
+        invoiced_since(&mut conn, account, since_ms).await
     }
+}
+
+/// The open period so far: the provisional invoice total and unit-seconds per sku.
+pub(crate) type PeriodUsage = (Decimal, HashMap<String, Decimal>);
+
+/// `account`'s period as `conn` sees it, rated with the invoices' own function (credits left
+/// over from issued invoices applied): its total, and the unit-seconds of each sku in use
+/// (on-demand, reserved and spot lines). Authorization, balances and quota decisions all
+/// measure with this.
+pub(crate) async fn period_usage(
+    conn: &mut AnyConnection,
+    account: &str,
+    book: &PriceBook,
+    period: &Period,
+) -> Result<PeriodUsage> {
+    let ledger = load_ledger(conn, account).await?;
+    let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
+        .bind(account)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+        .sum();
+    let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
+    let ctx = RatingContext::new(book, period.clone());
+    let rated = rate_account(&ctx, account, Some(&ledger), credit)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let mut unit_seconds: HashMap<String, Decimal> = HashMap::new();
+    for l in &rated.invoice.lines {
+        if let Some(sku) = &l.sku
+            && matches!(
+                l.component,
+                Component::OnDemand | Component::ReservedUsage | Component::Spot
+            )
+        {
+            *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
+        }
+    }
+    Ok((rated.invoice.total, unit_seconds))
+}
+
+/// Totals of the account's invoices issued at or after `since_ms` (what burned a prepaid
+/// balance set at `since_ms`).
+pub(crate) async fn invoiced_since(
+    conn: &mut AnyConnection,
+    account: &str,
+    since_ms: i64,
+) -> Result<Decimal> {
+    let rows = sqlx::query("select total from invoices where account = $1 and issued_at_ms >= $2")
+        .bind(account)
+        .bind(since_ms)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+        .sum())
 }
 
 /// Money shown with two decimals.
@@ -640,7 +670,7 @@ struct AccountState {
 /// One authorization against an account's state.
 fn decide(
     req: &HoldRequest,
-    book: &billing_core::pricebook::PriceBook,
+    book: &PriceBook,
     state: &AccountState,
     ttl_ms: i64,
     now_ms: i64,
