@@ -170,17 +170,15 @@ pub async fn run(
             // One batch in flight at a time: the next one is collected (and decoded by the
             // database task) while the previous one is written.
             if let Some(previous) = inflight.take() {
-                let done = previous
-                    .await
-                    .map_err(|e| KafkaError::Task(e.to_string()))?;
                 settle(
-                    done,
+                    previous,
                     &consumer,
                     &settings.topic,
                     &mut next,
                     &mut pending,
                     &mut pending_count,
-                )?;
+                )
+                .await?;
                 if pending_count == 0 {
                     oldest = None;
                     continue;
@@ -234,17 +232,15 @@ pub async fn run(
         }
     }
     if let Some(previous) = inflight.take() {
-        let done = previous
-            .await
-            .map_err(|e| KafkaError::Task(e.to_string()))?;
         settle(
-            done,
+            previous,
             &consumer,
             &settings.topic,
             &mut next,
             &mut pending,
             &mut pending_count,
-        )?;
+        )
+        .await?;
     }
     Ok(())
 }
@@ -256,18 +252,19 @@ type OwnedPart = (i32, i64, Vec<(i64, Vec<u8>)>);
 /// A finished batch: `(partition, next offset)` per part and how the fold went.
 type Folded = (Vec<(i32, i64)>, Result<(), StoreError>);
 
-/// Takes a finished batch's result: informational Kafka commits when it was written; when
+/// Waits for the batch in flight and takes its result: informational Kafka commits when it was written; when
 /// another consumer moved one of its partitions meanwhile (a rebalance), nothing was written:
 /// those partitions resume from the store (their collected records are dropped and read
 /// again from the stored offset).
-fn settle(
-    (ends, result): Folded,
+async fn settle(
+    batch: tokio::task::JoinHandle<Folded>,
     consumer: &StreamConsumer,
     topic: &str,
     next: &mut HashMap<i32, i64>,
     pending: &mut HashMap<i32, Vec<(i64, Vec<u8>)>>,
     pending_count: &mut usize,
 ) -> Result<(), KafkaError> {
+    let (ends, result) = batch.await.map_err(|e| KafkaError::Task(e.to_string()))?;
     match result {
         Ok(()) => {
             let mut tpl = TopicPartitionList::new();
