@@ -544,3 +544,189 @@ async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_b
         assert_eq!(kinds, ["warn", "limit", "clear"], "{db:?}: {v}");
     }
 }
+
+/// Reservations, a small tier, off-peak, egress, credits: everything a rating can depend on.
+const RICH_BOOK: &str = r#"currency = "CNY"
+timezone = "Asia/Shanghai"
+[skus."gpu.h100-80g"]
+minimum_seconds = 60
+spot_rate_per_hour = "14.4"
+tiers = [ { up_to_hours = 2, rate_per_hour = "36" }, { rate_per_hour = "30" } ]
+[skus."vgpu.h100-quarter"]
+rate_per_hour = "9.6"
+spot_rate_per_hour = "3.6"
+[[offpeak]]
+from = "22:00"
+to = "06:00"
+multiplier = "0.70"
+[egress.internet]
+tiers = [ { up_to_gb = 1, rate_per_gb = "0.00" }, { rate_per_gb = "0.10" } ]
+[tax]
+rate = "0.06"
+[[reservations]]
+account = "acme"
+sku = "gpu.h100-80g"
+quantity = "2"
+from = "2026-12-01T00:00:00+08:00"
+to = "2027-01-01T00:00:00+08:00"
+rate_per_hour = "24"
+[[credits]]
+account = "acme"
+amount = "40.00"
+"#;
+
+/// Random usage and egress of `acme` (and of `beta`, whose batches must not move acme's
+/// figure) starting at `base`.
+fn random_events(seed: u64, n: usize, base: i64, prefix: &str) -> Vec<String> {
+    let mut x = seed;
+    let mut next = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let t = |s: i64| billing_core::timestamp::format_secs(s);
+    (0..n)
+        .map(|i| {
+            let account = if next(5) == 0 { "beta" } else { "acme" };
+            let from = base + next(40_000) as i64;
+            if next(8) == 0 {
+                return json!({"specversion": "1.0", "id": format!("{prefix}e{i}"), "source": "node/x", "type": "gpu.egress",
+                    "subject": account, "time": t(from), "data": {"dest": "internet", "bytes": next(400_000_000) }})
+                .to_string();
+            }
+            let (sku, q) = if next(3) == 0 {
+                ("vgpu.h100-quarter", "0.25")
+            } else {
+                ("gpu.h100-80g", ["1", "2", "4"][next(3) as usize])
+            };
+            let class = if next(4) == 0 { "spot" } else { "on_demand" };
+            json!({"specversion": "1.0", "id": format!("{prefix}u{i}"), "source": "node/x", "type": "gpu.usage", "subject": account,
+                "data": {"lease": format!("L{}", next(4)), "resource": format!("r{}", next(3)), "sku": sku, "class": class,
+                "quantity": q, "start": t(from), "end": t(from + 5 + next(900) as i64)}})
+            .to_string()
+        })
+        .collect()
+}
+
+/// A fresh rating of acme's December from the store's ledger (credits left over from issued
+/// invoices applied): what `/v1/cost/current` must equal.
+async fn fresh_december(t: &TestApp) -> Value {
+    let store = &t.state.store;
+    let (version, period) = store.pricebook_for("2026-12").await.unwrap().unwrap();
+    let consumed: rust_decimal::Decimal = store
+        .invoices(Some("acme"), None)
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| i.invoice.credit)
+        .sum();
+    let credit = (version.book.credit_total("acme") - consumed).max(rust_decimal::Decimal::ZERO);
+    let ledger = store.account_ledger("acme").await.unwrap();
+    let ctx = billing_core::rating::RatingContext::new(&version.book, period);
+    let rated = billing_core::rating::rate_account(&ctx, "acme", Some(&ledger), credit).unwrap();
+    serde_json::to_value(rated.invoice).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provisional_cost_is_kept_per_batch_and_equals_a_fresh_rating() {
+    for db in BOTH {
+        let now = Arc::new(AtomicI64::new(DEC_2_2026_MS));
+        let t = with_clock(TestApp::fresh(db).await, now.clone());
+        t.put_pricebook(RICH_BOOK).await;
+        let key = t.account("acme").await;
+        // November usage first (its close later consumes credits), then December's in random
+        // batches with redeliveries.
+        let november = random_events(7, 60, 1_793_500_000, "nov-");
+        t.ingest(&november).await;
+        let december = random_events(11, 400, 1_796_054_400, "dec-"); // 2026-12-01T00:00+08:00
+        let mut sent: Vec<String> = Vec::new();
+        let mut i = 0;
+        let mut batches = 0;
+        let mut last_total = String::new();
+        let mut totals_moved = 0;
+        while i < december.len() {
+            let n = 1 + (i * 7919 % 37);
+            let mut batch: Vec<String> = december[i..(i + n).min(december.len())].to_vec();
+            if i > 0 {
+                batch.push(december[i * 31 % i].clone()); // a redelivery
+            }
+            i += n;
+            sent.extend(batch.iter().cloned());
+            t.ingest(&batch).await;
+            batches += 1;
+            let (s, cost) = t.get("/v1/cost/current", &key).await;
+            assert_eq!(s, StatusCode::OK, "{cost}");
+            // Stored by the batch (it has the batch's position), equal to a fresh rating and
+            // to `gpubill rate` over everything sent so far.
+            assert!(cost["position"].is_array(), "{cost}");
+            assert_eq!(
+                cost["invoice"],
+                fresh_december(&t).await,
+                "{db:?} batch {batches}"
+            );
+            let all: Vec<String> = november.iter().chain(&sent).cloned().collect();
+            let offline = offline_invoices(RICH_BOOK, &all, "2026-12");
+            let acme = offline.iter().find(|v| v["account"] == "acme").unwrap();
+            assert_eq!(&cost["invoice"], acme, "{db:?} batch {batches}");
+            let total = cost["invoice"]["total"].as_str().unwrap().to_string();
+            totals_moved += (total != last_total) as usize;
+            last_total = total;
+        }
+        assert!(
+            batches > 15 && totals_moved > 10,
+            "{batches} {totals_moved}"
+        );
+        let (_, before) = t.get("/v1/cost/current", &key).await;
+        let tiers_used = before["invoice"]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["component"] == "on_demand")
+            .count();
+        assert!(tiers_used >= 2, "{before}");
+
+        // A new price book version re-rates the stored figure in its own transaction: no
+        // batch needed, the position stays.
+        t.put_pricebook(&RICH_BOOK.replace("\"30\"", "\"27\""))
+            .await;
+        let (_, after) = t.get("/v1/cost/current", &key).await;
+        assert_eq!(after["position"], before["position"]);
+        assert_eq!(after["invoice"], fresh_december(&t).await);
+        assert_ne!(after["invoice"]["total"], before["invoice"]["total"]);
+
+        // Closing November consumes credits; December's figure is re-rated with what is left.
+        let closed = t.close("2026-11").await;
+        let nov_credit: rust_decimal::Decimal = closed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["account"] == "acme")
+            .map(|i| i["credit"].as_str().unwrap().parse().unwrap())
+            .unwrap();
+        assert!(nov_credit > rust_decimal::Decimal::ZERO, "{closed}");
+        let (_, closed_after) = t.get("/v1/cost/current", &key).await;
+        assert_eq!(closed_after["invoice"], fresh_december(&t).await);
+        assert_ne!(
+            closed_after["invoice"]["credit"],
+            after["invoice"]["credit"]
+        );
+        // The closed period's row gave way to its invoice.
+        let nov = t
+            .state
+            .store
+            .provisional("acme", "2026-11", DEC_2_2026_MS)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(nov.position.is_null(), "{nov:?}");
+        // The balance and authorization read the same figure.
+        let (_, b) = t.get("/v1/balance", &key).await;
+        let total: rust_decimal::Decimal = closed_after["invoice"]["total"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(b["period_cost"].as_str().unwrap(), format!("{:.2}", total));
+    }
+}

@@ -400,13 +400,17 @@ async fn rate_now(
     Ok(rated.invoice)
 }
 
-/// `GET /v1/cost/current`: the current period rated so far, shaped like an invoice.
+/// `GET /v1/cost/current`: the current period rated so far, shaped like an invoice. It reads
+/// the provisional cost the engine keeps up to date as batches land (see
+/// `billing_store::Provisional`): `position` is the batch it was computed at (null when no
+/// batch touched the period yet and it was rated on read).
 pub async fn cost_current(
     principal: Principal,
     State(s): State<AppState>,
 ) -> Result<Json<Value>, ApiError> {
     let account = principal.customer()?.to_string();
-    let now_s = (s.clock)().div_euclid(1000);
+    let now_ms = (s.clock)();
+    let now_s = now_ms.div_euclid(1000);
     let versions = s.store.pricebooks().await?;
     let tz = versions
         .first()
@@ -414,32 +418,24 @@ pub async fn cost_current(
         .ok_or_else(|| ApiError::Conflict("no price book has been uploaded yet".into()))?;
     let period = Period::containing(now_s, tz)
         .ok_or_else(|| ApiError::Internal("clock out of range".into()))?;
-    let book = s
+    let p = s
         .store
-        .pricebook_for(&period.label)
+        .provisional(&account, &period.label, now_ms)
         .await?
-        .map(|(v, _)| v.book);
-    let credits = book
-        .as_ref()
-        .map(|b| b.credit_total(&account))
-        .unwrap_or_default();
-    let consumed: Decimal = s
-        .store
-        .invoices(Some(&account), None)
-        .await?
-        .iter()
-        .map(|i| i.invoice.credit)
-        .sum();
-    let invoice = rate_now(
-        &s,
-        &account,
-        &period.label,
-        (credits - consumed).max(Decimal::ZERO),
-    )
-    .await?;
-    Ok(Json(
-        json!({ "as_of": billing_core::timestamp::format_secs(now_s), "period_label": period.label, "provisional": true, "invoice": invoice }),
-    ))
+        .ok_or_else(|| {
+            ApiError::Conflict(format!(
+                "no price book applies to {}: upload one with PUT /v1/admin/pricebook",
+                period.label
+            ))
+        })?;
+    Ok(Json(json!({
+        "as_of": billing_core::timestamp::format_secs(now_s),
+        "period_label": period.label,
+        "provisional": true,
+        "position": p.position,
+        "updated_at": billing_core::timestamp::format_secs(p.updated_at_ms.div_euclid(1000)),
+        "invoice": p.invoice,
+    })))
 }
 
 /// `GET /v1/invoices?period=YYYY-MM`: the caller's invoices.

@@ -192,6 +192,12 @@ impl Store {
             .bind(now_ms)
             .execute(&mut **tx)
             .await?;
+        // The closed period's provisional costs give way to its invoices; later periods are
+        // re-rated (the credits these invoices consumed are gone for them).
+        let books = self.books(tx).await.map_err(CloseError::from)?;
+        crate::provisional::refresh_all(tx, &books.1, now_ms)
+            .await
+            .map_err(CloseError::from)?;
         self.record_command(
             tx,
             &Command::ClosePeriod {

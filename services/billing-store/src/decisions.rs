@@ -12,16 +12,14 @@
 //! against invoices issued since the quotas were set plus that total; `gpu_hours[sku]` against
 //! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
 
-use crate::quota::Quotas;
-use crate::quota::{invoiced_since, period_usage};
+use crate::provisional::{Books, Measure, measure};
+use crate::quota::{Quotas, invoiced_since};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, StoreError};
-use billing_core::period::Period;
-use billing_core::pricebook::PriceBook;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A recorded decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -63,11 +61,15 @@ impl Level {
     }
 }
 
-/// Evaluates the quotas of `touched` (account → latest usage second in the batch).
+/// Evaluates the quotas of `touched` (account → latest usage second in the batch), measured
+/// with the provisional costs the batch just stored (`measured`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn evaluate(
     conn: &mut AnyConnection,
     backend: crate::Backend,
+    books: &Books,
     touched: &BTreeMap<String, i64>,
+    measured: &HashMap<(String, String), Measure>,
     position: &serde_json::Value,
     quota_topic: &str,
     now_ms: i64,
@@ -94,32 +96,18 @@ pub(crate) async fn evaluate(
     if quotas.is_empty() {
         return Ok(());
     }
-    // Every version, newest first, parsed once per batch.
-    let mut books: Vec<PriceBook> = Vec::new();
-    for r in sqlx::query("select toml from pricebooks order by version desc")
-        .fetch_all(&mut *conn)
-        .await?
-    {
-        books.push(
-            PriceBook::from_toml(&r.get::<String, _>(0))
-                .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?,
-        );
-    }
-    let Some(latest) = books.first() else {
-        return Ok(());
-    };
     for (account, (q, set_at)) in &quotas {
-        let Some(period) = Period::containing(touched[account], latest.timezone) else {
+        let Some(label) = books.label_of(touched[account]) else {
             continue;
         };
-        // The version that rates this period (as a close would pick it).
-        let Some(book) = books
-            .iter()
-            .find(|b| b.effective_from.is_none_or(|t| t.secs <= period.start))
-        else {
-            continue;
+        let (total, unit_seconds) = match measured.get(&(account.clone(), label.clone())) {
+            Some(m) => m.clone(),
+            // A closed period (late usage): measured as it stands.
+            None => match measure(conn, books, account, &label).await? {
+                Some(m) => m,
+                None => continue,
+            },
         };
-        let (total, unit_seconds) = period_usage(conn, account, book, &period).await?;
         let mut measures: Vec<(String, Decimal, Decimal)> = Vec::new();
         if let Some(limit) = q.spend_limit {
             measures.push(("spend_limit".into(), total, limit));
@@ -150,7 +138,7 @@ pub(crate) async fn evaluate(
             )
             .bind(account.as_str())
             .bind(quota.as_str())
-            .bind(period.label.as_str())
+            .bind(label.as_str())
             .fetch_optional(&mut *conn)
             .await?;
             let (before, n) = row.map_or((Level::Ok, 0), |r| {
@@ -172,14 +160,13 @@ pub(crate) async fn evaluate(
                 n += 1;
                 let id = format!(
                     "qd_{}",
-                    &crate::keys::hash_key(&format!("{account}|{quota}|{}|{n}", period.label))
-                        [..20]
+                    &crate::keys::hash_key(&format!("{account}|{quota}|{}|{n}", label))[..20]
                 );
                 sqlx::query("insert into quota_decisions (id, account, quota, period, kind, used, quota_limit, position, at_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
                     .bind(id.as_str())
                     .bind(account.as_str())
                     .bind(quota.as_str())
-                    .bind(period.label.as_str())
+                    .bind(label.as_str())
                     .bind(kind)
                     .bind(used.to_string())
                     .bind(limit.to_string())
@@ -188,7 +175,7 @@ pub(crate) async fn evaluate(
                     .execute(&mut *conn)
                     .await?;
                 let payload = serde_json::json!({
-                    "id": id, "account": account, "quota": quota, "period": period.label, "kind": kind,
+                    "id": id, "account": account, "quota": quota, "period": label, "kind": kind,
                     "used": used, "limit": limit, "position": position,
                     "at": billing_core::timestamp::format_secs(now_ms.div_euclid(1000)),
                 });
@@ -209,7 +196,7 @@ pub(crate) async fn evaluate(
             sqlx::query("insert into quota_levels (account, quota, period, level, decisions) values ($1, $2, $3, $4, $5) on conflict (account, quota, period) do update set level = excluded.level, decisions = excluded.decisions")
                 .bind(account.as_str())
                 .bind(quota.as_str())
-                .bind(period.label.as_str())
+                .bind(label.as_str())
                 .bind(level.as_str())
                 .bind(n)
                 .execute(&mut *conn)

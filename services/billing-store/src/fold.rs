@@ -7,7 +7,7 @@ use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
 use billing_core::ledger::Runs;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What became of one record of a batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -559,6 +559,13 @@ async fn fold_inner(
         ledger_rows,
     )
     .await?;
+    let egress_seconds: Vec<(String, i64)> = egress
+        .iter()
+        .filter_map(|row| match (&row[2], &row[4]) {
+            (Val::Text(account), Val::I64(secs)) => Some((account.clone(), *secs)),
+            _ => None,
+        })
+        .collect();
     insert_rows(
         conn,
         "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
@@ -608,12 +615,24 @@ async fn fold_inner(
             .await?;
     }
 
-    // Quota decisions for the accounts this batch touched, in its transaction.
-    let mut touched: std::collections::BTreeMap<String, i64> = Default::default();
+    // Provisional costs of the accounts this batch moved, then their quota decisions, in its
+    // transaction. `moved`: account → earliest and latest second (usage and egress);
+    // `latest_usage`: account → latest usage second (the period decisions are taken in).
+    let mut moved: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut latest_usage: BTreeMap<String, i64> = BTreeMap::new();
+    let mut note = |account: &str, from: i64, last: i64| {
+        let e = moved.entry(account.to_string()).or_insert((from, last));
+        *e = (e.0.min(from), e.1.max(last));
+    };
     for (k, spans) in usage.values() {
+        let from = spans.iter().map(|s| s.0).min().unwrap_or(0);
         let last = spans.iter().map(|s| s.1 - 1).max().unwrap_or(0);
-        let e = touched.entry(k.account.to_string()).or_insert(last);
+        note(k.account, from, last);
+        let e = latest_usage.entry(k.account.to_string()).or_insert(last);
         *e = (*e).max(last);
+    }
+    for (account, secs) in &egress_seconds {
+        note(account, *secs, *secs);
     }
     let position = serde_json::Value::Array(
         parts
@@ -624,15 +643,22 @@ async fn fold_inner(
             })
             .collect(),
     );
-    crate::decisions::evaluate(
-        conn,
-        backend,
-        &touched,
-        &position,
-        &store.topics().quota,
-        now_ms,
-    )
-    .await?;
+    if !moved.is_empty() {
+        let books = store.books(conn).await?;
+        let measured =
+            crate::provisional::update(conn, &books.1, &moved, &position, now_ms).await?;
+        crate::decisions::evaluate(
+            conn,
+            backend,
+            &books.1,
+            &latest_usage,
+            &measured,
+            &position,
+            &store.topics().quota,
+            now_ms,
+        )
+        .await?;
+    }
 
     let t_written = t0.elapsed();
     // Fencing: only the writer that read the offset a part starts at may advance it.
@@ -703,12 +729,12 @@ fn capture_holds_sql(backend: Backend) -> &'static str {
     match backend {
         Backend::Postgres => {
             "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
-             and exists (select 1 from json_to_recordset(cast($2 as json)) as x(a text, l text) \
+             and expires_at_ms > $1 and exists (select 1 from json_to_recordset(cast($2 as json)) as x(a text, l text) \
              where x.a = holds.account and x.l = holds.lease)"
         }
         Backend::Sqlite => {
             "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
-             and exists (select 1 from json_each($2) j where json_extract(j.value, '$.a') = holds.account \
+             and expires_at_ms > $1 and exists (select 1 from json_each($2) j where json_extract(j.value, '$.a') = holds.account \
              and json_extract(j.value, '$.l') = holds.lease)"
         }
     }

@@ -15,6 +15,7 @@ mod commands;
 mod decisions;
 mod fold;
 mod keys;
+mod provisional;
 mod quota;
 mod sql;
 
@@ -23,6 +24,7 @@ pub use commands::{Command, PartitionPosition, Positions};
 pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
 pub use keys::{hash_key, key_id};
+pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas};
 
 use billing_core::Class;
@@ -145,10 +147,17 @@ pub struct Store {
     topics: Topics,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
     authorizations: std::sync::Mutex<Vec<quota::Queued>>,
+    /// Authorizations decide one group at a time (see [`Store::authorize`]); on PostgreSQL
+    /// they do not wait for folds, on SQLite (one writer) this is not used.
+    holds: Mutex<()>,
+    /// Parsed price book versions (see [`provisional::Books`]).
+    books: std::sync::Mutex<std::sync::Arc<(i64, provisional::Books)>>,
 }
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
 const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
+/// The PostgreSQL advisory lock of authorization groups ("gpuhold").
+const HOLDS_LOCK: i64 = 0x0067_7075_686f_6c64;
 
 impl Store {
     /// Connects (creating a SQLite file when needed) and applies the migrations.
@@ -197,6 +206,8 @@ impl Store {
             writer: Mutex::new(()),
             topics: Topics::default(),
             authorizations: std::sync::Mutex::new(Vec::new()),
+            holds: Mutex::new(()),
+            books: Default::default(),
         })
     }
 
@@ -221,6 +232,20 @@ impl Store {
         if self.backend == Backend::Postgres {
             sqlx::query("select pg_advisory_xact_lock($1)")
                 .bind(WRITER_LOCK)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(tx)
+    }
+
+    /// Begins an authorization group's transaction. On PostgreSQL it takes an advisory lock of
+    /// its own: authorizations (which only insert holds) serialize with each other across
+    /// processes, not with folds and closes. On SQLite the caller holds the writer lock.
+    pub(crate) async fn begin_holds(&self) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
+        let mut tx = self.pool.begin().await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query("select pg_advisory_xact_lock($1)")
+                .bind(HOLDS_LOCK)
                 .execute(&mut *tx)
                 .await?;
         }
@@ -351,6 +376,9 @@ impl Store {
             now_ms,
         )
         .await?;
+        // What the ledger rates to changed: every provisional cost is re-rated.
+        let books = provisional::Books::load(&mut tx, None).await?;
+        provisional::refresh_all(&mut tx, &books.1, now_ms).await?;
         tx.commit().await?;
         Ok(next)
     }

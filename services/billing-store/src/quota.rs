@@ -20,12 +20,10 @@
 //!   unit-hours plus the new hold's.
 
 use crate::commands::Command;
+use crate::provisional::{Books, UnitSeconds, measure};
 use crate::sql::{Val, insert_rows};
-use crate::{Result, Store, StoreError, load_ledger};
-use billing_core::invoice::Component;
-use billing_core::period::Period;
+use crate::{Result, Store, StoreError};
 use billing_core::pricebook::PriceBook;
-use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
@@ -208,16 +206,8 @@ impl Store {
 
     /// An account's quotas and when they were set (none: no quotas).
     pub async fn quotas(&self, account: &str) -> Result<Option<(Quotas, i64)>> {
-        let row = sqlx::query("select body, updated_at_ms from quotas where account = $1")
-            .bind(account)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|r| {
-            let q: Quotas = serde_json::from_str(&r.get::<String, _>(0))
-                .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
-            Ok((q, r.get(1)))
-        })
-        .transpose()
+        let mut conn = self.pool.acquire().await?;
+        quotas_of(&mut conn, account).await
     }
 
     /// Decides an authorization and, when allowed, places the hold.
@@ -254,7 +244,13 @@ impl Store {
                 now_ms,
                 answer: tx,
             });
-        let _w = self.writer.lock().await;
+        // PostgreSQL: authorizations serialize among themselves (and across processes, see
+        // `begin_holds`), not with folds. SQLite has one writer: the writer lock.
+        let lock = match self.backend {
+            crate::Backend::Postgres => &self.holds,
+            crate::Backend::Sqlite => &self.writer,
+        };
+        let _w = lock.lock().await;
         // A group decided while we waited for the lock may have taken our request: then the
         // answer is here and there is nothing to do (the callers still queued will lead).
         match rx.try_recv() {
@@ -309,27 +305,23 @@ impl Store {
         group: &[Queued],
         now_ms: i64,
     ) -> Result<Vec<Result<Authorization, HoldError>>, HoldError> {
-        let mut tx = self.begin_write().await?;
-        self.expire_holds(&mut tx, now_ms).await?;
-        let open = self.open_period(now_ms.div_euclid(1000)).await?;
+        let mut tx = self.begin_holds().await?;
+        let books = self.books(&mut tx).await?;
+        let books = &books.1;
+        let open = books
+            .label_of(now_ms.div_euclid(1000))
+            .and_then(|label| Some((label.clone(), books.for_period(&label)?.0)));
         let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
         let mut answers = Vec::with_capacity(group.len());
         let mut placed: Vec<Hold> = Vec::new();
         for q in group {
-            let Some((book, period)) = &open else {
+            let Some((label, book)) = &open else {
                 answers.push(Err(HoldError::NoPriceBook));
                 continue;
             };
             // Each account read once per group (None: no such account).
             if !accounts.contains_key(&q.req.account) {
-                let state = if self.account_exists(&q.req.account).await? {
-                    Some(
-                        self.account_state(&q.req.account, book, period, now_ms)
-                            .await?,
-                    )
-                } else {
-                    None
-                };
+                let state = account_state(&mut tx, books, &q.req.account, label, now_ms).await?;
                 accounts.insert(q.req.account.clone(), state);
             }
             let Some(state) = accounts.get_mut(&q.req.account).and_then(Option::as_mut) else {
@@ -369,37 +361,6 @@ impl Store {
         .await?;
         tx.commit().await?;
         Ok(answers)
-    }
-
-    /// What the checks of an account need, read once per group.
-    async fn account_state(
-        &self,
-        account: &str,
-        book: &PriceBook,
-        period: &Period,
-        now_ms: i64,
-    ) -> Result<AccountState> {
-        let (quotas, set_at) = self.quotas(account).await?.unwrap_or_default();
-        let holds = self.live_holds(account, now_ms).await?;
-        let needs_rating = quotas.spend_limit.is_some()
-            || quotas.prepaid_balance.is_some()
-            || !quotas.gpu_hours.is_empty();
-        let (period_cost, sku_seconds) = if needs_rating {
-            self.period_usage(account, book, period).await?
-        } else {
-            (Decimal::ZERO, HashMap::new())
-        };
-        let invoiced = match quotas.prepaid_balance {
-            Some(_) => self.invoiced_since(account, set_at).await?,
-            None => Decimal::ZERO,
-        };
-        Ok(AccountState {
-            quotas,
-            holds,
-            period_cost,
-            sku_seconds,
-            invoiced,
-        })
     }
 
     /// Extends a live hold to `now + ttl` (an account, when given, must own it).
@@ -466,24 +427,28 @@ impl Store {
 
     /// The account's balance, quotas and live holds.
     pub async fn balance(&self, account: &str, now_ms: i64) -> Result<Balance, HoldError> {
-        let (quotas, set_at) = self.quotas(account).await?.unwrap_or_default();
-        let holds = self.live_holds(account, now_ms).await?;
+        let mut conn = self.pool.acquire().await?;
+        let (quotas, set_at) = quotas_of(&mut conn, account).await?.unwrap_or_default();
+        // Holds before the cost: a fold committing in between can only make both count.
+        let holds = live_holds(&mut conn, account, now_ms).await?;
         let held: Decimal = holds.iter().map(|h| h.amount).sum();
-        let open = self.open_period(now_ms.div_euclid(1000)).await?;
-        let (period_label, period_cost) = match &open {
-            Some((book, period)) => (
-                Some(period.label.clone()),
-                self.period_usage(account, book, period).await?.0,
-            ),
-            None => (None, Decimal::ZERO),
+        let books = self.books(&mut conn).await?;
+        let label = books.1.label_of(now_ms.div_euclid(1000));
+        let period_cost = match &label {
+            Some(l) => measure(&mut conn, &books.1, account, l)
+                .await?
+                .map_or(Decimal::ZERO, |m| m.0),
+            None => Decimal::ZERO,
         };
         let available = match quotas.prepaid_balance {
-            Some(p) => Some(p - self.invoiced_since(account, set_at).await? - period_cost - held),
+            Some(p) => {
+                Some(p - invoiced_since(&mut conn, account, set_at).await? - period_cost - held)
+            }
             None => None,
         };
         Ok(Balance {
             account: account.to_string(),
-            period_label,
+            period_label: label,
             period_cost: cents(period_cost),
             prepaid_balance: quotas.prepaid_balance.map(cents),
             available: available.map(cents),
@@ -504,12 +469,8 @@ impl Store {
     /// Live holds of an account at `now` (an expired one counts as expired even before the
     /// next write marks it).
     pub async fn live_holds(&self, account: &str, now_ms: i64) -> Result<Vec<Hold>> {
-        let rows = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where account = $1 and status = 'live' and expires_at_ms > $2 order by created_at_ms, id")
-            .bind(account)
-            .bind(now_ms)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.into_iter().map(hold_from_row).collect()
+        let mut conn = self.pool.acquire().await?;
+        live_holds(&mut conn, account, now_ms).await
     }
 
     async fn hold(&self, conn: &mut sqlx::AnyConnection, id: &str) -> Result<Option<Hold>> {
@@ -519,81 +480,73 @@ impl Store {
             .await?;
         row.map(hold_from_row).transpose()
     }
-
-    /// The price book version and period that contain `now_s` (the open period).
-    async fn open_period(&self, now_s: i64) -> Result<Option<(PriceBook, Period)>> {
-        // One read and parse of the versions (newest first); the rule is `pricebook_for`'s.
-        let versions = self.pricebooks().await?;
-        let Some(latest) = versions.first() else {
-            return Ok(None);
-        };
-        let Some(period) = Period::containing(now_s, latest.book.timezone) else {
-            return Ok(None);
-        };
-        for v in versions {
-            let Ok(p) = Period::month(&period.label, v.book.timezone) else {
-                continue;
-            };
-            if v.book.effective_from.is_none_or(|t| t.secs <= p.start) {
-                return Ok(Some((v.book, p)));
-            }
-        }
-        Ok(None)
-    }
-
-    async fn period_usage(
-        &self,
-        account: &str,
-        book: &PriceBook,
-        period: &Period,
-    ) -> Result<PeriodUsage> {
-        let mut conn = self.pool.acquire().await?;
-        period_usage(&mut conn, account, book, period).await
-    }
-
-    async fn invoiced_since(&self, account: &str, since_ms: i64) -> Result<Decimal> {
-        let mut conn = self.pool.acquire().await?;
-        invoiced_since(&mut conn, account, since_ms).await
-    }
 }
 
-/// The open period so far: the provisional invoice total and unit-seconds per sku.
-pub(crate) type PeriodUsage = (Decimal, HashMap<String, Decimal>);
-
-/// `account`'s period as `conn` sees it, rated with the invoices' own function (credits left
-/// over from issued invoices applied): its total, and the unit-seconds of each sku in use
-/// (on-demand, reserved and spot lines). Authorization, balances and quota decisions all
-/// measure with this.
-pub(crate) async fn period_usage(
-    conn: &mut AnyConnection,
-    account: &str,
-    book: &PriceBook,
-    period: &Period,
-) -> Result<PeriodUsage> {
-    let ledger = load_ledger(conn, account).await?;
-    let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
+/// Live holds of an account at `now`, as `conn` sees them.
+async fn live_holds(conn: &mut AnyConnection, account: &str, now_ms: i64) -> Result<Vec<Hold>> {
+    let rows = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where account = $1 and status = 'live' and expires_at_ms > $2 order by created_at_ms, id")
         .bind(account)
-        .fetch_all(&mut *conn)
+        .bind(now_ms)
+        .fetch_all(conn)
+        .await?;
+    rows.into_iter().map(hold_from_row).collect()
+}
+
+/// An account's quotas and when they were set, as `conn` sees them.
+async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Quotas, i64)>> {
+    let row = sqlx::query("select body, updated_at_ms from quotas where account = $1")
+        .bind(account)
+        .fetch_optional(conn)
+        .await?;
+    row.map(|r| {
+        let q: Quotas = serde_json::from_str(&r.get::<String, _>(0))
+            .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
+        Ok((q, r.get(1)))
+    })
+    .transpose()
+}
+
+/// What the checks of an account need, read once per group (None: no such account). Holds are
+/// read before the provisional cost: a fold that captures a hold and commits in between can
+/// only make the usage count twice (a stricter answer), never not at all.
+async fn account_state(
+    conn: &mut AnyConnection,
+    books: &Books,
+    account: &str,
+    label: &str,
+    now_ms: i64,
+) -> Result<Option<AccountState>> {
+    if sqlx::query("select 1 from accounts where id = $1")
+        .bind(account)
+        .fetch_optional(&mut *conn)
         .await?
-        .iter()
-        .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-        .sum();
-    let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
-    let ctx = RatingContext::new(book, period.clone());
-    let rated = rate_account(&ctx, account, Some(&ledger), credit)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let mut unit_seconds: HashMap<String, Decimal> = HashMap::new();
-    for l in &rated.invoice.lines {
-        if let Some(sku) = &l.sku
-            && matches!(
-                l.component,
-                Component::OnDemand | Component::ReservedUsage | Component::Spot
-            )
-        {
-            *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
-        }
+        .is_none()
+    {
+        return Ok(None);
     }
-    Ok((rated.invoice.total, unit_seconds))
+    let (quotas, set_at) = quotas_of(conn, account).await?.unwrap_or_default();
+    let holds = live_holds(conn, account, now_ms).await?;
+    let needs_rating = quotas.spend_limit.is_some()
+        || quotas.prepaid_balance.is_some()
+        || !quotas.gpu_hours.is_empty();
+    let (period_cost, sku_seconds) = if needs_rating {
+        measure(conn, books, account, label)
+            .await?
+            .unwrap_or_default()
+    } else {
+        Default::default()
+    };
+    let invoiced = match quotas.prepaid_balance {
+        Some(_) => invoiced_since(conn, account, set_at).await?,
+        None => Decimal::ZERO,
+    };
+    Ok(Some(AccountState {
+        quotas,
+        holds,
+        period_cost,
+        sku_seconds,
+        invoiced,
+    }))
 }
 
 /// Totals of the account's invoices issued at or after `since_ms` (what burned a prepaid
@@ -662,7 +615,7 @@ struct AccountState {
     holds: Vec<Hold>,
     period_cost: Decimal,
     /// Unit-seconds of the open period per sku.
-    sku_seconds: HashMap<String, Decimal>,
+    sku_seconds: UnitSeconds,
     /// Invoice totals since the quotas were set (prepaid balance).
     invoiced: Decimal,
 }

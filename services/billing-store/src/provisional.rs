@@ -1,0 +1,371 @@
+//! Provisional cost (issue 5): each account's open period rated so far, kept up to date as the
+//! log is folded rather than computed when someone asks.
+//!
+//! In the transaction of every batch, each account whose ledger the batch moved (usage or
+//! egress) has the periods the batch touched re-rated with the invoices' own function
+//! ([`rate_account`], credits left over from issued invoices applied) and the result written to
+//! `provisional_costs`: the provisional invoice, its total, and the unit-seconds per sku that
+//! `gpu_hours` quotas measure. "Incremental" is per batch and per touched account: an account the
+//! batch did not touch is not re-rated, and nothing is rated on read. There is no second pricing
+//! implementation, so the stored figure equals a fresh rating of the ledger at the batch's
+//! position by construction (and the tests check it after every batch).
+//!
+//! What else changes a rating is handled where it happens: a price book upload re-rates every
+//! stored row in its transaction; a close drops the closed period's rows (the invoice replaces
+//! them) and re-rates the others (the credits the invoice consumed are gone for later periods).
+//! A period nobody's batch touched yet (no row) is rated on read with the same function (a
+//! reservation fee is owed before any usage arrives).
+//!
+//! Choices: a batch touches, for each account, every period from the one of its earliest to
+//! the one of its latest second in the batch (periods named in the latest price book version's
+//! timezone, the version that rates a period chosen as a close chooses it); closed periods are
+//! not re-rated (late usage never changes an issued invoice).
+
+use crate::{Result, Store, StoreError, load_ledger};
+use billing_core::invoice::{Component, Invoice};
+use billing_core::period::Period;
+use billing_core::pricebook::PriceBook;
+use billing_core::rating::{RatingContext, rate_account};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use sqlx::{AnyConnection, Row};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// Unit-seconds per sku (on-demand, reserved and spot usage).
+pub type UnitSeconds = BTreeMap<String, Decimal>;
+
+/// What quotas measure of a period: its provisional total and unit-seconds per sku.
+pub(crate) type Measure = (Decimal, UnitSeconds);
+
+/// Price book versions, newest first, parsed once per version (versions never change).
+#[derive(Debug, Default)]
+pub(crate) struct Books(Vec<PriceBook>);
+
+impl Books {
+    /// The versions as `conn` sees them, parsed at most once per new version when `cache` is
+    /// given (only committed versions may be cached: a transaction that adds one passes none).
+    pub(crate) async fn load(
+        conn: &mut AnyConnection,
+        cache: Option<&std::sync::Mutex<Arc<(i64, Books)>>>,
+    ) -> Result<Arc<(i64, Books)>> {
+        let latest: i64 = sqlx::query("select coalesce(max(version), 0) from pricebooks")
+            .fetch_one(&mut *conn)
+            .await?
+            .get(0);
+        if let Some(cache) = cache {
+            let cached = cache.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if cached.0 == latest {
+                return Ok(cached);
+            }
+        }
+        let mut books = Vec::new();
+        for r in
+            sqlx::query("select toml from pricebooks where version <= $1 order by version desc")
+                .bind(latest)
+                .fetch_all(&mut *conn)
+                .await?
+        {
+            books.push(
+                PriceBook::from_toml(&r.get::<String, _>(0))
+                    .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?,
+            );
+        }
+        let fresh = Arc::new((latest, Books(books)));
+        if let Some(cache) = cache {
+            *cache.lock().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
+        }
+        Ok(fresh)
+    }
+
+    /// The label of the period containing `secs`, in the latest version's timezone.
+    pub(crate) fn label_of(&self, secs: i64) -> Option<String> {
+        Period::containing(secs, self.0.first()?.timezone).map(|p| p.label)
+    }
+
+    /// The labels of every period from the one containing `from` to the one containing `to`.
+    fn labels_between(&self, from: i64, to: i64) -> Vec<String> {
+        let Some(tz) = self.0.first().map(|b| b.timezone) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut at = Period::containing(from, tz);
+        while let Some(p) = at {
+            out.push(p.label.clone());
+            if p.end > to || out.len() > 1200 {
+                break;
+            }
+            at = Period::containing(p.end, tz);
+        }
+        out
+    }
+
+    /// The version that rates `label` and the period in its timezone: the latest uploaded
+    /// whose `effective_from` is at or before the period's start (as a close picks it).
+    pub(crate) fn for_period(&self, label: &str) -> Option<(&PriceBook, Period)> {
+        self.0.iter().find_map(|b| {
+            let p = Period::month(label, b.timezone).ok()?;
+            b.effective_from
+                .is_none_or(|t| t.secs <= p.start)
+                .then_some((b, p))
+        })
+    }
+}
+
+/// `account`'s period as `conn` sees it, rated with the invoices' own function (credits left
+/// over from issued invoices applied): the provisional invoice and the unit-seconds of each sku
+/// in use. Everything that measures an open period measures with this.
+pub(crate) async fn rate_period(
+    conn: &mut AnyConnection,
+    account: &str,
+    book: &PriceBook,
+    period: &Period,
+) -> Result<(Invoice, UnitSeconds)> {
+    let ledger = load_ledger(conn, account).await?;
+    let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
+        .bind(account)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+        .sum();
+    let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
+    let ctx = RatingContext::new(book, period.clone());
+    let rated = rate_account(&ctx, account, Some(&ledger), credit)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let mut unit_seconds = UnitSeconds::new();
+    for l in &rated.invoice.lines {
+        if let Some(sku) = &l.sku
+            && matches!(
+                l.component,
+                Component::OnDemand | Component::ReservedUsage | Component::Spot
+            )
+        {
+            *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
+        }
+    }
+    Ok((rated.invoice, unit_seconds))
+}
+
+/// Rates and stores one (account, period); `position` None keeps the stored one.
+async fn store_one(
+    conn: &mut AnyConnection,
+    books: &Books,
+    account: &str,
+    label: &str,
+    position: Option<&serde_json::Value>,
+    now_ms: i64,
+) -> Result<Option<Measure>> {
+    let Some((book, period)) = books.for_period(label) else {
+        return Ok(None);
+    };
+    let (invoice, unit_seconds) = match rate_period(conn, account, book, &period).await {
+        Ok(r) => r,
+        Err(StoreError::Corrupt(e)) => {
+            // A ledger that cannot be rated (egress beyond any amount) must not stop the fold:
+            // the row goes, and a read rates again and reports the error.
+            tracing::warn!(account, period = label, error = %e, "provisional cost not rated");
+            sqlx::query("delete from provisional_costs where account = $1 and period = $2")
+                .bind(account)
+                .bind(label)
+                .execute(&mut *conn)
+                .await?;
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let body = to_json(&invoice)?;
+    let units = to_json(&unit_seconds)?;
+    let total = invoice.total;
+    match position {
+        Some(p) => {
+            sqlx::query("insert into provisional_costs (account, period, total, unit_seconds, body, position, updated_at_ms) values ($1, $2, $3, $4, $5, $6, $7) on conflict (account, period) do update set total = excluded.total, unit_seconds = excluded.unit_seconds, body = excluded.body, position = excluded.position, updated_at_ms = excluded.updated_at_ms")
+                .bind(account)
+                .bind(label)
+                .bind(total.to_string())
+                .bind(units)
+                .bind(body)
+                .bind(p.to_string())
+                .bind(now_ms)
+                .execute(&mut *conn)
+                .await?;
+        }
+        None => {
+            sqlx::query("update provisional_costs set total = $1, unit_seconds = $2, body = $3, updated_at_ms = $4 where account = $5 and period = $6")
+                .bind(total.to_string())
+                .bind(units)
+                .bind(body)
+                .bind(now_ms)
+                .bind(account)
+                .bind(label)
+                .execute(&mut *conn)
+                .await?;
+        }
+    }
+    Ok(Some((total, unit_seconds)))
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// Closed periods, by label.
+async fn closed_periods(conn: &mut AnyConnection) -> Result<BTreeSet<String>> {
+    Ok(sqlx::query("select period from periods")
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// In a batch's transaction: re-rates the periods the batch touched of every account it moved
+/// (`touched`: account → its earliest and latest second in the batch) and returns what quotas
+/// measure of each (account, period label).
+pub(crate) async fn update(
+    conn: &mut AnyConnection,
+    books: &Books,
+    touched: &BTreeMap<String, (i64, i64)>,
+    position: &serde_json::Value,
+    now_ms: i64,
+) -> Result<HashMap<(String, String), Measure>> {
+    let mut out = HashMap::new();
+    if touched.is_empty() {
+        return Ok(out);
+    }
+    let closed = closed_periods(conn).await?;
+    for (account, (from, to)) in touched {
+        for label in books.labels_between(*from, *to) {
+            if closed.contains(&label) {
+                continue;
+            }
+            if let Some(m) = store_one(conn, books, account, &label, Some(position), now_ms).await?
+            {
+                out.insert((account.clone(), label), m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// After a price book upload or a close (in its transaction): rows of closed periods go, every
+/// other row is re-rated (the ledger did not move, so each keeps its position).
+pub(crate) async fn refresh_all(
+    conn: &mut AnyConnection,
+    books: &Books,
+    now_ms: i64,
+) -> Result<()> {
+    let closed = closed_periods(conn).await?;
+    let rows: Vec<(String, String)> = sqlx::query("select account, period from provisional_costs")
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    for (account, label) in rows {
+        if closed.contains(&label) {
+            sqlx::query("delete from provisional_costs where account = $1 and period = $2")
+                .bind(account.as_str())
+                .bind(label.as_str())
+                .execute(&mut *conn)
+                .await?;
+        } else {
+            store_one(conn, books, &account, &label, None, now_ms).await?;
+        }
+    }
+    Ok(())
+}
+
+/// An account's period rated so far, as `GET /v1/cost/current` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Provisional {
+    pub account: String,
+    pub period: String,
+    pub invoice: Invoice,
+    pub unit_seconds: UnitSeconds,
+    /// The batch position the figure was computed at (null: rated on read, nothing folded for
+    /// this period yet).
+    pub position: serde_json::Value,
+    pub updated_at_ms: i64,
+}
+
+impl Store {
+    /// The price book versions, parsed once per new version.
+    pub(crate) async fn books(&self, conn: &mut AnyConnection) -> Result<Arc<(i64, Books)>> {
+        Books::load(conn, Some(&self.books)).await
+    }
+
+    /// `account`'s provisional cost for `period_label`: the stored figure, or (for a period no
+    /// batch has touched) the same rating done now. None: no price book rates the period.
+    pub async fn provisional(
+        &self,
+        account: &str,
+        period_label: &str,
+        now_ms: i64,
+    ) -> Result<Option<Provisional>> {
+        let mut conn = self.pool.acquire().await?;
+        let row = sqlx::query("select body, unit_seconds, position, updated_at_ms from provisional_costs where account = $1 and period = $2")
+            .bind(account)
+            .bind(period_label)
+            .fetch_optional(&mut *conn)
+            .await?;
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt(format!("provisional cost: {e}"));
+        if let Some(r) = row {
+            return Ok(Some(Provisional {
+                account: account.to_string(),
+                period: period_label.to_string(),
+                invoice: serde_json::from_str(&r.get::<String, _>(0)).map_err(corrupt)?,
+                unit_seconds: serde_json::from_str(&r.get::<String, _>(1)).map_err(corrupt)?,
+                position: r
+                    .get::<Option<String>, _>(2)
+                    .and_then(|p| serde_json::from_str(&p).ok())
+                    .unwrap_or(serde_json::Value::Null),
+                updated_at_ms: r.get(3),
+            }));
+        }
+        let books = self.books(&mut conn).await?;
+        let Some((book, period)) = books.1.for_period(period_label) else {
+            return Ok(None);
+        };
+        let (invoice, unit_seconds) = rate_period(&mut conn, account, book, &period).await?;
+        Ok(Some(Provisional {
+            account: account.to_string(),
+            period: period_label.to_string(),
+            invoice,
+            unit_seconds,
+            position: serde_json::Value::Null,
+            updated_at_ms: now_ms,
+        }))
+    }
+}
+
+/// What quotas measure of (account, period) as `conn` sees it: the stored figure (two columns,
+/// no invoice parsed), or the rating done now.
+pub(crate) async fn measure(
+    conn: &mut AnyConnection,
+    books: &Books,
+    account: &str,
+    label: &str,
+) -> Result<Option<Measure>> {
+    let row = sqlx::query(
+        "select total, unit_seconds from provisional_costs where account = $1 and period = $2",
+    )
+    .bind(account)
+    .bind(label)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(r) = row {
+        let total = r
+            .get::<String, _>(0)
+            .parse::<Decimal>()
+            .map_err(|e| StoreError::Corrupt(format!("provisional total: {e}")))?;
+        let units: UnitSeconds = serde_json::from_str(&r.get::<String, _>(1))
+            .map_err(|e| StoreError::Corrupt(format!("provisional unit-seconds: {e}")))?;
+        return Ok(Some((total, units)));
+    }
+    let Some((book, period)) = books.for_period(label) else {
+        return Ok(None);
+    };
+    let (invoice, units) = rate_period(conn, account, book, &period).await?;
+    Ok(Some((invoice.total, units)))
+}
