@@ -92,6 +92,10 @@ impl ConsumerSettings {
             .set("isolation.level", "read_uncommitted")
             .set("session.timeout.ms", self.session_timeout_ms.to_string())
             .set("heartbeat.interval.ms", "500")
+            // A fetch answers after at most this long even when little arrived: the bound on
+            // how long a record can sit at the broker before the engine sees it (decision
+            // latency). librdkafka's default is 500 ms.
+            .set("fetch.wait.max.ms", "20")
             .create()?)
     }
 }

@@ -40,7 +40,15 @@ pub struct BenchKafkaArgs {
     /// Instead: the lag recovery test (steady produce rate, engine stopped, time to catch up).
     #[arg(long)]
     pub lag_recovery: bool,
-    /// Lag recovery: produced events per second.
+    /// Instead: the decision latency (probe accounts cross a quota under a background load of
+    /// `--rate` events/s; time from each probe's event being produced to its `limit` decision
+    /// being readable).
+    #[arg(long)]
+    pub decision_latency: bool,
+    /// Decision latency: probe accounts (one probe every 100 ms).
+    #[arg(long, default_value_t = 200)]
+    pub probes: usize,
+    /// Lag recovery and decision latency: background events per second.
     #[arg(long, default_value_t = 10_000)]
     pub rate: u64,
     /// Lag recovery: how long the engine stays stopped, in seconds.
@@ -70,8 +78,15 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
         args.partitions,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    // Rated as in production: every batch keeps its accounts' provisional costs.
+    store
+        .put_pricebook(crate::demo::DEMO_BOOK, now_ms())
+        .await?;
     if args.lag_recovery {
         return lag_recovery(&args, &topic, store).await;
+    }
+    if args.decision_latency {
+        return decision_latency(&args, &topic, store).await;
     }
 
     let events = fleet_events(args.events)?;
@@ -153,32 +168,7 @@ async fn lag_recovery(args: &BenchKafkaArgs, topic: &str, store: Arc<Store>) -> 
     let total_seconds = 10 + args.stop_seconds + 60;
     let events = fleet_events((args.rate * total_seconds) as usize)?;
     let produced = Arc::new(AtomicI64::new(0));
-    let producer = producer(&args.brokers)?;
-    let (p_topic, p_count, rate) = (topic.to_string(), produced.clone(), args.rate);
-    let production = tokio::spawn(async move {
-        // Every 10 ms, the next rate/100 events; acknowledged ones are counted.
-        let per_tick = (rate / 100).max(1) as usize;
-        let mut tick = tokio::time::interval(Duration::from_millis(10));
-        for chunk in events.chunks(per_tick) {
-            tick.tick().await;
-            let acks: Vec<_> = chunk
-                .iter()
-                .filter_map(|(k, e)| {
-                    producer
-                        .send_result(FutureRecord::to(&p_topic).key(k).payload(e))
-                        .ok()
-                })
-                .collect();
-            let count = p_count.clone();
-            tokio::spawn(async move {
-                for a in acks {
-                    if matches!(a.await, Ok(Ok(_))) {
-                        count.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
+    let production = background(&args.brokers, topic, args.rate, events, produced.clone())?;
     let start_engine = || {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut settings = ConsumerSettings::new(&args.brokers, topic);
@@ -264,6 +254,182 @@ async fn lag_recovery(args: &BenchKafkaArgs, topic: &str, store: Arc<Store>) -> 
     let n = produced.load(Ordering::Relaxed) as usize;
     let rate = bare_consume(&args.brokers, topic, n).await?;
     println!("bare consume of the same topic ({n} records): {rate:.0} events/s");
+    store.close().await;
+    Ok(())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Steady background production at `rate` (fleet events, acknowledged ones counted) until
+/// the events run out or the task is aborted.
+fn background(
+    brokers: &str,
+    topic: &str,
+    rate: u64,
+    events: Vec<(String, Vec<u8>)>,
+    produced: Arc<AtomicI64>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let producer = producer(brokers)?;
+    let topic = topic.to_string();
+    Ok(tokio::spawn(async move {
+        // Every 10 ms, the next rate/100 events.
+        let per_tick = (rate / 100).max(1) as usize;
+        let mut tick = tokio::time::interval(Duration::from_millis(10));
+        for chunk in events.chunks(per_tick) {
+            tick.tick().await;
+            let acks: Vec<_> = chunk
+                .iter()
+                .filter_map(|(k, e)| {
+                    producer
+                        .send_result(FutureRecord::to(&topic).key(k).payload(e))
+                        .ok()
+                })
+                .collect();
+            let count = produced.clone();
+            tokio::spawn(async move {
+                for a in acks {
+                    if matches!(a.await, Ok(Ok(_))) {
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    }))
+}
+
+/// Probe accounts with a 0.01 GPU-hour quota (36 unit-seconds) each get one 60 s usage event,
+/// one every 100 ms, while the fleet produces `rate` events/s in the background: each event
+/// crosses its account's quota, and the time from handing it to the producer to its `limit`
+/// decision being readable (the query `GET /v1/quota/decisions` runs, polled every 2 ms) is
+/// one sample.
+async fn decision_latency(
+    args: &BenchKafkaArgs,
+    topic: &str,
+    store: Arc<Store>,
+) -> anyhow::Result<()> {
+    let quotas: billing_store::Quotas =
+        serde_json::from_str(r#"{"gpu_hours":{"gpu.h100-80g":"0.01"}}"#)?;
+    for i in 0..args.probes {
+        let account = format!("probe-{i}");
+        store
+            .create_account(&account, &billing_store::hash_key(&account), now_ms())
+            .await?;
+        store
+            .set_quotas(&account, &quotas, now_ms())
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let seconds = 15 + args.probes as u64 / 10;
+    let produced = Arc::new(AtomicI64::new(0));
+    let production = background(
+        &args.brokers,
+        topic,
+        args.rate,
+        fleet_events((args.rate * seconds) as usize)?,
+        produced.clone(),
+    )?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settings = ConsumerSettings::new(&args.brokers, topic);
+    settings.group = format!("{topic}-engine");
+    settings.batch_max = args.batch_max;
+    settings.dead_letter_topic = None;
+    let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, || 0, stop_rx));
+    // Joined and caught up with the background before the first probe.
+    let t0 = Instant::now();
+    loop {
+        let lag = produced.load(Ordering::Relaxed) - folded(&store, topic, args.partitions).await?;
+        if t0.elapsed() > Duration::from_secs(5) && lag < (args.rate / 2) as i64 {
+            break;
+        }
+        anyhow::ensure!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the engine did not catch up with the background load in 60 s (lag {lag})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let at_start = (produced.load(Ordering::Relaxed), Instant::now());
+    // The poller: when each probe's `limit` decision is first readable.
+    let seen: Arc<std::sync::Mutex<std::collections::HashMap<String, Instant>>> =
+        Default::default();
+    let (poll_store, poll_seen, probes) = (store.clone(), seen.clone(), args.probes);
+    let poller = tokio::spawn(async move {
+        let mut after = 0;
+        while poll_seen.lock().map_or(0, |s| s.len()) < probes {
+            let got = poll_store
+                .quota_decisions(None, None, Some("limit"), after, 1000)
+                .await?;
+            let now = Instant::now();
+            for d in got {
+                after = d.seq;
+                poll_seen
+                    .lock()
+                    .map_err(|_| anyhow::anyhow!("poisoned"))?
+                    .entry(d.account)
+                    .or_insert(now);
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        anyhow::Ok(())
+    });
+    // The probes' producer, connected (metadata, producer id) before the first probe.
+    let producer = producer(&args.brokers)?;
+    let warm = r#"{"specversion":"1.0","id":"warm-up","source":"bench/probe","type":"gpu.usage","subject":"warm-up","data":{"lease":"w","resource":"GPU-0","sku":"gpu.h100-80g","start":"2026-11-02T12:00:00Z","end":"2026-11-02T12:00:01Z","quantity":"1"}}"#;
+    producer
+        .send(
+            FutureRecord::to(topic).key("warm-up").payload(warm),
+            Duration::from_secs(10),
+        )
+        .await
+        .map_err(|(e, _)| e)?;
+    let mut sent = Vec::with_capacity(args.probes);
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    for i in 0..args.probes {
+        tick.tick().await;
+        let account = format!("probe-{i}");
+        let event = format!(
+            r#"{{"specversion":"1.0","id":"probe-{i}","source":"bench/probe","type":"gpu.usage","subject":"{account}","data":{{"lease":"p{i}","resource":"GPU-0","sku":"gpu.h100-80g","start":"2026-11-02T12:00:00Z","end":"2026-11-02T12:01:00Z","quantity":"1"}}}}"#
+        );
+        let at = Instant::now();
+        let ack = producer
+            .send_result(FutureRecord::to(topic).key(&account).payload(&event))
+            .map_err(|(e, _)| e)?;
+        sent.push((account, at));
+        tokio::spawn(ack);
+    }
+    tokio::time::timeout(Duration::from_secs(60), poller)
+        .await
+        .context("not every probe's decision was readable within 60 s")???;
+    let background_rate =
+        (produced.load(Ordering::Relaxed) - at_start.0) as f64 / at_start.1.elapsed().as_secs_f64();
+    let seen = seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
+    let mut ms: Vec<f64> = sent
+        .iter()
+        .map(|(a, at)| (seen[a].duration_since(*at)).as_secs_f64() * 1e3)
+        .collect();
+    if std::env::var_os("GPUBILL_BENCH_TRACE").is_some() {
+        for (i, m) in ms.iter().enumerate() {
+            eprintln!("probe {i}: {m:.0} ms");
+        }
+    }
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[((ms.len() as f64 * p).ceil() as usize).clamp(1, ms.len()) - 1];
+    println!(
+        "background {background_rate:.0} events/s acknowledged while probing; {} probes",
+        ms.len()
+    );
+    println!(
+        "event produced -> limit decision readable: p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
+    stop_tx.send(true)?;
+    engine.await??;
+    production.abort();
     store.close().await;
     Ok(())
 }

@@ -31,7 +31,7 @@ pub struct DemoArgs {
     pub gpus: u32,
 }
 
-const DEMO_BOOK: &str = include_str!("../../../examples/pricebook.toml");
+pub(crate) const DEMO_BOOK: &str = include_str!("../../../examples/pricebook.toml");
 
 struct Client {
     app: axum::Router,
