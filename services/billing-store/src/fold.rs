@@ -603,6 +603,13 @@ async fn fold_inner(
             l: k.lease,
         })
         .collect();
+    // Holds past their expiry are marked first (every read treats them as expired already;
+    // marking keeps the live ones few). Authorizations only insert holds, so this never waits
+    // for them.
+    sqlx::query("update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' and expires_at_ms <= $1")
+        .bind(now_ms)
+        .execute(&mut *conn)
+        .await?;
     leases.sort_unstable_by(|x, y| (x.a, x.l).cmp(&(y.a, y.l)));
     leases.dedup_by(|x, y| (x.a, x.l) == (y.a, y.l));
     if !leases.is_empty() {

@@ -209,6 +209,35 @@ fn to_json<T: Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
+/// Stores (account, period) when no row holds it yet (no batch touched it): what an account
+/// whose quotas were just set is measured by, without rating on every authorization.
+pub(crate) async fn ensure(
+    conn: &mut AnyConnection,
+    books: &Books,
+    account: &str,
+    label: &str,
+    now_ms: i64,
+) -> Result<()> {
+    let present = sqlx::query("select 1 from provisional_costs where account = $1 and period = $2")
+        .bind(account)
+        .bind(label)
+        .fetch_optional(&mut *conn)
+        .await?
+        .is_some();
+    if !present && !closed_periods(conn).await?.contains(label) {
+        store_one(
+            conn,
+            books,
+            account,
+            label,
+            Some(&serde_json::Value::Null),
+            now_ms,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Closed periods, by label.
 async fn closed_periods(conn: &mut AnyConnection) -> Result<BTreeSet<String>> {
     Ok(sqlx::query("select period from periods")

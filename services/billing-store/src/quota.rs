@@ -200,6 +200,12 @@ impl Store {
             now_ms,
         )
         .await?;
+        // The open period's provisional cost, stored if no batch has yet: authorizations read
+        // it instead of rating.
+        let books = crate::provisional::Books::load(&mut tx, Some(&self.books)).await?;
+        if let Some(label) = books.1.label_of(now_ms.div_euclid(1000)) {
+            crate::provisional::ensure(&mut tx, &books.1, account, &label, now_ms).await?;
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -305,7 +311,9 @@ impl Store {
         group: &[Queued],
         now_ms: i64,
     ) -> Result<Vec<Result<Authorization, HoldError>>, HoldError> {
+        let t0 = std::time::Instant::now();
         let mut tx = self.begin_holds().await?;
+        let t_lock = t0.elapsed();
         let books = self.books(&mut tx).await?;
         let books = &books.1;
         let open = books
@@ -321,7 +329,9 @@ impl Store {
             };
             // Each account read once per group (None: no such account).
             if !accounts.contains_key(&q.req.account) {
-                let state = account_state(&mut tx, books, &q.req.account, label, now_ms).await?;
+                let state =
+                    account_state(&mut tx, self.backend, books, &q.req.account, label, now_ms)
+                        .await?;
                 accounts.insert(q.req.account.clone(), state);
             }
             let Some(state) = accounts.get_mut(&q.req.account).and_then(Option::as_mut) else {
@@ -330,7 +340,7 @@ impl Store {
             };
             let answer = decide(&q.req, book, state, q.ttl_ms, q.now_ms)?;
             if let Ok(Authorization::Allowed(h)) = &answer {
-                state.holds.push(h.clone());
+                state.held.add(h);
                 placed.push(h.clone());
             }
             answers.push(answer);
@@ -352,6 +362,7 @@ impl Store {
                 ]
             })
             .collect();
+        let t_read = t0.elapsed();
         insert_rows(
             &mut tx,
             "insert into holds (id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms)",
@@ -359,7 +370,16 @@ impl Store {
             rows,
         )
         .await?;
+        let t_insert = t0.elapsed();
         tx.commit().await?;
+        tracing::debug!(
+            group = group.len(),
+            lock_us = t_lock.as_micros() as u64,
+            read_us = (t_read - t_lock).as_micros() as u64,
+            insert_us = (t_insert - t_read).as_micros() as u64,
+            commit_us = (t0.elapsed() - t_insert).as_micros() as u64,
+            "authorization group"
+        );
         Ok(answers)
     }
 
@@ -492,6 +512,73 @@ async fn live_holds(conn: &mut AnyConnection, account: &str, now_ms: i64) -> Res
     rows.into_iter().map(hold_from_row).collect()
 }
 
+/// Live holds of an account, summed: their amount, and units and unit-seconds per sku.
+#[derive(Debug, Default)]
+struct Held {
+    amount: Decimal,
+    per_sku: HashMap<String, (Decimal, Decimal)>,
+}
+
+impl Held {
+    fn add_parts(&mut self, sku: String, amount: Decimal, units: Decimal, unit_seconds: Decimal) {
+        self.amount += amount;
+        let e = self.per_sku.entry(sku).or_default();
+        e.0 += units;
+        e.1 += unit_seconds;
+    }
+
+    fn add(&mut self, h: &Hold) {
+        self.add_parts(
+            h.sku.clone(),
+            h.amount,
+            h.quantity,
+            h.quantity * Decimal::from(h.seconds),
+        );
+    }
+}
+
+/// An account's live holds at `now`, summed (PostgreSQL sums them exactly as `numeric`; with
+/// SQLite, whose numbers are floats, the rows are summed here).
+async fn held(
+    conn: &mut AnyConnection,
+    backend: crate::Backend,
+    account: &str,
+    now_ms: i64,
+) -> Result<Held> {
+    let sql = match backend {
+        crate::Backend::Postgres => {
+            "select sku, cast(sum(cast(amount as numeric)) as text), \
+             cast(sum(cast(quantity as numeric)) as text), \
+             cast(sum(cast(quantity as numeric) * seconds) as text) \
+             from holds where account = $1 and status = 'live' and expires_at_ms > $2 group by sku"
+        }
+        crate::Backend::Sqlite => {
+            "select sku, amount, quantity, seconds from holds \
+             where account = $1 and status = 'live' and expires_at_ms > $2"
+        }
+    };
+    let rows = sqlx::query(sql)
+        .bind(account)
+        .bind(now_ms)
+        .fetch_all(conn)
+        .await?;
+    let dec = |s: String| {
+        s.parse::<Decimal>()
+            .map_err(|e| StoreError::Corrupt(format!("hold decimal {s:?}: {e}")))
+    };
+    let mut out = Held::default();
+    for r in rows {
+        let sku: String = r.get(0);
+        let (amount, units) = (dec(r.get(1))?, dec(r.get(2))?);
+        let unit_seconds = match backend {
+            crate::Backend::Postgres => dec(r.get(3))?,
+            crate::Backend::Sqlite => units * Decimal::from(r.get::<i64, _>(3)),
+        };
+        out.add_parts(sku, amount, units, unit_seconds);
+    }
+    Ok(out)
+}
+
 /// An account's quotas and when they were set, as `conn` sees them.
 async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Quotas, i64)>> {
     let row = sqlx::query("select body, updated_at_ms from quotas where account = $1")
@@ -511,30 +598,58 @@ async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Qu
 /// only make the usage count twice (a stricter answer), never not at all.
 async fn account_state(
     conn: &mut AnyConnection,
+    backend: crate::Backend,
     books: &Books,
     account: &str,
     label: &str,
     now_ms: i64,
 ) -> Result<Option<AccountState>> {
-    if sqlx::query("select 1 from accounts where id = $1")
-        .bind(account)
-        .fetch_optional(&mut *conn)
-        .await?
-        .is_none()
-    {
+    // Holds first (see above), then the account, its quotas and its stored provisional cost
+    // in one statement.
+    let held = held(conn, backend, account, now_ms).await?;
+    let Some(row) = sqlx::query(
+        "select q.body, q.updated_at_ms, p.total, p.unit_seconds from accounts a \
+         left join quotas q on q.account = a.id \
+         left join provisional_costs p on p.account = a.id and p.period = $2 where a.id = $1",
+    )
+    .bind(account)
+    .bind(label)
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
         return Ok(None);
-    }
-    let (quotas, set_at) = quotas_of(conn, account).await?.unwrap_or_default();
-    let holds = live_holds(conn, account, now_ms).await?;
+    };
+    let (quotas, set_at) = match row.get::<Option<String>, _>(0) {
+        Some(body) => (
+            serde_json::from_str::<Quotas>(&body)
+                .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?,
+            row.get::<Option<i64>, _>(1).unwrap_or_default(),
+        ),
+        None => Default::default(),
+    };
     let needs_rating = quotas.spend_limit.is_some()
         || quotas.prepaid_balance.is_some()
         || !quotas.gpu_hours.is_empty();
-    let (period_cost, sku_seconds) = if needs_rating {
-        measure(conn, books, account, label)
+    let stored = match (
+        row.get::<Option<String>, _>(2),
+        row.get::<Option<String>, _>(3),
+    ) {
+        (Some(total), Some(units)) => Some((
+            total
+                .parse::<Decimal>()
+                .map_err(|e| StoreError::Corrupt(format!("provisional total: {e}")))?,
+            serde_json::from_str::<UnitSeconds>(&units)
+                .map_err(|e| StoreError::Corrupt(format!("provisional unit-seconds: {e}")))?,
+        )),
+        _ => None,
+    };
+    let (period_cost, sku_seconds) = match stored {
+        _ if !needs_rating => Default::default(),
+        Some(m) => m,
+        // No batch touched the period yet: the same rating, now.
+        None => measure(conn, books, account, label)
             .await?
-            .unwrap_or_default()
-    } else {
-        Default::default()
+            .unwrap_or_default(),
     };
     let invoiced = match quotas.prepaid_balance {
         Some(_) => invoiced_since(conn, account, set_at).await?,
@@ -542,7 +657,7 @@ async fn account_state(
     };
     Ok(Some(AccountState {
         quotas,
-        holds,
+        held,
         period_cost,
         sku_seconds,
         invoiced,
@@ -611,8 +726,8 @@ pub(crate) struct Queued {
 /// An account's quotas and what counts against them, within one group.
 struct AccountState {
     quotas: Quotas,
-    /// Live holds, including the ones this group placed so far.
-    holds: Vec<Hold>,
+    /// Live holds summed, including the ones this group placed so far.
+    held: Held,
     period_cost: Decimal,
     /// Unit-seconds of the open period per sku.
     sku_seconds: UnitSeconds,
@@ -636,7 +751,7 @@ fn decide(
             .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::AwayFromZero),
     );
     let q = &state.quotas;
-    let held: Decimal = state.holds.iter().map(|h| h.amount).sum();
+    let held = state.held.amount;
     let denied = |quota: String, used: Decimal, requested: Decimal, limit: Decimal| {
         Ok(Ok(Authorization::Denied {
             quota,
@@ -662,9 +777,14 @@ fn decide(
             );
         }
     }
-    let of_sku = || state.holds.iter().filter(|h| h.sku == req.sku);
+    let (held_units, held_unit_seconds) = state
+        .held
+        .per_sku
+        .get(&req.sku)
+        .copied()
+        .unwrap_or_default();
     if let Some(limit) = q.max_concurrent.get(&req.sku) {
-        let used: Decimal = of_sku().map(|h| h.quantity).sum();
+        let used = held_units;
         if used + req.quantity > *limit {
             return denied(
                 format!("max_concurrent.{}", req.sku),
@@ -676,9 +796,7 @@ fn decide(
     }
     if let Some(limit) = q.gpu_hours.get(&req.sku) {
         let hour = Decimal::from(3600);
-        let held_hours: Decimal = of_sku()
-            .map(|h| h.quantity * Decimal::from(h.seconds) / hour)
-            .sum();
+        let held_hours = held_unit_seconds / hour;
         let used = state.sku_seconds.get(&req.sku).copied().unwrap_or_default() / hour + held_hours;
         let requested = req.quantity * Decimal::from(req.seconds) / hour;
         if used + requested > *limit {
