@@ -405,7 +405,10 @@ async fn decision_latency(
         .context("not every probe's decision was readable within 60 s")???;
     let background_rate =
         (produced.load(Ordering::Relaxed) - at_start.0) as f64 / at_start.1.elapsed().as_secs_f64();
-    let seen = seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
+    let seen = seen
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .clone();
     let mut ms: Vec<f64> = sent
         .iter()
         .map(|(a, at)| (seen[a].duration_since(*at)).as_secs_f64() * 1e3)
