@@ -444,3 +444,111 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     .unwrap_err();
     assert!(again.to_string().contains("empty database"), "{again}");
 }
+
+/// Issue 5 through the Kafka pipeline: 8 nodes x 8 GPUs report every 10 s (with 10%
+/// redeliveries) against a 1,000 GPU-hour quota. The consumer is stopped between the warning
+/// and the limit and a new one takes over: one `warn`, one `limit`, each overshooting its
+/// threshold by at most one consumer batch of usage, relayed once each to the quota topic with
+/// the ids the API shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quota_decisions_through_kafka_once_each_within_a_batch_across_a_consumer_restart() {
+    use rust_decimal::Decimal;
+    let topic = topic_with_partitions(4).await;
+    let topics = billing_store::Topics {
+        quota: format!("{topic}.quota"),
+        commands: format!("{topic}.commands"),
+        ..Default::default()
+    };
+    for t in [&topics.quota, &topics.commands, &format!("{topic}.dlq")] {
+        create_topic(t, 1).await;
+    }
+    let t = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
+    t.put_pricebook("currency = \"CNY\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"36\"\n")
+        .await;
+    let key = t.account("acme").await;
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas",
+            r#"{"gpu_hours":{"gpu.h100-80g":"1000"}}"#,
+        )
+        .await;
+    assert_eq!(s, axum::http::StatusCode::OK, "{v}");
+    let start = 1_793_577_600; // 2026-11-02T00:00:00Z
+    let reports = |from_h: i64, to_h: i64| -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        for at in (start + from_h * 3600..start + to_h * 3600).step_by(10) {
+            for n in 0..8u32 {
+                let r = node_report(n, at);
+                if (at / 10 + n as i64) % 10 == 0 {
+                    out.push(("acme".to_string(), r.clone().into_bytes())); // redelivery
+                }
+                out.push(("acme".to_string(), r.into_bytes()));
+            }
+        }
+        out
+    };
+    // 13 h of 64 GPUs = 832 GPU-hours: past the warning (800), short of the limit.
+    let first = reports(0, 13);
+    produce_keyed(&topic, &first).await;
+    consume_until(&t, &topic, 13 * 360 * 8).await;
+    let (_, v) = t.get("/v1/quota/decisions", &key).await;
+    let kinds = |v: &serde_json::Value| -> Vec<String> {
+        v["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kinds(&v), ["warn"], "{v}");
+    // A new consumer (a restart) folds the rest: to 17 h (1,088 GPU-hours).
+    produce_keyed(&topic, &reports(13, 17)).await;
+    consume_until(&t, &topic, 17 * 360 * 8).await;
+    let (_, v) = t.get("/v1/quota/decisions", &key).await;
+    assert_eq!(kinds(&v), ["warn", "limit"], "{v}");
+    let list = v["decisions"].as_array().unwrap();
+    let used = |d: &serde_json::Value| d["used"].as_str().unwrap().parse::<Decimal>().unwrap();
+    // A consumer batch holds at most `batch_max` records of 80 GPU-seconds each.
+    let batch_max = ConsumerSettings::new(BROKERS, &topic).batch_max;
+    let per_batch = Decimal::from(batch_max as i64 * 80) / Decimal::from(3600);
+    let (warn, limit) = (Decimal::from(800), Decimal::from(1000));
+    assert!(
+        used(&list[0]) >= warn && used(&list[0]) - warn <= per_batch,
+        "{}",
+        list[0]
+    );
+    assert!(
+        used(&list[1]) >= limit && used(&list[1]) - limit <= per_batch,
+        "{}",
+        list[1]
+    );
+    assert_eq!(
+        list[1]["position"][0]["consumer"],
+        topic.as_str(),
+        "{}",
+        list[1]
+    );
+    // Relayed once each, with the ids the API shows.
+    let relayed: Vec<serde_json::Value> = relay_and_read(&t, &topics.quota)
+        .await
+        .into_iter()
+        .map(|(payload, _)| serde_json::from_str(&payload).unwrap())
+        .collect();
+    let ids = |l: &[serde_json::Value]| -> Vec<String> {
+        l.iter()
+            .map(|d| d["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&relayed), ids(list), "{relayed:?}");
+    // The provisional cost followed every batch: 1,088 GPU-hours at 36.
+    let p = t
+        .state
+        .store
+        .provisional("acme", "2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(p.position.is_array(), "{p:?}");
+    assert_eq!(p.invoice.total, Decimal::from(1088 * 36));
+}

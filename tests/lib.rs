@@ -432,3 +432,13 @@ pub fn high_watermarks(topic: &str, partitions: i32) -> i64 {
         })
         .sum()
 }
+
+/// One report of node `node` of account acme: 8 GPUs (one resource of 8 units) of
+/// gpu.h100-80g for `[from, from + 10 s)`.
+pub fn node_report(node: u32, from: i64) -> String {
+    let t = |s: i64| billing_core::timestamp::format_secs(s);
+    serde_json::json!({"specversion": "1.0", "id": format!("n{node}-{from}"), "source": format!("node/{node}"), "type": "gpu.usage",
+        "subject": "acme", "data": {"lease": format!("L{node}"), "resource": "gpus", "sku": "gpu.h100-80g",
+        "quantity": "8", "start": t(from), "end": t(from + 10)}})
+    .to_string()
+}

@@ -432,15 +432,6 @@ async fn usage_for_the_lease_captures_its_hold() {
     }
 }
 
-/// One report of a node: 8 GPUs (one resource of 8 units) for `[from, from + 10 s)`.
-fn report(node: u32, from: i64) -> String {
-    let t = |s: i64| billing_core::timestamp::format_secs(s);
-    json!({"specversion": "1.0", "id": format!("n{node}-{from}"), "source": format!("node/{node}"), "type": "gpu.usage",
-        "subject": "acme", "data": {"lease": format!("L{node}"), "resource": "gpus", "sku": "gpu.h100-80g",
-        "quantity": "8", "start": t(from), "end": t(from + 10)}})
-    .to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_batch() {
     for db in BOTH {
@@ -455,7 +446,7 @@ async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_b
         // 1000 GPU-hours at 64 GPUs is 15 h 37.5 min; go on past it.
         while at < start + 17 * 3600 {
             let events: Vec<String> = (0..batch_seconds / 10)
-                .flat_map(|i| (0..8).map(move |n| report(n, at + i * 10)))
+                .flat_map(|i| (0..8).map(move |n| node_report(n, at + i * 10)))
                 .collect();
             t.ingest(&events).await;
             at += batch_seconds;
