@@ -521,7 +521,7 @@ async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_b
             .await;
         assert_eq!(s, StatusCode::OK);
         for _ in 0..2 {
-            let events: Vec<String> = (0..8).map(|n| report(n, at)).collect();
+            let events: Vec<String> = (0..8).map(|n| node_report(n, at)).collect();
             t.ingest(&events).await;
             at += 10;
         }
