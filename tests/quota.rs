@@ -721,3 +721,40 @@ async fn provisional_cost_is_kept_per_batch_and_equals_a_fresh_rating() {
         assert_eq!(b["period_cost"].as_str().unwrap(), format!("{:.2}", total));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_concurrent_counts_running_usage_after_its_hold_is_captured() {
+    for db in BOTH {
+        let (t, now, _) = setup(db, json!({"max_concurrent": {"gpu.h100-80g": "8"}})).await;
+        let eight = json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "8", "seconds": 600, "lease": "L-1"});
+        let one = json!({"account": "acme", "sku": "gpu.h100-80g", "quantity": "1", "seconds": 60});
+        assert_eq!(authorize(&t, eight).await.1["decision"], "allowed");
+        // The lease's usage arrives (until 10 s before now): the hold is captured, and the 8
+        // GPUs go on counting as running.
+        let event = json!({"specversion": "1.0", "id": "u1", "source": "node/1", "type": "gpu.usage", "subject": "acme",
+            "data": {"lease": "L-1", "resource": "gpus", "sku": "gpu.h100-80g", "quantity": "8",
+            "start": "2026-12-01T23:58:00Z", "end": "2026-12-01T23:59:50Z"}});
+        t.ingest(&[event.to_string()]).await;
+        let (_, v) = authorize(&t, one.clone()).await;
+        assert_eq!(
+            (
+                v["decision"].as_str(),
+                v["quota"].as_str(),
+                v["used"].as_str()
+            ),
+            (
+                Some("denied"),
+                Some("max_concurrent.gpu.h100-80g"),
+                Some("8")
+            ),
+            "{db:?}: {v}"
+        );
+        // Two minutes without a report: the lease no longer counts as running.
+        now.fetch_add(
+            (billing_store::RUNNING_WINDOW_S - 10 + 1) * 1000,
+            Ordering::SeqCst,
+        );
+        let (_, v) = authorize(&t, one).await;
+        assert_eq!(v["decision"], "allowed", "{db:?}: {v}");
+    }
+}

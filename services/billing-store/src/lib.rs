@@ -25,7 +25,7 @@ pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
 pub use keys::{hash_key, key_id};
 pub use provisional::{Provisional, UnitSeconds};
-pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas};
+pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
 
 use billing_core::Class;
 use billing_core::ledger::{AccountLedger, EgressRecord, ResourceKey, Runs};

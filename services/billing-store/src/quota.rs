@@ -15,7 +15,11 @@
 //! - `prepaid_balance`: burned by the totals of invoices issued since the quotas were set and
 //!   by the open period's provisional total; live holds and the new hold must fit in the rest
 //!   (credits of billing-semantics.md count in, as they lower those totals);
-//! - `max_concurrent[sku]`: units of live holds of the sku plus the new hold's;
+//! - `max_concurrent[sku]`: units of live holds of the sku plus the new hold's plus the units
+//!   running now: every usage key of the sku whose last reported second is within the last
+//!   [`RUNNING_WINDOW_S`] seconds counts with its last quantity (a hold captured by its lease's
+//!   usage goes on counting through it; a hold placed without a lease is never captured, so
+//!   its usage counts twice until it expires);
 //! - `gpu_hours[sku]`: the open period's unit-hours of the sku in the ledger plus live holds'
 //!   unit-hours plus the new hold's.
 
@@ -47,6 +51,10 @@ pub struct Quotas {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warn_at: Option<Decimal>,
 }
+
+/// A usage key counts as running (for `max_concurrent`) while its last reported second is at
+/// most this old: heartbeats come every 10 – 60 s, so two missed ones still count.
+pub const RUNNING_WINDOW_S: i64 = 120;
 
 /// Largest amount or quantity gpubill takes in a quota or a hold.
 const ABSURD: i64 = 1_000_000_000_000;
@@ -579,6 +587,30 @@ async fn held(
     Ok(out)
 }
 
+/// Units of each sku running at `now_s`: usage keys whose last run ends within
+/// [`RUNNING_WINDOW_S`], each with its last run's quantity.
+async fn running_units(
+    conn: &mut AnyConnection,
+    account: &str,
+    now_s: i64,
+) -> Result<HashMap<String, Decimal>> {
+    let since = now_s - RUNNING_WINDOW_S;
+    let rows = sqlx::query("select sku, runs from ledger_keys where account = $1 and end_s > $2")
+        .bind(account)
+        .bind(since)
+        .fetch_all(conn)
+        .await?;
+    let mut out: HashMap<String, Decimal> = HashMap::new();
+    for r in rows {
+        let runs: billing_core::ledger::Runs = serde_json::from_str(&r.get::<String, _>(1))
+            .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
+        if let Some(last) = runs.as_slice().last().filter(|l| l.to > since) {
+            *out.entry(r.get(0)).or_default() += last.quantity;
+        }
+    }
+    Ok(out)
+}
+
 /// An account's quotas and when they were set, as `conn` sees them.
 async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Quotas, i64)>> {
     let row = sqlx::query("select body, updated_at_ms from quotas where account = $1")
@@ -630,6 +662,11 @@ async fn account_state(
     let needs_rating = quotas.spend_limit.is_some()
         || quotas.prepaid_balance.is_some()
         || !quotas.gpu_hours.is_empty();
+    let running = if quotas.max_concurrent.is_empty() {
+        HashMap::new()
+    } else {
+        running_units(conn, account, now_ms.div_euclid(1000)).await?
+    };
     let stored = match (
         row.get::<Option<String>, _>(2),
         row.get::<Option<String>, _>(3),
@@ -658,6 +695,7 @@ async fn account_state(
     Ok(Some(AccountState {
         quotas,
         held,
+        running,
         period_cost,
         sku_seconds,
         invoiced,
@@ -728,6 +766,8 @@ struct AccountState {
     quotas: Quotas,
     /// Live holds summed, including the ones this group placed so far.
     held: Held,
+    /// Units running now per sku (only read when `max_concurrent` is set).
+    running: HashMap<String, Decimal>,
     period_cost: Decimal,
     /// Unit-seconds of the open period per sku.
     sku_seconds: UnitSeconds,
@@ -784,7 +824,7 @@ fn decide(
         .copied()
         .unwrap_or_default();
     if let Some(limit) = q.max_concurrent.get(&req.sku) {
-        let used = held_units;
+        let used = held_units + state.running.get(&req.sku).copied().unwrap_or_default();
         if used + req.quantity > *limit {
             return denied(
                 format!("max_concurrent.{}", req.sku),
