@@ -228,24 +228,23 @@ impl Store {
     /// partitions give failover between processes; the database is the one writer (SQLite
     /// serializes writers by itself).
     pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
-        let mut tx = self.pool.begin().await?;
-        if self.backend == Backend::Postgres {
-            sqlx::query("select pg_advisory_xact_lock($1)")
-                .bind(WRITER_LOCK)
-                .execute(&mut *tx)
-                .await?;
-        }
-        Ok(tx)
+        self.begin_locked(WRITER_LOCK).await
     }
 
     /// Begins an authorization group's transaction. On PostgreSQL it takes an advisory lock of
     /// its own: authorizations (which only insert holds) serialize with each other across
     /// processes, not with folds and closes. On SQLite the caller holds the writer lock.
     pub(crate) async fn begin_holds(&self) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
+        self.begin_locked(HOLDS_LOCK).await
+    }
+
+    /// A transaction holding PostgreSQL's transaction-scoped advisory lock `key` (SQLite: a
+    /// plain transaction).
+    async fn begin_locked(&self, key: i64) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
         let mut tx = self.pool.begin().await?;
         if self.backend == Backend::Postgres {
             sqlx::query("select pg_advisory_xact_lock($1)")
-                .bind(HOLDS_LOCK)
+                .bind(key)
                 .execute(&mut *tx)
                 .await?;
         }
