@@ -195,7 +195,7 @@ impl Store {
         // The closed period's provisional costs give way to its invoices; later periods are
         // re-rated (the credits these invoices consumed are gone for them).
         let books = self.books(tx).await.map_err(CloseError::from)?;
-        crate::provisional::refresh_all(tx, &books.1, now_ms)
+        crate::provisional::refresh_all(tx, self.backend, &books.1, now_ms)
             .await
             .map_err(CloseError::from)?;
         self.record_command(

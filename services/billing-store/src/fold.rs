@@ -653,7 +653,7 @@ async fn fold_inner(
     if !moved.is_empty() {
         let books = store.books(conn).await?;
         let measured =
-            crate::provisional::update(conn, &books.1, &moved, &position, now_ms).await?;
+            crate::provisional::update(conn, backend, &books.1, &moved, &position, now_ms).await?;
         crate::decisions::evaluate(
             conn,
             backend,

@@ -377,7 +377,7 @@ impl Store {
         .await?;
         // What the ledger rates to changed: every provisional cost is re-rated.
         let books = provisional::Books::load(&mut tx, None).await?;
-        provisional::refresh_all(&mut tx, &books.1, now_ms).await?;
+        provisional::refresh_all(&mut tx, self.backend, &books.1, now_ms).await?;
         tx.commit().await?;
         Ok(next)
     }
@@ -545,41 +545,68 @@ pub(crate) async fn load_ledger(
     conn: &mut sqlx::AnyConnection,
     account: &str,
 ) -> Result<AccountLedger> {
-    let mut ledger = AccountLedger::new();
-    let rows =
-        sqlx::query("select lease, resource, sku, class, runs from ledger_keys where account = $1")
-            .bind(account)
-            .fetch_all(&mut *conn)
-            .await?;
+    let mut all = load_ledgers(conn, None, &[account]).await?;
+    Ok(all.remove(account).unwrap_or_default())
+}
+
+/// The ledgers of `accounts` in two statements (every account present, empty or not). With
+/// `backend` the accounts go in one JSON parameter; without, there must be one account.
+pub(crate) async fn load_ledgers(
+    conn: &mut sqlx::AnyConnection,
+    backend: Option<Backend>,
+    accounts: &[&str],
+) -> Result<std::collections::HashMap<String, AccountLedger>> {
+    let (filter, param) = match backend {
+        Some(b) => (
+            fold::in_json_array("account", b),
+            serde_json::to_string(accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        ),
+        None => (
+            "account = $1".to_string(),
+            accounts.first().map(|a| a.to_string()).unwrap_or_default(),
+        ),
+    };
+    let mut out: std::collections::HashMap<String, AccountLedger> = accounts
+        .iter()
+        .map(|a| (a.to_string(), AccountLedger::new()))
+        .collect();
+    let rows = sqlx::query(&format!(
+        "select account, lease, resource, sku, class, runs from ledger_keys where {filter}"
+    ))
+    .bind(param.as_str())
+    .fetch_all(&mut *conn)
+    .await?;
     for r in rows {
-        let class = match r.get::<String, _>(3).as_str() {
+        let class = match r.get::<String, _>(4).as_str() {
             "spot" => Class::Spot,
             _ => Class::OnDemand,
         };
-        let runs: Runs = serde_json::from_str(&r.get::<String, _>(4))
+        let runs: Runs = serde_json::from_str(&r.get::<String, _>(5))
             .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
         let key = ResourceKey {
-            lease: r.get::<String, _>(0).into(),
-            resource: r.get::<String, _>(1).into(),
-            sku: r.get::<String, _>(2).into(),
+            lease: r.get::<String, _>(1).into(),
+            resource: r.get::<String, _>(2).into(),
+            sku: r.get::<String, _>(3).into(),
             class,
         };
-        ledger.set_runs(key, runs);
+        out.entry(r.get(0)).or_default().set_runs(key, runs);
     }
-    let rows = sqlx::query("select dest, time_s, time_ns, bytes from egress where account = $1")
-        .bind(account)
-        .fetch_all(&mut *conn)
-        .await?;
+    let rows = sqlx::query(&format!(
+        "select account, dest, time_s, time_ns, bytes from egress where {filter}"
+    ))
+    .bind(param.as_str())
+    .fetch_all(&mut *conn)
+    .await?;
     for r in rows {
-        let dest: String = r.get(0);
+        let dest: String = r.get(1);
         let record = EgressRecord {
             time: Timestamp {
-                secs: r.get(1),
-                nanos: r.get::<i64, _>(2) as u32,
+                secs: r.get(2),
+                nanos: r.get::<i64, _>(3) as u32,
             },
-            bytes: r.get::<i64, _>(3) as u64,
+            bytes: r.get::<i64, _>(4) as u64,
         };
-        ledger.add_egress(&dest, record);
+        out.entry(r.get(0)).or_default().add_egress(&dest, record);
     }
-    Ok(ledger)
+    Ok(out)
 }

@@ -21,10 +21,12 @@
 //! timezone, the version that rates a period chosen as a close chooses it); closed periods are
 //! not re-rated (late usage never changes an issued invoice).
 
-use crate::{Result, Store, StoreError, load_ledger};
+use crate::{Backend, Result, Store, StoreError, load_ledgers};
 use billing_core::invoice::{Component, Invoice};
+use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
+use billing_core::rating::RatingError;
 use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -112,45 +114,93 @@ impl Books {
     }
 }
 
-/// `account`'s period as `conn` sees it, rated with the invoices' own function (credits left
-/// over from issued invoices applied): the provisional invoice and the unit-seconds of each sku
-/// in use. Everything that measures an open period measures with this.
+/// What ratings of some accounts read: their ledgers and the credits their issued invoices
+/// consumed, loaded in three statements whatever the number of accounts.
+pub(crate) struct Loaded {
+    ledgers: HashMap<String, AccountLedger>,
+    consumed: HashMap<String, Decimal>,
+}
+
+impl Loaded {
+    /// `accounts` as `conn` sees them (with `backend`, any number in one parameter; without,
+    /// exactly one).
+    pub(crate) async fn read(
+        conn: &mut AnyConnection,
+        backend: Option<Backend>,
+        accounts: &[&str],
+    ) -> Result<Loaded> {
+        let ledgers = load_ledgers(conn, backend, accounts).await?;
+        let (filter, param) = match backend {
+            Some(b) => (
+                crate::fold::in_json_array("account", b),
+                to_json(&accounts)?,
+            ),
+            None => (
+                "account = $1".to_string(),
+                accounts.first().map(|a| a.to_string()).unwrap_or_default(),
+            ),
+        };
+        let mut consumed: HashMap<String, Decimal> = HashMap::new();
+        for r in sqlx::query(&format!(
+            "select account, credit from invoices where {filter}"
+        ))
+        .bind(param)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            *consumed.entry(r.get(0)).or_default() +=
+                r.get::<String, _>(1).parse::<Decimal>().unwrap_or_default();
+        }
+        Ok(Loaded { ledgers, consumed })
+    }
+
+    /// `account`'s period rated with the invoices' own function (credits left over from issued
+    /// invoices applied): the provisional invoice and the unit-seconds of each sku in use.
+    fn rate(
+        &self,
+        account: &str,
+        book: &PriceBook,
+        period: &Period,
+    ) -> std::result::Result<(Invoice, UnitSeconds), RatingError> {
+        let consumed = self.consumed.get(account).copied().unwrap_or_default();
+        let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
+        let ctx = RatingContext::new(book, period.clone());
+        let rated = rate_account(&ctx, account, self.ledgers.get(account), credit)?;
+        let mut unit_seconds = UnitSeconds::new();
+        for l in &rated.invoice.lines {
+            if let Some(sku) = &l.sku
+                && matches!(
+                    l.component,
+                    Component::OnDemand | Component::ReservedUsage | Component::Spot
+                )
+            {
+                *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
+            }
+        }
+        Ok((rated.invoice, unit_seconds))
+    }
+}
+
+/// `account`'s period as `conn` sees it, rated (see [`Loaded::rate`]). Everything that
+/// measures an open period measures with this.
 pub(crate) async fn rate_period(
     conn: &mut AnyConnection,
     account: &str,
     book: &PriceBook,
     period: &Period,
 ) -> Result<(Invoice, UnitSeconds)> {
-    let ledger = load_ledger(conn, account).await?;
-    let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
-        .bind(account)
-        .fetch_all(&mut *conn)
+    Loaded::read(conn, None, &[account])
         .await?
-        .iter()
-        .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-        .sum();
-    let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
-    let ctx = RatingContext::new(book, period.clone());
-    let rated = rate_account(&ctx, account, Some(&ledger), credit)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let mut unit_seconds = UnitSeconds::new();
-    for l in &rated.invoice.lines {
-        if let Some(sku) = &l.sku
-            && matches!(
-                l.component,
-                Component::OnDemand | Component::ReservedUsage | Component::Spot
-            )
-        {
-            *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
-        }
-    }
-    Ok((rated.invoice, unit_seconds))
+        .rate(account, book, period)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 /// Rates and stores one (account, period); `position` None keeps the stored one.
+#[allow(clippy::too_many_arguments)]
 async fn store_one(
     conn: &mut AnyConnection,
     books: &Books,
+    loaded: &Loaded,
     account: &str,
     label: &str,
     position: Option<&serde_json::Value>,
@@ -159,9 +209,9 @@ async fn store_one(
     let Some((book, period)) = books.for_period(label) else {
         return Ok(None);
     };
-    let (invoice, unit_seconds) = match rate_period(conn, account, book, &period).await {
+    let (invoice, unit_seconds) = match loaded.rate(account, book, &period) {
         Ok(r) => r,
-        Err(StoreError::Corrupt(e)) => {
+        Err(e) => {
             // A ledger that cannot be rated (egress beyond any amount) must not stop the fold:
             // the row goes, and a read rates again and reports the error.
             tracing::warn!(account, period = label, error = %e, "provisional cost not rated");
@@ -172,7 +222,6 @@ async fn store_one(
                 .await?;
             return Ok(None);
         }
-        Err(e) => return Err(e),
     };
     let body = to_json(&invoice)?;
     let units = to_json(&unit_seconds)?;
@@ -225,15 +274,9 @@ pub(crate) async fn ensure(
         .await?
         .is_some();
     if !present && !closed_periods(conn).await?.contains(label) {
-        store_one(
-            conn,
-            books,
-            account,
-            label,
-            Some(&serde_json::Value::Null),
-            now_ms,
-        )
-        .await?;
+        let loaded = Loaded::read(conn, None, &[account]).await?;
+        let null = serde_json::Value::Null;
+        store_one(conn, books, &loaded, account, label, Some(&null), now_ms).await?;
     }
     Ok(())
 }
@@ -253,6 +296,7 @@ async fn closed_periods(conn: &mut AnyConnection) -> Result<BTreeSet<String>> {
 /// measure of each (account, period label).
 pub(crate) async fn update(
     conn: &mut AnyConnection,
+    backend: Backend,
     books: &Books,
     touched: &BTreeMap<String, (i64, i64)>,
     position: &serde_json::Value,
@@ -263,13 +307,24 @@ pub(crate) async fn update(
         return Ok(out);
     }
     let closed = closed_periods(conn).await?;
+    let accounts: Vec<&str> = touched.keys().map(String::as_str).collect();
+    let loaded = Loaded::read(conn, Some(backend), &accounts).await?;
     for (account, (from, to)) in touched {
         for label in books.labels_between(*from, *to) {
             if closed.contains(&label) {
                 continue;
             }
-            if let Some(m) = store_one(conn, books, account, &label, Some(position), now_ms).await?
-            {
+            let stored = store_one(
+                conn,
+                books,
+                &loaded,
+                account,
+                &label,
+                Some(position),
+                now_ms,
+            )
+            .await?;
+            if let Some(m) = stored {
                 out.insert((account.clone(), label), m);
             }
         }
@@ -281,6 +336,7 @@ pub(crate) async fn update(
 /// other row is re-rated (the ledger did not move, so each keeps its position).
 pub(crate) async fn refresh_all(
     conn: &mut AnyConnection,
+    backend: Backend,
     books: &Books,
     now_ms: i64,
 ) -> Result<()> {
@@ -291,15 +347,18 @@ pub(crate) async fn refresh_all(
         .into_iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    for (account, label) in rows {
-        if closed.contains(&label) {
+    let accounts: BTreeSet<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
+    let accounts: Vec<&str> = accounts.into_iter().collect();
+    let loaded = Loaded::read(conn, Some(backend), &accounts).await?;
+    for (account, label) in &rows {
+        if closed.contains(label) {
             sqlx::query("delete from provisional_costs where account = $1 and period = $2")
                 .bind(account.as_str())
                 .bind(label.as_str())
                 .execute(&mut *conn)
                 .await?;
         } else {
-            store_one(conn, books, &account, &label, None, now_ms).await?;
+            store_one(conn, books, &loaded, account, label, None, now_ms).await?;
         }
     }
     Ok(())
