@@ -615,11 +615,20 @@ async fn fold_inner(
     if !leases.is_empty() {
         let json =
             serde_json::to_string(&leases).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        sqlx::query(capture_holds_sql(backend))
+        let captured: std::collections::BTreeSet<String> = sqlx::query(capture_holds_sql(backend))
             .bind(now_ms)
             .bind(json)
-            .execute(&mut *conn)
-            .await?;
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .map(|r| r.get(0))
+            .collect();
+        // Their accounts' cached holds (authorization) are no longer the stored ones. In account
+        // order, as authorization groups bump them: two transactions never wait on each other
+        // in a circle.
+        for account in &captured {
+            crate::quota::bump_hold_rev(conn, account).await?;
+        }
     }
 
     // Provisional costs of the accounts this batch moved, then their quota decisions, in its
@@ -737,12 +746,12 @@ fn capture_holds_sql(backend: Backend) -> &'static str {
         Backend::Postgres => {
             "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
              and expires_at_ms > $1 and exists (select 1 from json_to_recordset(cast($2 as json)) as x(a text, l text) \
-             where x.a = holds.account and x.l = holds.lease)"
+             where x.a = holds.account and x.l = holds.lease) returning account"
         }
         Backend::Sqlite => {
             "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
              and expires_at_ms > $1 and exists (select 1 from json_each($2) j where json_extract(j.value, '$.a') = holds.account \
-             and json_extract(j.value, '$.l') = holds.lease)"
+             and json_extract(j.value, '$.l') = holds.lease) returning account"
         }
     }
 }

@@ -150,6 +150,8 @@ pub struct Store {
     /// Authorizations decide one group at a time (see [`Store::authorize`]); on PostgreSQL
     /// they do not wait for folds, on SQLite (one writer) this is not used.
     holds: Mutex<()>,
+    /// Live holds per account with the hold revision they are valid for (see `hold_revs`).
+    held_cache: std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<quota::Hold>)>>,
     /// Parsed price book versions (see [`provisional::Books`]).
     books: std::sync::Mutex<std::sync::Arc<(i64, provisional::Books)>>,
 }
@@ -207,6 +209,7 @@ impl Store {
             topics: Topics::default(),
             authorizations: std::sync::Mutex::new(Vec::new()),
             holds: Mutex::new(()),
+            held_cache: Default::default(),
             books: Default::default(),
         })
     }
@@ -231,11 +234,26 @@ impl Store {
         self.begin_locked(WRITER_LOCK).await
     }
 
-    /// Begins an authorization group's transaction. On PostgreSQL it takes an advisory lock of
-    /// its own: authorizations (which only insert holds) serialize with each other across
-    /// processes, not with folds and closes. On SQLite the caller holds the writer lock.
-    pub(crate) async fn begin_holds(&self) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
-        self.begin_locked(HOLDS_LOCK).await
+    /// Begins an authorization group's transaction and reads the latest price book version.
+    /// On PostgreSQL it takes an advisory lock of its own, in the same statement: authorizations
+    /// (which only insert holds) serialize with each other across processes, not with folds and
+    /// closes. (The version is read from the statement's snapshot, taken before the lock is
+    /// granted: a group that waited while a version was uploaded decides as if it came first.)
+    /// On SQLite the caller holds the writer lock.
+    pub(crate) async fn begin_holds(&self) -> Result<(sqlx::Transaction<'_, sqlx::Any>, i64)> {
+        let mut tx = self.pool.begin().await?;
+        let sql = match self.backend {
+            Backend::Postgres => {
+                "select cast(pg_advisory_xact_lock($1) as text), (select coalesce(max(version), 0) from pricebooks)"
+            }
+            Backend::Sqlite => "select $1, (select coalesce(max(version), 0) from pricebooks)",
+        };
+        let latest: i64 = sqlx::query(sql)
+            .bind(HOLDS_LOCK)
+            .fetch_one(&mut *tx)
+            .await?
+            .get(1);
+        Ok((tx, latest))
     }
 
     /// A transaction holding PostgreSQL's transaction-scoped advisory lock `key` (SQLite: a

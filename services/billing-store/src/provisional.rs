@@ -55,6 +55,15 @@ impl Books {
             .fetch_one(&mut *conn)
             .await?
             .get(0);
+        Self::load_up_to(conn, latest, cache).await
+    }
+
+    /// Like [`Books::load`] when the latest version is known already.
+    pub(crate) async fn load_up_to(
+        conn: &mut AnyConnection,
+        latest: i64,
+        cache: Option<&std::sync::Mutex<Arc<(i64, Books)>>>,
+    ) -> Result<Arc<(i64, Books)>> {
         if let Some(cache) = cache {
             let cached = cache.lock().unwrap_or_else(|e| e.into_inner()).clone();
             if cached.0 == latest {

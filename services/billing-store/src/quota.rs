@@ -320,9 +320,10 @@ impl Store {
         now_ms: i64,
     ) -> Result<Vec<Result<Authorization, HoldError>>, HoldError> {
         let t0 = std::time::Instant::now();
-        let mut tx = self.begin_holds().await?;
+        let (mut tx, latest) = self.begin_holds().await?;
         let t_lock = t0.elapsed();
-        let books = self.books(&mut tx).await?;
+        let books =
+            crate::provisional::Books::load_up_to(&mut tx, latest, Some(&self.books)).await?;
         let books = &books.1;
         let open = books
             .label_of(now_ms.div_euclid(1000))
@@ -337,9 +338,16 @@ impl Store {
             };
             // Each account read once per group (None: no such account).
             if !accounts.contains_key(&q.req.account) {
-                let state =
-                    account_state(&mut tx, self.backend, books, &q.req.account, label, now_ms)
-                        .await?;
+                let state = account_state(
+                    &mut tx,
+                    self.backend,
+                    &self.held_cache,
+                    books,
+                    &q.req.account,
+                    label,
+                    now_ms,
+                )
+                .await?;
                 accounts.insert(q.req.account.clone(), state);
             }
             let Some(state) = accounts.get_mut(&q.req.account).and_then(Option::as_mut) else {
@@ -349,6 +357,7 @@ impl Store {
             let answer = decide(&q.req, book, state, q.ttl_ms, q.now_ms)?;
             if let Ok(Authorization::Allowed(h)) = &answer {
                 state.held.add(h);
+                state.holds.push(h.clone());
                 placed.push(h.clone());
             }
             answers.push(answer);
@@ -378,8 +387,43 @@ impl Store {
             rows,
         )
         .await?;
+        // Every account that got a hold moves its revision. When nothing else moved it since
+        // it was read, this group's view (holds read + holds placed) is the stored one and
+        // stays cached; otherwise the next group reads again.
+        let mut cached: Vec<(String, i64, Vec<Hold>)> = Vec::new();
+        let mut stale: Vec<String> = Vec::new();
+        let mut accounts: Vec<(String, Option<AccountState>)> = accounts.into_iter().collect();
+        accounts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (account, state) in accounts.iter_mut() {
+            let Some(state) = state.as_mut() else {
+                continue;
+            };
+            if !placed.iter().any(|h| &h.account == account) {
+                continue;
+            }
+            let rev = bump_hold_rev(&mut tx, account).await?;
+            if rev == state.rev + 1 {
+                cached.push((account.clone(), rev, std::mem::take(&mut state.holds)));
+            } else {
+                stale.push(account.clone());
+            }
+        }
         let t_insert = t0.elapsed();
-        tx.commit().await?;
+        let committed = tx.commit().await;
+        {
+            let mut cache = self.held_cache.lock().unwrap_or_else(|e| e.into_inner());
+            if committed.is_ok() {
+                for (account, rev, holds) in cached {
+                    cache.insert(account, (rev, holds));
+                }
+            } else {
+                stale.extend(cached.into_iter().map(|c| c.0));
+            }
+            for account in stale {
+                cache.remove(&account);
+            }
+        }
+        committed?;
         tracing::debug!(
             group = group.len(),
             lock_us = t_lock.as_micros() as u64,
@@ -445,6 +489,7 @@ impl Store {
             }
         };
         q.bind(id).execute(&mut *tx).await?;
+        bump_hold_rev(&mut tx, &hold.account).await?;
         let updated = self
             .hold(&mut tx, id)
             .await?
@@ -528,63 +573,58 @@ struct Held {
 }
 
 impl Held {
-    fn add_parts(&mut self, sku: String, amount: Decimal, units: Decimal, unit_seconds: Decimal) {
-        self.amount += amount;
-        let e = self.per_sku.entry(sku).or_default();
-        e.0 += units;
-        e.1 += unit_seconds;
-    }
-
     fn add(&mut self, h: &Hold) {
-        self.add_parts(
-            h.sku.clone(),
-            h.amount,
-            h.quantity,
-            h.quantity * Decimal::from(h.seconds),
-        );
+        self.amount += h.amount;
+        let e = self.per_sku.entry(h.sku.clone()).or_default();
+        e.0 += h.quantity;
+        e.1 += h.quantity * Decimal::from(h.seconds);
     }
 }
 
-/// An account's live holds at `now`, summed (PostgreSQL sums them exactly as `numeric`; with
-/// SQLite, whose numbers are floats, the rows are summed here).
-async fn held(
+/// Bumps `account`'s hold revision (in the caller's transaction) and returns the new one.
+pub(crate) async fn bump_hold_rev(conn: &mut AnyConnection, account: &str) -> Result<i64> {
+    Ok(sqlx::query("insert into hold_revs (account, rev) values ($1, 1) on conflict (account) do update set rev = hold_revs.rev + 1 returning rev")
+        .bind(account)
+        .fetch_one(conn)
+        .await?
+        .get(0))
+}
+
+/// An account's live holds at `now` and the revision they are valid for: from the process's
+/// cache when the stored revision has not moved since it was filled, else read (and cached).
+async fn live_holds_at(
     conn: &mut AnyConnection,
-    backend: crate::Backend,
+    cache: &std::sync::Mutex<HashMap<String, (i64, Vec<Hold>)>>,
     account: &str,
     now_ms: i64,
-) -> Result<Held> {
-    let sql = match backend {
-        crate::Backend::Postgres => {
-            "select sku, cast(sum(cast(amount as numeric)) as text), \
-             cast(sum(cast(quantity as numeric)) as text), \
-             cast(sum(cast(quantity as numeric) * seconds) as text) \
-             from holds where account = $1 and status = 'live' and expires_at_ms > $2 group by sku"
-        }
-        crate::Backend::Sqlite => {
-            "select sku, amount, quantity, seconds from holds \
-             where account = $1 and status = 'live' and expires_at_ms > $2"
-        }
-    };
-    let rows = sqlx::query(sql)
+) -> Result<(i64, Vec<Hold>)> {
+    let rev: i64 = sqlx::query("select rev from hold_revs where account = $1")
         .bind(account)
-        .bind(now_ms)
-        .fetch_all(conn)
-        .await?;
-    let dec = |s: String| {
-        s.parse::<Decimal>()
-            .map_err(|e| StoreError::Corrupt(format!("hold decimal {s:?}: {e}")))
-    };
-    let mut out = Held::default();
-    for r in rows {
-        let sku: String = r.get(0);
-        let (amount, units) = (dec(r.get(1))?, dec(r.get(2))?);
-        let unit_seconds = match backend {
-            crate::Backend::Postgres => dec(r.get(3))?,
-            crate::Backend::Sqlite => units * Decimal::from(r.get::<i64, _>(3)),
-        };
-        out.add_parts(sku, amount, units, unit_seconds);
+        .fetch_optional(&mut *conn)
+        .await?
+        .map_or(0, |r| r.get(0));
+    let cached = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(account)
+        .filter(|(r, _)| *r == rev)
+        .map(|(_, h)| {
+            h.iter()
+                .filter(|h| h.expires_at_ms > now_ms)
+                .cloned()
+                .collect()
+        });
+    if let Some(holds) = cached {
+        return Ok((rev, holds));
     }
-    Ok(out)
+    // Read after the revision: what is read is at least as new as `rev` (a change in between
+    // moved the revision, so the next group reads again).
+    let holds = live_holds(conn, account, now_ms).await?;
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(account.to_string(), (rev, holds.clone()));
+    Ok((rev, holds))
 }
 
 /// Units of each sku running at `now_s`: usage keys whose last run ends within
@@ -631,6 +671,7 @@ async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Qu
 async fn account_state(
     conn: &mut AnyConnection,
     backend: crate::Backend,
+    cache: &std::sync::Mutex<HashMap<String, (i64, Vec<Hold>)>>,
     books: &Books,
     account: &str,
     label: &str,
@@ -638,12 +679,24 @@ async fn account_state(
 ) -> Result<Option<AccountState>> {
     // Holds first (see above), then the account, its quotas and its stored provisional cost
     // in one statement.
-    let held = held(conn, backend, account, now_ms).await?;
-    let Some(row) = sqlx::query(
-        "select q.body, q.updated_at_ms, p.total, p.unit_seconds from accounts a \
+    let (rev, holds) = live_holds_at(conn, cache, account, now_ms).await?;
+    let mut held = Held::default();
+    for h in &holds {
+        held.add(h);
+    }
+    // PostgreSQL also sums the invoices since the quotas were set (exactly, as numeric).
+    let invoiced_sql = match backend {
+        crate::Backend::Postgres => {
+            "(select cast(coalesce(sum(cast(i.total as numeric)), 0) as text) from invoices i \
+             where i.account = a.id and i.issued_at_ms >= coalesce(q.updated_at_ms, 0))"
+        }
+        crate::Backend::Sqlite => "null",
+    };
+    let Some(row) = sqlx::query(&format!(
+        "select q.body, q.updated_at_ms, p.total, p.unit_seconds, {invoiced_sql} from accounts a \
          left join quotas q on q.account = a.id \
          left join provisional_costs p on p.account = a.id and p.period = $2 where a.id = $1",
-    )
+    ))
     .bind(account)
     .bind(label)
     .fetch_optional(&mut *conn)
@@ -688,12 +741,17 @@ async fn account_state(
             .await?
             .unwrap_or_default(),
     };
-    let invoiced = match quotas.prepaid_balance {
-        Some(_) => invoiced_since(conn, account, set_at).await?,
-        None => Decimal::ZERO,
+    let invoiced = match (quotas.prepaid_balance, row.get::<Option<String>, _>(4)) {
+        (None, _) => Decimal::ZERO,
+        (Some(_), Some(sum)) => sum
+            .parse::<Decimal>()
+            .map_err(|e| StoreError::Corrupt(format!("invoice totals: {e}")))?,
+        (Some(_), None) => invoiced_since(conn, account, set_at).await?,
     };
     Ok(Some(AccountState {
         quotas,
+        rev,
+        holds,
         held,
         running,
         period_cost,
@@ -764,6 +822,9 @@ pub(crate) struct Queued {
 /// An account's quotas and what counts against them, within one group.
 struct AccountState {
     quotas: Quotas,
+    /// The hold revision read, and the live holds (with the ones this group placed so far).
+    rev: i64,
+    holds: Vec<Hold>,
     /// Live holds summed, including the ones this group placed so far.
     held: Held,
     /// Units running now per sku (only read when `max_concurrent` is set).
