@@ -758,3 +758,42 @@ async fn max_concurrent_counts_running_usage_after_its_hold_is_captured() {
         assert_eq!(v["decision"], "allowed", "{db:?}: {v}");
     }
 }
+
+/// Two engine processes (two stores, two hold caches) on one PostgreSQL database: each sees
+/// the holds the other placed and released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_sharing_postgres_see_each_others_holds() {
+    let (a, now, _) = setup(Db::Postgres, json!({"prepaid_balance": "10.00"})).await;
+    let b = with_clock(TestApp::open(&a.url).await, now.clone());
+    let mut held = Vec::new();
+    for i in 0..10 {
+        let t = if i % 2 == 0 { &a } else { &b };
+        let (_, v) = authorize(t, one_gpu_100_s()).await;
+        assert_eq!(v["decision"], "allowed", "call {i}: {v}");
+        held.push(v["hold"].as_str().unwrap().to_string());
+    }
+    for t in [&a, &b] {
+        let (_, v) = authorize(t, one_gpu_100_s()).await;
+        assert_eq!(
+            (v["decision"].as_str(), v["used"].as_str()),
+            (Some("denied"), Some("10.00")),
+            "{v}"
+        );
+    }
+    // b releases a hold a placed: a lets exactly one more through.
+    let (s, v) = b
+        .call(
+            "POST",
+            &format!("/v1/holds/{}/release", held[0]),
+            Some(INGEST),
+            "application/json",
+            "",
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(
+        authorize(&a, one_gpu_100_s()).await.1["decision"],
+        "allowed"
+    );
+    assert_eq!(authorize(&b, one_gpu_100_s()).await.1["decision"], "denied");
+}
