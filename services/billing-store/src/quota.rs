@@ -1,13 +1,22 @@
 //! Quotas, prepaid balances and holds: the synchronous authorization of rental backends
-//! (issue 5, first part).
+//! (issue 5).
 //!
 //! A hold reserves `quantity x seconds` at the sku's first-tier on-demand rate (rounded up to
-//! the cent, so a hold never reserves less than the usage it stands for). An authorization is
-//! decided under the writer lock (one process) and the PostgreSQL advisory lock (all
-//! processes), so concurrent calls see each other's holds: the checks and the new hold are one
-//! transaction. Usage that arrives for a hold's lease captures the hold (the fold does it, in
-//! the batch's transaction): from then on the usage counts through the ledger instead. Live holds expire by themselves at `expires_at` (checked on every read and
-//! authorization; no timer needed) and survive restarts (they are rows).
+//! the cent, so a hold never reserves less than the usage it stands for). Authorizations are
+//! group-committed (see [`Store::authorize`]) and decided one group at a time: on PostgreSQL
+//! under an advisory lock of their own (all processes; they only insert holds, so they never
+//! wait for a fold), on SQLite under the writer lock. Concurrent calls see each other's holds:
+//! the checks and the new holds are one transaction. Usage that arrives for a hold's lease
+//! captures the hold (the fold does it, in the batch's transaction): from then on the usage
+//! counts through the ledger instead. Live holds expire by themselves at `expires_at` (checked
+//! on every read and authorization; batches mark them) and survive restarts (they are rows).
+//!
+//! What a group reads per account: its hold revision (`hold_revs`, moved in the transaction of
+//! every authorization, release, extension and capture) and, when that has not moved since this
+//! process last read them, its live holds from memory, else from the table; then the account,
+//! its quotas, its stored provisional cost (see `provisional`) and its invoices since the quotas
+//! were set, in one statement. Holds are read before the provisional cost: a fold committing in
+//! between can only make a usage count twice (a stricter answer), never not at all.
 //!
 //! What is spent, for the checks (choices where issue 5 leaves room, also in the README):
 //! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
