@@ -11,12 +11,13 @@
 //! counts through the ledger instead. Live holds expire by themselves at `expires_at` (checked
 //! on every read and authorization; batches mark them) and survive restarts (they are rows).
 //!
-//! What a group reads per account: its hold revision (`hold_revs`, moved in the transaction of
-//! every authorization, release, extension and capture) and, when that has not moved since this
-//! process last read them, its live holds from memory, else from the table; then the account,
-//! its quotas, its stored provisional cost (see `provisional`) and its invoices since the quotas
-//! were set, in one statement. Holds are read before the provisional cost: a fold committing in
-//! between can only make a usage count twice (a stricter answer), never not at all.
+//! What a group reads per account, in one statement: the account, its quotas, its stored
+//! provisional cost (see `provisional`), its invoices since the quotas were set and its hold
+//! revision (`hold_revs`, moved in the transaction of every authorization, release, extension
+//! and capture). While the revision has not moved since this process last read the account's
+//! live holds, they come from memory; otherwise they are read, and the statement again, so the
+//! cost is never older than the holds: a fold capturing a hold in between can only make a usage
+//! count twice (a stricter answer), never not at all.
 //!
 //! What is spent, for the checks (choices where issue 5 leaves room, also in the README):
 //! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
@@ -599,43 +600,6 @@ pub(crate) async fn bump_hold_rev(conn: &mut AnyConnection, account: &str) -> Re
         .get(0))
 }
 
-/// An account's live holds at `now` and the revision they are valid for: from the process's
-/// cache when the stored revision has not moved since it was filled, else read (and cached).
-async fn live_holds_at(
-    conn: &mut AnyConnection,
-    cache: &std::sync::Mutex<HashMap<String, (i64, Vec<Hold>)>>,
-    account: &str,
-    now_ms: i64,
-) -> Result<(i64, Vec<Hold>)> {
-    let rev: i64 = sqlx::query("select rev from hold_revs where account = $1")
-        .bind(account)
-        .fetch_optional(&mut *conn)
-        .await?
-        .map_or(0, |r| r.get(0));
-    let cached = cache
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(account)
-        .filter(|(r, _)| *r == rev)
-        .map(|(_, h)| {
-            h.iter()
-                .filter(|h| h.expires_at_ms > now_ms)
-                .cloned()
-                .collect()
-        });
-    if let Some(holds) = cached {
-        return Ok((rev, holds));
-    }
-    // Read after the revision: what is read is at least as new as `rev` (a change in between
-    // moved the revision, so the next group reads again).
-    let holds = live_holds(conn, account, now_ms).await?;
-    cache
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(account.to_string(), (rev, holds.clone()));
-    Ok((rev, holds))
-}
-
 /// Units of each sku running at `now_s`: usage keys whose last run ends within
 /// [`RUNNING_WINDOW_S`], each with its last run's quantity.
 async fn running_units(
@@ -674,9 +638,8 @@ async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Qu
     .transpose()
 }
 
-/// What the checks of an account need, read once per group (None: no such account). Holds are
-/// read before the provisional cost: a fold that captures a hold and commits in between can
-/// only make the usage count twice (a stricter answer), never not at all.
+/// What the checks of an account need, read once per group (None: no such account); see the
+/// module docs for the order of the reads.
 async fn account_state(
     conn: &mut AnyConnection,
     backend: crate::Backend,
@@ -686,14 +649,8 @@ async fn account_state(
     label: &str,
     now_ms: i64,
 ) -> Result<Option<AccountState>> {
-    // Holds first (see above), then the account, its quotas and its stored provisional cost
-    // in one statement.
-    let (rev, holds) = live_holds_at(conn, cache, account, now_ms).await?;
-    let mut held = Held::default();
-    for h in &holds {
-        held.add(h);
-    }
-    // PostgreSQL also sums the invoices since the quotas were set (exactly, as numeric).
+    // The account, its quotas, its stored provisional cost, its hold revision (and on
+    // PostgreSQL its invoices since the quotas were set, summed exactly) in one statement.
     let invoiced_sql = match backend {
         crate::Backend::Postgres => {
             "(select cast(coalesce(sum(cast(i.total as numeric)), 0) as text) from invoices i \
@@ -701,18 +658,58 @@ async fn account_state(
         }
         crate::Backend::Sqlite => "null",
     };
-    let Some(row) = sqlx::query(&format!(
-        "select q.body, q.updated_at_ms, p.total, p.unit_seconds, {invoiced_sql} from accounts a \
-         left join quotas q on q.account = a.id \
-         left join provisional_costs p on p.account = a.id and p.period = $2 where a.id = $1",
-    ))
-    .bind(account)
-    .bind(label)
-    .fetch_optional(&mut *conn)
-    .await?
-    else {
+    let sql = format!(
+        "select q.body, q.updated_at_ms, p.total, p.unit_seconds, {invoiced_sql}, r.rev \
+         from accounts a left join quotas q on q.account = a.id \
+         left join provisional_costs p on p.account = a.id and p.period = $2 \
+         left join hold_revs r on r.account = a.id where a.id = $1",
+    );
+    let read = async |conn: &mut AnyConnection| {
+        sqlx::query(&sql)
+            .bind(account)
+            .bind(label)
+            .fetch_optional(conn)
+            .await
+    };
+    let Some(mut row) = read(conn).await? else {
         return Ok(None);
     };
+    let rev = row.get::<Option<i64>, _>(5).unwrap_or(0);
+    // The live holds: from the process's cache when the revision has not moved since it was
+    // filled (then they are the ones of the statement's snapshot), else read now, after the
+    // revision (at least as new as it), and the statement read again so that the provisional
+    // cost is at least as new as the holds (a fold capturing a hold in between can then only
+    // make its usage count twice, never not at all).
+    let cached = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(account)
+        .filter(|(r, _)| *r == rev)
+        .map(|(_, h)| {
+            h.iter()
+                .filter(|h| h.expires_at_ms > now_ms)
+                .cloned()
+                .collect()
+        });
+    let holds: Vec<Hold> = match cached {
+        Some(holds) => holds,
+        None => {
+            let holds = live_holds(conn, account, now_ms).await?;
+            cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(account.to_string(), (rev, holds.clone()));
+            let Some(again) = read(conn).await? else {
+                return Ok(None);
+            };
+            row = again;
+            holds
+        }
+    };
+    let mut held = Held::default();
+    for h in &holds {
+        held.add(h);
+    }
     let (quotas, set_at) = match row.get::<Option<String>, _>(0) {
         Some(body) => (
             serde_json::from_str::<Quotas>(&body)
