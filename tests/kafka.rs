@@ -508,20 +508,11 @@ async fn quota_decisions_through_kafka_once_each_within_a_batch_across_a_consume
     let (_, v) = t.get("/v1/quota/decisions", &key).await;
     assert_eq!(kinds(&v), ["warn", "limit"], "{v}");
     let list = v["decisions"].as_array().unwrap();
-    let used = |d: &serde_json::Value| d["used"].as_str().unwrap().parse::<Decimal>().unwrap();
     // A consumer batch holds at most `batch_max` records of 80 GPU-seconds each.
     let batch_max = ConsumerSettings::new(BROKERS, &topic).batch_max;
-    let per_batch = Decimal::from(batch_max as i64 * 80) / Decimal::from(3600);
-    let (warn, limit) = (Decimal::from(800), Decimal::from(1000));
-    assert!(
-        used(&list[0]) >= warn && used(&list[0]) - warn <= per_batch,
-        "{}",
-        list[0]
-    );
-    assert!(
-        used(&list[1]) >= limit && used(&list[1]) - limit <= per_batch,
-        "{}",
-        list[1]
+    assert_crossed_within_a_batch(
+        list,
+        Decimal::from(batch_max as i64 * 80) / Decimal::from(3600),
     );
     assert_eq!(
         list[1]["position"][0]["consumer"],

@@ -442,3 +442,25 @@ pub fn node_report(node: u32, from: i64) -> String {
         "quantity": "8", "start": t(from), "end": t(from + 10)}})
     .to_string()
 }
+
+/// Asserts that `decisions` are a `warn` then a `limit` of a 1,000 GPU-hour quota (warning at
+/// 80%), each taken with the batch that crossed its threshold: what each overshoots its
+/// threshold by is at most `per_batch` GPU-hours (one batch of usage).
+pub fn assert_crossed_within_a_batch(decisions: &[Value], per_batch: rust_decimal::Decimal) {
+    use rust_decimal::Decimal;
+    let used = |d: &Value| d["used"].as_str().unwrap().parse::<Decimal>().unwrap();
+    for (d, threshold) in decisions
+        .iter()
+        .zip([Decimal::from(800), Decimal::from(1000)])
+    {
+        assert!(
+            used(d) >= threshold && used(d) - threshold <= per_batch,
+            "over {threshold} by more than {per_batch}: {d}"
+        );
+    }
+    let kinds: Vec<&str> = decisions
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["warn", "limit"]);
+}

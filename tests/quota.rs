@@ -461,27 +461,7 @@ async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_b
         let list = v["decisions"].as_array().unwrap();
         let kinds: Vec<&str> = list.iter().map(|d| d["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["warn", "limit"], "{db:?}: {v}");
-        let used = |d: &Value| {
-            d["used"]
-                .as_str()
-                .unwrap()
-                .parse::<rust_decimal::Decimal>()
-                .unwrap()
-        };
-        let limit = rust_decimal::Decimal::from(1000);
-        let warn = limit * rust_decimal::Decimal::new(8, 1);
-        // Each decision came with the batch that crossed its threshold: what it overshoots by
-        // is at most one batch of usage.
-        assert!(
-            used(&list[0]) >= warn && used(&list[0]) - warn <= per_batch_hours,
-            "{}",
-            list[0]
-        );
-        assert!(
-            used(&list[1]) >= limit && used(&list[1]) - limit <= per_batch_hours,
-            "{}",
-            list[1]
-        );
+        assert_crossed_within_a_batch(list, per_batch_hours);
         assert_eq!(list[1]["quota"], "gpu_hours.gpu.h100-80g");
         assert_eq!(list[1]["limit"], "1000");
         assert!(
