@@ -17,6 +17,9 @@ async fn consume_until_offsets(t: &TestApp, topic: &str, events: i64, records: O
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let store = t.state.store.clone();
     let mut settings = ConsumerSettings::new(BROKERS, topic);
+    // The test's own group: a member of a shared group that died elsewhere (a SIGKILLed
+    // engine) would hold up every join until the broker expires it.
+    settings.group = format!("{topic}-engine");
     settings.dead_letter_topic = Some(format!("{topic}.dlq"));
     let task = tokio::spawn(billing_kafka::run(
         store,

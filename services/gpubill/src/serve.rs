@@ -72,6 +72,9 @@ pub struct ServeArgs {
     /// Longest a consumed record waits for its batch to fill, in milliseconds.
     #[arg(long, default_value_t = 50)]
     pub kafka_linger_ms: u64,
+    /// Kafka consumer group: engines of one deployment share it (they split the partitions).
+    #[arg(long, default_value = "gpubill")]
+    pub kafka_group: String,
 }
 
 impl Default for ServeArgs {
@@ -289,6 +292,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         settings.dead_letter_topic = Some(args.dead_letter_topic.clone());
         settings.batch_max = args.kafka_batch_max.max(1);
         settings.linger = std::time::Duration::from_millis(args.kafka_linger_ms);
+        settings.group = args.kafka_group.clone();
         tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
         let clock = app.state.clock.clone();
         let store = app.state.store.clone();

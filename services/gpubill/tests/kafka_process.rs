@@ -132,6 +132,9 @@ impl Engine {
         let child = gpubill()
             .args(["serve", "--database", db, "--kafka-brokers", BROKERS])
             .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
+            // A group of the test's own: engines SIGKILLed here stay members of their group
+            // until the broker expires them, which must not hold up other tests' groups.
+            .args(["--kafka-group", &format!("{}-engines", t.usage)])
             .args([
                 "--invoices-topic",
                 &t.invoices,
