@@ -451,15 +451,30 @@ pub(crate) async fn measure(
     .bind(label)
     .fetch_optional(&mut *conn)
     .await?;
-    if let Some(r) = row {
-        let total = r
-            .get::<String, _>(0)
-            .parse::<Decimal>()
-            .map_err(|e| StoreError::Corrupt(format!("provisional total: {e}")))?;
-        let units: UnitSeconds = serde_json::from_str(&r.get::<String, _>(1))
-            .map_err(|e| StoreError::Corrupt(format!("provisional unit-seconds: {e}")))?;
-        return Ok(Some((total, units)));
+    match row {
+        Some(r) => parse_measure(&r.get::<String, _>(0), &r.get::<String, _>(1)).map(Some),
+        None => rate_measure(conn, books, account, label).await,
     }
+}
+
+/// A stored measure from its `total` and `unit_seconds` columns.
+pub(crate) fn parse_measure(total: &str, unit_seconds: &str) -> Result<Measure> {
+    let total = total
+        .parse::<Decimal>()
+        .map_err(|e| StoreError::Corrupt(format!("provisional total: {e}")))?;
+    let units: UnitSeconds = serde_json::from_str(unit_seconds)
+        .map_err(|e| StoreError::Corrupt(format!("provisional unit-seconds: {e}")))?;
+    Ok((total, units))
+}
+
+/// What quotas measure of (account, period) rated now (no stored figure). None: no price book
+/// rates the period.
+pub(crate) async fn rate_measure(
+    conn: &mut AnyConnection,
+    books: &Books,
+    account: &str,
+    label: &str,
+) -> Result<Option<Measure>> {
     let Some((book, period)) = books.for_period(label) else {
         return Ok(None);
     };

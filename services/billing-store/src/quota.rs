@@ -34,7 +34,7 @@
 //!   unit-hours plus the new hold's.
 
 use crate::commands::Command;
-use crate::provisional::{Books, UnitSeconds, measure};
+use crate::provisional::{Books, UnitSeconds, measure, parse_measure, rate_measure};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
 use billing_core::pricebook::PriceBook;
@@ -730,20 +730,14 @@ async fn account_state(
         row.get::<Option<String>, _>(2),
         row.get::<Option<String>, _>(3),
     ) {
-        (Some(total), Some(units)) => Some((
-            total
-                .parse::<Decimal>()
-                .map_err(|e| StoreError::Corrupt(format!("provisional total: {e}")))?,
-            serde_json::from_str::<UnitSeconds>(&units)
-                .map_err(|e| StoreError::Corrupt(format!("provisional unit-seconds: {e}")))?,
-        )),
+        (Some(total), Some(units)) => Some(parse_measure(&total, &units)?),
         _ => None,
     };
     let (period_cost, sku_seconds) = match stored {
         _ if !needs_rating => Default::default(),
         Some(m) => m,
         // No batch touched the period yet: the same rating, now.
-        None => measure(conn, books, account, label)
+        None => rate_measure(conn, books, account, label)
             .await?
             .unwrap_or_default(),
     };
