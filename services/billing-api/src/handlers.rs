@@ -411,26 +411,24 @@ pub async fn cost_current(
     let account = principal.customer()?.to_string();
     let now_ms = (s.clock)();
     let now_s = now_ms.div_euclid(1000);
-    let versions = s.store.pricebooks().await?;
-    let tz = versions
-        .first()
-        .map(|v| v.book.timezone)
+    let label = s
+        .store
+        .period_label_at(now_ms)
+        .await?
         .ok_or_else(|| ApiError::Conflict("no price book has been uploaded yet".into()))?;
-    let period = Period::containing(now_s, tz)
-        .ok_or_else(|| ApiError::Internal("clock out of range".into()))?;
     let p = s
         .store
-        .provisional(&account, &period.label, now_ms)
+        .provisional(&account, &label, now_ms)
         .await?
         .ok_or_else(|| {
             ApiError::Conflict(format!(
                 "no price book applies to {}: upload one with PUT /v1/admin/pricebook",
-                period.label
+                label
             ))
         })?;
     Ok(Json(json!({
         "as_of": billing_core::timestamp::format_secs(now_s),
-        "period_label": period.label,
+        "period_label": label,
         "provisional": true,
         "position": p.position,
         "updated_at": billing_core::timestamp::format_secs(p.updated_at_ms.div_euclid(1000)),

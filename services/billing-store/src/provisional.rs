@@ -392,6 +392,17 @@ impl Store {
         Books::load(conn, Some(&self.books)).await
     }
 
+    /// The label of the period containing `now_ms` (latest version's timezone); None: no price
+    /// book uploaded yet. Reads the parsed versions from the cache.
+    pub async fn period_label_at(&self, now_ms: i64) -> Result<Option<String>> {
+        let mut conn = self.pool.acquire().await?;
+        Ok(self
+            .books(&mut conn)
+            .await?
+            .1
+            .label_of(now_ms.div_euclid(1000)))
+    }
+
     /// `account`'s provisional cost for `period_label`: the stored figure, or (for a period no
     /// batch has touched) the same rating done now. None: no price book rates the period.
     pub async fn provisional(
