@@ -16,13 +16,15 @@
 //! - An empty string counts as missing.
 
 use crate::json::{self, EventObject, Scalar};
-use crate::limits::{MAX_INTERVAL_SECONDS, MAX_QUANTITY, MAX_RECORD_BYTES, MAX_STRING_BYTES};
+use crate::limits::{
+    MAX_EVENT_SECS, MAX_INTERVAL_SECONDS, MAX_QUANTITY, MAX_RECORD_BYTES, MAX_STRING_BYTES,
+    MIN_EVENT_SECS,
+};
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
-use std::str::FromStr;
 
 /// Why an event was rejected. Closed: every rejection is one of these, serialized in
 /// snake_case (`interval_too_long`).
@@ -47,8 +49,16 @@ pub enum RejectReason {
     WrongType,
     /// A string over 256 bytes.
     StringTooLong,
+    /// `subject` is not an account id: 1 to 256 of `A-Z a-z 0-9 . _ -`.
+    BadSubject,
     /// A time that is not RFC 3339.
     BadTime,
+    /// A time outside the supported range, 2000-01-01T00:00:00Z to 2100-01-01T00:00:00Z.
+    TimeOutOfRange,
+    /// The event ends further in the future than the engine accepts (its clock, plus the
+    /// configured limit): a node agent with a wrong clock. Decided by the engine, which has a
+    /// clock; the core never reads one.
+    TooEarly,
     /// `end <= start`.
     EmptyInterval,
     /// `end - start` over 86,400 s.
@@ -65,7 +75,7 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// Every reason, in declaration order (for metrics and docs).
-    pub const ALL: [RejectReason; 17] = [
+    pub const ALL: [RejectReason; 20] = [
         RejectReason::RecordTooLarge,
         RejectReason::MalformedJson,
         RejectReason::BadSpecversion,
@@ -76,7 +86,10 @@ impl RejectReason {
         RejectReason::MissingField,
         RejectReason::WrongType,
         RejectReason::StringTooLong,
+        RejectReason::BadSubject,
         RejectReason::BadTime,
+        RejectReason::TimeOutOfRange,
+        RejectReason::TooEarly,
         RejectReason::EmptyInterval,
         RejectReason::IntervalTooLong,
         RejectReason::BadQuantity,
@@ -97,7 +110,10 @@ impl RejectReason {
             RejectReason::MissingField => "missing_field",
             RejectReason::WrongType => "wrong_type",
             RejectReason::StringTooLong => "string_too_long",
+            RejectReason::BadSubject => "bad_subject",
             RejectReason::BadTime => "bad_time",
+            RejectReason::TimeOutOfRange => "time_out_of_range",
+            RejectReason::TooEarly => "too_early",
             RejectReason::EmptyInterval => "empty_interval",
             RejectReason::IntervalTooLong => "interval_too_long",
             RejectReason::BadQuantity => "bad_quantity",
@@ -255,6 +271,35 @@ impl Event<'_> {
         xxhash_rust::xxh3::xxh3_128(scratch)
     }
 
+    /// The end of what the event bills, in whole seconds: `ceil(end)` of a usage interval,
+    /// `ceil(time)` of egress.
+    pub fn end_secs(&self) -> i64 {
+        match &self.data {
+            EventData::Usage(u) => u.end.ceil_secs(),
+            EventData::Egress(x) => x.time.ceil_secs(),
+        }
+    }
+
+    /// Refuses an event that ends after `latest_end_s` (the engine's clock plus its configured
+    /// limit) as `too_early`, carrying the identity. The core reads no clock: the engine
+    /// passes the limit in.
+    pub fn ending_by(self, latest_end_s: i64) -> Result<Self, Rejection> {
+        if self.end_secs() <= latest_end_s {
+            return Ok(self);
+        }
+        let mut r = Rejection::new(
+            RejectReason::TooEarly,
+            format!(
+                "the event ends at {}, after {} (the engine's clock plus the accepted future)",
+                crate::timestamp::format_secs(self.end_secs()),
+                crate::timestamp::format_secs(latest_end_s)
+            ),
+        );
+        r.source = Some(self.source.to_string());
+        r.id = Some(self.id.to_string());
+        Err(r)
+    }
+
     pub fn into_owned(self) -> Event<'static> {
         let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
         Event {
@@ -344,7 +389,19 @@ fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
         return Ok(None);
     };
     match Timestamp::parse_rfc3339(&text) {
-        Some(t) => Ok(Some(t)),
+        Some(t) if (MIN_EVENT_SECS..=MAX_EVENT_SECS).contains(&t.secs)
+            && (t.secs < MAX_EVENT_SECS || t.nanos == 0) =>
+        {
+            Ok(Some(t))
+        }
+        Some(_) => reject(
+            RejectReason::TimeOutOfRange,
+            format!(
+                "{name} {text:?} is outside the supported range {} .. {}",
+                crate::timestamp::format_secs(MIN_EVENT_SECS),
+                crate::timestamp::format_secs(MAX_EVENT_SECS)
+            ),
+        ),
         None => reject(
             RejectReason::BadTime,
             format!("{name} {text:?} is not an RFC 3339 time"),
@@ -352,17 +409,31 @@ fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
     }
 }
 
+/// Whether `s` is an account id: 1 to 256 of `A-Z a-z 0-9 . _ -` (the grammar of
+/// `POST /v1/admin/accounts`). A subject is the billed account, so anything else (`' OR 1=1`,
+/// `tenant-a\0`, look-alike letters) would become an account of its own.
+pub fn is_account_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_STRING_BYTES
+        && s
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
 fn quantity(v: Scalar<'_>) -> Check<Decimal> {
     let q = match v {
         Scalar::Absent | Scalar::Null => return Ok(Decimal::ONE),
-        Scalar::Str(s) => match Decimal::from_str(s.trim()) {
-            Ok(q) if s.len() <= MAX_STRING_BYTES && !s.trim().is_empty() => q,
-            _ => {
-                let shown: String = s.chars().take(40).collect();
+        Scalar::Str(s) => match crate::decimal::parse(&s) {
+            Ok(q) if s.len() <= MAX_STRING_BYTES => q,
+            Ok(_) => {
                 return reject(
                     RejectReason::BadQuantity,
-                    format!("quantity {shown:?} is not a decimal number"),
+                    format!("quantity is {} bytes long", s.len()),
                 );
+            }
+            Err(e) => {
+                let shown: String = s.chars().take(40).collect();
+                return reject(RejectReason::BadQuantity, format!("quantity {shown:?} {e}"));
             }
         },
         Scalar::UInt(n) => Decimal::from(n),
@@ -499,6 +570,15 @@ fn validate<'a>(
         Err(_) => return reject(RejectReason::UnknownType, "type must be a string"),
     };
     let subject = required_str(subject, "subject", RejectReason::MissingSubject)?;
+    if !is_account_id(&subject) {
+        let shown: String = subject.escape_debug().take(60).collect();
+        return reject(
+            RejectReason::BadSubject,
+            format!(
+                "subject \"{shown}\" is not an account id (1 to 256 of A-Z a-z 0-9 . _ -)"
+            ),
+        );
+    }
     let time = optional_time(time, "time")?;
     let [
         lease,
@@ -674,6 +754,84 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(reason_of(&text), want, "{}", &text[..text.len().min(200)]);
         }
+    }
+
+    #[test]
+    fn subjects_follow_the_account_id_grammar() {
+        // Issue 14, finding 8: these became billable accounts of their own.
+        for bad in [r#""' OR 1=1; --""#, r#""tenant-a\u0000""#, r#""tenant а""#, r#""a/b""#] {
+            let r = decode(usage_with("subject", bad).as_bytes()).unwrap_err();
+            assert_eq!(r.reason, RejectReason::BadSubject, "{bad}");
+            assert_eq!(r.id.as_deref(), Some("hb-000042"));
+        }
+        let ok = usage_with("subject", r#""Tenant_A.prod-01""#);
+        assert_eq!(decode(ok.as_bytes()).unwrap().subject, "Tenant_A.prod-01");
+    }
+
+    #[test]
+    fn times_outside_2000_to_2100_are_out_of_range() {
+        // Issue 14, finding 2: an event from 1969 belonged to no period.
+        for (field, value) in [
+            ("data.start", r#""1969-12-31T23:59:00Z""#),
+            ("data.start", r#""1999-12-31T23:59:59Z""#),
+            ("data.end", r#""2100-01-01T00:00:01Z""#),
+            ("time", r#""9999-01-01T00:00:00Z""#),
+        ] {
+            let r = decode(usage_with(field, value).as_bytes()).unwrap_err();
+            assert_eq!(r.reason, RejectReason::TimeOutOfRange, "{field} {value}");
+        }
+        let edge = usage_with("data.start", r#""2000-01-01T00:00:00Z""#)
+            .replace("2026-11-03T10:00:30Z", "2000-01-01T00:00:30Z");
+        assert!(decode(edge.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn quantities_follow_the_schema_grammar_exactly() {
+        // Issue 14, finding 10.
+        for bad in [r#""1_000""#, r#""1e3""#, r#""0x10""#, r#""5.""#, r#""0.1000000000000000000000000000001""#] {
+            let r = decode(usage_with("data.quantity", bad).as_bytes()).unwrap_err();
+            assert_eq!(r.reason, RejectReason::BadQuantity, "{bad}");
+        }
+        let q = |text: &str| match decode(usage_with("data.quantity", text).as_bytes())
+            .unwrap()
+            .data
+        {
+            EventData::Usage(u) => u.quantity,
+            _ => unreachable!(),
+        };
+        assert_eq!(q(r#"" 0.25 ""#).to_string(), "0.25");
+        assert_eq!(q(r#""0.000000000000001""#).to_string(), "0.000000000000001");
+        // Distinct texts that differ past the old rounding are now distinct or refused, never
+        // silently equal.
+        let (a, b) = (
+            usage_with("data.quantity", r#""0.1""#),
+            usage_with("data.quantity", r#""0.100000000000001""#),
+        );
+        let fp = |t: &str| decode(t.as_bytes()).unwrap().fingerprint();
+        assert_ne!(fp(&a), fp(&b));
+    }
+
+    #[test]
+    fn a_leap_second_bills_and_fingerprints_as_the_next_minute() {
+        // Issue 14, finding 12.
+        let leap = usage_with("data.end", r#""2026-11-03T10:00:60Z""#);
+        let next = usage_with("data.end", r#""2026-11-03T10:01:00Z""#);
+        let (a, b) = (
+            decode(leap.as_bytes()).unwrap(),
+            decode(next.as_bytes()).unwrap(),
+        );
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        assert_eq!(a.end_secs(), b.end_secs());
+    }
+
+    #[test]
+    fn events_ending_past_the_engines_limit_are_too_early() {
+        let e = decode(USAGE.as_bytes()).unwrap();
+        let end = e.end_secs();
+        assert!(e.clone().ending_by(end).is_ok());
+        let r = e.ending_by(end - 1).unwrap_err();
+        assert_eq!(r.reason, RejectReason::TooEarly);
+        assert_eq!(r.source.as_deref(), Some("node/gz-a-017"));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! written down next to the code that makes it and collected in [`choices`].
 
 pub mod choices;
+pub mod decimal;
 pub mod dedupe;
 pub mod egress;
 pub mod event;

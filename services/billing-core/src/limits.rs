@@ -35,3 +35,14 @@ pub const MAX_MINIMUM_SECONDS: i64 = 86_400;
 pub const MIN_YEAR: i32 = 1970;
 /// See [`MIN_YEAR`].
 pub const MAX_YEAR: i32 = 9999;
+
+/// The earliest instant an event may name: 2000-01-01T00:00:00Z. Periods and every rule are
+/// defined far beyond it; the range keeps every period of an event inside [`MIN_YEAR`] ..
+/// [`MAX_YEAR`] in any timezone, so a batch always knows which periods it touched (an event
+/// from 1969 once belonged to no period and froze its account's provisional cost).
+pub const MIN_EVENT_SECS: i64 = 946_684_800;
+
+/// The latest instant an event may name: 2100-01-01T00:00:00Z (an end exactly there is
+/// accepted). The engine also refuses events ending further in the future than its clock plus
+/// a configured limit (`too_early`).
+pub const MAX_EVENT_SECS: i64 = 4_102_444_800;

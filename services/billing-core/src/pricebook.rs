@@ -143,6 +143,14 @@ impl PriceBook {
         self.discounts.get(account).copied().unwrap_or_default()
     }
 
+    /// Whether this version rates a period starting at `period_start` (Unix seconds): its
+    /// `effective_from` is at or before that instant, compared exactly (a version effective at
+    /// `00:00:00.5` does not rate the period starting at `00:00:00`).
+    pub fn applies_to_period_starting(&self, period_start: i64) -> bool {
+        self.effective_from
+            .is_none_or(|t| t <= Timestamp::from_secs(period_start))
+    }
+
     pub fn credit_total(&self, account: &str) -> Decimal {
         self.credits.get(account).copied().unwrap_or_default()
     }
@@ -237,9 +245,9 @@ fn decimal(t: &Table, path: &str, key: &str) -> Result<Option<Decimal>> {
     let p = join(path, key);
     match t.get(key) {
         None => Ok(None),
-        Some(v @ Value::String(s)) => match Decimal::from_str(s.trim()) {
+        Some(v @ Value::String(s)) => match crate::decimal::parse(s) {
             Ok(d) => Ok(Some(d)),
-            Err(_) => invalid(&p, v, "is not a decimal number"),
+            Err(e) => invalid(&p, v, e.to_string()),
         },
         Some(Value::Integer(i)) => Ok(Some(Decimal::from(*i))),
         Some(v @ Value::Float(_)) => invalid(
@@ -382,7 +390,7 @@ fn parse(root: &Table) -> Result<PriceBook> {
         }
     };
     let reservations = parse_reservations(root, &skus)?;
-    let discounts = parse_account_amounts(root, "discounts", "percent", Decimal::ONE_HUNDRED)?;
+    let discounts = parse_account_amounts(root, "discounts", "percent", Decimal::ONE_HUNDRED, false)?;
     for (account, total) in &discounts {
         if *total > Decimal::ONE_HUNDRED {
             return invalid(
@@ -392,7 +400,7 @@ fn parse(root: &Table) -> Result<PriceBook> {
             );
         }
     }
-    let credits = parse_account_amounts(root, "credits", "amount", MAX_CREDIT)?;
+    let credits = parse_account_amounts(root, "credits", "amount", MAX_CREDIT, true)?;
     Ok(PriceBook {
         currency,
         timezone,
@@ -760,6 +768,7 @@ fn parse_account_amounts(
     section: &str,
     key: &str,
     max: Decimal,
+    money: bool,
 ) -> Result<BTreeMap<String, Decimal>> {
     let mut out: BTreeMap<String, Decimal> = BTreeMap::new();
     for (path, t) in entries(root, section)? {
@@ -770,6 +779,9 @@ fn parse_account_amounts(
             &path,
             key,
         )?;
+        if money && let Err(e) = crate::decimal::check_money(amount) {
+            return invalid(&join(&path, key), &t[key], e.to_string());
+        }
         *out.entry(account).or_default() += amount;
     }
     Ok(out)

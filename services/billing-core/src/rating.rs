@@ -24,6 +24,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RatingError {
+    /// What the account owes for the period could exceed [`MAX_AMOUNT`]: accepted but absurd
+    /// magnitudes (rates near the price book's limit times a fleet's worth of unit-seconds).
+    /// Refused before any arithmetic could overflow a `Decimal` or lose the 2 minor digits.
+    #[error(
+        "account {account:?} could owe more than {max} for the period (bound {bound}): refusing to rate absurd magnitudes"
+    )]
+    AmountTooLarge {
+        account: String,
+        bound: String,
+        max: Decimal,
+    },
     #[error("egress of account {account:?} to {dest:?} is too large to rate ({bytes} bytes)")]
     EgressOverflow {
         account: String,
@@ -86,6 +97,7 @@ pub fn rate_account(
     let mut unpriced = Vec::new();
     let empty = AccountLedger::new();
     let ledger = ledger.unwrap_or(&empty);
+    check_magnitude(book, period, account, ledger)?;
 
     // Keys of the account by (class, sku): order-free grouping.
     let mut by_sku: BTreeMap<(Class, &str), Vec<&Runs>> = BTreeMap::new();
@@ -215,6 +227,79 @@ pub fn rate_account(
     };
     let invoice = Invoice::assemble(account, &book.currency, period.to_json(), lines, terms);
     Ok(Rated { invoice, unpriced })
+}
+
+/// Largest amount an invoice may carry: 10^18 in the currency's major unit. Far beyond any
+/// real bill, and small enough that every product and sum of the rating stays exact in a
+/// `Decimal` (28 digits) with its 2 minor digits.
+pub const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA764_0000, 0x0DE0_B6B3, 0, false, 0);
+
+/// Refuses to rate when an upper bound of what the account could owe for the period exceeds
+/// [`MAX_AMOUNT`]. The bound: every unit-second the rules can bill (usage in the period, the
+/// minimum charge of every key, every reservation's commitment) at the book's highest rate and
+/// multiplier, plus every GB of egress at the highest egress rate. Each line's amount is at
+/// most its share of this bound, so when it holds no multiplication or sum below can overflow
+/// and every amount keeps its 2 decimals (`Invoice::assert_adds_up` cannot fail).
+fn check_magnitude(
+    book: &PriceBook,
+    period: &Period,
+    account: &str,
+    ledger: &AccountLedger,
+) -> Result<(), RatingError> {
+    let too_large = |bound: Option<Decimal>| RatingError::AmountTooLarge {
+        account: account.to_string(),
+        bound: bound.map_or_else(|| "beyond 7.9e28".to_string(), |b| b.round().to_string()),
+        max: MAX_AMOUNT,
+    };
+    let add = |a: Option<Decimal>, b: Option<Decimal>| a?.checked_add(b?);
+    let mut rate = Decimal::ZERO;
+    for sku in book.skus.values() {
+        let rates = sku.tiers.iter().map(|t| t.rate);
+        for r in rates.chain(sku.rate_per_hour).chain(sku.spot_rate_per_hour) {
+            rate = rate.max(r);
+        }
+    }
+    let reserved = book.reservations.iter().filter(|r| r.account == account);
+    let mut unit_seconds = Some(Decimal::ZERO);
+    for r in reserved {
+        rate = rate.max(r.rate_per_hour);
+        let span = active_span(r, period).map_or(0, |(a, b)| b - a);
+        unit_seconds = add(unit_seconds, r.quantity.checked_mul(Decimal::from(span)));
+    }
+    let multiplier = book
+        .offpeak
+        .iter()
+        .map(|w| w.multiplier)
+        .fold(Decimal::ONE, Decimal::max);
+    for (key, runs) in ledger.usage() {
+        let used = runs
+            .clipped(period.start, period.end)
+            .map(|r| r.unit_seconds())
+            .try_fold(Decimal::ZERO, |a, b| a.checked_add(b));
+        unit_seconds = add(unit_seconds, used);
+        let minimum = book.skus.get(&*key.sku).and_then(|s| s.minimum_seconds);
+        if let (Some(m), Some(q)) = (minimum, runs.max_quantity()) {
+            unit_seconds = add(unit_seconds, q.checked_mul(Decimal::from(m)));
+        }
+    }
+    let per_hour = Decimal::from(3600);
+    let mut bound = unit_seconds
+        .and_then(|u| u.checked_mul(rate))
+        .and_then(|u| u.checked_mul(multiplier))
+        .map(|u| u / per_hour);
+    for (dest, records) in ledger.egress() {
+        let gb = gigabytes(bytes_in(records, period));
+        let top = book
+            .egress
+            .get(dest)
+            .and_then(|tiers| tiers.iter().map(|t| t.rate).max())
+            .unwrap_or_default();
+        bound = add(bound, gb.and_then(|g| g.checked_mul(top)));
+    }
+    match bound {
+        Some(b) if b <= MAX_AMOUNT => Ok(()),
+        other => Err(too_large(other)),
+    }
 }
 
 /// Σ quantity x seconds of `keys` inside the period.

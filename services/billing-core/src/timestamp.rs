@@ -31,11 +31,17 @@ impl Timestamp {
     }
 
     /// RFC 3339 through chrono only (the reference for the fast path).
+    ///
+    /// A leap second (`23:59:60Z`, which chrono represents as `23:59:59` with a billion
+    /// nanoseconds or more) is normalised to the instant it names on a clock without leap
+    /// seconds, the first second of the next minute: `2016-12-31T23:59:60.5Z` is
+    /// `2017-01-01T00:00:00.5Z`, so both spellings bill the same second and fingerprint alike.
     pub fn parse_rfc3339_chrono(text: &str) -> Option<Timestamp> {
         let dt = DateTime::parse_from_rfc3339(text).ok()?;
+        let nanos = dt.timestamp_subsec_nanos();
         Some(Timestamp {
-            secs: dt.timestamp(),
-            nanos: dt.timestamp_subsec_nanos(),
+            secs: dt.timestamp().checked_add(i64::from(nanos / 1_000_000_000))?,
+            nanos: nanos % 1_000_000_000,
         })
     }
 
@@ -208,6 +214,16 @@ mod tests {
         ] {
             assert!(parse_fast(other.as_bytes()).is_none(), "{other}");
         }
+    }
+
+    #[test]
+    fn a_leap_second_is_the_next_minute_s_first_second() {
+        let leap = Timestamp::parse_rfc3339("2016-12-31T23:59:60Z").unwrap();
+        let next = Timestamp::parse_rfc3339("2017-01-01T00:00:00Z").unwrap();
+        assert_eq!(leap, next);
+        let leap = Timestamp::parse_rfc3339("2016-12-31T23:59:60.25Z").unwrap();
+        assert_eq!(leap.nanos, 250_000_000);
+        assert_eq!(leap.secs, next.secs);
     }
 
     #[test]

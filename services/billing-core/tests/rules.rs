@@ -685,3 +685,104 @@ fn partial_seconds_bill_as_whole_seconds() {
     );
     assert_eq!(lines(invoice(&rated, "acme"), OnDemand)[0].2, "20");
 }
+
+/// Issue 14, finding 16: accepted but absurd magnitudes (rates at the price book's limit, a
+/// surcharge multiplier of 100, a fleet at the largest quantity) are refused with an error
+/// naming the account, never rated into an overflow or an amount without its 2 decimals.
+#[test]
+fn absurd_magnitudes_are_a_rating_error_not_a_panic() {
+    use billing_core::meter::Meter;
+    use billing_core::period::Period;
+    use billing_core::pricebook::PriceBook;
+    use billing_core::rating::{RatingError, rate_all};
+    let book = PriceBook::from_toml(
+        r#"
+currency = "CNY"
+timezone = "UTC"
+[skus."gpu.h100"]
+rate_per_hour = "1000000000"
+[[offpeak]]
+from = "00:00"
+to = "24:00"
+multiplier = "100"
+[egress.internet]
+tiers = [ { rate_per_gb = "1000000000" } ]
+"#,
+    )
+    .unwrap();
+    let period = Period::month("2026-11", book.timezone).unwrap();
+    // 50 GPUs x 1 day at quantity 10,000: 50 x 2.4e16 = 1.2e18 > 10^18.
+    let mut meter = Meter::new();
+    for n in 0..50 {
+        let resource = format!("gpu{n}");
+        let id = format!("e{n}");
+        let r = U {
+            id: &id,
+            resource: &resource,
+            start: "2026-11-03T00:00:00Z",
+            end: "2026-11-04T00:00:00Z",
+            quantity: "10000",
+            ..U::default()
+        }
+        .json();
+        assert!(!matches!(meter.ingest(r.as_bytes()), Admission::Rejected(_)));
+    }
+    match rate_all(&book, period.clone(), &meter, None) {
+        Err(RatingError::AmountTooLarge { account, .. }) => assert_eq!(account, "acme"),
+        other => panic!("expected AmountTooLarge, got {other:?}"),
+    }
+    // One day less of one GPU: 49 x 2.4e16 = 1.176e18, still refused; 41 GPUs (9.84e17) rate.
+    let mut meter = Meter::new();
+    for n in 0..41 {
+        let resource = format!("gpu{n}");
+        let id = format!("e{n}");
+        let r = U {
+            id: &id,
+            resource: &resource,
+            start: "2026-11-03T00:00:00Z",
+            end: "2026-11-04T00:00:00Z",
+            quantity: "10000",
+            ..U::default()
+        }
+        .json();
+        meter.ingest(r.as_bytes());
+    }
+    let rated = rate_all(&book, period.clone(), &meter, None).unwrap();
+    assert_eq!(
+        rated[0].invoice.total.to_string(),
+        "984000000000000000.00"
+    );
+    // Egress: u64::MAX bytes at 10^9 per GB is 1.8e19.
+    let mut meter = Meter::new();
+    let e = egress("x1", "acme", "internet", "2026-11-03T00:00:00Z", u64::MAX);
+    assert!(!matches!(meter.ingest(e.as_bytes()), Admission::Rejected(_)));
+    assert!(matches!(
+        rate_all(&book, period, &meter, None),
+        Err(RatingError::AmountTooLarge { .. })
+    ));
+}
+
+/// Issue 14, finding 13: a credit with more decimals than the currency's is refused (0.005
+/// would round into a credit of 0.01, more than was granted), and `effective_from` is compared
+/// to the period's start exactly, fractions of a second included.
+#[test]
+fn money_terms_have_two_decimals_and_effective_from_compares_exactly() {
+    use billing_core::pricebook::PriceBook;
+    let e = PriceBook::from_toml(&with("[[credits]]\naccount = \"acme\"\namount = \"0.005\"\n"))
+        .unwrap_err();
+    assert_eq!(e.key(), "credits[0].amount");
+    assert!(e.to_string().contains("money"), "{e}");
+    assert!(PriceBook::from_toml(&with("[[credits]]\naccount = \"acme\"\namount = \"0.50\"\n")).is_ok());
+    let start = 1_793_462_400; // 2026-11-01T00:00:00+08:00
+    let late = PriceBook::from_toml(&format!(
+        "effective_from = \"2026-11-01T00:00:00.5+08:00\"\n{BOOK}"
+    ))
+    .unwrap();
+    assert!(!late.applies_to_period_starting(start));
+    assert!(late.applies_to_period_starting(start + 1));
+    let exact = PriceBook::from_toml(&format!(
+        "effective_from = \"2026-11-01T00:00:00+08:00\"\n{BOOK}"
+    ))
+    .unwrap();
+    assert!(exact.applies_to_period_starting(start));
+}

@@ -308,8 +308,13 @@ async fn fold_inner(
         .flat_map(|(i, (_, b))| b.iter().map(move |(o, r)| (i, *o, *r)))
         .collect();
     let t0 = std::time::Instant::now();
-    let decoded: Vec<Result<Event<'_>, Rejection>> =
-        batch.iter().map(|(_, _, r)| decode(r)).collect();
+    // An event ending further in the future than the clock plus the accepted future is refused
+    // (`too_early`) before it can name an identity.
+    let latest_end = now_ms.div_euclid(1000).saturating_add(store.max_future_s);
+    let decoded: Vec<Result<Event<'_>, Rejection>> = batch
+        .iter()
+        .map(|(_, _, r)| decode(r).and_then(|e| e.ending_by(latest_end)))
+        .collect();
 
     // Dedupe. The first occurrence of each identity in the batch is written to the
     // authoritative events table straight away (`on conflict do nothing`); identities the
@@ -632,23 +637,19 @@ async fn fold_inner(
     }
 
     // Provisional costs of the accounts this batch moved, then their quota decisions, in its
-    // transaction. `moved`: account → earliest and latest second (usage and egress);
+    // transaction. `moved`: account → the `[first, last]` seconds of its usage and egress;
     // `latest_usage`: account → latest usage second (the period decisions are taken in).
-    let mut moved: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut moved: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
     let mut latest_usage: BTreeMap<String, i64> = BTreeMap::new();
-    let mut note = |account: &str, from: i64, last: i64| {
-        let e = moved.entry(account.to_string()).or_insert((from, last));
-        *e = (e.0.min(from), e.1.max(last));
-    };
     for (k, spans) in usage.values() {
-        let from = spans.iter().map(|s| s.0).min().unwrap_or(0);
+        let account = moved.entry(k.account.to_string()).or_default();
+        account.extend(spans.iter().map(|&(from, to, _)| (from, to - 1)));
         let last = spans.iter().map(|s| s.1 - 1).max().unwrap_or(0);
-        note(k.account, from, last);
         let e = latest_usage.entry(k.account.to_string()).or_insert(last);
         *e = (*e).max(last);
     }
     for (account, secs) in &egress_seconds {
-        note(account, *secs, *secs);
+        moved.entry(account.clone()).or_default().push((*secs, *secs));
     }
     let position = serde_json::Value::Array(
         parts

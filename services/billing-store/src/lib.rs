@@ -154,7 +154,13 @@ pub struct Store {
     held_cache: std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<quota::Hold>)>>,
     /// Parsed price book versions (see [`provisional::Books`]).
     books: std::sync::Mutex<std::sync::Arc<(i64, provisional::Books)>>,
+    /// How far past the fold's clock an event may end, in seconds (`too_early` beyond).
+    max_future_s: i64,
 }
+
+/// Default of [`Store::with_max_future`]: an event may end up to a day after the engine's
+/// clock (node clocks drift; a day is far beyond drift and far short of a billing period).
+pub const DEFAULT_MAX_FUTURE_S: i64 = 86_400;
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
 const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
@@ -211,7 +217,17 @@ impl Store {
             holds: Mutex::new(()),
             held_cache: Default::default(),
             books: Default::default(),
+            max_future_s: DEFAULT_MAX_FUTURE_S,
         })
+    }
+
+    /// The same store refusing (`too_early`) events that end more than `secs` after the clock
+    /// of the batch that folds them. In Kafka mode the batch's clock is the wall clock; a
+    /// replay uses the records' own Kafka timestamps, so an event refused when it arrived is
+    /// refused again.
+    pub fn with_max_future(mut self, secs: i64) -> Store {
+        self.max_future_s = secs.max(0);
+        self
     }
 
     /// The same store writing its outputs to `topics`.
@@ -430,7 +446,7 @@ impl Store {
             let Ok(period) = Period::month(period_label, v.book.timezone) else {
                 continue;
             };
-            if v.book.effective_from.is_none_or(|t| t.secs <= period.start) {
+            if v.book.applies_to_period_starting(period.start) {
                 return Ok(Some((v, period)));
             }
         }

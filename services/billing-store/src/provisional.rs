@@ -16,8 +16,8 @@
 //! A period nobody's batch touched yet (no row) is rated on read with the same function (a
 //! reservation fee is owed before any usage arrives).
 //!
-//! Choices: a batch touches, for each account, every period from the one of its earliest to
-//! the one of its latest second in the batch (periods named in the latest price book version's
+//! Choices: a batch touches, for each account, the periods that hold any second of its usage
+//! or egress in the batch, and only those (periods named in the latest price book version's
 //! timezone, the version that rates a period chosen as a close chooses it); closed periods are
 //! not re-rated (late usage never changes an issued invoice).
 
@@ -94,21 +94,23 @@ impl Books {
         Period::containing(secs, self.0.first()?.timezone).map(|p| p.label)
     }
 
-    /// The labels of every period from the one containing `from` to the one containing `to`.
-    fn labels_between(&self, from: i64, to: i64) -> Vec<String> {
+    /// The labels of the periods that hold any of `spans` (`[from, last]` seconds, inclusive,
+    /// each at most a day long, so its two ends name every period it holds). Only these:
+    /// two events a century apart touch two periods, not the 1,200 between them.
+    fn labels_holding(&self, spans: &[(i64, i64)]) -> BTreeSet<String> {
         let Some(tz) = self.0.first().map(|b| b.timezone) else {
-            return Vec::new();
+            return BTreeSet::new();
         };
-        let mut out = Vec::new();
-        let mut at = Period::containing(from, tz);
-        while let Some(p) = at {
-            out.push(p.label.clone());
-            if p.end > to || out.len() > 1200 {
-                break;
+        let mut seen: Vec<Period> = Vec::new();
+        for &(from, last) in spans {
+            for s in [from, last] {
+                if seen.iter().any(|p| p.start <= s && s < p.end) {
+                    continue;
+                }
+                seen.extend(Period::containing(s, tz));
             }
-            at = Period::containing(p.end, tz);
         }
-        out
+        seen.into_iter().map(|p| p.label).collect()
     }
 
     /// The version that rates `label` and the period in its timezone: the latest uploaded
@@ -116,9 +118,7 @@ impl Books {
     pub(crate) fn for_period(&self, label: &str) -> Option<(&PriceBook, Period)> {
         self.0.iter().find_map(|b| {
             let p = Period::month(label, b.timezone).ok()?;
-            b.effective_from
-                .is_none_or(|t| t.secs <= p.start)
-                .then_some((b, p))
+            b.applies_to_period_starting(p.start).then_some((b, p))
         })
     }
 }
@@ -301,13 +301,13 @@ async fn closed_periods(conn: &mut AnyConnection) -> Result<BTreeSet<String>> {
 }
 
 /// In a batch's transaction: re-rates the periods the batch touched of every account it moved
-/// (`touched`: account → its earliest and latest second in the batch) and returns what quotas
-/// measure of each (account, period label).
+/// (`touched`: account → the `[first, last]` seconds of its usage and egress in the batch) and
+/// returns what quotas measure of each (account, period label).
 pub(crate) async fn update(
     conn: &mut AnyConnection,
     backend: Backend,
     books: &Books,
-    touched: &BTreeMap<String, (i64, i64)>,
+    touched: &BTreeMap<String, Vec<(i64, i64)>>,
     position: &serde_json::Value,
     now_ms: i64,
 ) -> Result<HashMap<(String, String), Measure>> {
@@ -318,8 +318,8 @@ pub(crate) async fn update(
     let closed = closed_periods(conn).await?;
     let accounts: Vec<&str> = touched.keys().map(String::as_str).collect();
     let loaded = Loaded::read(conn, Some(backend), &accounts).await?;
-    for (account, (from, to)) in touched {
-        for label in books.labels_between(*from, *to) {
+    for (account, spans) in touched {
+        for label in books.labels_holding(spans) {
             if closed.contains(&label) {
                 continue;
             }
