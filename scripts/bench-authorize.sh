@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 ./scripts/services.sh postgres
 cargo build --release -p gpubill >/dev/null 2>&1 || cargo build --release -p gpubill
 bin=target/release/gpubill
-export GPUBILL_ADMIN_TOKEN=bench-admin-token
+export GPUBILL_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
 port=18081
 base="http://127.0.0.1:$port"
 work=$(mktemp -d)

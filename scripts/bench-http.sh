@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 ./scripts/services.sh
 cargo build --profile dist -p gpubill >/dev/null 2>&1 || cargo build --profile dist -p gpubill
 bin=target/dist/gpubill
-export GPUBILL_ADMIN_TOKEN=bench-admin-token
+export GPUBILL_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
 port=18080
 base="http://127.0.0.1:$port"
 work=$(mktemp -d)

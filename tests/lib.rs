@@ -110,6 +110,7 @@ impl TestApp {
             clock: clock_at(DEC_2_2026_MS),
             sink: None,
             metrics: Some(metrics_handle()),
+            limiter: Default::default(),
         };
         TestApp {
             app: router(state.clone()),

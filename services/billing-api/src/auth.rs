@@ -75,20 +75,31 @@ impl FromRequestParts<AppState> for Principal {
                 ApiError::Unauthorized("Authorization must be \"Bearer <token>\"".into())
             })?;
         let h = hash_key(token);
-        if same(&h, &state.admin_token_hash) {
-            return Ok(Principal::Admin);
-        }
-        if state
+        let principal = if same(&h, &state.admin_token_hash) {
+            Principal::Admin
+        } else if state
             .ingest_token_hash
             .as_deref()
             .is_some_and(|i| same(&h, i))
         {
-            return Ok(Principal::Ingest);
-        }
-        match state.store.account_for_key(&h).await? {
-            Some(account) => Ok(Principal::Customer(account)),
-            None => Err(ApiError::Unauthorized("unknown token".into())),
-        }
+            Principal::Ingest
+        } else {
+            match state.store.account_for_key(&h).await? {
+                Some(account) => Principal::Customer(account),
+                None => return Err(ApiError::Unauthorized("unknown token".into())),
+            }
+        };
+        let limits = state.limiter.limits;
+        let (bucket, rate) = match &principal {
+            Principal::Admin => ("admin".to_string(), limits.admin),
+            Principal::Ingest => ("ingest".to_string(), limits.ingest),
+            Principal::Customer(a) => (format!("customer:{a}"), limits.customer),
+        };
+        state
+            .limiter
+            .take(&bucket, rate, std::time::Instant::now())
+            .map_err(|retry_after_s| ApiError::RateLimited { retry_after_s })?;
+        Ok(principal)
     }
 }
 

@@ -24,6 +24,10 @@ pub enum ApiError {
     Unprocessable(String),
     #[error("{0}")]
     Unavailable(String),
+    #[error("{0}")]
+    Timeout(String),
+    #[error("too many requests for this key: retry after {retry_after_s} s")]
+    RateLimited { retry_after_s: u64 },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -39,6 +43,8 @@ impl ApiError {
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             ApiError::Unprocessable(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "timeout"),
+            ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -54,7 +60,15 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        (status, Json(json!({ "error": code, "message": message }))).into_response()
+        let mut response =
+            (status, Json(json!({ "error": code, "message": message }))).into_response();
+        if let ApiError::RateLimited { retry_after_s } = self {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(retry_after_s),
+            );
+        }
+        response
     }
 }
 

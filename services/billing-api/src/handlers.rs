@@ -11,7 +11,6 @@ use billing_core::rating::{RatingContext, rate_account};
 use billing_store::{CloseError, IssuedInvoice, MAX_BATCH_RECORDS, Outcome, hash_key};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 pub async fn healthz() -> &'static str {
@@ -62,28 +61,26 @@ fn records(headers: &HeaderMap, body: &[u8]) -> Result<Vec<Vec<u8>>, ApiError> {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let text =
-        std::str::from_utf8(body).map_err(|_| ApiError::BadRequest("body is not UTF-8".into()))?;
-    let trimmed = text.trim_start();
+    let trimmed = body.trim_ascii();
     match mime.as_str() {
-        "application/cloudevents+json" => Ok(vec![text.trim().as_bytes().to_vec()]),
+        "application/cloudevents+json" => Ok(vec![trimmed.to_vec()]),
         "application/cloudevents-batch+json" | "application/json" => {
-            if mime == "application/json" && trimmed.starts_with('{') {
-                return Ok(vec![text.trim().as_bytes().to_vec()]);
+            if mime == "application/json" && trimmed.starts_with(b"{") {
+                return Ok(vec![trimmed.to_vec()]);
             }
-            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
-                ApiError::BadRequest(format!("body is not a JSON array of events: {e}"))
+            // Record by record: a record that is not valid JSON is one dead letter
+            // (`malformed_json`), never the whole batch's 400 that a retrying agent would loop
+            // on. Only a body that is not an array of elements at all is refused.
+            let items = billing_core::json::split_array(body, MAX_BATCH_RECORDS).map_err(|e| {
+                if e.what == "more elements than one batch takes" {
+                    ApiError::TooLarge(format!(
+                        "more than {MAX_BATCH_RECORDS} events in one request"
+                    ))
+                } else {
+                    ApiError::BadRequest(format!("body is not a JSON array of events: {e}"))
+                }
             })?;
-            if items.len() > MAX_BATCH_RECORDS {
-                return Err(ApiError::TooLarge(format!(
-                    "{} events in one request, over the limit of {MAX_BATCH_RECORDS}",
-                    items.len()
-                )));
-            }
-            Ok(items
-                .into_iter()
-                .map(|r| r.get().as_bytes().to_vec())
-                .collect())
+            Ok(items.into_iter().map(<[u8]>::to_vec).collect())
         }
         other => Err(ApiError::BadRequest(format!(
             "unsupported content type {other:?}: use application/cloudevents+json, application/cloudevents-batch+json or application/json"
@@ -221,9 +218,11 @@ pub async fn close_period(
     let period = period_label(q.period.as_ref())?;
     match s.store.close_period(&period, (s.clock)()).await {
         Ok(v) => Ok(Json(v)),
-        Err(e @ (CloseError::Unpriced { .. } | CloseError::NoPriceBook(_))) => {
-            Err(ApiError::Conflict(e.to_string()))
-        }
+        Err(
+            e @ (CloseError::Unpriced { .. }
+            | CloseError::NoPriceBook(_)
+            | CloseError::NotEnded { .. }),
+        ) => Err(ApiError::Conflict(e.to_string())),
         Err(CloseError::Store(e)) => Err(e.into()),
         Err(e) => Err(ApiError::Internal(e.to_string())),
     }
@@ -364,7 +363,24 @@ pub async fn pending_adjustments(
     let mut adjustments = Vec::new();
     for (account, period) in pairs {
         let issued = s.store.invoices(Some(&account), Some(&period)).await?;
+        let events: Vec<_> = late
+            .iter()
+            .filter(|l| l.account == account && l.period == period)
+            .collect();
         let Some(issued) = issued.into_iter().next() else {
+            // No invoice was issued to this account for the period (it was unknown when the
+            // period closed): everything it owes for the period is the adjustment.
+            let credit = s.store.credit_left(&account, &period).await?;
+            let recomputed = rate_now(&s, &account, &period, credit).await?;
+            adjustments.push(json!({
+                "account": account,
+                "period": period,
+                "original_invoice": null,
+                "issued_total": "0.00",
+                "recomputed_total": recomputed.total,
+                "difference": recomputed.total,
+                "events": events,
+            }));
             continue;
         };
         let recomputed = rate_now(&s, &account, &period, issued.invoice.credit).await?;
@@ -375,7 +391,7 @@ pub async fn pending_adjustments(
             "issued_total": issued.invoice.total,
             "recomputed_total": recomputed.total,
             "difference": recomputed.total - issued.invoice.total,
-            "events": late.iter().filter(|l| l.account == account && l.period == period).collect::<Vec<_>>(),
+            "events": events,
         }));
     }
     Ok(Json(json!({ "pending_adjustments": adjustments })))

@@ -9,6 +9,7 @@
 mod auth;
 mod error;
 mod handlers;
+pub mod limits;
 mod openapi;
 mod quota;
 mod usage;
@@ -51,6 +52,8 @@ pub struct AppState {
     pub sink: Option<Arc<dyn EventSink>>,
     /// Renders `/metrics` (Prometheus text format) when a recorder is installed.
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// Per-key rate limits (see [`limits`]); `Default` is unlimited.
+    pub limiter: Arc<limits::RateLimiter>,
 }
 
 /// Hands ingested records to the event log (Kafka): `Ok` only once it acknowledged all of
@@ -86,5 +89,6 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/dead-letters", get(handlers::dead_letters))
         .route("/v1/admin/adjustments", get(handlers::pending_adjustments))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(limits::json_errors))
         .with_state(state)
 }

@@ -71,14 +71,21 @@ pub async fn authorize(
 ) -> Result<Json<Value>, ApiError> {
     principal.ingest()?;
     let b: AuthorizeBody = parse_json(&body)?;
+    // The event grammar (billing_core::decimal): no exponent, no underscores, no silent
+    // rounding; a JSON integer is fine, a JSON float is not (it may have lost precision).
     let quantity: Decimal = match &b.quantity {
-        Value::String(q) => q.parse().ok(),
-        Value::Number(n) => n.to_string().parse().ok(),
-        _ => None,
-    }
-    .ok_or_else(|| {
-        ApiError::Unprocessable(format!("quantity = {}: not a decimal number", b.quantity))
-    })?;
+        Value::String(q) => billing_core::decimal::parse(q)
+            .map_err(|e| ApiError::Unprocessable(format!("quantity = {q:?}: {e}")))?,
+        Value::Number(n) if n.is_u64() || n.is_i64() => {
+            billing_core::decimal::parse(&n.to_string())
+                .map_err(|e| ApiError::Unprocessable(format!("quantity = {n}: {e}")))?
+        }
+        other => {
+            return Err(ApiError::Unprocessable(format!(
+                "quantity = {other}: must be a decimal string such as \"0.25\" or an integer"
+            )));
+        }
+    };
     let req = HoldRequest {
         account: b.account,
         sku: b.sku,

@@ -9,8 +9,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-/// Most buckets one response carries; longer ranges are paginated with `next_from`.
+/// Most buckets of one group in one response; longer ranges are paginated with `next_from`.
 pub const MAX_BUCKETS: i64 = 1_000;
+
+/// Most groups one response carries (`group_limit`, default [`DEFAULT_GROUPS`]); more are
+/// paginated with `next_group_after`.
+pub const MAX_GROUPS: usize = 1_000;
+
+/// Groups per page when `group_limit` is not given.
+pub const DEFAULT_GROUPS: usize = 100;
+
+/// Most cells (groups x buckets) one response carries: a page of many groups carries fewer
+/// buckets each. Bounds the work and memory of every usage query (~10,700 resources at second
+/// granularity once built one answer of gigabytes and took the process down).
+pub const MAX_CELLS: i64 = 100_000;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct UsageQuery {
@@ -23,6 +35,10 @@ pub struct UsageQuery {
     pub granularity: Option<String>,
     /// `sku` (default), `lease` or `resource`.
     pub group_by: Option<String>,
+    /// Groups per page, 1 to 1000 (default 100); groups are ordered by key.
+    pub group_limit: Option<usize>,
+    /// Only groups whose key sorts after this one (the previous page's `next_group_after`).
+    pub group_after: Option<String>,
 }
 
 fn instant(v: Option<&String>, name: &str) -> Result<i64, ApiError> {
@@ -74,20 +90,53 @@ pub async fn usage(
     if to <= from {
         return Err(ApiError::BadRequest("to must be after from".into()));
     }
-    // One page: at most MAX_BUCKETS buckets.
-    let page_end = to.min(from.saturating_add(step * MAX_BUCKETS));
-    let buckets = ((page_end - from) + step - 1) / step;
+    let group_limit = q.group_limit.unwrap_or(DEFAULT_GROUPS);
+    if !(1..=MAX_GROUPS).contains(&group_limit) {
+        return Err(ApiError::BadRequest(format!(
+            "group_limit {group_limit} is not between 1 and {MAX_GROUPS}"
+        )));
+    }
     let ledger = s.store.account_ledger(&account).await?;
+    let name_of = |key: &billing_core::ledger::ResourceKey| -> String {
+        match group_by {
+            "lease" => key.lease.to_string(),
+            "resource" => key.resource.to_string(),
+            _ => key.sku.to_string(),
+        }
+    };
+    // This page's groups: the first `group_limit` keys after `group_after` with usage in range.
+    let mut names: BTreeMap<String, ()> = BTreeMap::new();
+    for (key, runs) in ledger.usage() {
+        let name = name_of(key);
+        let after = q.group_after.as_deref().is_none_or(|a| name.as_str() > a);
+        if after && runs.clipped(from, to).next().is_some() {
+            names.insert(name, ());
+            if names.len() > group_limit {
+                names.pop_last();
+            }
+        }
+    }
+    // Whether groups remain after this page.
+    let last = names.keys().next_back().cloned();
+    let more_groups = last.as_ref().is_some_and(|l| {
+        ledger.usage().any(|(key, runs)| {
+            let name = name_of(key);
+            name.as_str() > l.as_str() && runs.clipped(from, to).next().is_some()
+        })
+    });
+    // One page: at most MAX_CELLS cells, MAX_BUCKETS buckets per group.
+    let per_group = (MAX_CELLS / names.len().max(1) as i64).min(MAX_BUCKETS);
+    let page_end = to.min(from.saturating_add(step.saturating_mul(per_group)));
+    let buckets = ((page_end - from) + step - 1) / step;
     let mut groups: BTreeMap<String, Vec<Decimal>> = BTreeMap::new();
     for (key, runs) in ledger.usage() {
-        let name = match group_by {
-            "lease" => &key.lease,
-            "resource" => &key.resource,
-            _ => &key.sku,
-        };
+        let name = name_of(key);
+        if !names.contains_key(&name) {
+            continue;
+        }
         for run in runs.clipped(from, page_end) {
             let series = groups
-                .entry(name.to_string())
+                .entry(name.clone())
                 .or_insert_with(|| vec![Decimal::ZERO; buckets as usize]);
             let mut t = run.from;
             while t < run.to {
@@ -123,5 +172,7 @@ pub async fn usage(
         "unit": "unit_seconds",
         "groups": groups,
         "next_from": (page_end < to).then(|| format_secs(page_end)),
+        "group_limit": group_limit,
+        "next_group_after": more_groups.then_some(last).flatten(),
     })))
 }

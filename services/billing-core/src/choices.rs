@@ -10,23 +10,49 @@
 //!   log order for the engine); the conflicting later one is dead-lettered.
 //! - `time` is optional on `gpu.usage` and required on `net.egress`; `lease` is required on
 //!   `gpu.usage` and optional on `net.egress`; an empty string counts as missing.
-//! - `quantity` is a decimal string or a JSON integer; a JSON float is `bad_quantity`.
+//! - `quantity` is a decimal string or a JSON integer; a JSON float is `bad_quantity`. The
+//!   string follows one grammar everywhere gpubill reads a number ([`crate::decimal`]): plain
+//!   digits with an optional fraction, no exponent, no underscores, at most 15 decimals
+//!   (trailing zeros aside) and 13 integer digits, so every accepted value is exact and two
+//!   texts that differ in value never read as one number.
+//! - `subject` must be an account id, 1 to 256 of `A-Z a-z 0-9 . _ -` (the grammar of
+//!   `POST /v1/admin/accounts`); anything else is `bad_subject` (it would become a billable
+//!   account of its own).
+//! - Every instant of an event lies in 2000-01-01T00:00:00Z ..= 2100-01-01T00:00:00Z, else
+//!   `time_out_of_range`: every period of an event then exists in any timezone. The engine
+//!   also refuses an event ending more than a configurable time (default a day) after its
+//!   batch's clock as `too_early`; a replay takes the clock from the records' Kafka
+//!   timestamps so that the same events are refused again. `gpubill rate`, which has no
+//!   clock, applies only the fixed range.
+//! - A leap second (`23:59:60Z`) is the first second of the next minute.
+//! - A record over 64 KiB is kept as its length, SHA-256 and first 1 KiB (log and dead
+//!   letter), rejected as `record_too_large`.
+//! - In a batch body (a JSON array), each element is a record of its own: one that is not
+//!   valid JSON is dead-lettered as `malformed_json` and the others are stored; only a body
+//!   that is not an array of elements at all is refused as a whole.
 //! - Reason names beyond the page's examples: `record_too_large`, `malformed_json`,
 //!   `bad_specversion`, `unknown_type`, `missing_id`, `missing_source`, `missing_subject`,
-//!   `missing_field`, `wrong_type`, `string_too_long`, `bad_time`, `empty_interval`,
-//!   `interval_too_long`, `bad_quantity`, `bad_bytes`, `bad_class`, `conflict`.
+//!   `missing_field`, `wrong_type`, `string_too_long`, `bad_subject`, `bad_time`,
+//!   `time_out_of_range`, `too_early`, `empty_interval`, `interval_too_long`, `bad_quantity`,
+//!   `bad_bytes`, `bad_class`, `conflict`.
 //!
 //! Accounts (section 6)
 //! - "Named by any event" means any *accepted* event, whatever its period; a rejected event
 //!   names no account.
 //!
 //! Price book (section 3, [`crate::pricebook`])
+//! - Credit amounts (and the quotas' money amounts) have at most the currency's 2 decimals:
+//!   `0.005` is refused, not rounded into more credit than granted. `effective_from` is
+//!   compared with a period's start exactly, fractions of a second included.
 //! - Unknown keys are errors; decimals are strings or integers, never floats; `timezone`
 //!   defaults to UTC; reservations must name an sku with an on-demand price, in whole seconds;
 //!   discount percents of one account add up to at most 100; a last tier with a bound still
 //!   takes everything beyond it; off-peak `to = "24:00"` is allowed.
 //!
 //! Rating (section 4)
+//! - An account that could owe more than 10^18 for a period (an upper bound over every
+//!   unit-second at the book's highest rate and multiplier, and every GB at the highest egress
+//!   rate) is a rating error, never an overflow: accepted but absurd magnitudes.
 //! - Off-peak `days` are checked against the local weekday of each second itself, also in
 //!   the after-midnight part of a window that wraps ([`crate::offpeak`]).
 //! - The minimum charge counts seconds covered by the resource's events, not by reservations

@@ -134,8 +134,8 @@ pub fn check_money(d: Decimal) -> Result<(), DecimalError> {
 pub mod serde_strict {
     use super::parse;
     use rust_decimal::Decimal;
-    use serde::de::{Deserializer, Error};
     use serde::Deserialize;
+    use serde::de::{Deserializer, Error};
     use std::collections::BTreeMap;
 
     #[derive(Deserialize)]
@@ -183,7 +183,9 @@ mod tests {
     use super::*;
 
     fn ok(s: &str) -> String {
-        parse(s).unwrap_or_else(|e| panic!("{s:?}: {e}")).to_string()
+        parse(s)
+            .unwrap_or_else(|e| panic!("{s:?}: {e}"))
+            .to_string()
     }
 
     #[test]
@@ -196,7 +198,10 @@ mod tests {
         assert_eq!(ok(".5"), "0.5");
         assert_eq!(ok("0007"), "7");
         assert_eq!(ok("0"), "0");
-        for bad in ["", " ", "+", ".", "5.", "1e3", "1E3", "1_000", "0x10", "1.2.3", "١", "NaN", "inf", "--1", "+-1", "- 1"] {
+        for bad in [
+            "", " ", "+", ".", "5.", "1e3", "1E3", "1_000", "0x10", "1.2.3", "١", "NaN", "inf",
+            "--1", "+-1", "- 1",
+        ] {
             assert_eq!(parse(bad), Err(DecimalError::Syntax), "{bad:?}");
         }
     }
@@ -205,13 +210,19 @@ mod tests {
     fn precision_is_exact_or_refused() {
         // 15 decimals kept exactly; 16 refused; trailing zeros do not count.
         assert_eq!(ok("0.000000000000001"), "0.000000000000001");
-        assert_eq!(parse("0.0000000000000001"), Err(DecimalError::TooPrecise { scale: 16 }));
+        assert_eq!(
+            parse("0.0000000000000001"),
+            Err(DecimalError::TooPrecise { scale: 16 })
+        );
         assert_eq!(
             parse("0.1000000000000000000000000000001"),
             Err(DecimalError::TooPrecise { scale: 31 })
         );
         assert_eq!(ok("0.1000000000000000000000000000000"), "0.1");
-        assert_eq!(ok("9999999999999.999999999999999"), "9999999999999.999999999999999");
+        assert_eq!(
+            ok("9999999999999.999999999999999"),
+            "9999999999999.999999999999999"
+        );
         assert_eq!(parse("10000000000000"), Err(DecimalError::TooLarge));
         assert_eq!(ok("00000000000000000001"), "1");
     }
@@ -221,6 +232,9 @@ mod tests {
         assert_eq!(parse_money("500.00").unwrap().to_string(), "500.00");
         assert_eq!(parse_money("0.010").unwrap().to_string(), "0.010");
         assert_eq!(parse_money("12").unwrap().to_string(), "12");
-        assert_eq!(parse_money("0.005"), Err(DecimalError::NotMoney { scale: 3 }));
+        assert_eq!(
+            parse_money("0.005"),
+            Err(DecimalError::NotMoney { scale: 3 })
+        );
     }
 }

@@ -389,8 +389,9 @@ fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
         return Ok(None);
     };
     match Timestamp::parse_rfc3339(&text) {
-        Some(t) if (MIN_EVENT_SECS..=MAX_EVENT_SECS).contains(&t.secs)
-            && (t.secs < MAX_EVENT_SECS || t.nanos == 0) =>
+        Some(t)
+            if (MIN_EVENT_SECS..=MAX_EVENT_SECS).contains(&t.secs)
+                && (t.secs < MAX_EVENT_SECS || t.nanos == 0) =>
         {
             Ok(Some(t))
         }
@@ -415,8 +416,7 @@ fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
 pub fn is_account_id(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_STRING_BYTES
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
@@ -493,16 +493,77 @@ fn class(v: Scalar<'_>) -> Check<Class> {
     }
 }
 
+/// Bytes of a record rejected for its size that gpubill keeps (in the log and the dead
+/// letter), with its length and SHA-256: ten 10 MiB records once grew the database by 200 MiB.
+pub const OVERSIZE_KEPT_BYTES: usize = 1024;
+
+/// Starts a stand-in for an oversize record; JSON never starts with a NUL byte.
+const OVERSIZE_MAGIC: &[u8] = b"\0gpubill-oversize\0";
+
+/// What is stored of a record in place of the record: the record itself, or for one over
+/// [`MAX_RECORD_BYTES`] a stand-in of at most ~1.1 KiB (its length, its SHA-256 and its first
+/// [`OVERSIZE_KEPT_BYTES`] bytes) that [`decode`] rejects exactly as it rejects the record.
+pub fn stored_form(record: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    use sha2::Digest;
+    if record.len() <= MAX_RECORD_BYTES {
+        return std::borrow::Cow::Borrowed(record);
+    }
+    let digest = hex::encode(sha2::Sha256::digest(record));
+    std::borrow::Cow::Owned(oversize_stand_in(
+        record.len() as u64,
+        &digest,
+        &record[..OVERSIZE_KEPT_BYTES],
+    ))
+}
+
+/// The stand-in of an oversize record of `len` bytes with SHA-256 `sha256_hex` whose first
+/// bytes are `prefix` (at most [`OVERSIZE_KEPT_BYTES`] are kept), for readers that stream a
+/// record instead of holding it (`gpubill rate` reading a multi-GB line).
+pub fn oversize_stand_in(len: u64, sha256_hex: &str, prefix: &[u8]) -> Vec<u8> {
+    let prefix = &prefix[..prefix.len().min(OVERSIZE_KEPT_BYTES)];
+    let mut out = OVERSIZE_MAGIC.to_vec();
+    out.extend_from_slice(format!("{len} {sha256_hex}\n").as_bytes());
+    out.extend_from_slice(prefix);
+    out
+}
+
+/// The bytes of a record a dead letter keeps: the record, or the first
+/// [`OVERSIZE_KEPT_BYTES`] of one over the limit (its length and digest are in the detail).
+pub fn kept_payload(record: &[u8]) -> &[u8] {
+    match oversize_header(record) {
+        Some((_, _, prefix)) => prefix,
+        None if record.len() > MAX_RECORD_BYTES => &record[..OVERSIZE_KEPT_BYTES],
+        None => record,
+    }
+}
+
+/// A stand-in's length, digest and kept prefix.
+fn oversize_header(record: &[u8]) -> Option<(u64, &str, &[u8])> {
+    let rest = record.strip_prefix(OVERSIZE_MAGIC)?;
+    let nl = rest.iter().position(|&b| b == b'\n')?;
+    let head = std::str::from_utf8(&rest[..nl]).ok()?;
+    let (len, digest) = head.split_once(' ')?;
+    Some((len.parse().ok()?, digest, &rest[nl + 1..]))
+}
+
+fn too_large(len: u64, digest: &str) -> Rejection {
+    Rejection::new(
+        RejectReason::RecordTooLarge,
+        format!(
+            "record is {len} bytes, over the limit of {MAX_RECORD_BYTES} (sha256 {digest}; its first {OVERSIZE_KEPT_BYTES} bytes are kept)"
+        ),
+    )
+}
+
 /// Decodes and validates one record. Never panics, whatever the bytes.
 pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
     if record.len() > MAX_RECORD_BYTES {
-        return reject(
-            RejectReason::RecordTooLarge,
-            format!(
-                "record is {} bytes, over the limit of {MAX_RECORD_BYTES}",
-                record.len()
-            ),
-        );
+        use sha2::Digest;
+        let digest = hex::encode(sha2::Sha256::digest(record));
+        return Err(too_large(record.len() as u64, &digest));
+    }
+    if let Some((len, digest, _)) = oversize_header(record) {
+        return Err(too_large(len, digest));
     }
     // Validating UTF-8 once for the record is cheaper than string by string.
     let Ok(text) = std::str::from_utf8(record) else {
@@ -574,9 +635,7 @@ fn validate<'a>(
         let shown: String = subject.escape_debug().take(60).collect();
         return reject(
             RejectReason::BadSubject,
-            format!(
-                "subject \"{shown}\" is not an account id (1 to 256 of A-Z a-z 0-9 . _ -)"
-            ),
+            format!("subject \"{shown}\" is not an account id (1 to 256 of A-Z a-z 0-9 . _ -)"),
         );
     }
     let time = optional_time(time, "time")?;
@@ -759,7 +818,12 @@ mod tests {
     #[test]
     fn subjects_follow_the_account_id_grammar() {
         // Issue 14, finding 8: these became billable accounts of their own.
-        for bad in [r#""' OR 1=1; --""#, r#""tenant-a\u0000""#, r#""tenant а""#, r#""a/b""#] {
+        for bad in [
+            r#""' OR 1=1; --""#,
+            r#""tenant-a\u0000""#,
+            r#""tenant а""#,
+            r#""a/b""#,
+        ] {
             let r = decode(usage_with("subject", bad).as_bytes()).unwrap_err();
             assert_eq!(r.reason, RejectReason::BadSubject, "{bad}");
             assert_eq!(r.id.as_deref(), Some("hb-000042"));
@@ -788,7 +852,13 @@ mod tests {
     #[test]
     fn quantities_follow_the_schema_grammar_exactly() {
         // Issue 14, finding 10.
-        for bad in [r#""1_000""#, r#""1e3""#, r#""0x10""#, r#""5.""#, r#""0.1000000000000000000000000000001""#] {
+        for bad in [
+            r#""1_000""#,
+            r#""1e3""#,
+            r#""0x10""#,
+            r#""5.""#,
+            r#""0.1000000000000000000000000000001""#,
+        ] {
             let r = decode(usage_with("data.quantity", bad).as_bytes()).unwrap_err();
             assert_eq!(r.reason, RejectReason::BadQuantity, "{bad}");
         }
@@ -832,6 +902,32 @@ mod tests {
         let r = e.ending_by(end - 1).unwrap_err();
         assert_eq!(r.reason, RejectReason::TooEarly);
         assert_eq!(r.source.as_deref(), Some("node/gz-a-017"));
+    }
+
+    #[test]
+    fn an_oversize_record_is_stored_as_a_bounded_stand_in_rejected_alike() {
+        // Issue 14, finding 5.
+        let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(10 << 20));
+        let stored = stored_form(big.as_bytes());
+        assert!(stored.len() < 1200, "{}", stored.len());
+        let (a, b) = (
+            decode(big.as_bytes()).unwrap_err(),
+            decode(&stored).unwrap_err(),
+        );
+        assert_eq!(a, b);
+        assert_eq!(a.reason, RejectReason::RecordTooLarge);
+        assert!(
+            a.detail.contains("10485770 bytes") && a.detail.contains("sha256 "),
+            "{}",
+            a.detail
+        );
+        assert_eq!(
+            kept_payload(&stored),
+            &big.as_bytes()[..OVERSIZE_KEPT_BYTES]
+        );
+        assert_eq!(kept_payload(big.as_bytes()).len(), OVERSIZE_KEPT_BYTES);
+        assert_eq!(stored_form(USAGE.as_bytes()).as_ref(), USAGE.as_bytes());
+        assert_eq!(kept_payload(USAGE.as_bytes()), USAGE.as_bytes());
     }
 
     #[test]

@@ -455,6 +455,119 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Why a batch body could not be split into records at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitError {
+    pub at: usize,
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for SplitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {}", self.what, self.at)
+    }
+}
+
+/// Splits a JSON array of records (a batch body) into the raw text of each element, without
+/// judging the elements: one that is not valid JSON (an invalid escape, a raw control
+/// character, a trailing comma inside it) is still one element, which decoding then
+/// dead-letters as `malformed_json` while its neighbours are stored. Only the array's own
+/// structure can fail the whole body: not an array, an element that never ends (unbalanced
+/// brackets or an unterminated string reach the end of the body), an empty element
+/// (`[a,,b]`, `[a,]`), or text after the closing bracket. At most `max` elements (more is an
+/// error). Works on bytes: an element that is not UTF-8 is one malformed element too.
+/// Never panics; allocates one slice per element.
+pub fn split_array(b: &[u8], max: usize) -> Result<Vec<&[u8]>, SplitError> {
+    let ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let mut i = 0;
+    while i < b.len() && ws(b[i]) {
+        i += 1;
+    }
+    if b.get(i) != Some(&b'[') {
+        return Err(SplitError {
+            at: i,
+            what: "the body is not a JSON array of events",
+        });
+    }
+    i += 1;
+    let mut out = Vec::new();
+    loop {
+        while i < b.len() && ws(b[i]) {
+            i += 1;
+        }
+        match b.get(i) {
+            None => {
+                return Err(SplitError {
+                    at: i,
+                    what: "the array is not closed",
+                });
+            }
+            Some(b']') if out.is_empty() => {
+                i += 1;
+                break;
+            }
+            Some(b',' | b']') => {
+                return Err(SplitError {
+                    at: i,
+                    what: "an empty element",
+                });
+            }
+            _ => {}
+        }
+        let start = i;
+        let (mut depth, mut in_string) = (0usize, false);
+        let end = loop {
+            let Some(&c) = b.get(i) else {
+                return Err(SplitError {
+                    at: start,
+                    what: "an element that never ends (unbalanced brackets or an unterminated string)",
+                });
+            };
+            if in_string {
+                match c {
+                    b'\\' => i += 1,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+            } else {
+                match c {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' if depth > 0 => depth -= 1,
+                    b',' | b']' if depth == 0 => break i,
+                    _ => {}
+                }
+            }
+            i += 1;
+        };
+        if out.len() == max {
+            return Err(SplitError {
+                at: start,
+                what: "more elements than one batch takes",
+            });
+        }
+        let mut last = end;
+        while last > start && ws(b[last - 1]) {
+            last -= 1;
+        }
+        out.push(&b[start..last]);
+        i = end + 1;
+        if b[end] == b']' {
+            break;
+        }
+    }
+    while i < b.len() && ws(b[i]) {
+        i += 1;
+    }
+    if i < b.len() {
+        return Err(SplitError {
+            at: i,
+            what: "text after the array",
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -552,5 +665,61 @@ mod tests {
         assert_eq!(read_event(r#"{"data":5}"#).unwrap().data, Some(Err(())));
         assert_eq!(read_event(r#"{"data":null}"#).unwrap().data, None);
         assert_eq!(read_event(r#"{"data":[1]}"#).unwrap().data, Some(Err(())));
+    }
+
+    #[test]
+    fn a_batch_splits_record_by_record_whatever_each_record_is() {
+        // Issue 14, finding 9: one bad record no longer fails the batch.
+        let body = "[ {\"a\":\"x\\qy\"} , {\"a\":\"raw\u{1}ctl\"},{\"a\":1,}, {\"b\":[1,{\"c\":\"],}\"}]} ,7 ]";
+        let parts = split_array(body.as_bytes(), 100).unwrap();
+        let parts: Vec<&str> = parts
+            .iter()
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
+        assert_eq!(
+            parts,
+            vec![
+                "{\"a\":\"x\\qy\"}",
+                "{\"a\":\"raw\u{1}ctl\"}",
+                "{\"a\":1,}",
+                "{\"b\":[1,{\"c\":\"],}\"}]}",
+                "7"
+            ]
+        );
+        assert!(split_array(b" [ ] ", 10).unwrap().is_empty());
+        assert_eq!(
+            split_array(b"[\xff\xfe, 1]", 10).unwrap(),
+            vec![&b"\xff\xfe"[..], b"1"]
+        );
+        for bad in [
+            "",
+            "{}",
+            "[",
+            "[1,",
+            "[1,]",
+            "[,1]",
+            "[1,,2]",
+            "[{\"a\":\"x]",
+            "[{]",
+            "[1] x",
+            "[\"\\\"]",
+        ] {
+            assert!(split_array(bad.as_bytes(), 10).is_err(), "{bad:?}");
+        }
+        assert!(split_array(b"[1,2,3]", 2).is_err());
+        assert_eq!(split_array(b"[1,2]", 2).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn splitting_agrees_with_serde_json_on_valid_arrays() {
+        let body = r#"[{"x":[1,2,{"y":"a,b]"}]},"s\"]",null,true, 1.5e3 ,[[]]]"#;
+        let ours = split_array(body.as_bytes(), 100).unwrap();
+        let ours: Vec<&str> = ours
+            .iter()
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
+        let theirs: Vec<&serde_json::value::RawValue> = serde_json::from_str(body).unwrap();
+        let theirs: Vec<&str> = theirs.iter().map(|r| r.get()).collect();
+        assert_eq!(ours, theirs);
     }
 }

@@ -390,7 +390,8 @@ fn parse(root: &Table) -> Result<PriceBook> {
         }
     };
     let reservations = parse_reservations(root, &skus)?;
-    let discounts = parse_account_amounts(root, "discounts", "percent", Decimal::ONE_HUNDRED, false)?;
+    let discounts =
+        parse_account_amounts(root, "discounts", "percent", Decimal::ONE_HUNDRED, false)?;
     for (account, total) in &discounts {
         if *total > Decimal::ONE_HUNDRED {
             return invalid(

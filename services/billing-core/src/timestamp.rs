@@ -40,7 +40,9 @@ impl Timestamp {
         let dt = DateTime::parse_from_rfc3339(text).ok()?;
         let nanos = dt.timestamp_subsec_nanos();
         Some(Timestamp {
-            secs: dt.timestamp().checked_add(i64::from(nanos / 1_000_000_000))?,
+            secs: dt
+                .timestamp()
+                .checked_add(i64::from(nanos / 1_000_000_000))?,
             nanos: nanos % 1_000_000_000,
         })
     }

@@ -725,7 +725,10 @@ tiers = [ { rate_per_gb = "1000000000" } ]
             ..U::default()
         }
         .json();
-        assert!(!matches!(meter.ingest(r.as_bytes()), Admission::Rejected(_)));
+        assert!(!matches!(
+            meter.ingest(r.as_bytes()),
+            Admission::Rejected(_)
+        ));
     }
     match rate_all(&book, period.clone(), &meter, None) {
         Err(RatingError::AmountTooLarge { account, .. }) => assert_eq!(account, "acme"),
@@ -748,14 +751,14 @@ tiers = [ { rate_per_gb = "1000000000" } ]
         meter.ingest(r.as_bytes());
     }
     let rated = rate_all(&book, period.clone(), &meter, None).unwrap();
-    assert_eq!(
-        rated[0].invoice.total.to_string(),
-        "984000000000000000.00"
-    );
+    assert_eq!(rated[0].invoice.total.to_string(), "984000000000000000.00");
     // Egress: u64::MAX bytes at 10^9 per GB is 1.8e19.
     let mut meter = Meter::new();
     let e = egress("x1", "acme", "internet", "2026-11-03T00:00:00Z", u64::MAX);
-    assert!(!matches!(meter.ingest(e.as_bytes()), Admission::Rejected(_)));
+    assert!(!matches!(
+        meter.ingest(e.as_bytes()),
+        Admission::Rejected(_)
+    ));
     assert!(matches!(
         rate_all(&book, period, &meter, None),
         Err(RatingError::AmountTooLarge { .. })
@@ -768,11 +771,18 @@ tiers = [ { rate_per_gb = "1000000000" } ]
 #[test]
 fn money_terms_have_two_decimals_and_effective_from_compares_exactly() {
     use billing_core::pricebook::PriceBook;
-    let e = PriceBook::from_toml(&with("[[credits]]\naccount = \"acme\"\namount = \"0.005\"\n"))
-        .unwrap_err();
+    let e = PriceBook::from_toml(&with(
+        "[[credits]]\naccount = \"acme\"\namount = \"0.005\"\n",
+    ))
+    .unwrap_err();
     assert_eq!(e.key(), "credits[0].amount");
     assert!(e.to_string().contains("money"), "{e}");
-    assert!(PriceBook::from_toml(&with("[[credits]]\naccount = \"acme\"\namount = \"0.50\"\n")).is_ok());
+    assert!(
+        PriceBook::from_toml(&with(
+            "[[credits]]\naccount = \"acme\"\namount = \"0.50\"\n"
+        ))
+        .is_ok()
+    );
     let start = 1_793_462_400; // 2026-11-01T00:00:00+08:00
     let late = PriceBook::from_toml(&format!(
         "effective_from = \"2026-11-01T00:00:00.5+08:00\"\n{BOOK}"

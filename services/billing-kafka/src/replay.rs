@@ -190,7 +190,9 @@ async fn fold_range(
         from,
         until,
         |offset, msg| {
-            pending.push((offset, msg.payload().unwrap_or_default().to_vec()));
+            use rdkafka::Message;
+            let at = msg.timestamp().to_millis();
+            pending.push((offset, msg.payload().unwrap_or_default().to_vec(), at));
             Ok(())
         },
     )
@@ -202,14 +204,21 @@ async fn fold_range(
         .await?
         .unwrap_or(from);
     for chunk in pending.chunks(1000) {
-        let refs: Vec<(i64, &[u8])> = chunk.iter().map(|(o, r)| (*o, r.as_slice())).collect();
+        let refs: Vec<(i64, &[u8])> = chunk.iter().map(|(o, r, _)| (*o, r.as_slice())).collect();
+        // The batch's clock is the records' own time (their Kafka timestamps), not the time of
+        // the replay: an event refused as `too_early` when it arrived is refused again.
+        let now = chunk
+            .iter()
+            .filter_map(|(_, _, at)| *at)
+            .max()
+            .unwrap_or_else(clock);
         let at = Position {
             consumer: &settings.usage_topic,
             partition: p as i64,
             expected_next,
             dead_letter_topic: None,
         };
-        store.fold_partition(at, &refs, clock()).await?;
+        store.fold_partition(at, &refs, now).await?;
         expected_next = chunk[chunk.len() - 1].0 + 1;
     }
     Ok((pending.len() as u64, reached))

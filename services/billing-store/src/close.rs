@@ -16,6 +16,10 @@ use std::collections::BTreeSet;
 pub enum CloseError {
     #[error("no price book version applies to period {0}")]
     NoPriceBook(String),
+    #[error(
+        "period {period} has not ended yet (it ends at {ends}): an invoice issued now could never change"
+    )]
+    NotEnded { period: String, ends: String },
     #[error("period {period} has unpriced usage: {}", describe(.unpriced))]
     Unpriced {
         period: String,
@@ -100,6 +104,12 @@ impl Store {
             .pricebook_for(period_label)
             .await?
             .ok_or_else(|| CloseError::NoPriceBook(period_label.to_string()))?;
+        if period.end.saturating_mul(1000) > now_ms {
+            return Err(CloseError::NotEnded {
+                period: period_label.to_string(),
+                ends: format_secs(period.end),
+            });
+        }
         let book = &version.book;
         let ctx = RatingContext::new(book, period.clone());
         let mut accounts: BTreeSet<String> = self.known_accounts().await?;

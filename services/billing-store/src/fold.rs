@@ -41,18 +41,24 @@ impl Store {
     }
 
     async fn append_and_fold(&self, records: &[Vec<u8>], now_ms: i64) -> Result<Vec<Outcome>> {
+        // A record over the size limit is logged (and folded) as its bounded stand-in: it is
+        // rejected alike, and the log keeps ~1 KiB of it instead of megabytes.
+        let stored: Vec<std::borrow::Cow<'_, [u8]>> = records
+            .iter()
+            .map(|r| billing_core::event::stored_form(r))
+            .collect();
         let mut tx = self.begin_write().await?;
         let first: i64 = sqlx::query("select coalesce(max(seq), 0) + 1 from log")
             .fetch_one(&mut *tx)
             .await?
             .get(0);
-        let rows: Vec<Vec<Val>> = records
+        let rows: Vec<Vec<Val>> = stored
             .iter()
             .enumerate()
             .map(|(i, r)| {
                 vec![
                     Val::I64(first + i as i64),
-                    Val::Bytes(r.clone()),
+                    Val::Bytes(r.to_vec()),
                     Val::I64(now_ms),
                 ]
             })
@@ -64,10 +70,10 @@ impl Store {
             rows,
         )
         .await?;
-        let batch: Vec<(i64, &[u8])> = records
+        let batch: Vec<(i64, &[u8])> = stored
             .iter()
             .enumerate()
-            .map(|(i, r)| (first + i as i64, r.as_slice()))
+            .map(|(i, r)| (first + i as i64, r.as_ref()))
             .collect();
         let result = fold(&mut tx, self, &batch, now_ms).await;
         finish(tx, result).await
@@ -265,6 +271,14 @@ pub(crate) async fn fold_parts(
         .instrument(span.clone())
         .await;
     span.record("latency_ms", t0.elapsed().as_secs_f64() * 1e3);
+    if t0.elapsed() > SLOW_BATCH {
+        tracing::warn!(
+            records = parts.iter().map(|(_, b)| b.len()).sum::<usize>(),
+            latency_ms = t0.elapsed().as_millis() as u64,
+            ok = result.is_ok(),
+            "slow batch"
+        );
+    }
     match &result {
         Ok(outcomes) => {
             let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -498,7 +512,9 @@ async fn fold_inner(
                     Val::Text(x.dest.to_string()),
                     Val::I64(x.time.secs),
                     Val::I64(x.time.nanos as i64),
-                    Val::I64(i64::try_from(x.bytes).unwrap_or(i64::MAX)),
+                    // u64 in a signed 64-bit column, bit for bit (read back `as u64`): counts
+                    // above i64::MAX stay exact, as the offline rater keeps them.
+                    Val::I64(x.bytes as i64),
                 ]);
                 (x.time.secs, x.time.secs + 1)
             }
@@ -649,7 +665,10 @@ async fn fold_inner(
         *e = (*e).max(last);
     }
     for (account, secs) in &egress_seconds {
-        moved.entry(account.clone()).or_default().push((*secs, *secs));
+        moved
+            .entry(account.clone())
+            .or_default()
+            .push((*secs, *secs));
     }
     let position = serde_json::Value::Array(
         parts
@@ -757,6 +776,9 @@ fn capture_holds_sql(backend: Backend) -> &'static str {
     }
 }
 
+/// A batch folding for longer than this is logged as a warning (size and latency, no SQL).
+const SLOW_BATCH: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Most rows passed as one JSON parameter.
 const MAX_JSON_ROWS: usize = 10_000;
 
@@ -846,7 +868,7 @@ fn dead_row(seq: i64, r: &Rejection, raw: &[u8], now_ms: i64) -> Vec<Val> {
         Val::Text(r.detail.clone()),
         Val::OptText(r.source.clone()),
         Val::OptText(r.id.clone()),
-        Val::Bytes(raw.to_vec()),
+        Val::Bytes(billing_core::event::kept_payload(raw).to_vec()),
         Val::I64(now_ms),
     ]
 }

@@ -195,7 +195,13 @@ impl Store {
         } else {
             url.to_string()
         };
-        let pool = opts.connect(&url).await?;
+        // sqlx's own statement logging is off: its slow-statement warnings print whole
+        // multi-KB statements with their JSON parameters. Slow batches are logged by the fold
+        // with their size and latency instead (and every batch is a `fold_batch` span).
+        let connect: sqlx::any::AnyConnectOptions = url.parse()?;
+        let pool = opts
+            .connect_with(sqlx::ConnectOptions::disable_statement_logging(connect))
+            .await?;
         match backend {
             Backend::Sqlite => sqlx::migrate!("../../migrations/sqlite").run(&pool).await?,
             Backend::Postgres => {
@@ -556,6 +562,23 @@ impl Store {
         Ok(())
     }
 
+    /// The credit `account` has left for `period`: the credits of the price book version
+    /// rating it, less what its issued invoices consumed (zero when no version applies).
+    pub async fn credit_left(&self, account: &str, period: &str) -> Result<rust_decimal::Decimal> {
+        use rust_decimal::Decimal;
+        let Some((version, _)) = self.pricebook_for(period).await? else {
+            return Ok(Decimal::ZERO);
+        };
+        let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
+            .bind(account)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+            .sum();
+        Ok((version.book.credit_total(account) - consumed).max(Decimal::ZERO))
+    }
+
     pub async fn late_usage(&self, period: Option<&str>) -> Result<Vec<LateUsage>> {
         let rows = sqlx::query("select account, period, source, id, log_seq from late_usage where ($1 = '' or period = $1) order by log_seq, source, id")
             .bind(period.unwrap_or(""))
@@ -638,6 +661,7 @@ pub(crate) async fn load_ledgers(
                 secs: r.get(2),
                 nanos: r.get::<i64, _>(3) as u32,
             },
+            // Stored bit for bit as a signed 64-bit integer (see `fold`): exact for every u64.
             bytes: r.get::<i64, _>(4) as u64,
         };
         out.entry(r.get(0)).or_default().add_egress(&dest, record);

@@ -37,6 +37,7 @@ use crate::commands::Command;
 use crate::provisional::{Books, UnitSeconds, measure, parse_measure, rate_measure};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
+use billing_core::decimal::serde_strict as strict;
 use billing_core::pricebook::PriceBook;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -49,16 +50,36 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Quotas {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::option"
+    )]
     pub prepaid_balance: Option<Decimal>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::option"
+    )]
     pub spend_limit: Option<Decimal>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "strict::map"
+    )]
     pub gpu_hours: BTreeMap<String, Decimal>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "strict::map"
+    )]
     pub max_concurrent: BTreeMap<String, Decimal>,
     /// Warn at this fraction of a limit (default 0.8).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::option"
+    )]
     pub warn_at: Option<Decimal>,
 }
 
@@ -82,11 +103,16 @@ impl Quotas {
                 Ok(())
             }
         };
+        let money = |name: &str, v: &Decimal| {
+            billing_core::decimal::check_money(*v).map_err(|e| format!("{name} = {v}: {e}"))
+        };
         if let Some(v) = &self.prepaid_balance {
             check("prepaid_balance".into(), v, true)?;
+            money("prepaid_balance", v)?;
         }
         if let Some(v) = &self.spend_limit {
             check("spend_limit".into(), v, false)?;
+            money("spend_limit", v)?;
         }
         for (sku, v) in &self.gpu_hours {
             check(format!("gpu_hours.{sku}"), v, false)?;
@@ -257,6 +283,25 @@ impl Store {
                 "seconds = {}: must be 1 to {MAX_HOLD_SECONDS} (30 days)",
                 req.seconds
             )));
+        }
+        // The strings an authorization stores follow the event grammar: an account id, and
+        // at most 256 bytes of sku and lease (a 1 MiB lease was once stored as it came).
+        if !billing_core::event::is_account_id(&req.account) {
+            return Err(HoldError::Invalid(format!(
+                "account = {:?}: not an account id (1 to 256 of A-Z a-z 0-9 . _ -)",
+                req.account.chars().take(60).collect::<String>()
+            )));
+        }
+        let limit = billing_core::limits::MAX_STRING_BYTES;
+        for (name, v) in [("sku", Some(&req.sku)), ("lease", req.lease.as_ref())] {
+            if let Some(v) = v
+                && (v.is_empty() || v.len() > limit)
+            {
+                return Err(HoldError::Invalid(format!(
+                    "{name} is {} bytes: must be 1 to {limit}",
+                    v.len()
+                )));
+            }
         }
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         self.authorizations

@@ -7,6 +7,8 @@
 //! Exit status 0, unless an input file cannot be read or the price book is invalid (2).
 
 use anyhow::Context;
+use billing_core::event::{OVERSIZE_KEPT_BYTES, oversize_stand_in};
+use billing_core::limits::MAX_RECORD_BYTES;
 use billing_core::meter::{Admission, Meter};
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
@@ -63,14 +65,9 @@ pub fn meter_lines(
         Ok(())
     };
     loop {
-        let mut line = Vec::new();
-        if reader
-            .read_until(b'\n', &mut line)
-            .context("reading events")?
-            == 0
-        {
+        let Some(line) = read_record_line(&mut reader).context("reading events")? else {
             break;
-        }
+        };
         n += 1;
         if line.trim_ascii().is_empty() {
             continue;
@@ -82,6 +79,53 @@ pub fn meter_lines(
     }
     flush(&mut block, meter, &mut rejected)?;
     Ok((n, rejected))
+}
+
+/// Reads one line without ever holding more than the record limit of it: a line over
+/// [`MAX_RECORD_BYTES`] is streamed through SHA-256 and comes back as its bounded stand-in
+/// (rejected as `record_too_large` like the line itself), so a multi-GB line without a newline
+/// costs no memory. `None` at the end of the input.
+pub fn read_record_line(reader: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+    use sha2::Digest;
+    let mut line = Vec::new();
+    let mut hasher: Option<sha2::Sha256> = None;
+    let (mut len, mut read_any) = (0u64, false);
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        read_any = true;
+        // The newline ends the line and is not part of the record.
+        let (chunk, consumed, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        len += chunk.len() as u64;
+        match &mut hasher {
+            Some(h) => h.update(chunk),
+            None if line.len() + chunk.len() > MAX_RECORD_BYTES + 1 => {
+                let mut h = sha2::Sha256::new();
+                h.update(&line);
+                h.update(chunk);
+                let room = OVERSIZE_KEPT_BYTES.saturating_sub(line.len());
+                line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                hasher = Some(h);
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        reader.consume(consumed);
+        if done {
+            break;
+        }
+    }
+    if !read_any {
+        return Ok(None);
+    }
+    Ok(Some(match hasher {
+        None => line,
+        Some(h) => oversize_stand_in(len, &hex::encode(h.finalize()), &line),
+    }))
 }
 
 pub fn run(args: RateArgs) -> anyhow::Result<ExitCode> {
@@ -120,4 +164,45 @@ pub fn run(args: RateArgs) -> anyhow::Result<ExitCode> {
     serde_json::to_writer_pretty(&mut out, &invoices)?;
     writeln!(out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod bounded_lines {
+    use super::*;
+
+    /// A reader that yields `n` bytes of `x` and no newline, without holding them.
+    struct Endless(u64);
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = (buf.len() as u64).min(self.0) as usize;
+            buf[..n].fill(b'x');
+            self.0 -= n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_huge_line_is_streamed_into_a_bounded_stand_in() {
+        // Issue 14, finding 15: 256 MiB without a newline, read through a 64 KiB buffer.
+        let mut r = BufReader::with_capacity(64 << 10, Endless(256 << 20));
+        let line = read_record_line(&mut r).unwrap().unwrap();
+        assert!(line.len() < 2048, "{}", line.len());
+        let rejection = billing_core::event::decode(&line).unwrap_err();
+        assert_eq!(rejection.reason, billing_core::RejectReason::RecordTooLarge);
+        assert!(
+            rejection.detail.contains("268435456 bytes"),
+            "{}",
+            rejection.detail
+        );
+        assert!(read_record_line(&mut r).unwrap().is_none());
+    }
+
+    #[test]
+    fn lines_within_the_limit_come_back_whole_and_empty_lines_count() {
+        let mut r = BufReader::new(&b"{\"a\":1}\n\nlast"[..]);
+        assert_eq!(read_record_line(&mut r).unwrap().unwrap(), b"{\"a\":1}");
+        assert_eq!(read_record_line(&mut r).unwrap().unwrap(), b"");
+        assert_eq!(read_record_line(&mut r).unwrap().unwrap(), b"last");
+        assert!(read_record_line(&mut r).unwrap().is_none());
+    }
 }

@@ -75,6 +75,54 @@ pub struct ServeArgs {
     /// Kafka consumer group: engines of one deployment share it (they split the partitions).
     #[arg(long, default_value = "gpubill")]
     pub kafka_group: String,
+    /// How far past the engine's clock an event may end, in seconds; later ones are
+    /// dead-lettered as `too_early` (a node agent with a wrong clock).
+    #[arg(long, default_value_t = billing_store::DEFAULT_MAX_FUTURE_S)]
+    pub max_future_seconds: i64,
+    /// Requests per second per customer API key (burst twice as many); 0: unlimited.
+    #[arg(long, default_value_t = 100)]
+    pub rate_limit_customer: u32,
+    /// Requests per second of the ingest token, and of the admin token (burst twice as many);
+    /// 0: unlimited.
+    #[arg(long, default_value_t = 5000)]
+    pub rate_limit_ingest: u32,
+    /// A connection that has not sent its request headers within this many ms is closed.
+    #[arg(long, default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+    /// A request body not received within this many ms is answered 408.
+    #[arg(long, default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+    /// Most HTTP connections served at once (more wait in the accept queue).
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+}
+
+/// Shortest admin or ingest token taken from the environment: a secret guessable by brute
+/// force is no secret (generated tokens have 64 hex digits).
+pub const MIN_TOKEN_CHARS: usize = 24;
+
+impl ServeArgs {
+    fn rate_limits(&self) -> billing_api::limits::RateLimits {
+        let rate = |n: u32| {
+            (n > 0).then_some(billing_api::limits::Rate {
+                per_second: n,
+                burst: n.saturating_mul(2),
+            })
+        };
+        billing_api::limits::RateLimits {
+            customer: rate(self.rate_limit_customer),
+            ingest: rate(self.rate_limit_ingest),
+            admin: rate(self.rate_limit_ingest),
+        }
+    }
+
+    fn server_limits(&self) -> billing_api::limits::ServerLimits {
+        billing_api::limits::ServerLimits {
+            header_read_timeout: std::time::Duration::from_millis(self.header_timeout_ms.max(1)),
+            body_read_timeout: std::time::Duration::from_millis(self.body_timeout_ms.max(1)),
+            max_connections: self.max_connections.max(1),
+        }
+    }
 }
 
 impl Default for ServeArgs {
@@ -116,6 +164,8 @@ pub struct Settings {
     pub kafka_brokers: Option<String>,
     pub usage_topic: String,
     pub topics: billing_store::Topics,
+    pub max_future_s: i64,
+    pub rate_limits: billing_api::limits::RateLimits,
 }
 
 impl Settings {
@@ -156,6 +206,15 @@ impl Settings {
                     data_dir.join("gpubill.db").display()
                 ))
             });
+        let token = |name: &str| -> anyhow::Result<Option<Secret>> {
+            match env(name) {
+                Some(t) if t.chars().count() < MIN_TOKEN_CHARS => anyhow::bail!(
+                    "{name} is {} characters: a token must have at least {MIN_TOKEN_CHARS} (unset it to have one generated)",
+                    t.chars().count()
+                ),
+                other => Ok(other.map(Secret)),
+            }
+        };
         Ok(Settings {
             prices: args
                 .prices
@@ -165,7 +224,7 @@ impl Settings {
             data_dir,
             database_url,
             listen,
-            admin_token: env("GPUBILL_ADMIN_TOKEN").map(Secret),
+            admin_token: token("GPUBILL_ADMIN_TOKEN")?,
             kafka_brokers: args.kafka_brokers.clone(),
             usage_topic: args.usage_topic.clone(),
             topics: billing_store::Topics {
@@ -173,7 +232,9 @@ impl Settings {
                 invoices: args.invoices_topic.clone(),
                 quota: args.quota_topic.clone(),
             },
-            ingest_token: env("GPUBILL_INGEST_TOKEN").map(Secret),
+            ingest_token: token("GPUBILL_INGEST_TOKEN")?,
+            max_future_s: args.max_future_seconds,
+            rate_limits: args.rate_limits(),
         })
     }
 }
@@ -224,7 +285,8 @@ impl Application {
         let store = Store::open(settings.database_url.expose())
             .await
             .context("cannot open the database")?
-            .with_topics(settings.topics.clone());
+            .with_topics(settings.topics.clone())
+            .with_max_future(settings.max_future_s);
         let clock = system_clock();
         let caught_up = store.catch_up(clock()).await?;
         if caught_up > 0 {
@@ -262,6 +324,7 @@ impl Application {
                 )?)),
                 None => None,
             },
+            limiter: Arc::new(billing_api::limits::RateLimiter::new(settings.rate_limits)),
         };
         Ok(Application {
             state,
@@ -319,8 +382,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             result
         })
     });
-    axum::serve(listener, router(app.state.clone()))
-        .with_graceful_shutdown(async {
+    billing_api::limits::serve(
+        listener,
+        router(app.state.clone()),
+        args.server_limits(),
+        async {
             // Ctrl-C, or SIGTERM from an orchestrator: stop taking requests, finish the batch.
             #[cfg(unix)]
             {
@@ -334,8 +400,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             }
             #[cfg(not(unix))]
             let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+        },
+    )
+    .await?;
     let _ = stop_tx.send(true);
     for task in [consumer, relay].into_iter().flatten() {
         task.await??;

@@ -465,7 +465,7 @@ fn batch_spans_are_exported_over_otlp_when_the_endpoint_is_set() {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
             ])
-            .env("GPUBILL_ADMIN_TOKEN", "otel-admin")
+            .env("GPUBILL_ADMIN_TOKEN", "otel-admin-token-0123456789abcdef")
             .env(
                 "OTEL_EXPORTER_OTLP_ENDPOINT",
                 format!("http://127.0.0.1:{collector}"),
@@ -493,7 +493,7 @@ fn batch_spans_are_exported_over_otlp_when_the_endpoint_is_set() {
         "--post",
         &format!("http://127.0.0.1:{port}"),
         "--token",
-        "otel-admin",
+        "otel-admin-token-0123456789abcdef",
     ]);
     assert!(
         out.status.success(),

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BOOK: &str = "currency = \"CNY\"\ntimezone = \"Asia/Shanghai\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"24\"\nspot_rate_per_hour = \"9.6\"\nminimum_seconds = 60\ntiers = [ { up_to_hours = 5000, rate_per_hour = \"24\" }, { rate_per_hour = \"20\" } ]\n[skus.\"vgpu.h100-quarter\"]\nrate_per_hour = \"7\"\nspot_rate_per_hour = \"3\"\n[[offpeak]]\nfrom = \"22:00\"\nto = \"06:00\"\nmultiplier = \"0.7\"\n[egress.internet]\ntiers = [ { up_to_gb = 100, rate_per_gb = \"0\" }, { rate_per_gb = \"0.8\" } ]\n[egress.cross_region]\nrate_per_gb = \"0.1\"\n";
-const ADMIN: &str = "process-test-admin";
+const ADMIN: &str = "process-test-admin-0123456789abcdef";
 
 fn gpubill() -> Command {
     Command::new(env!("CARGO_BIN_EXE_gpubill"))
