@@ -544,7 +544,7 @@ async fn log_records_left_unfolded_are_folded_first_and_exactly_once(db: Db) {
     assert_eq!(t.state.store.event_count().await.unwrap(), 4);
     assert_eq!(t.state.store.next_offset().await.unwrap(), 7);
     assert_eq!(
-        t.state.store.catch_up(0).await.unwrap(),
+        t.state.store.catch_up(DEC_2_2026_MS).await.unwrap(),
         0,
         "nothing left to fold"
     );

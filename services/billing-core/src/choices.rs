@@ -24,6 +24,10 @@
 //!   batch's clock as `too_early`; a replay takes the clock from the records' Kafka
 //!   timestamps so that the same events are refused again. `gpubill rate`, which has no
 //!   clock, applies only the fixed range.
+//! - The engine keeps identities for a dedupe horizon (default 90 days): an event ending
+//!   before its batch's clock less the horizon is `too_late` (its identity may have been
+//!   compacted away, so accepting it could count it twice). Late usage within the horizon is
+//!   accepted and listed for adjustment (section 7).
 //! - A leap second (`23:59:60Z`) is the first second of the next minute.
 //! - A record over 64 KiB is kept as its length, SHA-256 and first 1 KiB (log and dead
 //!   letter), rejected as `record_too_large`.
@@ -33,7 +37,7 @@
 //! - Reason names beyond the page's examples: `record_too_large`, `malformed_json`,
 //!   `bad_specversion`, `unknown_type`, `missing_id`, `missing_source`, `missing_subject`,
 //!   `missing_field`, `wrong_type`, `string_too_long`, `bad_subject`, `bad_time`,
-//!   `time_out_of_range`, `too_early`, `empty_interval`, `interval_too_long`, `bad_quantity`,
+//!   `time_out_of_range`, `too_early`, `too_late`, `empty_interval`, `interval_too_long`, `bad_quantity`,
 //!   `bad_bytes`, `bad_class`, `conflict`.
 //!
 //! Accounts (section 6)

@@ -59,6 +59,9 @@ pub enum RejectReason {
     /// configured limit): a node agent with a wrong clock. Decided by the engine, which has a
     /// clock; the core never reads one.
     TooEarly,
+    /// The event ended before the engine's dedupe horizon (its clock less the configured
+    /// horizon): its identity may have been compacted away, so it could count twice.
+    TooLate,
     /// `end <= start`.
     EmptyInterval,
     /// `end - start` over 86,400 s.
@@ -75,7 +78,7 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// Every reason, in declaration order (for metrics and docs).
-    pub const ALL: [RejectReason; 20] = [
+    pub const ALL: [RejectReason; 21] = [
         RejectReason::RecordTooLarge,
         RejectReason::MalformedJson,
         RejectReason::BadSpecversion,
@@ -90,6 +93,7 @@ impl RejectReason {
         RejectReason::BadTime,
         RejectReason::TimeOutOfRange,
         RejectReason::TooEarly,
+        RejectReason::TooLate,
         RejectReason::EmptyInterval,
         RejectReason::IntervalTooLong,
         RejectReason::BadQuantity,
@@ -114,6 +118,7 @@ impl RejectReason {
             RejectReason::BadTime => "bad_time",
             RejectReason::TimeOutOfRange => "time_out_of_range",
             RejectReason::TooEarly => "too_early",
+            RejectReason::TooLate => "too_late",
             RejectReason::EmptyInterval => "empty_interval",
             RejectReason::IntervalTooLong => "interval_too_long",
             RejectReason::BadQuantity => "bad_quantity",
@@ -293,6 +298,25 @@ impl Event<'_> {
                 "the event ends at {}, after {} (the engine's clock plus the accepted future)",
                 crate::timestamp::format_secs(self.end_secs()),
                 crate::timestamp::format_secs(latest_end_s)
+            ),
+        );
+        r.source = Some(self.source.to_string());
+        r.id = Some(self.id.to_string());
+        Err(r)
+    }
+
+    /// Refuses an event that ends before `earliest_end_s` (the engine's clock less its dedupe
+    /// horizon) as `too_late`, carrying the identity.
+    pub fn ending_after(self, earliest_end_s: i64) -> Result<Self, Rejection> {
+        if self.end_secs() >= earliest_end_s {
+            return Ok(self);
+        }
+        let mut r = Rejection::new(
+            RejectReason::TooLate,
+            format!(
+                "the event ends at {}, before {} (the engine's clock less its dedupe horizon): it could count twice",
+                crate::timestamp::format_secs(self.end_secs()),
+                crate::timestamp::format_secs(earliest_end_s)
             ),
         );
         r.source = Some(self.source.to_string());
@@ -899,9 +923,12 @@ mod tests {
         let e = decode(USAGE.as_bytes()).unwrap();
         let end = e.end_secs();
         assert!(e.clone().ending_by(end).is_ok());
-        let r = e.ending_by(end - 1).unwrap_err();
+        let r = e.clone().ending_by(end - 1).unwrap_err();
         assert_eq!(r.reason, RejectReason::TooEarly);
         assert_eq!(r.source.as_deref(), Some("node/gz-a-017"));
+        assert!(e.clone().ending_after(end).is_ok());
+        let r = e.ending_after(end + 1).unwrap_err();
+        assert_eq!(r.reason, RejectReason::TooLate);
     }
 
     #[test]

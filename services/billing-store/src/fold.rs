@@ -7,7 +7,7 @@ use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
 use billing_core::ledger::Runs;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What became of one record of a batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -47,7 +47,7 @@ impl Store {
             .iter()
             .map(|r| billing_core::event::stored_form(r))
             .collect();
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_fold(&[(EMBEDDED_CONSUMER, 0)]).await?;
         let first: i64 = sqlx::query("select coalesce(max(seq), 0) + 1 from log")
             .fetch_one(&mut *tx)
             .await?
@@ -96,7 +96,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<Vec<Outcome>> {
         let _w = self.writer.lock().await;
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_fold(&[(at.consumer, at.partition)]).await?;
         let result = fold_at(&mut tx, self, at, records, now_ms).await;
         finish(tx, result).await
     }
@@ -109,9 +109,28 @@ impl Store {
         parts: &[Part<'_>],
         now_ms: i64,
     ) -> Result<Vec<Vec<Outcome>>> {
+        self.fold_partitions_then(parts, now_ms, async {}).await
+    }
+
+    /// [`Store::fold_partitions`] that awaits `before_commit` with the batch folded and its
+    /// transaction (and locks) still open: a fault-injection point for tests of concurrent
+    /// engines ("one engine's transaction held open, the others keep folding").
+    pub async fn fold_partitions_then(
+        &self,
+        parts: &[Part<'_>],
+        now_ms: i64,
+        before_commit: impl std::future::Future<Output = ()>,
+    ) -> Result<Vec<Vec<Outcome>>> {
         let _w = self.writer.lock().await;
-        let mut tx = self.begin_write().await?;
+        let locks: Vec<(&str, i64)> = parts
+            .iter()
+            .map(|(at, _)| (at.consumer, at.partition))
+            .collect();
+        let mut tx = self.begin_fold(&locks).await?;
         let result = fold_parts(&mut tx, self, parts, now_ms).await;
+        if result.is_ok() {
+            before_commit.await;
+        }
         finish(tx, result).await
     }
 
@@ -130,7 +149,7 @@ impl Store {
     async fn catch_up_locked(&self, now_ms: i64) -> Result<u64> {
         let mut folded = 0;
         loop {
-            let mut tx = self.begin_write().await?;
+            let mut tx = self.begin_fold(&[(EMBEDDED_CONSUMER, 0)]).await?;
             let next: i64 = sqlx::query(
                 "select next_offset from consumer_offsets where consumer = $1 and partition = 0",
             )
@@ -324,10 +343,17 @@ async fn fold_inner(
     let t0 = std::time::Instant::now();
     // An event ending further in the future than the clock plus the accepted future is refused
     // (`too_early`) before it can name an identity.
-    let latest_end = now_ms.div_euclid(1000).saturating_add(store.max_future_s);
+    // So is one ending before the dedupe horizon (`too_late`): its identity may be gone.
+    let now_s = now_ms.div_euclid(1000);
+    let latest_end = now_s.saturating_add(store.max_future_s);
+    let earliest_end = now_s.saturating_sub(store.dedupe_horizon_s);
     let decoded: Vec<Result<Event<'_>, Rejection>> = batch
         .iter()
-        .map(|(_, _, r)| decode(r).and_then(|e| e.ending_by(latest_end)))
+        .map(|(_, _, r)| {
+            decode(r)
+                .and_then(|e| e.ending_by(latest_end))
+                .and_then(|e| e.ending_after(earliest_end))
+        })
         .collect();
 
     // Dedupe. The first occurrence of each identity in the batch is written to the
@@ -360,6 +386,7 @@ async fn fold_inner(
                 f: hex(&fps[i].to_le_bytes()),
                 a: &e.subject,
                 q: batch[i].1,
+                e: e.end_secs(),
             })
         })
         .collect();
@@ -627,10 +654,18 @@ async fn fold_inner(
     // Holds past their expiry are marked first (every read treats them as expired already;
     // marking keeps the live ones few). Authorizations only insert holds, so this never waits
     // for them.
-    sqlx::query("update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' and expires_at_ms <= $1")
-        .bind(now_ms)
-        .execute(&mut *conn)
-        .await?;
+    // Only the batch's own accounts: folds of other partitions run concurrently and must not
+    // contend for each other's rows.
+    let accounts: BTreeSet<&str> = leases.iter().map(|l| l.a).collect();
+    if !accounts.is_empty() {
+        let json =
+            serde_json::to_string(&accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        sqlx::query(expire_holds_sql(backend))
+            .bind(now_ms)
+            .bind(json)
+            .execute(&mut *conn)
+            .await?;
+    }
     leases.sort_unstable_by(|x, y| (x.a, x.l).cmp(&(y.a, y.l)));
     leases.dedup_by(|x, y| (x.a, x.l) == (y.a, y.l));
     if !leases.is_empty() {
@@ -760,6 +795,20 @@ struct LeaseRef<'a> {
     l: &'a str,
 }
 
+/// Marks the live holds past their expiry at `$1` of the accounts in `$2` (a JSON array).
+fn expire_holds_sql(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => {
+            "update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' \
+             and expires_at_ms <= $1 and account = any(array(select jsonb_array_elements_text(cast($2 as jsonb))))"
+        }
+        Backend::Sqlite => {
+            "update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' \
+             and expires_at_ms <= $1 and account in (select value from json_each($2))"
+        }
+    }
+}
+
 /// Marks live holds of the leases in `$2` (a JSON array of [`LeaseRef`]) captured at `$1`.
 fn capture_holds_sql(backend: Backend) -> &'static str {
     match backend {
@@ -791,6 +840,8 @@ struct EventRow<'a> {
     f: String,
     a: &'a str,
     q: i64,
+    /// The end of what the event bills (compaction past the dedupe horizon).
+    e: i64,
 }
 
 #[derive(Serialize)]
@@ -812,15 +863,16 @@ fn hex(bytes: &[u8]) -> String {
 /// PostgreSQL: inserts a JSON array of [`EventRow`]s and answers the stored fingerprints of
 /// the identities that were there before (not inserted).
 const INSERT_EVENTS_PG: &str = "with x as (select * from json_to_recordset(cast($1 as json)) \
-     as r(s text, i text, f text, a text, q bigint)), \
-     ins as (insert into events (source, id, fingerprint, account, log_seq) \
-     select x.s, x.i, decode(x.f, 'hex'), x.a, x.q from x on conflict (source, id) do nothing) \
+     as r(s text, i text, f text, a text, q bigint, e bigint)), \
+     ins as (insert into events (source, id, fingerprint, account, log_seq, end_s) \
+     select x.s, x.i, decode(x.f, 'hex'), x.a, x.q, x.e from x on conflict (source, id) do nothing) \
      select e.source, e.id, e.fingerprint from x join events e on e.source = x.s and e.id = x.i";
 
 /// SQLite: inserts a JSON array of [`EventRow`]s, returning the identities inserted.
-const INSERT_EVENTS_SQLITE: &str = "insert into events (source, id, fingerprint, account, log_seq) \
+const INSERT_EVENTS_SQLITE: &str = "insert into events (source, id, fingerprint, account, log_seq, end_s) \
      select json_extract(value, '$.s'), json_extract(value, '$.i'), \
-     unhex(json_extract(value, '$.f')), json_extract(value, '$.a'), json_extract(value, '$.q') \
+     unhex(json_extract(value, '$.f')), json_extract(value, '$.a'), json_extract(value, '$.q'), \
+     json_extract(value, '$.e') \
      from json_each($1) where true \
      on conflict (source, id) do nothing returning source, id";
 

@@ -142,7 +142,8 @@ pub struct Store {
     pool: AnyPool,
     backend: Backend,
     /// One writer at a time per process: batches are folded in log order. Across processes
-    /// (PostgreSQL), [`Store::begin_write`] serializes writers with an advisory lock.
+    /// (PostgreSQL), folds of different partitions run concurrently and everything else takes
+    /// turns with them (see [`Store::begin_fold`] and [`Store::begin_write`]).
     writer: Mutex<()>,
     topics: Topics,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
@@ -156,7 +157,14 @@ pub struct Store {
     books: std::sync::Mutex<std::sync::Arc<(i64, provisional::Books)>>,
     /// How far past the fold's clock an event may end, in seconds (`too_early` beyond).
     max_future_s: i64,
+    /// How long identities are kept, in seconds before the fold's clock (`too_late` beyond).
+    dedupe_horizon_s: i64,
 }
+
+/// Default of [`Store::with_dedupe_horizon`]: 90 days, three periods: late usage of the last
+/// closed period is still accepted (and adjusted), and the events table holds about three
+/// months of identities after `gpubill compact`.
+pub const DEFAULT_DEDUPE_HORIZON_S: i64 = 90 * 86_400;
 
 /// Default of [`Store::with_max_future`]: an event may end up to a day after the engine's
 /// clock (node clocks drift; a day is far beyond drift and far short of a billing period).
@@ -164,6 +172,14 @@ pub const DEFAULT_MAX_FUTURE_S: i64 = 86_400;
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
 const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
+/// The PostgreSQL advisory lock of one log partition's writers: 64 bits of SHA-256 of the
+/// consumer and partition (distinct from the two constants above in all but astronomically
+/// unlikely cases, which would only make two writers take turns).
+fn partition_lock(consumer: &str, partition: i64) -> i64 {
+    let h = hash_key(&format!("{}:{consumer}|{partition}", consumer.len()));
+    i64::from_str_radix(&h[..15], 16).unwrap_or(0) | (1 << 62)
+}
+
 /// The PostgreSQL advisory lock of authorization groups ("gpuhold").
 const HOLDS_LOCK: i64 = 0x0067_7075_686f_6c64;
 
@@ -224,7 +240,39 @@ impl Store {
             held_cache: Default::default(),
             books: Default::default(),
             max_future_s: DEFAULT_MAX_FUTURE_S,
+            dedupe_horizon_s: DEFAULT_DEDUPE_HORIZON_S,
         })
+    }
+
+    /// The same store keeping identities for `secs` before the clock of the batch that folds
+    /// them: an event ending earlier is refused as `too_late`, and [`Store::compact`] may
+    /// drop identities of closed periods older than that. As for `too_early`, a replay takes
+    /// the clock from the records' Kafka timestamps.
+    pub fn with_dedupe_horizon(mut self, secs: i64) -> Store {
+        self.dedupe_horizon_s = secs.max(0);
+        self
+    }
+
+    /// Drops the identities (`events` rows) of events that end before `now_ms` less the
+    /// dedupe horizon and inside a closed period: any redelivery of them is `too_late` by
+    /// then, so none can count twice, and no invoice reads identities (the ledger holds the
+    /// usage). Returns how many were dropped. Rows without a recorded end are kept.
+    pub async fn compact(&self, now_ms: i64) -> Result<u64> {
+        let cut = now_ms
+            .div_euclid(1000)
+            .saturating_sub(self.dedupe_horizon_s);
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        let dropped = sqlx::query(
+            "delete from events where end_s < $1 and exists (select 1 from periods p \
+             where events.end_s > p.start_s and events.end_s <= p.end_s)",
+        )
+        .bind(cut)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(dropped)
     }
 
     /// The same store refusing (`too_early`) events that end more than `secs` after the clock
@@ -246,14 +294,44 @@ impl Store {
         &self.topics
     }
 
-    /// Begins a transaction that writes projections. On PostgreSQL it first takes a
-    /// transaction-scoped advisory lock, so that engine processes sharing the database write
-    /// one at a time: two folds reading and rewriting the same ledger row could otherwise
-    /// lose one's update, and a period close reads a ledger no one moves under it. Kafka
-    /// partitions give failover between processes; the database is the one writer (SQLite
-    /// serializes writers by itself).
+    /// Begins a transaction that changes what every fold reads or that reads a ledger no fold
+    /// may move under it: closes, price book uploads, accounts, quotas, hold releases. On
+    /// PostgreSQL it takes the writer advisory lock **exclusively**: it waits for the folds in
+    /// flight to commit and holds new ones back until it commits (SQLite serializes writers
+    /// by itself).
     pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
         self.begin_locked(WRITER_LOCK).await
+    }
+
+    /// Begins a fold's transaction for the log partitions `parts` (consumer, partition). On
+    /// PostgreSQL it takes the writer advisory lock **shared**, so folds of different
+    /// partitions run at the same time (engines of one consumer group fold concurrently), and
+    /// then one exclusive advisory lock per partition, in sorted order: two writers of one
+    /// partition take turns (the stored offsets' compare-and-set then fences the one that lost
+    /// the partition). Folds of different partitions write disjoint rows as long as a
+    /// partition's accounts are its own (Kafka keys usage by account); where they are not,
+    /// PostgreSQL's row locks order them.
+    pub(crate) async fn begin_fold(
+        &self,
+        parts: &[(&str, i64)],
+    ) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
+        let mut tx = self.pool.begin().await?;
+        if self.backend == Backend::Postgres {
+            let mut keys: Vec<i64> = parts.iter().map(|(c, p)| partition_lock(c, *p)).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            sqlx::query("select pg_advisory_xact_lock_shared($1)")
+                .bind(WRITER_LOCK)
+                .execute(&mut *tx)
+                .await?;
+            for k in keys {
+                sqlx::query("select pg_advisory_xact_lock($1)")
+                    .bind(k)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        Ok(tx)
     }
 
     /// Begins an authorization group's transaction and reads the latest price book version.

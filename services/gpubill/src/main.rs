@@ -39,6 +39,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Apply the database migrations and exit.
     Migrate(serve::MigrateArgs),
+    /// Drop event identities of closed periods older than the dedupe horizon.
+    Compact(serve::CompactArgs),
     /// A guided tour: the embedded engine, a simulated day of a small fleet, invoices.
     Demo(demo::DemoArgs),
     /// Rebuild every projection from the beginning of the Kafka topics into an empty database.
@@ -124,6 +126,9 @@ fn run() -> ExitCode {
             .map(|()| ExitCode::SUCCESS),
         Command::Migrate(args) => runtime()
             .and_then(|rt| rt.block_on(serve::migrate(args)))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Compact(args) => runtime()
+            .and_then(|rt| rt.block_on(serve::compact(args)))
             .map(|()| ExitCode::SUCCESS),
         Command::Demo(args) => runtime()
             .and_then(|rt| rt.block_on(demo::run(args)))

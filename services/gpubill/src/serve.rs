@@ -79,6 +79,11 @@ pub struct ServeArgs {
     /// dead-lettered as `too_early` (a node agent with a wrong clock).
     #[arg(long, default_value_t = billing_store::DEFAULT_MAX_FUTURE_S)]
     pub max_future_seconds: i64,
+    /// How long event identities are kept, in days before the engine's clock: an event
+    /// ending earlier is dead-lettered as `too_late` (it could otherwise count twice once its
+    /// identity is compacted away by `gpubill compact`).
+    #[arg(long, default_value_t = billing_store::DEFAULT_DEDUPE_HORIZON_S / 86_400)]
+    pub dedupe_horizon_days: i64,
     /// Requests per second per customer API key (burst twice as many); 0: unlimited.
     #[arg(long, default_value_t = 100)]
     pub rate_limit_customer: u32,
@@ -100,6 +105,18 @@ pub struct ServeArgs {
 /// Shortest admin or ingest token taken from the environment: a secret guessable by brute
 /// force is no secret (generated tokens have 64 hex digits).
 pub const MIN_TOKEN_CHARS: usize = 24;
+
+/// A token from the environment variable `name`: refused when shorter than
+/// [`MIN_TOKEN_CHARS`].
+fn token_from(name: &str, value: Option<String>) -> anyhow::Result<Option<Secret>> {
+    match value {
+        Some(t) if t.chars().count() < MIN_TOKEN_CHARS => anyhow::bail!(
+            "{name} is {} characters: a token must have at least {MIN_TOKEN_CHARS} (unset it to have one generated)",
+            t.chars().count()
+        ),
+        other => Ok(other.map(Secret)),
+    }
+}
 
 impl ServeArgs {
     fn rate_limits(&self) -> billing_api::limits::RateLimits {
@@ -165,6 +182,7 @@ pub struct Settings {
     pub usage_topic: String,
     pub topics: billing_store::Topics,
     pub max_future_s: i64,
+    pub dedupe_horizon_s: i64,
     pub rate_limits: billing_api::limits::RateLimits,
 }
 
@@ -206,15 +224,7 @@ impl Settings {
                     data_dir.join("gpubill.db").display()
                 ))
             });
-        let token = |name: &str| -> anyhow::Result<Option<Secret>> {
-            match env(name) {
-                Some(t) if t.chars().count() < MIN_TOKEN_CHARS => anyhow::bail!(
-                    "{name} is {} characters: a token must have at least {MIN_TOKEN_CHARS} (unset it to have one generated)",
-                    t.chars().count()
-                ),
-                other => Ok(other.map(Secret)),
-            }
-        };
+        let token = |name: &str| token_from(name, env(name));
         Ok(Settings {
             prices: args
                 .prices
@@ -234,6 +244,7 @@ impl Settings {
             },
             ingest_token: token("GPUBILL_INGEST_TOKEN")?,
             max_future_s: args.max_future_seconds,
+            dedupe_horizon_s: args.dedupe_horizon_days.saturating_mul(86_400),
             rate_limits: args.rate_limits(),
         })
     }
@@ -286,7 +297,8 @@ impl Application {
             .await
             .context("cannot open the database")?
             .with_topics(settings.topics.clone())
-            .with_max_future(settings.max_future_s);
+            .with_max_future(settings.max_future_s)
+            .with_dedupe_horizon(settings.dedupe_horizon_s);
         let clock = system_clock();
         let caught_up = store.catch_up(clock()).await?;
         if caught_up > 0 {
@@ -428,6 +440,30 @@ pub async fn migrate(args: MigrateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// `gpubill compact`: drops the identities of closed periods older than the dedupe horizon
+/// (see `Store::compact`); safe while engines run.
+pub async fn compact(args: CompactArgs) -> anyhow::Result<()> {
+    let settings = Settings::resolve(&args.serve)?;
+    std::fs::create_dir_all(&settings.data_dir)?;
+    let store = Store::open(settings.database_url.expose())
+        .await
+        .context("cannot open the database")?
+        .with_dedupe_horizon(settings.dedupe_horizon_s);
+    let dropped = store.compact(system_clock()()).await?;
+    store.close().await;
+    eprintln!(
+        "gpubill: dropped {dropped} event identities older than {} days in closed periods",
+        settings.dedupe_horizon_s / 86_400
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,6 +497,16 @@ mod tests {
         })
         .unwrap_err();
         assert!(format!("{err:#}").contains("listn"), "{err:#}");
+    }
+
+    #[test]
+    fn short_tokens_from_the_environment_are_refused() {
+        // Issue 14, finding 17: any admin token value was accepted.
+        let check = |v: &str| token_from("GPUBILL_ADMIN_TOKEN", Some(v.to_string()));
+        let err = check("admin").unwrap_err().to_string();
+        assert!(err.contains("at least 24"), "{err}");
+        assert!(check(&"x".repeat(24)).unwrap().is_some());
+        assert!(token_from("GPUBILL_ADMIN_TOKEN", None).unwrap().is_none());
     }
 
     #[test]

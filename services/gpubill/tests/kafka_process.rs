@@ -253,7 +253,10 @@ async fn assert_exact(
         .unwrap();
     for chunk in events.chunks(10_000) {
         embedded
-            .ingest(chunk.iter().map(|e| e.as_bytes().to_vec()).collect(), 0)
+            .ingest(
+                chunk.iter().map(|e| e.as_bytes().to_vec()).collect(),
+                billing_api::system_clock()(),
+            )
             .await
             .unwrap();
     }

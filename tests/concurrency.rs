@@ -1,0 +1,136 @@
+//! Issue 11: no global writer lock. Engines sharing one PostgreSQL fold their own partitions
+//! concurrently; a writer of the same partition takes turns and is fenced; closes wait for
+//! the folds in flight and see what they wrote.
+
+use billing_store::{Outcome, Position, Store};
+use gpubill_tests::*;
+use serde_json::json;
+use std::time::Duration;
+
+const BOOK: &str = r#"
+currency = "USD"
+timezone = "UTC"
+
+[skus."gpu.h100"]
+rate_per_hour = "36.00"
+"#;
+
+fn usage(id: &str, subject: &str, start: &str, end: &str) -> Vec<u8> {
+    json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage","subject":subject,
+        "data":{"lease":"L1","resource":"g0","sku":"gpu.h100","start":start,"end":end}})
+    .to_string()
+    .into_bytes()
+}
+
+fn at(partition: i64, expected_next: i64) -> Position<'static> {
+    Position {
+        consumer: "gpu.usage.v1",
+        partition,
+        expected_next,
+        dead_letter_topic: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn engines_fold_their_partitions_while_another_holds_its_transaction_open() {
+    let url = fresh_db(Db::Postgres).await;
+    let a = std::sync::Arc::new(Store::open(&url).await.unwrap());
+    let b = std::sync::Arc::new(Store::open(&url).await.unwrap());
+    a.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+
+    // Engine A folds partition 0 (account "alpha") and holds its transaction open.
+    let (paused_tx, paused_rx) = tokio::sync::oneshot::channel::<()>();
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let held = {
+        let a = a.clone();
+        tokio::spawn(async move {
+            let records = [usage(
+                "a1",
+                "alpha",
+                "2026-11-03T00:00:00Z",
+                "2026-11-03T01:00:00Z",
+            )];
+            let refs: Vec<(i64, &[u8])> = vec![(0, &records[0][..])];
+            a.fold_partitions_then(&[(at(0, 0), &refs[..])], DEC_2_2026_MS, async {
+                let _ = paused_tx.send(());
+                let _ = release_rx.await;
+            })
+            .await
+        })
+    };
+    paused_rx.await.unwrap();
+
+    // Engine B keeps folding partition 1 (account "beta"), batch after batch, meanwhile.
+    let t0 = std::time::Instant::now();
+    for n in 0..5i64 {
+        let rec = usage(
+            &format!("b{n}"),
+            "beta",
+            &format!("2026-11-04T0{n}:00:00Z"),
+            &format!("2026-11-04T0{n}:30:00Z"),
+        );
+        let refs: Vec<(i64, &[u8])> = vec![(n, &rec[..])];
+        let out = tokio::time::timeout(
+            Duration::from_secs(5),
+            b.fold_partitions(&[(at(1, n), &refs[..])], DEC_2_2026_MS),
+        )
+        .await
+        .expect("B's partition waited on A's open transaction")
+        .unwrap();
+        assert_eq!(out, vec![vec![Outcome::Accepted]]);
+    }
+    let waited = t0.elapsed();
+
+    // B writing A's partition waits for A, then is fenced: A moved the offset first.
+    let same_partition = {
+        let b = b.clone();
+        tokio::spawn(async move {
+            let rec = usage("x", "alpha", "2026-11-05T00:00:00Z", "2026-11-05T00:01:00Z");
+            let refs: Vec<(i64, &[u8])> = vec![(0, &rec[..])];
+            b.fold_partitions(&[(at(0, 0), &refs[..])], DEC_2_2026_MS)
+                .await
+        })
+    };
+    // A close waits for the fold in flight.
+    let close = {
+        let b = b.clone();
+        tokio::spawn(async move { b.close_period("2026-11", DEC_2_2026_MS).await })
+    };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !same_partition.is_finished(),
+        "two writers of one partition at once"
+    );
+    assert!(
+        !close.is_finished(),
+        "a close did not wait for the fold in flight"
+    );
+    release_tx.send(()).unwrap();
+    held.await.unwrap().unwrap();
+    let fenced = same_partition.await.unwrap();
+    assert!(
+        matches!(
+            fenced,
+            Err(billing_store::StoreError::Fenced { expected: 0 })
+        ),
+        "{fenced:?}"
+    );
+    let invoices = tokio::time::timeout(Duration::from_secs(20), close)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let totals: Vec<(String, String)> = invoices
+        .iter()
+        .map(|i| (i.invoice.account.clone(), i.invoice.total.to_string()))
+        .collect();
+    // alpha: 1 h at 36.00 (A's batch, committed before the close read); beta: 5 x 30 min.
+    assert_eq!(
+        totals,
+        [
+            ("alpha".to_string(), "36.00".to_string()),
+            ("beta".to_string(), "90.00".to_string())
+        ]
+    );
+    eprintln!("engine B folded 5 batches in {waited:?} while A held its transaction open");
+}
