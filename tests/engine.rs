@@ -552,7 +552,7 @@ async fn log_records_left_unfolded_are_folded_first_and_exactly_once(db: Db) {
 on_both!(log_records_left_unfolded_are_folded_first_and_exactly_once);
 
 async fn price_book_versions_rate_periods_by_effective_from(db: Db) {
-    let t = TestApp::fresh(db).await;
+    let t = TestApp::fresh(db).await.at(JAN_2_2027_MS);
     let base = "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.\"gpu\"]\n";
     t.put_pricebook(&format!("{base}rate_per_hour = \"10.00\"\n"))
         .await;

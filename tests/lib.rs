@@ -73,6 +73,9 @@ pub fn clock_at(ms: i64) -> Clock {
 
 pub const DEC_2_2026_MS: i64 = 1_796_169_600_000;
 
+/// 2027-01-02T00:00:00Z: December 2026 has ended.
+pub const JAN_2_2027_MS: i64 = DEC_2_2026_MS + 31 * 86_400_000;
+
 /// One Prometheus recorder for the whole test process (a recorder is global).
 pub fn metrics_handle() -> metrics_exporter_prometheus::PrometheusHandle {
     static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
@@ -121,6 +124,14 @@ impl TestApp {
 
     pub async fn fresh(db: Db) -> TestApp {
         TestApp::open(&fresh_db(db).await).await
+    }
+
+    /// The same app with its clock at `ms` (events may end up to a day after the clock,
+    /// periods close once ended).
+    pub fn at(mut self, ms: i64) -> TestApp {
+        self.state.clock = clock_at(ms);
+        self.app = router(self.state.clone());
+        self
     }
 
     /// Closes the pool: "drop the app" as a crash or restart would.

@@ -120,6 +120,36 @@ impl AccountLedger {
         self.usage.iter()
     }
 
+    /// Exactly what rating the period `[start, end)` reads of this ledger: every usage key
+    /// with a run overlapping the period, *whole* (the minimum charge of section 4.6 counts
+    /// a key's covered seconds over all its runs, and bills in the period of its first
+    /// second, which such a key then holds), and the egress records timed inside it. Keys
+    /// without a second in the period add nothing to any line of it. The store loads only
+    /// this (`first_s < end and end_s > start`, egress by time) to re-rate a period; a
+    /// property test checks that rating the restriction equals rating the whole ledger.
+    pub fn restricted_to(&self, start: i64, end: i64) -> AccountLedger {
+        let usage = self
+            .usage
+            .iter()
+            .filter(|(_, runs)| runs.clipped(start, end).next().is_some())
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect();
+        let egress = self
+            .egress
+            .iter()
+            .map(|(dest, records)| {
+                let inside: Vec<EgressRecord> = records
+                    .iter()
+                    .filter(|r| start <= r.time.secs && r.time.secs < end)
+                    .copied()
+                    .collect();
+                (dest.clone(), inside)
+            })
+            .filter(|(_, records)| !records.is_empty())
+            .collect();
+        AccountLedger { usage, egress }
+    }
+
     /// Usage keys in sorted order (for stable output).
     pub fn usage_sorted(&self) -> Vec<(&ResourceKey, &Runs)> {
         let mut v: Vec<_> = self.usage.iter().collect();

@@ -27,6 +27,7 @@ pub mod money;
 pub mod offpeak;
 pub mod period;
 pub mod pricebook;
+pub mod quota;
 pub mod rating;
 pub mod reservations;
 pub mod tiers;

@@ -464,3 +464,41 @@ fn classes_are_separate_usage_keys() {
     assert!(l.runs("L1", "gpu0", "gpu.h100", Class::Spot).is_some());
     assert_eq!(l.usage_keys(), 2);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Issue 11: re-rating a period loads only the keys with a second in it (whole) and the
+    /// egress timed in it. No rule reads more: rating that restriction equals rating the
+    /// whole ledger, for usage spread over three periods (minimum charges, reservations,
+    /// tiers and off-peak included).
+    #[test]
+    fn rating_a_period_reads_only_the_keys_it_holds(
+        evs in prop::collection::vec(ev(), 1..30),
+        shifts in prop::collection::vec(prop_oneof![Just(0i64), Just(-30), Just(30)], 30),
+        b in book(),
+    ) {
+        use billing_core::rating::{RatingContext, rate_account};
+        let book = PriceBook::from_toml(&b.toml()).unwrap();
+        let mut meter = Meter::new();
+        for (i, e) in evs.iter().enumerate() {
+            let mut e = e.clone();
+            e.start += shifts[i] * 86_400;
+            prop_assert!(!matches!(meter.ingest(e.json(i).as_bytes()), Admission::Rejected(_)));
+        }
+        for (n, t) in ["2026-10-20T00:00:00Z", "2026-11-03T10:00:00Z", "2026-12-05T00:00:00Z"].iter().enumerate() {
+            meter.ingest(egress(&format!("x{n}"), "acme", "internet", t, 10_000_000_000).as_bytes());
+        }
+        for label in ["2026-10", "2026-11", "2026-12"] {
+            let period = Period::month(label, book.timezone).unwrap();
+            let ctx = RatingContext::new(&book, period.clone());
+            for (account, ledger) in meter.accounts() {
+                let whole = rate_account(&ctx, account, Some(ledger), d("5")).unwrap();
+                let part = ledger.restricted_to(period.start, period.end);
+                let restricted = rate_account(&ctx, account, Some(&part), d("5")).unwrap();
+                prop_assert_eq!(&whole.invoice, &restricted.invoice);
+                prop_assert!(part.usage().all(|(_, r)| r.clipped(period.start, period.end).next().is_some()));
+            }
+        }
+    }
+}

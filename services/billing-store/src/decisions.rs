@@ -16,6 +16,7 @@ use crate::provisional::{Books, Measure, measure};
 use crate::quota::{Quotas, invoiced_since};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, StoreError};
+use billing_core::quota::{self, DEFAULT_WARN_AT, Level};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
@@ -35,30 +36,6 @@ pub struct Decision {
     /// The ledger position it was computed at: the batch's partitions and their next offsets.
     pub position: serde_json::Value,
     pub at_ms: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Level {
-    Ok,
-    Warn,
-    Limit,
-}
-
-impl Level {
-    fn as_str(self) -> &'static str {
-        match self {
-            Level::Ok => "ok",
-            Level::Warn => "warn",
-            Level::Limit => "limit",
-        }
-    }
-    fn parse(s: &str) -> Level {
-        match s {
-            "warn" => Level::Warn,
-            "limit" => Level::Limit,
-            _ => Level::Ok,
-        }
-    }
 }
 
 /// Evaluates the quotas of `touched` (account → latest usage second in the batch), measured
@@ -108,31 +85,13 @@ pub(crate) async fn evaluate(
                 None => continue,
             },
         };
-        let mut measures: Vec<(String, Decimal, Decimal)> = Vec::new();
-        if let Some(limit) = q.spend_limit {
-            measures.push(("spend_limit".into(), total, limit));
-        }
-        if let Some(prepaid) = q.prepaid_balance {
-            let invoiced = invoiced_since(conn, account, *set_at).await?;
-            measures.push(("prepaid_balance".into(), invoiced + total, prepaid));
-        }
-        for (sku, limit) in &q.gpu_hours {
-            let seconds = unit_seconds.get(sku).copied().unwrap_or_default();
-            measures.push((
-                format!("gpu_hours.{sku}"),
-                seconds / Decimal::from(3600),
-                *limit,
-            ));
-        }
-        let warn_at = q.warn_at.unwrap_or(Decimal::new(8, 1));
-        for (quota, used, limit) in measures {
-            let level = if used >= limit {
-                Level::Limit
-            } else if used >= limit * warn_at {
-                Level::Warn
-            } else {
-                Level::Ok
-            };
+        let invoiced = match q.prepaid_balance {
+            Some(_) => invoiced_since(conn, account, *set_at).await?,
+            None => Decimal::ZERO,
+        };
+        let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
+        for (quota, used, limit) in quota::measures(q, total, invoiced, &unit_seconds) {
+            let level = Level::of(used, limit, warn_at);
             let row = sqlx::query(
                 "select level, decisions from quota_levels where account = $1 and quota = $2 and period = $3",
             )
@@ -144,19 +103,13 @@ pub(crate) async fn evaluate(
             let (before, n) = row.map_or((Level::Ok, 0), |r| {
                 (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
             });
-            if before == level {
+            let kinds = before.decisions_to(level);
+            if kinds.is_empty() {
                 continue;
             }
-            // Every threshold crossed is a decision of its own (warn, then limit, even when one
-            // batch crosses both): the sequence does not depend on where batches end.
-            let kinds: Vec<&str> = match (before, level) {
-                (Level::Ok, Level::Limit) => vec!["warn", "limit"],
-                (_, Level::Ok) => vec!["clear"],
-                (_, l) => vec![l.as_str()],
-            };
             let (used, limit) = (used.normalize(), limit.normalize());
             let mut n = n;
-            for kind in kinds {
+            for &kind in kinds {
                 n += 1;
                 let id = format!(
                     "qd_{}",

@@ -680,17 +680,33 @@ pub(crate) async fn load_ledger(
     conn: &mut sqlx::AnyConnection,
     account: &str,
 ) -> Result<AccountLedger> {
-    let mut all = load_ledgers(conn, None, &[account]).await?;
+    let mut all = load_ledgers(conn, None, &[account], &[]).await?;
     Ok(all.remove(account).unwrap_or_default())
 }
 
 /// The ledgers of `accounts` in two statements (every account present, empty or not). With
 /// `backend` the accounts go in one JSON parameter; without, there must be one account.
+///
+/// With `windows` (`[start, end)` seconds; empty: everything) only what rating those periods
+/// reads is loaded ([`AccountLedger::restricted_to`] for their union): the keys with a run in
+/// one of them (whole, as the minimum charge counts all of a key's seconds) and the egress
+/// timed in one, not the account's whole history.
 pub(crate) async fn load_ledgers(
     conn: &mut sqlx::AnyConnection,
     backend: Option<Backend>,
     accounts: &[&str],
+    windows: &[(i64, i64)],
 ) -> Result<std::collections::HashMap<String, AccountLedger>> {
+    // Integers written into the statement: no text from outside reaches it.
+    let any_of = |clause: &dyn Fn(i64, i64) -> String| -> String {
+        if windows.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = windows.iter().map(|&(s, e)| clause(s, e)).collect();
+        format!(" and ({})", parts.join(" or "))
+    };
+    let keys_in = any_of(&|s, e| format!("(first_s < {e} and end_s > {s})"));
+    let egress_in = any_of(&|s, e| format!("(time_s >= {s} and time_s < {e})"));
     let (filter, param) = match backend {
         Some(b) => (
             fold::in_json_array("account", b),
@@ -706,7 +722,7 @@ pub(crate) async fn load_ledgers(
         .map(|a| (a.to_string(), AccountLedger::new()))
         .collect();
     let rows = sqlx::query(&format!(
-        "select account, lease, resource, sku, class, runs from ledger_keys where {filter}"
+        "select account, lease, resource, sku, class, runs from ledger_keys where {filter}{keys_in}"
     ))
     .bind(param.as_str())
     .fetch_all(&mut *conn)
@@ -727,7 +743,7 @@ pub(crate) async fn load_ledgers(
         out.entry(r.get(0)).or_default().set_runs(key, runs);
     }
     let rows = sqlx::query(&format!(
-        "select account, dest, time_s, time_ns, bytes from egress where {filter}"
+        "select account, dest, time_s, time_ns, bytes from egress where {filter}{egress_in}"
     ))
     .bind(param.as_str())
     .fetch_all(&mut *conn)

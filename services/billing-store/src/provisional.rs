@@ -113,6 +113,25 @@ impl Books {
         seen.into_iter().map(|p| p.label).collect()
     }
 
+    /// The `[start, end)` of each distinct period among `labels` as its rating version sees
+    /// it: what [`Loaded::read`] needs to load for rating them. Never empty when there is a
+    /// label (an unknown one stands for nothing, `(0, 0)`), since no windows means all.
+    pub(crate) fn windows(
+        &self,
+        labels: impl IntoIterator<Item = impl AsRef<str>>,
+    ) -> Vec<(i64, i64)> {
+        let mut out: Vec<(i64, i64)> = labels
+            .into_iter()
+            .map(|l| {
+                self.for_period(l.as_ref())
+                    .map_or((0, 0), |(_, p)| (p.start, p.end))
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The version that rates `label` and the period in its timezone: the latest uploaded
     /// whose `effective_from` is at or before the period's start (as a close picks it).
     pub(crate) fn for_period(&self, label: &str) -> Option<(&PriceBook, Period)> {
@@ -137,8 +156,9 @@ impl Loaded {
         conn: &mut AnyConnection,
         backend: Option<Backend>,
         accounts: &[&str],
+        windows: &[(i64, i64)],
     ) -> Result<Loaded> {
-        let ledgers = load_ledgers(conn, backend, accounts).await?;
+        let ledgers = load_ledgers(conn, backend, accounts, windows).await?;
         let (filter, param) = match backend {
             Some(b) => (
                 crate::fold::in_json_array("account", b),
@@ -198,7 +218,7 @@ pub(crate) async fn rate_period(
     book: &PriceBook,
     period: &Period,
 ) -> Result<(Invoice, UnitSeconds)> {
-    Loaded::read(conn, None, &[account])
+    Loaded::read(conn, None, &[account], &[(period.start, period.end)])
         .await?
         .rate(account, book, period)
         .map_err(|e| StoreError::Corrupt(e.to_string()))
@@ -283,7 +303,8 @@ pub(crate) async fn ensure(
         .await?
         .is_some();
     if !present && !closed_periods(conn).await?.contains(label) {
-        let loaded = Loaded::read(conn, None, &[account]).await?;
+        let windows = books.windows([label]);
+        let loaded = Loaded::read(conn, None, &[account], &windows).await?;
         let null = serde_json::Value::Null;
         store_one(conn, books, &loaded, account, label, Some(&null), now_ms).await?;
     }
@@ -316,13 +337,23 @@ pub(crate) async fn update(
         return Ok(out);
     }
     let closed = closed_periods(conn).await?;
-    let accounts: Vec<&str> = touched.keys().map(String::as_str).collect();
-    let loaded = Loaded::read(conn, Some(backend), &accounts).await?;
-    for (account, spans) in touched {
-        for label in books.labels_holding(spans) {
-            if closed.contains(&label) {
-                continue;
-            }
+    // The open periods each account's batch touched, and only what rating them reads.
+    let touched: Vec<(&String, Vec<String>)> = touched
+        .iter()
+        .map(|(account, spans)| {
+            let open = books.labels_holding(spans).into_iter();
+            (account, open.filter(|l| !closed.contains(l)).collect())
+        })
+        .collect();
+    let windows = books.windows(touched.iter().flat_map(|(_, labels)| labels));
+    if windows.is_empty() {
+        // Only closed periods were touched (late usage): nothing to re-rate.
+        return Ok(out);
+    }
+    let accounts: Vec<&str> = touched.iter().map(|(a, _)| a.as_str()).collect();
+    let loaded = Loaded::read(conn, Some(backend), &accounts, &windows).await?;
+    for (account, labels) in touched {
+        for label in labels {
             let stored = store_one(
                 conn,
                 books,
@@ -358,7 +389,14 @@ pub(crate) async fn refresh_all(
         .collect();
     let accounts: BTreeSet<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
     let accounts: Vec<&str> = accounts.into_iter().collect();
-    let loaded = Loaded::read(conn, Some(backend), &accounts).await?;
+    let open = rows.iter().map(|(_, l)| l).filter(|l| !closed.contains(*l));
+    let mut windows = books.windows(open);
+    if windows.is_empty() {
+        // Every row is of a closed period: they go, nothing is rated (and "no windows" would
+        // load everything).
+        windows.push((0, 0));
+    }
+    let loaded = Loaded::read(conn, Some(backend), &accounts, &windows).await?;
     for (account, label) in &rows {
         if closed.contains(label) {
             sqlx::query("delete from provisional_costs where account = $1 and period = $2")

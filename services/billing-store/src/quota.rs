@@ -34,100 +34,21 @@
 //!   unit-hours plus the new hold's.
 
 use crate::commands::Command;
-use crate::provisional::{Books, UnitSeconds, measure, parse_measure, rate_measure};
+use crate::provisional::{Books, measure, parse_measure, rate_measure};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
-use billing_core::decimal::serde_strict as strict;
 use billing_core::pricebook::PriceBook;
+pub use billing_core::quota::Quotas;
+use billing_core::quota::{Spent, Verdict};
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sqlx::AnyConnection;
 use sqlx::Row;
 use std::collections::{BTreeMap, HashMap};
 
-/// An account's quotas (every field optional), as `PUT /v1/admin/accounts/{id}/quotas` takes
-/// them: decimals as strings.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Quotas {
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "strict::option"
-    )]
-    pub prepaid_balance: Option<Decimal>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "strict::option"
-    )]
-    pub spend_limit: Option<Decimal>,
-    #[serde(
-        default,
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "strict::map"
-    )]
-    pub gpu_hours: BTreeMap<String, Decimal>,
-    #[serde(
-        default,
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "strict::map"
-    )]
-    pub max_concurrent: BTreeMap<String, Decimal>,
-    /// Warn at this fraction of a limit (default 0.8).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "strict::option"
-    )]
-    pub warn_at: Option<Decimal>,
-}
-
 /// A usage key counts as running (for `max_concurrent`) while its last reported second is at
 /// most this old: heartbeats come every 10 – 60 s, so two missed ones still count.
 pub const RUNNING_WINDOW_S: i64 = 120;
-
-/// Largest amount or quantity gpubill takes in a quota or a hold.
-const ABSURD: i64 = 1_000_000_000_000;
-
-impl Quotas {
-    /// Checks every value; the error names the field and the value.
-    pub fn validate(&self) -> std::result::Result<(), String> {
-        let check = |name: String, v: &Decimal, zero_ok: bool| {
-            if v.is_sign_negative() || (!zero_ok && v.is_zero()) || *v > Decimal::from(ABSURD) {
-                Err(format!(
-                    "{name} = {v}: must be {} and at most {ABSURD}",
-                    if zero_ok { "at least 0" } else { "positive" }
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        let money = |name: &str, v: &Decimal| {
-            billing_core::decimal::check_money(*v).map_err(|e| format!("{name} = {v}: {e}"))
-        };
-        if let Some(v) = &self.prepaid_balance {
-            check("prepaid_balance".into(), v, true)?;
-            money("prepaid_balance", v)?;
-        }
-        if let Some(v) = &self.spend_limit {
-            check("spend_limit".into(), v, false)?;
-            money("spend_limit", v)?;
-        }
-        for (sku, v) in &self.gpu_hours {
-            check(format!("gpu_hours.{sku}"), v, false)?;
-        }
-        for (sku, v) in &self.max_concurrent {
-            check(format!("max_concurrent.{sku}"), v, false)?;
-        }
-        if let Some(w) = &self.warn_at
-            && (*w <= Decimal::ZERO || *w > Decimal::ONE)
-        {
-            return Err(format!("warn_at = {w}: must be above 0 and at most 1"));
-        }
-        Ok(())
-    }
-}
 
 /// What an authorization asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -411,7 +332,7 @@ impl Store {
             };
             let answer = decide(&q.req, book, state, q.ttl_ms, q.now_ms)?;
             if let Ok(Authorization::Allowed(h)) = &answer {
-                state.held.add(h);
+                add_hold(&mut state.spent, h);
                 state.holds.push(h.clone());
                 placed.push(h.clone());
             }
@@ -620,20 +541,12 @@ async fn live_holds(conn: &mut AnyConnection, account: &str, now_ms: i64) -> Res
     rows.into_iter().map(hold_from_row).collect()
 }
 
-/// Live holds of an account, summed: their amount, and units and unit-seconds per sku.
-#[derive(Debug, Default)]
-struct Held {
-    amount: Decimal,
-    per_sku: HashMap<String, (Decimal, Decimal)>,
-}
-
-impl Held {
-    fn add(&mut self, h: &Hold) {
-        self.amount += h.amount;
-        let e = self.per_sku.entry(h.sku.clone()).or_default();
-        e.0 += h.quantity;
-        e.1 += h.quantity * Decimal::from(h.seconds);
-    }
+/// Counts a live hold as spent: its amount, and its units and unit-seconds of its sku.
+fn add_hold(spent: &mut Spent, h: &Hold) {
+    spent.held += h.amount;
+    let e = spent.held_per_sku.entry(h.sku.clone()).or_default();
+    e.0 += h.quantity;
+    e.1 += h.quantity * Decimal::from(h.seconds);
 }
 
 /// Bumps `account`'s hold revision (in the caller's transaction) and returns the new one.
@@ -651,14 +564,14 @@ async fn running_units(
     conn: &mut AnyConnection,
     account: &str,
     now_s: i64,
-) -> Result<HashMap<String, Decimal>> {
+) -> Result<BTreeMap<String, Decimal>> {
     let since = now_s - RUNNING_WINDOW_S;
     let rows = sqlx::query("select sku, runs from ledger_keys where account = $1 and end_s > $2")
         .bind(account)
         .bind(since)
         .fetch_all(conn)
         .await?;
-    let mut out: HashMap<String, Decimal> = HashMap::new();
+    let mut out: BTreeMap<String, Decimal> = BTreeMap::new();
     for r in rows {
         let runs: billing_core::ledger::Runs = serde_json::from_str(&r.get::<String, _>(1))
             .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
@@ -751,10 +664,6 @@ async fn account_state(
             holds
         }
     };
-    let mut held = Held::default();
-    for h in &holds {
-        held.add(h);
-    }
     let (quotas, set_at) = match row.get::<Option<String>, _>(0) {
         Some(body) => (
             serde_json::from_str::<Quotas>(&body)
@@ -767,7 +676,7 @@ async fn account_state(
         || quotas.prepaid_balance.is_some()
         || !quotas.gpu_hours.is_empty();
     let running = if quotas.max_concurrent.is_empty() {
-        HashMap::new()
+        BTreeMap::new()
     } else {
         running_units(conn, account, now_ms.div_euclid(1000)).await?
     };
@@ -793,15 +702,21 @@ async fn account_state(
             .map_err(|e| StoreError::Corrupt(format!("invoice totals: {e}")))?,
         (Some(_), None) => invoiced_since(conn, account, set_at).await?,
     };
+    let mut spent = Spent {
+        period_cost,
+        invoiced,
+        running,
+        sku_seconds,
+        ..Spent::default()
+    };
+    for h in &holds {
+        add_hold(&mut spent, h);
+    }
     Ok(Some(AccountState {
         quotas,
         rev,
         holds,
-        held,
-        running,
-        period_cost,
-        sku_seconds,
-        invoiced,
+        spent,
     }))
 }
 
@@ -870,18 +785,12 @@ struct AccountState {
     /// The hold revision read, and the live holds (with the ones this group placed so far).
     rev: i64,
     holds: Vec<Hold>,
-    /// Live holds summed, including the ones this group placed so far.
-    held: Held,
-    /// Units running now per sku (only read when `max_concurrent` is set).
-    running: HashMap<String, Decimal>,
-    period_cost: Decimal,
-    /// Unit-seconds of the open period per sku.
-    sku_seconds: UnitSeconds,
-    /// Invoice totals since the quotas were set (prepaid balance).
-    invoiced: Decimal,
+    /// What counts against the quotas, live holds (and this group's new ones) included.
+    spent: Spent,
 }
 
-/// One authorization against an account's state.
+/// One authorization against an account's state: the policy is `billing_core::quota`'s; this
+/// finds the rate and makes the hold.
 fn decide(
     req: &HoldRequest,
     book: &PriceBook,
@@ -892,68 +801,29 @@ fn decide(
     let Some(rate) = book.skus.get(&req.sku).and_then(|s| s.first_rate()) else {
         return Ok(Err(HoldError::UnknownSku(req.sku.clone())));
     };
-    let amount = cents(
-        (req.quantity * Decimal::from(req.seconds) * rate / Decimal::from(3600))
-            .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::AwayFromZero),
-    );
-    let q = &state.quotas;
-    let held = state.held.amount;
-    let denied = |quota: String, used: Decimal, requested: Decimal, limit: Decimal| {
-        Ok(Ok(Authorization::Denied {
+    let amount = match billing_core::quota::authorize(
+        &state.quotas,
+        &state.spent,
+        &req.sku,
+        req.quantity,
+        req.seconds,
+        rate,
+    ) {
+        Verdict::Allowed { amount } => amount,
+        Verdict::Denied {
             quota,
             used,
             requested,
             limit,
-        }))
+        } => {
+            return Ok(Ok(Authorization::Denied {
+                quota,
+                used,
+                requested,
+                limit,
+            }));
+        }
     };
-    if let Some(limit) = q.spend_limit {
-        let used = state.period_cost + held;
-        if used + amount > limit {
-            return denied("spend_limit".into(), cents(used), amount, cents(limit));
-        }
-    }
-    if let Some(prepaid) = q.prepaid_balance {
-        let used = state.invoiced + state.period_cost + held;
-        if used + amount > prepaid {
-            return denied(
-                "prepaid_balance".into(),
-                cents(used),
-                amount,
-                cents(prepaid),
-            );
-        }
-    }
-    let (held_units, held_unit_seconds) = state
-        .held
-        .per_sku
-        .get(&req.sku)
-        .copied()
-        .unwrap_or_default();
-    if let Some(limit) = q.max_concurrent.get(&req.sku) {
-        let used = held_units + state.running.get(&req.sku).copied().unwrap_or_default();
-        if used + req.quantity > *limit {
-            return denied(
-                format!("max_concurrent.{}", req.sku),
-                used.normalize(),
-                req.quantity.normalize(),
-                limit.normalize(),
-            );
-        }
-    }
-    if let Some(limit) = q.gpu_hours.get(&req.sku) {
-        let hour = Decimal::from(3600);
-        let held_hours = held_unit_seconds / hour;
-        let used = state.sku_seconds.get(&req.sku).copied().unwrap_or_default() / hour + held_hours;
-        let requested = req.quantity * Decimal::from(req.seconds) / hour;
-        if used + requested > *limit {
-            return denied(
-                format!("gpu_hours.{}", req.sku),
-                used.normalize(),
-                requested.normalize(),
-                limit.normalize(),
-            );
-        }
-    }
     Ok(Ok(Authorization::Allowed(Hold {
         id: new_hold_id()?,
         account: req.account.clone(),
