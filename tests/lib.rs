@@ -301,7 +301,7 @@ pub async fn projections(store: &Store) -> Vec<String> {
     use sqlx::Row;
     let queries = [
         "select 'ledger|' || key_id || '|' || account || '|' || runs from ledger_keys order by key_id",
-        "select 'event|' || source || '|' || id || '|' || encode(fingerprint, 'hex') || '|' || account || '|' || log_seq from events order by source, id",
+        "select 'event|' || encode(ident, 'hex') || '|' || encode(fingerprint, 'hex') || '|' || account || '|' || log_seq from events order by ident",
         "select 'egress|' || source || '|' || id || '|' || dest || '|' || time_s || '|' || bytes from egress order by source, id",
         "select 'dead|' || coalesce(log_seq, -1) || '|' || reason || '|' || detail from dead_letters order by log_seq, reason",
         "select 'pricebook|' || version || '|' || uploaded_at_ms || '|' || toml from pricebooks order by version",

@@ -31,7 +31,11 @@ rate_per_hour = "36.00"
 const DAY_MS: i64 = 86_400_000;
 
 fn usage(id: &str, start: &str, end: &str) -> Vec<u8> {
-    json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage","subject":"acme",
+    usage_of("acme", id, start, end)
+}
+
+fn usage_of(account: &str, id: &str, start: &str, end: &str) -> Vec<u8> {
+    json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage","subject":account,
         "data":{"lease":"L1","resource":"g0","sku":"gpu.h100","start":start,"end":end}})
     .to_string()
     .into_bytes()
@@ -55,11 +59,17 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
     store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
     let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
     let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
+    let old = usage_of(
+        "oldco",
+        "o1",
+        "2026-11-04T00:00:00Z",
+        "2026-11-04T01:00:00Z",
+    );
     let out = store
-        .ingest(vec![nov.clone(), dec.clone()], DEC_2_2026_MS)
+        .ingest(vec![nov.clone(), dec.clone(), old], DEC_2_2026_MS)
         .await
         .unwrap();
-    assert_eq!(statuses(&out), ["accepted", "accepted"]);
+    assert_eq!(statuses(&out), ["accepted", "accepted", "accepted"]);
     let issued = store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
     let before: Vec<String> = issued
         .iter()
@@ -75,8 +85,10 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
     // 100 days on: November's identity goes (its period is closed and past the horizon),
     // December's stays (December is open).
     let later = DEC_2_2026_MS + 100 * DAY_MS;
-    assert_eq!(store.compact(later).await.unwrap(), 1);
+    assert_eq!(store.compact(later).await.unwrap(), 2);
     assert_eq!(store.event_count().await.unwrap(), 1);
+    // An account whose every identity is gone is still known (later periods invoice it).
+    assert!(store.known_accounts().await.unwrap().contains("oldco"));
     // A redelivery of the compacted event is refused, never counted again.
     let out = store.ingest(vec![nov], later).await.unwrap();
     assert_eq!(statuses(&out), ["too_late"]);

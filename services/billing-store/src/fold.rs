@@ -1,5 +1,6 @@
 //! Folding a batch of log records into the store, in one transaction.
 
+use crate::identities::{NewIdentity, identity};
 use crate::keys::key_id;
 use crate::sql::{MAX_IN_LIST, Val, bind, insert_rows};
 use crate::{Backend, EMBEDDED_CONSUMER, MAX_BATCH_RECORDS, Result, Store, StoreError};
@@ -7,7 +8,7 @@ use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
 use billing_core::ledger::Runs;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What became of one record of a batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -376,79 +377,26 @@ async fn fold_inner(
     }
     let mut candidates: Vec<usize> = firsts.values().copied().collect();
     candidates.sort_unstable();
-    let rows: Vec<EventRow<'_>> = candidates
+    let idents: Vec<[u8; 16]> = decoded
+        .iter()
+        .map(|d| d.as_ref().map_or([0; 16], |e| identity(&e.source, &e.id)))
+        .collect();
+    let rows: Vec<NewIdentity<'_>> = candidates
         .iter()
         .filter_map(|&i| {
             let e = decoded[i].as_ref().ok()?;
-            Some(EventRow {
-                s: &e.source,
-                i: &e.id,
-                f: hex(&fps[i].to_le_bytes()),
-                a: &e.subject,
-                q: batch[i].1,
-                e: e.end_secs(),
+            Some(NewIdentity {
+                ident: idents[i],
+                source: &e.source,
+                id: &e.id,
+                fingerprint: fps[i],
+                account: &e.subject,
+                log_seq: batch[i].1,
+                end_s: e.end_secs(),
             })
         })
         .collect();
-    let mut seen: HashMap<(String, String), u128> = HashMap::new();
-    let mut held = 0;
-    let remember =
-        |seen: &mut HashMap<(String, String), u128>, r: sqlx::any::AnyRow| -> Result<()> {
-            let fp: Vec<u8> = r.get(2);
-            let fp: [u8; 16] = fp
-                .try_into()
-                .map_err(|_| StoreError::Corrupt("fingerprint is not 16 bytes".into()))?;
-            seen.insert((r.get(0), r.get(1)), u128::from_le_bytes(fp));
-            Ok(())
-        };
-    for chunk in rows.chunks(MAX_JSON_ROWS) {
-        let json = serde_json::to_string(chunk).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        match backend {
-            // One statement: the insert, and the rows the table held before it (the outer
-            // query reads the snapshot from before the statement's own insert).
-            Backend::Postgres => {
-                for r in sqlx::query(INSERT_EVENTS_PG)
-                    .bind(json)
-                    .fetch_all(&mut *conn)
-                    .await?
-                {
-                    held += 1;
-                    remember(&mut seen, r)?;
-                }
-            }
-            Backend::Sqlite => {
-                let mut inserted: HashSet<(String, String)> = HashSet::new();
-                for r in sqlx::query(INSERT_EVENTS_SQLITE)
-                    .bind(json)
-                    .fetch_all(&mut *conn)
-                    .await?
-                {
-                    inserted.insert((r.get(0), r.get(1)));
-                }
-                let idents: Vec<Ident<'_>> = chunk
-                    .iter()
-                    .filter(|r| !inserted.contains(&(r.s.to_string(), r.i.to_string())))
-                    .map(|r| Ident { s: r.s, i: r.i })
-                    .collect();
-                held += idents.len();
-                let json = serde_json::to_string(&idents)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                for r in sqlx::query(STORED_FINGERPRINTS_SQLITE)
-                    .bind(json)
-                    .fetch_all(&mut *conn)
-                    .await?
-                {
-                    remember(&mut seen, r)?;
-                }
-            }
-        }
-    }
-    if seen.len() != held {
-        return Err(StoreError::Corrupt(format!(
-            "{} identities neither inserted nor found in the events table",
-            held.abs_diff(seen.len())
-        )));
-    }
+    let mut seen: HashMap<[u8; 16], u128> = crate::identities::insert(conn, backend, &rows).await?;
 
     let closed: Vec<(String, i64, i64)> = sqlx::query("select period, start_s, end_s from periods")
         .fetch_all(&mut *conn)
@@ -483,7 +431,7 @@ async fn fold_inner(
         };
         let fp = fps[n];
         let ident = (e.source.to_string(), e.id.to_string());
-        match seen.get(&ident) {
+        match seen.get(&idents[n]) {
             Some(&first) if first == fp => {
                 outcomes.push(Outcome::Duplicate);
                 continue;
@@ -507,7 +455,7 @@ async fn fold_inner(
                 continue;
             }
             None => {
-                seen.insert(ident.clone(), fp);
+                seen.insert(idents[n], fp);
             }
         }
         // Accepted: its events row was written above (it is the identity's first occurrence).
@@ -827,58 +775,6 @@ fn capture_holds_sql(backend: Backend) -> &'static str {
 
 /// A batch folding for longer than this is logged as a warning (size and latency, no SQL).
 const SLOW_BATCH: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Most rows passed as one JSON parameter.
-const MAX_JSON_ROWS: usize = 10_000;
-
-/// An events row, passed to the database as JSON.
-#[derive(Serialize)]
-struct EventRow<'a> {
-    s: &'a str,
-    i: &'a str,
-    /// The fingerprint's 16 little-endian bytes in hex.
-    f: String,
-    a: &'a str,
-    q: i64,
-    /// The end of what the event bills (compaction past the dedupe horizon).
-    e: i64,
-}
-
-#[derive(Serialize)]
-struct Ident<'a> {
-    s: &'a str,
-    i: &'a str,
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
-}
-
-/// PostgreSQL: inserts a JSON array of [`EventRow`]s and answers the stored fingerprints of
-/// the identities that were there before (not inserted).
-const INSERT_EVENTS_PG: &str = "with x as (select * from json_to_recordset(cast($1 as json)) \
-     as r(s text, i text, f text, a text, q bigint, e bigint)), \
-     ins as (insert into events (source, id, fingerprint, account, log_seq, end_s) \
-     select x.s, x.i, decode(x.f, 'hex'), x.a, x.q, x.e from x on conflict (source, id) do nothing) \
-     select e.source, e.id, e.fingerprint from x join events e on e.source = x.s and e.id = x.i";
-
-/// SQLite: inserts a JSON array of [`EventRow`]s, returning the identities inserted.
-const INSERT_EVENTS_SQLITE: &str = "insert into events (source, id, fingerprint, account, log_seq, end_s) \
-     select json_extract(value, '$.s'), json_extract(value, '$.i'), \
-     unhex(json_extract(value, '$.f')), json_extract(value, '$.a'), json_extract(value, '$.q'), \
-     json_extract(value, '$.e') \
-     from json_each($1) where true \
-     on conflict (source, id) do nothing returning source, id";
-
-/// SQLite: the stored fingerprints of a JSON array of [`Ident`]s (by the primary key).
-const STORED_FINGERPRINTS_SQLITE: &str = "select e.source, e.id, e.fingerprint from json_each($1) j \
-     join events e on e.source = json_extract(j.value, '$.s') and e.id = json_extract(j.value, '$.i')";
 
 /// `column` is one of the strings of the JSON array bound as `$1`: one parameter for up to a
 /// thousand values, written so that both databases look them up through the column's index

@@ -14,6 +14,7 @@ mod close;
 mod commands;
 mod decisions;
 mod fold;
+mod identities;
 mod keys;
 mod provisional;
 mod quota;
@@ -545,11 +546,13 @@ impl Store {
         load_ledger(&mut conn, account).await
     }
 
-    /// Accounts named by an accepted event or registered.
+    /// Accounts named by an accepted event or registered. Every accepted event left a ledger
+    /// key or an egress row, which (unlike its identity) compaction never drops.
     pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {
         let mut out = BTreeSet::new();
         for q in [
-            "select distinct account from events",
+            "select distinct account from ledger_keys",
+            "select distinct account from egress",
             "select id from accounts",
         ] {
             for r in sqlx::query(q).fetch_all(&self.pool).await? {
