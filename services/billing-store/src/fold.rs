@@ -327,60 +327,112 @@ pub(crate) async fn fold_parts(
     result
 }
 
+/// A batch's records in fold order, with the part each came from: (part, offset, record).
+type Records<'a> = Vec<(usize, i64, &'a [u8])>;
+
+/// The fold of one batch, in its transaction, as a pipeline of steps in one direction:
+/// decode and dedupe (identities written), sort every record into its outcome and rows, the
+/// ledger, the side tables, holds captured by usage, then the effects (provisional costs,
+/// quota decisions), the fenced offsets and the metrics.
 async fn fold_inner(
     conn: &mut AnyConnection,
     store: &Store,
     parts: &[Part<'_>],
     now_ms: i64,
 ) -> Result<Vec<Vec<Outcome>>> {
-    let backend = store.backend;
     // Records in part order, each part in offset order: within a partition "the first one
     // stands" is the first in the partition's order.
-    let batch: Vec<(usize, i64, &[u8])> = parts
+    let batch: Records<'_> = parts
         .iter()
         .enumerate()
         .flat_map(|(i, (_, b))| b.iter().map(move |(o, r)| (i, *o, *r)))
         .collect();
     let t0 = std::time::Instant::now();
-    // An event ending further in the future than the clock plus the accepted future is refused
-    // (`too_early`) before it can name an identity.
-    // So is one ending before the dedupe horizon (`too_late`): its identity may be gone.
+    let decoded = decode_batch(store, &batch, now_ms);
+    let known = dedupe(conn, store.backend, &batch, &decoded).await?;
+    let closed: Vec<(String, i64, i64)> = sqlx::query("select period, start_s, end_s from periods")
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
+    let t_dedupe = t0.elapsed();
+    write_ledger(conn, store.backend, &sorted.usage).await?;
+    let egress_seconds = write_side_tables(conn, &sorted, now_ms).await?;
+    capture_holds(conn, store.backend, &sorted.usage, now_ms).await?;
+    apply_effects(conn, store, parts, &sorted.usage, &egress_seconds, now_ms).await?;
+    let t_written = t0.elapsed();
+    advance_offsets(conn, parts).await?;
+    count_outcomes(&sorted.outcomes);
+    metrics::histogram!("gpubill_batch_duration_seconds").record(t0.elapsed().as_secs_f64());
+    tracing::debug!(
+        records = batch.len(),
+        keys = sorted.usage.len(),
+        decode_dedupe_us = t_dedupe.as_micros() as u64,
+        ledger_and_writes_us = (t_written - t_dedupe).as_micros() as u64,
+        total_us = t0.elapsed().as_micros() as u64,
+        "folded batch"
+    );
+    Ok(sorted.outcomes)
+}
+
+/// Decodes every record. An event ending further in the future than the clock plus the
+/// accepted future is refused (`too_early`) before it can name an identity, and so is one
+/// ending before the dedupe horizon (`too_late`): its identity may be gone.
+fn decode_batch<'a>(
+    store: &Store,
+    batch: &Records<'a>,
+    now_ms: i64,
+) -> Vec<Result<Event<'a>, Rejection>> {
     let now_s = now_ms.div_euclid(1000);
     let latest_end = now_s.saturating_add(store.max_future_s);
     let earliest_end = now_s.saturating_sub(store.dedupe_horizon_s);
-    let decoded: Vec<Result<Event<'_>, Rejection>> = batch
+    batch
         .iter()
         .map(|(_, _, r)| {
             decode(r)
                 .and_then(|e| e.ending_by(latest_end))
                 .and_then(|e| e.ending_after(earliest_end))
         })
-        .collect();
+        .collect()
+}
 
-    // Dedupe. The first occurrence of each identity in the batch is written to the
-    // authoritative events table straight away (`on conflict do nothing`); identities the
-    // table held already come back as not inserted, and only their stored fingerprints are
-    // read, to tell a duplicate from a conflict. One write per event and a read per
-    // redelivery, instead of a read and a write per event.
+/// What dedupe knows of a batch: each record's identity and fingerprint, and the identities
+/// the table held before the batch (with their stored fingerprints).
+struct Known {
+    idents: Vec<[u8; 16]>,
+    fps: Vec<u128>,
+    held: HashMap<[u8; 16], u128>,
+}
+
+/// Dedupe. The first occurrence of each identity in the batch is written to the
+/// authoritative events table straight away (`on conflict do nothing`); the identities the
+/// table held already come back with their fingerprints, to tell a duplicate from a conflict:
+/// one statement per batch, a write per new event.
+async fn dedupe(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    batch: &Records<'_>,
+    decoded: &[Result<Event<'_>, Rejection>],
+) -> Result<Known> {
     let mut scratch = Vec::new();
     let fps: Vec<u128> = decoded
         .iter()
         .map(|d| d.as_ref().map_or(0, |e| e.fingerprint_with(&mut scratch)))
         .collect();
-    let mut firsts: HashMap<(&str, &str), usize> = HashMap::new();
-    for (i, d) in decoded.iter().enumerate() {
-        if let Ok(e) = d {
-            firsts
-                .entry((e.source.as_ref(), e.id.as_ref()))
-                .or_insert(i);
-        }
-    }
-    let mut candidates: Vec<usize> = firsts.values().copied().collect();
-    candidates.sort_unstable();
     let idents: Vec<[u8; 16]> = decoded
         .iter()
         .map(|d| d.as_ref().map_or([0; 16], |e| identity(&e.source, &e.id)))
         .collect();
+    let mut firsts: HashMap<[u8; 16], usize> = HashMap::new();
+    for (i, d) in decoded.iter().enumerate() {
+        if d.is_ok() {
+            firsts.entry(idents[i]).or_insert(i);
+        }
+    }
+    let mut candidates: Vec<usize> = firsts.into_values().collect();
+    candidates.sort_unstable();
     let rows: Vec<NewIdentity<'_>> = candidates
         .iter()
         .filter_map(|&i| {
@@ -396,93 +448,112 @@ async fn fold_inner(
             })
         })
         .collect();
-    let mut seen: HashMap<[u8; 16], u128> = crate::identities::insert(conn, backend, &rows).await?;
+    let held = crate::identities::insert(conn, backend, &rows).await?;
+    Ok(Known { idents, fps, held })
+}
 
-    let closed: Vec<(String, i64, i64)> = sqlx::query("select period, start_s, end_s from periods")
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect();
+/// Every record of a batch sorted into its outcome and the rows it adds.
+struct Sorted<'a> {
+    outcomes: Vec<Vec<Outcome>>,
+    /// Dead-letter rows (see `dead_row`) with the dead-letter topic of their part.
+    dead: Vec<(Vec<Val>, Option<&'a str>)>,
+    egress: Vec<Vec<Val>>,
+    late: Vec<Vec<Val>>,
+    usage: HashMap<String, (KeyInsert<'a>, Spans)>,
+}
 
-    let mut outcomes: Vec<Vec<Outcome>> = parts
-        .iter()
-        .map(|(_, b)| Vec::with_capacity(b.len()))
-        .collect();
-    let mut dead: Vec<Vec<Val>> = Vec::new();
-    let mut dead_topics: Vec<Option<&str>> = Vec::new();
-    let mut egress: Vec<Vec<Val>> = Vec::new();
-    let mut late: Vec<Vec<Val>> = Vec::new();
-    let mut usage: HashMap<String, (KeyInsert<'_>, Spans)> = HashMap::new();
-    for (n, ((part, seq, raw), d)) in batch.iter().zip(&decoded).enumerate() {
-        let outcomes = &mut outcomes[*part];
+/// Sorts each record: rejected (dead letter), duplicate, conflict (dead letter), or accepted
+/// (its usage spans or egress row, and a late-usage note per closed period it falls in).
+fn sort_records<'a>(
+    parts: &[Part<'a>],
+    batch: &Records<'a>,
+    decoded: &'a [Result<Event<'a>, Rejection>],
+    mut known: Known,
+    closed: &[(String, i64, i64)],
+    now_ms: i64,
+) -> Sorted<'a> {
+    let mut out = Sorted {
+        outcomes: parts
+            .iter()
+            .map(|(_, b)| Vec::with_capacity(b.len()))
+            .collect(),
+        dead: Vec::new(),
+        egress: Vec::new(),
+        late: Vec::new(),
+        usage: HashMap::new(),
+    };
+    for (n, ((part, seq, raw), d)) in batch.iter().zip(decoded).enumerate() {
         let dead_topic = parts[*part].0.dead_letter_topic;
-        let e = match d {
-            Err(r) => {
-                dead.push(dead_row(*seq, r, raw, now_ms));
-                dead_topics.push(dead_topic);
-                outcomes.push(Outcome::Rejected {
-                    reason: r.reason,
-                    detail: r.detail.clone(),
-                });
-                continue;
-            }
-            Ok(e) => e,
+        let outcome = match d {
+            Err(r) => Err(r.clone()),
+            Ok(e) => match known.held.get(&known.idents[n]) {
+                Some(&first) if first == known.fps[n] => Ok(false),
+                Some(_) => Err(conflict(e)),
+                None => {
+                    known.held.insert(known.idents[n], known.fps[n]);
+                    Ok(true)
+                }
+            },
         };
-        let fp = fps[n];
-        let ident = (e.source.to_string(), e.id.to_string());
-        match seen.get(&idents[n]) {
-            Some(&first) if first == fp => {
-                outcomes.push(Outcome::Duplicate);
-                continue;
-            }
-            Some(_) => {
-                let mut r = Rejection::new(
-                    RejectReason::Conflict,
-                    format!(
-                        "(source {:?}, id {:?}) was seen before with different content; the first one stands",
-                        e.source, e.id
-                    ),
-                );
-                r.source = Some(ident.0);
-                r.id = Some(ident.1);
-                dead.push(dead_row(*seq, &r, raw, now_ms));
-                dead_topics.push(dead_topic);
-                outcomes.push(Outcome::Rejected {
+        match outcome {
+            Err(r) => {
+                out.dead.push((dead_row(*seq, &r, raw, now_ms), dead_topic));
+                out.outcomes[*part].push(Outcome::Rejected {
                     reason: r.reason,
                     detail: r.detail,
                 });
-                continue;
             }
-            None => {
-                seen.insert(idents[n], fp);
+            Ok(false) => out.outcomes[*part].push(Outcome::Duplicate),
+            Ok(true) => {
+                out.outcomes[*part].push(Outcome::Accepted);
+                if let Ok(e) = d {
+                    out.accept(e, *seq, closed);
+                }
             }
         }
-        // Accepted: its events row was written above (it is the identity's first occurrence).
-        outcomes.push(Outcome::Accepted);
+    }
+    out
+}
+
+/// The dead letter of a redelivery whose content differs from the first one's.
+fn conflict(e: &Event<'_>) -> Rejection {
+    let mut r = Rejection::new(
+        RejectReason::Conflict,
+        format!(
+            "(source {:?}, id {:?}) was seen before with different content; the first one stands",
+            e.source, e.id
+        ),
+    );
+    r.source = Some(e.source.to_string());
+    r.id = Some(e.id.to_string());
+    r
+}
+
+impl<'a> Sorted<'a> {
+    /// An accepted event's rows: usage spans of its key or an egress row, and a late-usage
+    /// note for each closed period it falls in.
+    fn accept(&mut self, e: &'a Event<'a>, seq: i64, closed: &[(String, i64, i64)]) {
         let (from, to) = match &e.data {
             EventData::Usage(u) => {
                 let (from, to) = u.seconds();
                 let id = key_id(&e.subject, &u.lease, &u.resource, &u.sku, u.class);
-                let entry = usage.entry(id).or_insert_with(|| {
-                    (
-                        KeyInsert {
-                            account: &e.subject,
-                            lease: &u.lease,
-                            resource: &u.resource,
-                            sku: &u.sku,
-                            class: u.class,
-                        },
-                        Vec::new(),
-                    )
+                let entry = self.usage.entry(id).or_insert_with(|| {
+                    let key = KeyInsert {
+                        account: &e.subject,
+                        lease: &u.lease,
+                        resource: &u.resource,
+                        sku: &u.sku,
+                        class: u.class,
+                    };
+                    (key, Vec::new())
                 });
                 entry.1.push((from, to, u.quantity));
                 (from, to)
             }
             EventData::Egress(x) => {
-                egress.push(vec![
-                    Val::Text(ident.0.clone()),
-                    Val::Text(ident.1.clone()),
+                self.egress.push(vec![
+                    Val::Text(e.source.to_string()),
+                    Val::Text(e.id.to_string()),
                     Val::Text(e.subject.to_string()),
                     Val::Text(x.dest.to_string()),
                     Val::I64(x.time.secs),
@@ -494,21 +565,27 @@ async fn fold_inner(
                 (x.time.secs, x.time.secs + 1)
             }
         };
-        for (period, start, end) in &closed {
+        for (period, start, end) in closed {
             if from < *end && *start < to {
-                late.push(vec![
-                    Val::Text(ident.0.clone()),
-                    Val::Text(ident.1.clone()),
+                self.late.push(vec![
+                    Val::Text(e.source.to_string()),
+                    Val::Text(e.id.to_string()),
                     Val::Text(e.subject.to_string()),
                     Val::Text(period.clone()),
-                    Val::I64(*seq),
+                    Val::I64(seq),
                 ]);
             }
         }
     }
+}
 
-    let t_dedupe = t0.elapsed();
-    // Ledger: load the touched keys, fold the new intervals in, write them back.
+/// The ledger: loads the touched keys, folds the new intervals in, writes back the ones
+/// that changed (one statement each way per batch).
+async fn write_ledger(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    usage: &HashMap<String, (KeyInsert<'_>, Spans)>,
+) -> Result<()> {
     let key_ids: Vec<&String> = usage.keys().collect();
     let mut existing: HashMap<String, Runs> = HashMap::new();
     for chunk in key_ids.chunks(MAX_IN_LIST) {
@@ -524,7 +601,7 @@ async fn fold_inner(
         }
     }
     let mut ledger_rows = Vec::with_capacity(usage.len());
-    for (id, (k, spans)) in &usage {
+    for (id, (k, spans)) in usage {
         let mut runs = existing.remove(id).unwrap_or_default();
         let mut changed = false;
         for &(from, to, q) in spans {
@@ -555,7 +632,18 @@ async fn fold_inner(
         ledger_rows,
     )
     .await?;
-    let egress_seconds: Vec<(String, i64)> = egress
+    Ok(())
+}
+
+/// Egress rows, late-usage notes, dead letters and their outbox rows. Returns the (account,
+/// second) of each egress row, for the effects.
+async fn write_side_tables(
+    conn: &mut AnyConnection,
+    sorted: &Sorted<'_>,
+    now_ms: i64,
+) -> Result<Vec<(String, i64)>> {
+    let egress_seconds: Vec<(String, i64)> = sorted
+        .egress
         .iter()
         .filter_map(|row| match (&row[2], &row[4]) {
             (Val::Text(account), Val::I64(secs)) => Some((account.clone(), *secs)),
@@ -566,19 +654,19 @@ async fn fold_inner(
         conn,
         "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
         "",
-        egress,
+        sorted.egress.clone(),
     )
     .await?;
     insert_rows(
         conn,
         "insert into late_usage (source, id, account, period, log_seq)",
         "on conflict do nothing",
-        late,
+        sorted.late.clone(),
     )
     .await?;
-    let outbox: Vec<Vec<Val>> = dead
+    let outbox: Vec<Vec<Val>> = sorted
+        .dead
         .iter()
-        .zip(&dead_topics)
         .filter_map(|(row, topic)| Some(dead_letter_outbox((*topic)?, row, now_ms)))
         .collect();
     insert_rows(
@@ -588,10 +676,22 @@ async fn fold_inner(
         outbox,
     )
     .await?;
+    let dead: Vec<Vec<Val>> = sorted.dead.iter().map(|(row, _)| row.clone()).collect();
     insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
+    Ok(egress_seconds)
+}
 
-    // Usage arriving for a lease consumes the lease's live holds (two-phase: a pending hold
-    // is posted by the usage it stood for; the usage itself now counts, through the ledger).
+/// Usage arriving for a lease consumes the lease's live holds (two-phase: a pending hold is
+/// posted by the usage it stood for; the usage itself now counts, through the ledger). Holds
+/// past their expiry are marked first (every read treats them as expired already; marking
+/// keeps the live ones few), only the batch's own accounts': folds of other partitions run
+/// concurrently and must not contend for each other's rows.
+async fn capture_holds(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    usage: &HashMap<String, (KeyInsert<'_>, Spans)>,
+    now_ms: i64,
+) -> Result<()> {
     let mut leases: Vec<LeaseRef<'_>> = usage
         .values()
         .map(|(k, _)| LeaseRef {
@@ -599,45 +699,47 @@ async fn fold_inner(
             l: k.lease,
         })
         .collect();
-    // Holds past their expiry are marked first (every read treats them as expired already;
-    // marking keeps the live ones few). Authorizations only insert holds, so this never waits
-    // for them.
-    // Only the batch's own accounts: folds of other partitions run concurrently and must not
-    // contend for each other's rows.
-    let accounts: BTreeSet<&str> = leases.iter().map(|l| l.a).collect();
-    if !accounts.is_empty() {
-        let json =
-            serde_json::to_string(&accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        sqlx::query(expire_holds_sql(backend))
-            .bind(now_ms)
-            .bind(json)
-            .execute(&mut *conn)
-            .await?;
+    if leases.is_empty() {
+        return Ok(());
     }
+    let accounts: BTreeSet<&str> = leases.iter().map(|l| l.a).collect();
+    let json = serde_json::to_string(&accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    sqlx::query(expire_holds_sql(backend))
+        .bind(now_ms)
+        .bind(json)
+        .execute(&mut *conn)
+        .await?;
     leases.sort_unstable_by(|x, y| (x.a, x.l).cmp(&(y.a, y.l)));
     leases.dedup_by(|x, y| (x.a, x.l) == (y.a, y.l));
-    if !leases.is_empty() {
-        let json =
-            serde_json::to_string(&leases).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let captured: std::collections::BTreeSet<String> = sqlx::query(capture_holds_sql(backend))
-            .bind(now_ms)
-            .bind(json)
-            .fetch_all(&mut *conn)
-            .await?
-            .into_iter()
-            .map(|r| r.get(0))
-            .collect();
-        // Their accounts' cached holds (authorization) are no longer the stored ones. In account
-        // order, as authorization groups bump them: two transactions never wait on each other
-        // in a circle.
-        for account in &captured {
-            crate::quota::bump_hold_rev(conn, account).await?;
-        }
+    let json = serde_json::to_string(&leases).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let captured: BTreeSet<String> = sqlx::query(capture_holds_sql(backend))
+        .bind(now_ms)
+        .bind(json)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| r.get(0))
+        .collect();
+    // Their accounts' cached holds (authorization) are no longer the stored ones. In account
+    // order, as authorization groups bump them: two transactions never wait on each other in
+    // a circle.
+    for account in &captured {
+        crate::quota::bump_hold_rev(conn, account).await?;
     }
+    Ok(())
+}
 
-    // Provisional costs of the accounts this batch moved, then their quota decisions, in its
-    // transaction. `moved`: account → the `[first, last]` seconds of its usage and egress;
-    // `latest_usage`: account → latest usage second (the period decisions are taken in).
+/// Provisional costs of the accounts this batch moved, then their quota decisions, in its
+/// transaction. `moved`: account → the `[first, last]` seconds of its usage and egress;
+/// `latest_usage`: account → latest usage second (the period decisions are taken in).
+async fn apply_effects(
+    conn: &mut AnyConnection,
+    store: &Store,
+    parts: &[Part<'_>],
+    usage: &HashMap<String, (KeyInsert<'_>, Spans)>,
+    egress_seconds: &[(String, i64)],
+    now_ms: i64,
+) -> Result<()> {
     let mut moved: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
     let mut latest_usage: BTreeMap<String, i64> = BTreeMap::new();
     for (k, spans) in usage.values() {
@@ -647,11 +749,14 @@ async fn fold_inner(
         let e = latest_usage.entry(k.account.to_string()).or_insert(last);
         *e = (*e).max(last);
     }
-    for (account, secs) in &egress_seconds {
+    for (account, secs) in egress_seconds {
         moved
             .entry(account.clone())
             .or_default()
             .push((*secs, *secs));
+    }
+    if moved.is_empty() {
+        return Ok(());
     }
     let position = serde_json::Value::Array(
         parts
@@ -662,25 +767,25 @@ async fn fold_inner(
             })
             .collect(),
     );
-    if !moved.is_empty() {
-        let books = store.books(conn).await?;
-        let measured =
-            crate::provisional::update(conn, backend, &books.1, &moved, &position, now_ms).await?;
-        crate::decisions::evaluate(
-            conn,
-            backend,
-            &books.1,
-            &latest_usage,
-            &measured,
-            &position,
-            &store.topics().quota,
-            now_ms,
-        )
-        .await?;
-    }
+    let books = store.books(conn).await?;
+    let measured =
+        crate::provisional::update(conn, store.backend, &books.1, &moved, &position, now_ms)
+            .await?;
+    crate::decisions::evaluate(
+        conn,
+        store.backend,
+        &books.1,
+        &latest_usage,
+        &measured,
+        &position,
+        &store.topics().quota,
+        now_ms,
+    )
+    .await
+}
 
-    let t_written = t0.elapsed();
-    // Fencing: only the writer that read the offset a part starts at may advance it.
+/// Fencing: only the writer that read the offset a part starts at may advance it.
+async fn advance_offsets(conn: &mut AnyConnection, parts: &[Part<'_>]) -> Result<()> {
     for (at, records) in parts {
         let Some(&(last_seq, _)) = records.last() else {
             continue;
@@ -709,7 +814,11 @@ async fn fold_inner(
             });
         }
     }
-    // Metrics (base units, low-cardinality labels): every dead letter counted with its reason.
+    Ok(())
+}
+
+/// Metrics (base units, low-cardinality labels): every dead letter counted with its reason.
+fn count_outcomes(outcomes: &[Vec<Outcome>]) {
     for o in outcomes.iter().flatten() {
         match o {
             Outcome::Accepted => {
@@ -725,16 +834,6 @@ async fn fold_inner(
             }
         }
     }
-    metrics::histogram!("gpubill_batch_duration_seconds").record(t0.elapsed().as_secs_f64());
-    tracing::debug!(
-        records = batch.len(),
-        keys = usage.len(),
-        decode_dedupe_us = t_dedupe.as_micros() as u64,
-        ledger_and_writes_us = (t_written - t_dedupe).as_micros() as u64,
-        total_us = t0.elapsed().as_micros() as u64,
-        "folded batch"
-    );
-    Ok(outcomes)
 }
 
 #[derive(Serialize)]
