@@ -110,7 +110,48 @@ impl Store {
                 ends: format_secs(period.end),
             });
         }
-        let book = &version.book;
+        let issued = self
+            .rate_for_close(&version.book, &period, period_label)
+            .await?;
+        let positions = commands::positions(tx).await?;
+        let out = self
+            .issue(tx, period_label, version.version, issued, now_ms)
+            .await?;
+        sqlx::query("insert into periods (period, start_s, end_s, pricebook_version, closed_at_ms) values ($1, $2, $3, $4, $5)")
+            .bind(period_label)
+            .bind(period.start)
+            .bind(period.end)
+            .bind(version.version)
+            .bind(now_ms)
+            .execute(&mut **tx)
+            .await?;
+        // The closed period's provisional costs give way to its invoices; later periods are
+        // re-rated (the credits these invoices consumed are gone for them).
+        let books = self.books(tx).await.map_err(CloseError::from)?;
+        crate::provisional::refresh_all(tx, self.backend, &books.1, now_ms)
+            .await
+            .map_err(CloseError::from)?;
+        self.record_command(
+            tx,
+            &Command::ClosePeriod {
+                period: period_label.to_string(),
+                at_ms: now_ms,
+                positions,
+            },
+            now_ms,
+        )
+        .await?;
+        Ok(out)
+    }
+
+    /// Every account's invoice for the period (named by an event, registered, or in the
+    /// price book's terms), with the credit each has left; refuses while usage is unpriced.
+    async fn rate_for_close(
+        &self,
+        book: &billing_core::PriceBook,
+        period: &billing_core::Period,
+        period_label: &str,
+    ) -> Result<Vec<Invoice>, CloseError> {
         let ctx = RatingContext::new(book, period.clone());
         let mut accounts: BTreeSet<String> = self.known_accounts().await?;
         accounts.extend(book.accounts().into_iter().map(String::from));
@@ -136,11 +177,22 @@ impl Store {
                 unpriced,
             });
         }
-        let positions = commands::positions(tx).await?;
+        Ok(issued)
+    }
+
+    /// Writes the invoices with their ids and numbers, and their outbox rows.
+    async fn issue(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        period_label: &str,
+        version: i64,
+        invoices: Vec<Invoice>,
+        now_ms: i64,
+    ) -> Result<Vec<IssuedInvoice>, CloseError> {
         let issued_at = format_secs(now_ms.div_euclid(1000));
         let mut rows = Vec::new();
         let mut out = Vec::new();
-        for (n, invoice) in issued.into_iter().enumerate() {
+        for (n, invoice) in invoices.into_iter().enumerate() {
             let id = invoice_id(&invoice.account, period_label);
             let number = format!("{period_label}-{:05}", n + 1);
             let body =
@@ -152,7 +204,7 @@ impl Store {
                 Val::Text(number.clone()),
                 Val::Text("issued".into()),
                 Val::I64(now_ms),
-                Val::I64(version.version),
+                Val::I64(version),
                 Val::Text(invoice.credit.to_string()),
                 Val::Text(invoice.total.to_string()),
                 Val::Text(body),
@@ -162,7 +214,7 @@ impl Store {
                 number,
                 status: "issued".into(),
                 issued_at: issued_at.clone(),
-                pricebook_version: version.version,
+                pricebook_version: version,
                 invoice,
             });
         }
@@ -194,30 +246,6 @@ impl Store {
         )
         .await
         .map_err(StoreError::from)?;
-        sqlx::query("insert into periods (period, start_s, end_s, pricebook_version, closed_at_ms) values ($1, $2, $3, $4, $5)")
-            .bind(period_label)
-            .bind(period.start)
-            .bind(period.end)
-            .bind(version.version)
-            .bind(now_ms)
-            .execute(&mut **tx)
-            .await?;
-        // The closed period's provisional costs give way to its invoices; later periods are
-        // re-rated (the credits these invoices consumed are gone for them).
-        let books = self.books(tx).await.map_err(CloseError::from)?;
-        crate::provisional::refresh_all(tx, self.backend, &books.1, now_ms)
-            .await
-            .map_err(CloseError::from)?;
-        self.record_command(
-            tx,
-            &Command::ClosePeriod {
-                period: period_label.to_string(),
-                at_ms: now_ms,
-                positions,
-            },
-            now_ms,
-        )
-        .await?;
         Ok(out)
     }
 

@@ -60,7 +60,7 @@ pub(crate) async fn evaluate(
     let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     for r in sqlx::query(&format!(
         "select account, body, updated_at_ms from quotas where {}",
-        crate::fold::in_json_array("account", backend)
+        crate::sql::in_json_array("account", backend)
     ))
     .bind(names)
     .fetch_all(&mut *conn)

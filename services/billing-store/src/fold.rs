@@ -2,7 +2,7 @@
 
 use crate::identities::{NewIdentity, identity};
 use crate::keys::key_id;
-use crate::sql::{MAX_IN_LIST, Val, bind, insert_rows};
+use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
 use crate::{Backend, EMBEDDED_CONSUMER, MAX_BATCH_RECORDS, Result, Store, StoreError};
 use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
 use billing_core::ledger::Runs;
@@ -874,19 +874,6 @@ fn capture_holds_sql(backend: Backend) -> &'static str {
 
 /// A batch folding for longer than this is logged as a warning (size and latency, no SQL).
 const SLOW_BATCH: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// `column` is one of the strings of the JSON array bound as `$1`: one parameter for up to a
-/// thousand values, written so that both databases look them up through the column's index
-/// (PostgreSQL plans `in (subquery)` as a hash join over the whole table; `= any(array)` is an
-/// index scan).
-pub(crate) fn in_json_array(column: &str, backend: Backend) -> String {
-    match backend {
-        Backend::Postgres => {
-            format!("{column} = any(array(select jsonb_array_elements_text(cast($1 as jsonb))))")
-        }
-        Backend::Sqlite => format!("{column} in (select value from json_each($1))"),
-    }
-}
 
 /// The outbox row that sends a dead letter (a row of `dead_row`) to the dead-letter topic:
 /// the record as received, its reason and detail in headers, keyed by its source.

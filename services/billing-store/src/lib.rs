@@ -712,7 +712,7 @@ pub(crate) async fn load_ledgers(
     let egress_in = any_of(&|s, e| format!("(time_s >= {s} and time_s < {e})"));
     let (filter, param) = match backend {
         Some(b) => (
-            fold::in_json_array("account", b),
+            sql::in_json_array("account", b),
             serde_json::to_string(accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         ),
         None => (

@@ -160,10 +160,7 @@ impl Loaded {
     ) -> Result<Loaded> {
         let ledgers = load_ledgers(conn, backend, accounts, windows).await?;
         let (filter, param) = match backend {
-            Some(b) => (
-                crate::fold::in_json_array("account", b),
-                to_json(&accounts)?,
-            ),
+            Some(b) => (crate::sql::in_json_array("account", b), to_json(&accounts)?),
             None => (
                 "account = $1".to_string(),
                 accounts.first().map(|a| a.to_string()).unwrap_or_default(),

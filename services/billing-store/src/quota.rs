@@ -338,23 +338,7 @@ impl Store {
             }
             answers.push(answer);
         }
-        let rows: Vec<Vec<Val>> = placed
-            .iter()
-            .map(|h| {
-                vec![
-                    Val::Text(h.id.clone()),
-                    Val::Text(h.account.clone()),
-                    Val::Text(h.sku.clone()),
-                    Val::Text(h.quantity.to_string()),
-                    Val::I64(h.seconds),
-                    Val::Text(h.amount.to_string()),
-                    Val::OptText(h.lease.clone()),
-                    Val::Text("live".into()),
-                    Val::I64(h.created_at_ms),
-                    Val::I64(h.expires_at_ms),
-                ]
-            })
-            .collect();
+        let rows = hold_rows(&placed);
         let t_read = t0.elapsed();
         insert_rows(
             &mut tx,
@@ -363,27 +347,7 @@ impl Store {
             rows,
         )
         .await?;
-        // Every account that got a hold moves its revision. When nothing else moved it since
-        // it was read, this group's view (holds read + holds placed) is the stored one and
-        // stays cached; otherwise the next group reads again.
-        let mut cached: Vec<(String, i64, Vec<Hold>)> = Vec::new();
-        let mut stale: Vec<String> = Vec::new();
-        let mut accounts: Vec<(String, Option<AccountState>)> = accounts.into_iter().collect();
-        accounts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        for (account, state) in accounts.iter_mut() {
-            let Some(state) = state.as_mut() else {
-                continue;
-            };
-            if !placed.iter().any(|h| &h.account == account) {
-                continue;
-            }
-            let rev = bump_hold_rev(&mut tx, account).await?;
-            if rev == state.rev + 1 {
-                cached.push((account.clone(), rev, std::mem::take(&mut state.holds)));
-            } else {
-                stale.push(account.clone());
-            }
-        }
+        let (cached, mut stale) = bump_revisions(&mut tx, accounts, &placed).await?;
         let t_insert = t0.elapsed();
         let committed = tx.commit().await;
         {
@@ -541,6 +505,59 @@ async fn live_holds(conn: &mut AnyConnection, account: &str, now_ms: i64) -> Res
     rows.into_iter().map(hold_from_row).collect()
 }
 
+/// The rows of the holds a group placed.
+fn hold_rows(placed: &[Hold]) -> Vec<Vec<Val>> {
+    placed
+        .iter()
+        .map(|h| {
+            vec![
+                Val::Text(h.id.clone()),
+                Val::Text(h.account.clone()),
+                Val::Text(h.sku.clone()),
+                Val::Text(h.quantity.to_string()),
+                Val::I64(h.seconds),
+                Val::Text(h.amount.to_string()),
+                Val::OptText(h.lease.clone()),
+                Val::Text("live".into()),
+                Val::I64(h.created_at_ms),
+                Val::I64(h.expires_at_ms),
+            ]
+        })
+        .collect()
+}
+
+/// Holds kept in memory after a group: (account, revision, its live holds).
+type Cached = Vec<(String, i64, Vec<Hold>)>;
+
+/// Every account that got a hold moves its revision, in account order. When nothing else
+/// moved it since it was read, this group's view (holds read + holds placed) is the stored
+/// one and stays cached; otherwise (`stale`) the next group reads again.
+async fn bump_revisions(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    accounts: HashMap<String, Option<AccountState>>,
+    placed: &[Hold],
+) -> Result<(Cached, Vec<String>)> {
+    let mut cached: Cached = Vec::new();
+    let mut stale: Vec<String> = Vec::new();
+    let mut accounts: Vec<(String, Option<AccountState>)> = accounts.into_iter().collect();
+    accounts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (account, state) in accounts.iter_mut() {
+        let Some(state) = state.as_mut() else {
+            continue;
+        };
+        if !placed.iter().any(|h| &h.account == account) {
+            continue;
+        }
+        let rev = bump_hold_rev(tx, account).await?;
+        if rev == state.rev + 1 {
+            cached.push((account.clone(), rev, std::mem::take(&mut state.holds)));
+        } else {
+            stale.push(account.clone());
+        }
+    }
+    Ok((cached, stale))
+}
+
 /// Counts a live hold as spent: its amount, and its units and unit-seconds of its sku.
 fn add_hold(spent: &mut Spent, h: &Hold) {
     spent.held += h.amount;
@@ -664,6 +681,29 @@ async fn account_state(
             holds
         }
     };
+    let (quotas, mut spent) = spent_of(conn, books, account, label, &row, now_ms).await?;
+    for h in &holds {
+        add_hold(&mut spent, h);
+    }
+    Ok(Some(AccountState {
+        quotas,
+        rev,
+        holds,
+        spent,
+    }))
+}
+
+/// An account's quotas and what counts against them but its live holds, from the account
+/// statement's `row` (quotas, stored provisional cost, invoices since the quotas were set),
+/// reading or rating what the row does not hold.
+async fn spent_of(
+    conn: &mut AnyConnection,
+    books: &Books,
+    account: &str,
+    label: &str,
+    row: &sqlx::any::AnyRow,
+    now_ms: i64,
+) -> Result<(Quotas, Spent)> {
     let (quotas, set_at) = match row.get::<Option<String>, _>(0) {
         Some(body) => (
             serde_json::from_str::<Quotas>(&body)
@@ -702,22 +742,14 @@ async fn account_state(
             .map_err(|e| StoreError::Corrupt(format!("invoice totals: {e}")))?,
         (Some(_), None) => invoiced_since(conn, account, set_at).await?,
     };
-    let mut spent = Spent {
+    let spent = Spent {
         period_cost,
         invoiced,
         running,
         sku_seconds,
         ..Spent::default()
     };
-    for h in &holds {
-        add_hold(&mut spent, h);
-    }
-    Ok(Some(AccountState {
-        quotas,
-        rev,
-        holds,
-        spent,
-    }))
+    Ok((quotas, spent))
 }
 
 /// Totals of the account's invoices issued at or after `since_ms` (what burned a prepaid

@@ -75,3 +75,16 @@ pub async fn insert_rows(
 
 /// Most values looked up with one query.
 pub const MAX_IN_LIST: usize = 1_000;
+
+/// `column` is one of the strings of the JSON array bound as `$1`: one parameter for up to a
+/// thousand values, written so that both databases look them up through the column's index
+/// (PostgreSQL plans `in (subquery)` as a hash join over the whole table; `= any(array)` is an
+/// index scan).
+pub(crate) fn in_json_array(column: &str, backend: crate::Backend) -> String {
+    match backend {
+        crate::Backend::Postgres => {
+            format!("{column} = any(array(select jsonb_array_elements_text(cast($1 as jsonb))))")
+        }
+        crate::Backend::Sqlite => format!("{column} in (select value from json_each($1))"),
+    }
+}
