@@ -160,6 +160,9 @@ pub struct Store {
     max_future_s: i64,
     /// How long identities are kept, in seconds before the fold's clock (`too_late` beyond).
     dedupe_horizon_s: i64,
+    /// Microseconds folds of this store waited for their locks (other engines' folds of the
+    /// same partitions, closes, uploads), since it was opened.
+    fold_lock_wait_us: std::sync::atomic::AtomicU64,
 }
 
 /// Default of [`Store::with_dedupe_horizon`]: 90 days, three periods: late usage of the last
@@ -242,7 +245,17 @@ impl Store {
             books: Default::default(),
             max_future_s: DEFAULT_MAX_FUTURE_S,
             dedupe_horizon_s: DEFAULT_DEDUPE_HORIZON_S,
+            fold_lock_wait_us: Default::default(),
         })
+    }
+
+    /// How long this store's folds waited for their advisory locks in all (benchmarks: engines
+    /// of different partitions should not wait for each other at all).
+    pub fn fold_lock_wait(&self) -> Duration {
+        Duration::from_micros(
+            self.fold_lock_wait_us
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// The same store keeping identities for `secs` before the clock of the batch that folds
@@ -321,6 +334,7 @@ impl Store {
             let mut keys: Vec<i64> = parts.iter().map(|(c, p)| partition_lock(c, *p)).collect();
             keys.sort_unstable();
             keys.dedup();
+            let t0 = std::time::Instant::now();
             sqlx::query("select pg_advisory_xact_lock_shared($1)")
                 .bind(WRITER_LOCK)
                 .execute(&mut *tx)
@@ -331,6 +345,11 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
             }
+            // Includes the statements' round trips (~0.1 ms each on loopback).
+            self.fold_lock_wait_us.fetch_add(
+                t0.elapsed().as_micros() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
         }
         Ok(tx)
     }

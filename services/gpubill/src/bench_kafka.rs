@@ -37,6 +37,10 @@ pub struct BenchKafkaArgs {
     /// Most records the engine folds in one transaction.
     #[arg(long, default_value_t = 5000)]
     pub batch_max: usize,
+    /// Engines folding the topic together (one consumer group, one database, each its own
+    /// store and connections); reports the time each waited for locks.
+    #[arg(long, default_value_t = 1)]
+    pub engines: usize,
     /// Instead: the lag recovery test (steady produce rate, engine stopped, time to catch up).
     #[arg(long)]
     pub lag_recovery: bool,
@@ -137,7 +141,24 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     settings.group = format!("{topic}-engine");
     settings.batch_max = args.batch_max;
     settings.dead_letter_topic = None;
-    let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, now_ms, stop_rx));
+    let mut engines = vec![(
+        store.clone(),
+        tokio::spawn(billing_kafka::run(
+            store.clone(),
+            settings.clone(),
+            now_ms,
+            stop_rx.clone(),
+        )),
+    )];
+    for _ in 1..args.engines.max(1) {
+        let other = Arc::new(
+            Store::open(&format!("{}/{db}", args.postgres))
+                .await?
+                .with_dedupe_horizon(100 * 365 * 86_400),
+        );
+        let task = billing_kafka::run(other.clone(), settings.clone(), now_ms, stop_rx.clone());
+        engines.push((other, tokio::spawn(task)));
+    }
     let mut first = None;
     loop {
         let done = folded(&store, &topic, args.partitions).await?;
@@ -147,16 +168,20 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
         if done >= events.len() as i64 {
             break;
         }
-        anyhow::ensure!(
-            !engine.is_finished(),
-            "the engine stopped: {:?}",
-            engine.await
-        );
+        for (_, engine) in &engines {
+            anyhow::ensure!(!engine.is_finished(), "an engine stopped");
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let e2e = first.map_or(Duration::ZERO, |f| f.elapsed());
     stop_tx.send(true)?;
-    engine.await??;
+    for (n, (s, engine)) in engines.into_iter().enumerate() {
+        engine.await??;
+        println!(
+            "engine {n}: waited {:.1} ms for fold locks in all",
+            s.fold_lock_wait().as_secs_f64() * 1e3
+        );
+    }
     let e2e_rate = events.len() as f64 / e2e.as_secs_f64();
     println!(
         "engine end-to-end: {e2e_rate:>8.0} events/s ({:.1} s from the first batch, {} distinct events stored)",
