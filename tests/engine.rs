@@ -5,23 +5,6 @@ use axum::http::StatusCode;
 use gpubill_tests::*;
 use serde_json::Value;
 
-/// Runs one async scenario as two tests, one per backend.
-macro_rules! on_both {
-    ($name:ident) => {
-        mod $name {
-            use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(Db::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(Db::Postgres).await
-            }
-        }
-    };
-}
-
 fn lines(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| !l.trim().is_empty())

@@ -7,22 +7,6 @@ use gpubill_tests::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-macro_rules! on_both {
-    ($name:ident) => {
-        mod $name {
-            use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(Db::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(Db::Postgres).await
-            }
-        }
-    };
-}
-
 const BOOK: &str = r#"
 currency = "USD"
 timezone = "UTC"

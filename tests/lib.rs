@@ -13,6 +13,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tower::ServiceExt;
 
+/// Runs one async scenario `name(db: Db)` as two tests, one per backend, in a module of its
+/// name: `on_both!(name);` (the test file must `use gpubill_tests::*;`).
+#[macro_export]
+macro_rules! on_both {
+    ($name:ident) => {
+        mod $name {
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(Db::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(Db::Postgres).await
+            }
+        }
+    };
+}
+
 pub const ADMIN: &str = "admin-test-token";
 pub const INGEST: &str = "ingest-test-token";
 

@@ -4,22 +4,6 @@ use billing_store::{Outcome, Store};
 use gpubill_tests::*;
 use serde_json::json;
 
-macro_rules! on_both {
-    ($name:ident) => {
-        mod $name {
-            use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(Db::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(Db::Postgres).await
-            }
-        }
-    };
-}
-
 const BOOK: &str = r#"
 currency = "USD"
 timezone = "UTC"

@@ -711,45 +711,35 @@ tiers = [ { rate_per_gb = "1000000000" } ]
     )
     .unwrap();
     let period = Period::month("2026-11", book.timezone).unwrap();
-    // 50 GPUs x 1 day at quantity 10,000: 50 x 2.4e16 = 1.2e18 > 10^18.
-    let mut meter = Meter::new();
-    for n in 0..50 {
-        let resource = format!("gpu{n}");
-        let id = format!("e{n}");
-        let r = U {
-            id: &id,
-            resource: &resource,
-            start: "2026-11-03T00:00:00Z",
-            end: "2026-11-04T00:00:00Z",
-            quantity: "10000",
-            ..U::default()
+    // GPUs x 1 day at quantity 10,000: 2.4e16 each.
+    let fleet = |gpus: usize| {
+        let mut meter = Meter::new();
+        for n in 0..gpus {
+            let resource = format!("gpu{n}");
+            let id = format!("e{n}");
+            let r = U {
+                id: &id,
+                resource: &resource,
+                start: "2026-11-03T00:00:00Z",
+                end: "2026-11-04T00:00:00Z",
+                quantity: "10000",
+                ..U::default()
+            }
+            .json();
+            assert!(!matches!(
+                meter.ingest(r.as_bytes()),
+                Admission::Rejected(_)
+            ));
         }
-        .json();
-        assert!(!matches!(
-            meter.ingest(r.as_bytes()),
-            Admission::Rejected(_)
-        ));
-    }
-    match rate_all(&book, period.clone(), &meter, None) {
+        meter
+    };
+    // 50 GPUs: 1.2e18 > 10^18.
+    match rate_all(&book, period.clone(), &fleet(50), None) {
         Err(RatingError::AmountTooLarge { account, .. }) => assert_eq!(account, "acme"),
         other => panic!("expected AmountTooLarge, got {other:?}"),
     }
-    // One day less of one GPU: 49 x 2.4e16 = 1.176e18, still refused; 41 GPUs (9.84e17) rate.
-    let mut meter = Meter::new();
-    for n in 0..41 {
-        let resource = format!("gpu{n}");
-        let id = format!("e{n}");
-        let r = U {
-            id: &id,
-            resource: &resource,
-            start: "2026-11-03T00:00:00Z",
-            end: "2026-11-04T00:00:00Z",
-            quantity: "10000",
-            ..U::default()
-        }
-        .json();
-        meter.ingest(r.as_bytes());
-    }
+    // 41 GPUs (9.84e17) rate.
+    let meter = fleet(41);
     let rated = rate_all(&book, period.clone(), &meter, None).unwrap();
     assert_eq!(rated[0].invoice.total.to_string(), "984000000000000000.00");
     // Egress: u64::MAX bytes at 10^9 per GB is 1.8e19.
