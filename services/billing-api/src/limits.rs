@@ -183,6 +183,9 @@ pub async fn serve(
                 }
             },
         };
+        // Small JSON answers go out at once (Nagle's algorithm with delayed ACKs holds them
+        // for up to ~40 ms).
+        let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {
