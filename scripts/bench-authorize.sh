@@ -22,7 +22,7 @@ for db in "${@:-sqlite postgres}"; do
                 url="postgres://postgres@127.0.0.1:5432/$name" ;;
         esac
         echo "== $one"
-        "$bin" serve --data-dir "$work/$one" --database "$url" --listen "127.0.0.1:$port" --prices examples/pricebook.toml 2>"$work/$one.log" &
+        "$bin" serve --data-dir "$work/$one" --database "$url" --listen "127.0.0.1:$port" --prices examples/pricebook.toml --rate-limit-customer 0 --rate-limit-ingest 0 2>"$work/$one.log" &
         pid=$!
         for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
         curl -fs -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"id":"acme"}' "$base/v1/admin/accounts" >/dev/null

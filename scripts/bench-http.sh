@@ -25,7 +25,7 @@ run_one() {
             url="postgres://postgres@127.0.0.1:5432/$name" ;;
     esac
     echo "== $db"
-    "$bin" serve --data-dir "$work/$db" --database "$url" --listen "127.0.0.1:$port" --prices examples/pricebook.toml 2>"$work/$db.log" &
+    "$bin" serve --data-dir "$work/$db" --database "$url" --listen "127.0.0.1:$port" --prices examples/pricebook.toml --dedupe-horizon-days 36500 --rate-limit-customer 0 --rate-limit-ingest 0 2>"$work/$db.log" &
     local pid=$!
     for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
     echo "-- ingest: 512 GPUs x 1 h of 30 s heartbeats, 10% redelivered, batches of 1,000"

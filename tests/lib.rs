@@ -32,6 +32,9 @@ macro_rules! on_both {
     };
 }
 
+/// A dedupe horizon no test fixture falls out of.
+pub const CENTURY_S: i64 = 100 * 365 * 86_400;
+
 pub const ADMIN: &str = "admin-test-token";
 pub const INGEST: &str = "ingest-test-token";
 
@@ -121,10 +124,14 @@ impl TestApp {
 
     /// A store writing its outputs to `topics` (tests sharing a broker use their own).
     pub async fn open_with(url: &str, topics: billing_store::Topics) -> TestApp {
+        // The fixtures are dated November 2026, and replays take their clock from the Kafka
+        // records' timestamps (now): a century of dedupe horizon keeps every test's events
+        // inside it whenever the suite runs (tests/storage.rs tests the horizon itself).
         let store = Store::open(url)
             .await
             .unwrap_or_else(|e| panic!("open {url}: {e}"))
-            .with_topics(topics);
+            .with_topics(topics)
+            .with_dedupe_horizon(CENTURY_S);
         let state = AppState {
             store: Arc::new(store),
             admin_token_hash: hash_key(ADMIN),

@@ -72,6 +72,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let serve = ServeArgs {
         data_dir: Some(data_dir.clone()),
         listen: Some(args.listen),
+        // The demo's fleet is dated November 2026: a century of dedupe horizon keeps it
+        // accepted (not `too_late`) whenever the tour runs.
+        dedupe_horizon_days: 100 * 365,
         ..ServeArgs::default()
     };
     let settings = Settings::resolve(&serve)?;

@@ -319,6 +319,8 @@ fn serve_takes_a_posted_fleet_and_prints_its_admin_token_once() {
         Command::new(env!("CARGO_BIN_EXE_gpubill"))
             .args([
                 "serve",
+                "--dedupe-horizon-days",
+                "36500",
                 "--data-dir",
                 dir.to_str().unwrap(),
                 "--listen",
@@ -460,6 +462,8 @@ fn batch_spans_are_exported_over_otlp_when_the_endpoint_is_set() {
         Command::new(env!("CARGO_BIN_EXE_gpubill"))
             .args([
                 "serve",
+                "--dedupe-horizon-days",
+                "36500",
                 "--data-dir",
                 dir.to_str().unwrap(),
                 "--listen",

@@ -131,6 +131,8 @@ impl Engine {
         let port = free_port();
         let child = gpubill()
             .args(["serve", "--database", db, "--kafka-brokers", BROKERS])
+            // The simulated fleet is dated November 2026: keep it inside the dedupe horizon.
+            .args(["--dedupe-horizon-days", "36500"])
             .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
             // A group of the test's own: engines SIGKILLed here stay members of their group
             // until the broker expires them, which must not hold up other tests' groups.
@@ -250,7 +252,8 @@ async fn assert_exact(
     // The embedded engine on the same events: the same ledger rows, run for run.
     let embedded = billing_store::Store::open(&fresh_db(gpubill_tests::Db::Postgres).await)
         .await
-        .unwrap();
+        .unwrap()
+        .with_dedupe_horizon(gpubill_tests::CENTURY_S);
     for chunk in events.chunks(10_000) {
         embedded
             .ingest(
