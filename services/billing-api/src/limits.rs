@@ -87,7 +87,12 @@ impl RateLimiter {
         let per_s = u64::from(rate.per_second.max(1));
         let cap = u64::from(rate.burst.max(1)) * MICRO;
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let (tokens, last) = buckets.entry(who.to_string()).or_insert((cap, now));
+        if !buckets.contains_key(who) {
+            buckets.insert(who.to_string(), (cap, now));
+        }
+        let Some((tokens, last)) = buckets.get_mut(who) else {
+            return Ok(());
+        };
         let elapsed_us = now.saturating_duration_since(*last).as_micros() as u64;
         *tokens = (*tokens)
             .saturating_add(elapsed_us.saturating_mul(per_s))

@@ -97,46 +97,45 @@ pub async fn usage(
         )));
     }
     let ledger = s.store.account_ledger(&account).await?;
-    let name_of = |key: &billing_core::ledger::ResourceKey| -> String {
+    fn name_of<'k>(key: &'k billing_core::ledger::ResourceKey, group_by: &str) -> &'k str {
         match group_by {
-            "lease" => key.lease.to_string(),
-            "resource" => key.resource.to_string(),
-            _ => key.sku.to_string(),
+            "lease" => &key.lease,
+            "resource" => &key.resource,
+            _ => &key.sku,
         }
-    };
+    }
     // This page's groups: the first `group_limit` keys after `group_after` with usage in range.
-    let mut names: BTreeMap<String, ()> = BTreeMap::new();
+    let mut names: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for (key, runs) in ledger.usage() {
-        let name = name_of(key);
-        let after = q.group_after.as_deref().is_none_or(|a| name.as_str() > a);
+        let name = name_of(key, group_by);
+        let after = q.group_after.as_deref().is_none_or(|a| name > a);
         if after && runs.clipped(from, to).next().is_some() {
-            names.insert(name, ());
+            names.insert(name);
             if names.len() > group_limit {
                 names.pop_last();
             }
         }
     }
     // Whether groups remain after this page.
-    let last = names.keys().next_back().cloned();
-    let more_groups = last.as_ref().is_some_and(|l| {
+    let last = names.last().copied();
+    let more_groups = last.is_some_and(|l| {
         ledger.usage().any(|(key, runs)| {
-            let name = name_of(key);
-            name.as_str() > l.as_str() && runs.clipped(from, to).next().is_some()
+            name_of(key, group_by) > l && runs.clipped(from, to).next().is_some()
         })
     });
     // One page: at most MAX_CELLS cells, MAX_BUCKETS buckets per group.
     let per_group = (MAX_CELLS / names.len().max(1) as i64).min(MAX_BUCKETS);
     let page_end = to.min(from.saturating_add(step.saturating_mul(per_group)));
     let buckets = ((page_end - from) + step - 1) / step;
-    let mut groups: BTreeMap<String, Vec<Decimal>> = BTreeMap::new();
+    let mut groups: BTreeMap<&str, Vec<Decimal>> = BTreeMap::new();
     for (key, runs) in ledger.usage() {
-        let name = name_of(key);
-        if !names.contains_key(&name) {
+        let name = name_of(key, group_by);
+        if !names.contains(name) {
             continue;
         }
         for run in runs.clipped(from, page_end) {
             let series = groups
-                .entry(name.clone())
+                .entry(name)
                 .or_insert_with(|| vec![Decimal::ZERO; buckets as usize]);
             let mut t = run.from;
             while t < run.to {
@@ -152,7 +151,7 @@ pub async fn usage(
     let groups: Vec<Group<'_>> = groups
         .into_iter()
         .map(|(key, series)| Group {
-            key,
+            key: key.to_string(),
             buckets: series
                 .into_iter()
                 .zip(&starts)
@@ -173,6 +172,6 @@ pub async fn usage(
         "groups": groups,
         "next_from": (page_end < to).then(|| format_secs(page_end)),
         "group_limit": group_limit,
-        "next_group_after": more_groups.then_some(last).flatten(),
+        "next_group_after": if more_groups { last } else { None },
     })))
 }

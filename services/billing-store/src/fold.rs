@@ -356,10 +356,10 @@ async fn fold_inner(
         .into_iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
-    let sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
+    let mut sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
     let t_dedupe = t0.elapsed();
     write_ledger(conn, store.backend, &sorted.usage).await?;
-    let egress_seconds = write_side_tables(conn, &sorted, now_ms).await?;
+    let egress_seconds = write_side_tables(conn, &mut sorted, now_ms).await?;
     capture_holds(conn, store.backend, &sorted.usage, now_ms).await?;
     apply_effects(conn, store, parts, &sorted.usage, &egress_seconds, now_ms).await?;
     let t_written = t0.elapsed();
@@ -635,11 +635,11 @@ async fn write_ledger(
     Ok(())
 }
 
-/// Egress rows, late-usage notes, dead letters and their outbox rows. Returns the (account,
-/// second) of each egress row, for the effects.
+/// Egress rows, late-usage notes, dead letters and their outbox rows (moved out of `sorted`).
+/// Returns the (account, second) of each egress row, for the effects.
 async fn write_side_tables(
     conn: &mut AnyConnection,
-    sorted: &Sorted<'_>,
+    sorted: &mut Sorted<'_>,
     now_ms: i64,
 ) -> Result<Vec<(String, i64)>> {
     let egress_seconds: Vec<(String, i64)> = sorted
@@ -654,14 +654,14 @@ async fn write_side_tables(
         conn,
         "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
         "",
-        sorted.egress.clone(),
+        std::mem::take(&mut sorted.egress),
     )
     .await?;
     insert_rows(
         conn,
         "insert into late_usage (source, id, account, period, log_seq)",
         "on conflict do nothing",
-        sorted.late.clone(),
+        std::mem::take(&mut sorted.late),
     )
     .await?;
     let outbox: Vec<Vec<Val>> = sorted
@@ -676,7 +676,10 @@ async fn write_side_tables(
         outbox,
     )
     .await?;
-    let dead: Vec<Vec<Val>> = sorted.dead.iter().map(|(row, _)| row.clone()).collect();
+    let dead: Vec<Vec<Val>> = std::mem::take(&mut sorted.dead)
+        .into_iter()
+        .map(|(row, _)| row)
+        .collect();
     insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
     Ok(egress_seconds)
 }

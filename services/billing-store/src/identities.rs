@@ -20,8 +20,18 @@ use std::collections::{HashMap, HashSet};
 /// The stored identity of (source, id): the first 16 bytes of
 /// SHA-256(`"{len(source)}:{source}|{id}"`), length-prefixed so no two pairs spell alike.
 pub(crate) fn identity(source: &str, id: &str) -> [u8; 16] {
+    // The length in decimal digits, written without allocating (this runs once per event).
+    let (mut digits, mut at, mut n) = ([0u8; 20], 20, source.len());
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
     let mut h = Sha256::new();
-    h.update(source.len().to_string().as_bytes());
+    h.update(&digits[at..]);
     h.update(b":");
     h.update(source.as_bytes());
     h.update(b"|");
