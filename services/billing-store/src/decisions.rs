@@ -111,40 +111,15 @@ pub(crate) async fn evaluate(
             let mut n = n;
             for &kind in kinds {
                 n += 1;
-                let id = format!(
-                    "qd_{}",
-                    &crate::keys::hash_key(&format!("{account}|{quota}|{}|{n}", label))[..20]
-                );
-                sqlx::query("insert into quota_decisions (id, account, quota, period, kind, used, quota_limit, position, at_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
-                    .bind(id.as_str())
-                    .bind(account.as_str())
-                    .bind(quota.as_str())
-                    .bind(label.as_str())
-                    .bind(kind)
-                    .bind(used.to_string())
-                    .bind(limit.to_string())
-                    .bind(position.to_string())
-                    .bind(now_ms)
-                    .execute(&mut *conn)
-                    .await?;
-                let payload = serde_json::json!({
-                    "id": id, "account": account, "quota": quota, "period": label, "kind": kind,
-                    "used": used, "limit": limit, "position": position,
-                    "at": billing_core::timestamp::format_secs(now_ms.div_euclid(1000)),
-                });
-                insert_rows(
-                    conn,
-                    "insert into outbox (topic, key, payload, created_at_ms)",
-                    "",
-                    vec![vec![
-                        Val::Text(quota_topic.to_string()),
-                        Val::Text(account.clone()),
-                        Val::Text(payload.to_string()),
-                        Val::I64(now_ms),
-                    ]],
-                )
-                .await?;
-                metrics::counter!("gpubill_quota_decisions_total", "kind" => kind).increment(1);
+                let at = Where {
+                    account,
+                    quota: &quota,
+                    label: &label,
+                    position,
+                    quota_topic,
+                    now_ms,
+                };
+                record(conn, &at, n, kind, used, limit).await?;
             }
             sqlx::query("insert into quota_levels (account, quota, period, level, decisions) values ($1, $2, $3, $4, $5) on conflict (account, quota, period) do update set level = excluded.level, decisions = excluded.decisions")
                 .bind(account.as_str())
@@ -156,6 +131,71 @@ pub(crate) async fn evaluate(
                 .await?;
         }
     }
+    Ok(())
+}
+
+/// Where a decision is recorded: the account's quota in a period, at a batch position.
+struct Where<'a> {
+    account: &'a str,
+    quota: &'a str,
+    label: &'a str,
+    position: &'a serde_json::Value,
+    quota_topic: &'a str,
+    now_ms: i64,
+}
+
+/// Records the `n`th decision of (account, quota, period) and its outbox row. Its id hashes
+/// those, so a replay reproduces it whatever its batch boundaries.
+async fn record(
+    conn: &mut AnyConnection,
+    at: &Where<'_>,
+    n: i64,
+    kind: &str,
+    used: Decimal,
+    limit: Decimal,
+) -> Result<()> {
+    let Where {
+        account,
+        quota,
+        label,
+        position,
+        quota_topic,
+        now_ms,
+    } = *at;
+    let id = format!(
+        "qd_{}",
+        &crate::keys::hash_key(&format!("{account}|{quota}|{label}|{n}"))[..20]
+    );
+    sqlx::query("insert into quota_decisions (id, account, quota, period, kind, used, quota_limit, position, at_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .bind(id.as_str())
+        .bind(account)
+        .bind(quota)
+        .bind(label)
+        .bind(kind)
+        .bind(used.to_string())
+        .bind(limit.to_string())
+        .bind(position.to_string())
+        .bind(now_ms)
+        .execute(&mut *conn)
+        .await?;
+    let payload = serde_json::json!({
+        "id": id, "account": account, "quota": quota, "period": label, "kind": kind,
+        "used": used, "limit": limit, "position": position,
+        "at": billing_core::timestamp::format_secs(now_ms.div_euclid(1000)),
+    });
+    insert_rows(
+        conn,
+        "insert into outbox (topic, key, payload, created_at_ms)",
+        "",
+        vec![vec![
+            Val::Text(quota_topic.to_string()),
+            Val::Text(account.to_string()),
+            Val::Text(payload.to_string()),
+            Val::I64(now_ms),
+        ]],
+    )
+    .await?;
+    metrics::counter!("gpubill_quota_decisions_total", "kind" => kind.to_string()).increment(1);
     Ok(())
 }
 

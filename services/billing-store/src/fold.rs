@@ -1,5 +1,6 @@
 //! Folding a batch of log records into the store, in one transaction.
 
+use crate::dead_letters::{dead_letter_outbox, dead_row};
 use crate::identities::{NewIdentity, identity};
 use crate::keys::key_id;
 use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
@@ -8,7 +9,7 @@ use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
 use billing_core::ledger::Runs;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 /// What became of one record of a batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -360,7 +361,8 @@ async fn fold_inner(
     let t_dedupe = t0.elapsed();
     write_ledger(conn, store.backend, &sorted.usage).await?;
     let egress_seconds = write_side_tables(conn, &mut sorted, now_ms).await?;
-    capture_holds(conn, store.backend, &sorted.usage, now_ms).await?;
+    let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
+    crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
     apply_effects(conn, store, parts, &sorted.usage, &egress_seconds, now_ms).await?;
     let t_written = t0.elapsed();
     advance_offsets(conn, parts).await?;
@@ -684,54 +686,6 @@ async fn write_side_tables(
     Ok(egress_seconds)
 }
 
-/// Usage arriving for a lease consumes the lease's live holds (two-phase: a pending hold is
-/// posted by the usage it stood for; the usage itself now counts, through the ledger). Holds
-/// past their expiry are marked first (every read treats them as expired already; marking
-/// keeps the live ones few), only the batch's own accounts': folds of other partitions run
-/// concurrently and must not contend for each other's rows.
-async fn capture_holds(
-    conn: &mut AnyConnection,
-    backend: Backend,
-    usage: &HashMap<String, (KeyInsert<'_>, Spans)>,
-    now_ms: i64,
-) -> Result<()> {
-    let mut leases: Vec<LeaseRef<'_>> = usage
-        .values()
-        .map(|(k, _)| LeaseRef {
-            a: k.account,
-            l: k.lease,
-        })
-        .collect();
-    if leases.is_empty() {
-        return Ok(());
-    }
-    let accounts: BTreeSet<&str> = leases.iter().map(|l| l.a).collect();
-    let json = serde_json::to_string(&accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    sqlx::query(expire_holds_sql(backend))
-        .bind(now_ms)
-        .bind(json)
-        .execute(&mut *conn)
-        .await?;
-    leases.sort_unstable_by(|x, y| (x.a, x.l).cmp(&(y.a, y.l)));
-    leases.dedup_by(|x, y| (x.a, x.l) == (y.a, y.l));
-    let json = serde_json::to_string(&leases).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let captured: BTreeSet<String> = sqlx::query(capture_holds_sql(backend))
-        .bind(now_ms)
-        .bind(json)
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .map(|r| r.get(0))
-        .collect();
-    // Their accounts' cached holds (authorization) are no longer the stored ones. In account
-    // order, as authorization groups bump them: two transactions never wait on each other in
-    // a circle.
-    for account in &captured {
-        crate::quota::bump_hold_rev(conn, account).await?;
-    }
-    Ok(())
-}
-
 /// Provisional costs of the accounts this batch moved, then their quota decisions, in its
 /// transaction. `moved`: account → the `[first, last]` seconds of its usage and egress;
 /// `latest_usage`: account → latest usage second (the period decisions are taken in).
@@ -839,73 +793,5 @@ fn count_outcomes(outcomes: &[Vec<Outcome>]) {
     }
 }
 
-#[derive(Serialize)]
-struct LeaseRef<'a> {
-    a: &'a str,
-    l: &'a str,
-}
-
-/// Marks the live holds past their expiry at `$1` of the accounts in `$2` (a JSON array).
-fn expire_holds_sql(backend: Backend) -> &'static str {
-    match backend {
-        Backend::Postgres => {
-            "update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' \
-             and expires_at_ms <= $1 and account = any(array(select jsonb_array_elements_text(cast($2 as jsonb))))"
-        }
-        Backend::Sqlite => {
-            "update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' \
-             and expires_at_ms <= $1 and account in (select value from json_each($2))"
-        }
-    }
-}
-
-/// Marks live holds of the leases in `$2` (a JSON array of [`LeaseRef`]) captured at `$1`.
-fn capture_holds_sql(backend: Backend) -> &'static str {
-    match backend {
-        Backend::Postgres => {
-            "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
-             and expires_at_ms > $1 and exists (select 1 from json_to_recordset(cast($2 as json)) as x(a text, l text) \
-             where x.a = holds.account and x.l = holds.lease) returning account"
-        }
-        Backend::Sqlite => {
-            "update holds set status = 'captured', closed_at_ms = $1 where status = 'live' \
-             and expires_at_ms > $1 and exists (select 1 from json_each($2) j where json_extract(j.value, '$.a') = holds.account \
-             and json_extract(j.value, '$.l') = holds.lease) returning account"
-        }
-    }
-}
-
 /// A batch folding for longer than this is logged as a warning (size and latency, no SQL).
 const SLOW_BATCH: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// The outbox row that sends a dead letter (a row of `dead_row`) to the dead-letter topic:
-/// the record as received, its reason and detail in headers, keyed by its source.
-fn dead_letter_outbox(topic: &str, dead: &[Val], now_ms: i64) -> Vec<Val> {
-    let text = |v: &Val| match v {
-        Val::Text(s) => s.clone(),
-        Val::OptText(s) => s.clone().unwrap_or_default(),
-        Val::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        _ => String::new(),
-    };
-    let headers =
-        serde_json::json!({ "gpubill-reason": text(&dead[1]), "gpubill-detail": text(&dead[2]) });
-    vec![
-        Val::Text(topic.to_string()),
-        Val::Text(text(&dead[3])),
-        Val::Text(text(&dead[5])),
-        Val::I64(now_ms),
-        Val::Text(headers.to_string()),
-    ]
-}
-
-fn dead_row(seq: i64, r: &Rejection, raw: &[u8], now_ms: i64) -> Vec<Val> {
-    vec![
-        Val::OptI64(Some(seq)),
-        Val::Text(r.reason.as_str().to_string()),
-        Val::Text(r.detail.clone()),
-        Val::OptText(r.source.clone()),
-        Val::OptText(r.id.clone()),
-        Val::Bytes(billing_core::event::kept_payload(raw).to_vec()),
-        Val::I64(now_ms),
-    ]
-}

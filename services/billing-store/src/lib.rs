@@ -10,8 +10,10 @@
 //! A crash anywhere loses nothing and double-counts nothing: either the whole batch and its
 //! offset are committed, or none of it is.
 
+mod capture;
 mod close;
 mod commands;
+mod dead_letters;
 mod decisions;
 mod fold;
 mod identities;
