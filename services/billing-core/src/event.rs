@@ -20,6 +20,8 @@ use crate::limits::{
     MAX_EVENT_SECS, MAX_INTERVAL_SECONDS, MAX_QUANTITY, MAX_RECORD_BYTES, MAX_STRING_BYTES,
     MIN_EVENT_SECS,
 };
+pub use crate::oversize::{OVERSIZE_KEPT_BYTES, kept_payload, oversize_stand_in, stored_form};
+use crate::oversize::{oversize_header, too_large};
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -517,68 +519,6 @@ fn class(v: Scalar<'_>) -> Check<Class> {
     }
 }
 
-/// Bytes of a record rejected for its size that gpubill keeps (in the log and the dead
-/// letter), with its length and SHA-256: ten 10 MiB records once grew the database by 200 MiB.
-pub const OVERSIZE_KEPT_BYTES: usize = 1024;
-
-/// Starts a stand-in for an oversize record; JSON never starts with a NUL byte.
-const OVERSIZE_MAGIC: &[u8] = b"\0gpubill-oversize\0";
-
-/// What is stored of a record in place of the record: the record itself, or for one over
-/// [`MAX_RECORD_BYTES`] a stand-in of at most ~1.1 KiB (its length, its SHA-256 and its first
-/// [`OVERSIZE_KEPT_BYTES`] bytes) that [`decode`] rejects exactly as it rejects the record.
-pub fn stored_form(record: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    use sha2::Digest;
-    if record.len() <= MAX_RECORD_BYTES {
-        return std::borrow::Cow::Borrowed(record);
-    }
-    let digest = hex::encode(sha2::Sha256::digest(record));
-    std::borrow::Cow::Owned(oversize_stand_in(
-        record.len() as u64,
-        &digest,
-        &record[..OVERSIZE_KEPT_BYTES],
-    ))
-}
-
-/// The stand-in of an oversize record of `len` bytes with SHA-256 `sha256_hex` whose first
-/// bytes are `prefix` (at most [`OVERSIZE_KEPT_BYTES`] are kept), for readers that stream a
-/// record instead of holding it (`gpubill rate` reading a multi-GB line).
-pub fn oversize_stand_in(len: u64, sha256_hex: &str, prefix: &[u8]) -> Vec<u8> {
-    let prefix = &prefix[..prefix.len().min(OVERSIZE_KEPT_BYTES)];
-    let mut out = OVERSIZE_MAGIC.to_vec();
-    out.extend_from_slice(format!("{len} {sha256_hex}\n").as_bytes());
-    out.extend_from_slice(prefix);
-    out
-}
-
-/// The bytes of a record a dead letter keeps: the record, or the first
-/// [`OVERSIZE_KEPT_BYTES`] of one over the limit (its length and digest are in the detail).
-pub fn kept_payload(record: &[u8]) -> &[u8] {
-    match oversize_header(record) {
-        Some((_, _, prefix)) => prefix,
-        None if record.len() > MAX_RECORD_BYTES => &record[..OVERSIZE_KEPT_BYTES],
-        None => record,
-    }
-}
-
-/// A stand-in's length, digest and kept prefix.
-fn oversize_header(record: &[u8]) -> Option<(u64, &str, &[u8])> {
-    let rest = record.strip_prefix(OVERSIZE_MAGIC)?;
-    let nl = rest.iter().position(|&b| b == b'\n')?;
-    let head = std::str::from_utf8(&rest[..nl]).ok()?;
-    let (len, digest) = head.split_once(' ')?;
-    Some((len.parse().ok()?, digest, &rest[nl + 1..]))
-}
-
-fn too_large(len: u64, digest: &str) -> Rejection {
-    Rejection::new(
-        RejectReason::RecordTooLarge,
-        format!(
-            "record is {len} bytes, over the limit of {MAX_RECORD_BYTES} (sha256 {digest}; its first {OVERSIZE_KEPT_BYTES} bytes are kept)"
-        ),
-    )
-}
-
 /// Decodes and validates one record. Never panics, whatever the bytes.
 pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
     if record.len() > MAX_RECORD_BYTES {
@@ -663,67 +603,15 @@ fn validate<'a>(
         );
     }
     let time = optional_time(time, "time")?;
-    let [
-        lease,
-        resource,
-        sku,
-        class_,
-        start,
-        end,
-        quantity_,
-        dest,
-        bytes_,
-    ] = match raw.data {
+    let fields = match raw.data {
         None => return reject(RejectReason::MissingField, "data is missing"),
         Some(Err(())) => return reject(RejectReason::WrongType, "data must be an object"),
         Some(Ok(d)) => d,
     };
     let data = if kind == "gpu.usage" {
-        let lease = required_str(lease, "data.lease", RejectReason::MissingField)?;
-        let resource = required_str(resource, "data.resource", RejectReason::MissingField)?;
-        let sku = required_str(sku, "data.sku", RejectReason::MissingField)?;
-        let class = class(class_)?;
-        let start = required_time(start, "data.start")?;
-        let end = required_time(end, "data.end")?;
-        let quantity = quantity(quantity_)?;
-        let length_nanos = end.nanos_since(start);
-        if length_nanos <= 0 {
-            return reject(
-                RejectReason::EmptyInterval,
-                format!("data.end {end} is not after data.start {start}"),
-            );
-        }
-        if length_nanos > MAX_INTERVAL_SECONDS as i128 * 1_000_000_000 {
-            return reject(
-                RejectReason::IntervalTooLong,
-                format!("interval {start} .. {end} is longer than {MAX_INTERVAL_SECONDS} seconds"),
-            );
-        }
-        EventData::Usage(Usage {
-            lease,
-            resource,
-            sku,
-            class,
-            start,
-            end,
-            quantity,
-        })
+        EventData::Usage(usage_data(fields)?)
     } else {
-        let lease = optional_str(lease, "data.lease")?;
-        let dest = required_str(dest, "data.dest", RejectReason::MissingField)?;
-        let bytes = bytes(bytes_)?;
-        let Some(time) = time else {
-            return reject(
-                RejectReason::MissingField,
-                "time is missing (net.egress is rated by its time)",
-            );
-        };
-        EventData::Egress(Egress {
-            lease,
-            dest,
-            bytes,
-            time,
-        })
+        EventData::Egress(egress_data(fields, time)?)
     };
     Ok(Event {
         source,
@@ -731,6 +619,60 @@ fn validate<'a>(
         subject,
         time,
         data,
+    })
+}
+
+/// `data` of a `gpu.usage` (its members in the order of [`json::DATA_MEMBERS`]).
+fn usage_data(fields: [Scalar<'_>; 9]) -> Check<Usage<'_>> {
+    let [lease, resource, sku, class_, start, end, quantity_, _, _] = fields;
+    let lease = required_str(lease, "data.lease", RejectReason::MissingField)?;
+    let resource = required_str(resource, "data.resource", RejectReason::MissingField)?;
+    let sku = required_str(sku, "data.sku", RejectReason::MissingField)?;
+    let class = class(class_)?;
+    let start = required_time(start, "data.start")?;
+    let end = required_time(end, "data.end")?;
+    let quantity = quantity(quantity_)?;
+    let length_nanos = end.nanos_since(start);
+    if length_nanos <= 0 {
+        return reject(
+            RejectReason::EmptyInterval,
+            format!("data.end {end} is not after data.start {start}"),
+        );
+    }
+    if length_nanos > MAX_INTERVAL_SECONDS as i128 * 1_000_000_000 {
+        return reject(
+            RejectReason::IntervalTooLong,
+            format!("interval {start} .. {end} is longer than {MAX_INTERVAL_SECONDS} seconds"),
+        );
+    }
+    Ok(Usage {
+        lease,
+        resource,
+        sku,
+        class,
+        start,
+        end,
+        quantity,
+    })
+}
+
+/// `data` of a `net.egress`, rated at the event's `time` (required here).
+fn egress_data(fields: [Scalar<'_>; 9], time: Option<Timestamp>) -> Check<Egress<'_>> {
+    let [lease, _, _, _, _, _, _, dest, bytes_] = fields;
+    let lease = optional_str(lease, "data.lease")?;
+    let dest = required_str(dest, "data.dest", RejectReason::MissingField)?;
+    let bytes = bytes(bytes_)?;
+    let Some(time) = time else {
+        return reject(
+            RejectReason::MissingField,
+            "time is missing (net.egress is rated by its time)",
+        );
+    };
+    Ok(Egress {
+        lease,
+        dest,
+        bytes,
+        time,
     })
 }
 

@@ -25,6 +25,7 @@ pub mod meter;
 pub mod minimum;
 pub mod money;
 pub mod offpeak;
+pub mod oversize;
 pub mod period;
 pub mod pricebook;
 pub mod quota;
