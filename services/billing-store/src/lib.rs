@@ -18,8 +18,10 @@ mod decisions;
 mod fold;
 mod identities;
 mod keys;
+mod ledgers;
 mod provisional;
 mod quota;
+mod spent;
 mod sql;
 
 pub use close::{CloseError, IssuedInvoice};
@@ -27,14 +29,13 @@ pub use commands::{Command, PartitionPosition, Positions};
 pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
 pub use keys::{hash_key, key_id};
+pub(crate) use ledgers::{load_ledger, load_ledgers};
 pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
 
-use billing_core::Class;
-use billing_core::ledger::{AccountLedger, EgressRecord, ResourceKey, Runs};
+use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::pricebook::{PriceBook, PriceBookError};
-use billing_core::timestamp::Timestamp;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Row};
 use std::collections::BTreeSet;
@@ -697,92 +698,4 @@ impl Store {
             })
             .collect())
     }
-}
-
-/// An account's ledger as `conn` sees it (inside a batch's transaction: with the batch).
-pub(crate) async fn load_ledger(
-    conn: &mut sqlx::AnyConnection,
-    account: &str,
-) -> Result<AccountLedger> {
-    let mut all = load_ledgers(conn, None, &[account], &[]).await?;
-    Ok(all.remove(account).unwrap_or_default())
-}
-
-/// The ledgers of `accounts` in two statements (every account present, empty or not). With
-/// `backend` the accounts go in one JSON parameter; without, there must be one account.
-///
-/// With `windows` (`[start, end)` seconds; empty: everything) only what rating those periods
-/// reads is loaded ([`AccountLedger::restricted_to`] for their union): the keys with a run in
-/// one of them (whole, as the minimum charge counts all of a key's seconds) and the egress
-/// timed in one, not the account's whole history.
-pub(crate) async fn load_ledgers(
-    conn: &mut sqlx::AnyConnection,
-    backend: Option<Backend>,
-    accounts: &[&str],
-    windows: &[(i64, i64)],
-) -> Result<std::collections::HashMap<String, AccountLedger>> {
-    // Integers written into the statement: no text from outside reaches it.
-    let any_of = |clause: &dyn Fn(i64, i64) -> String| -> String {
-        if windows.is_empty() {
-            return String::new();
-        }
-        let parts: Vec<String> = windows.iter().map(|&(s, e)| clause(s, e)).collect();
-        format!(" and ({})", parts.join(" or "))
-    };
-    let keys_in = any_of(&|s, e| format!("(first_s < {e} and end_s > {s})"));
-    let egress_in = any_of(&|s, e| format!("(time_s >= {s} and time_s < {e})"));
-    let (filter, param) = match backend {
-        Some(b) => (
-            sql::in_json_array("account", b),
-            serde_json::to_string(accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        ),
-        None => (
-            "account = $1".to_string(),
-            accounts.first().map(|a| a.to_string()).unwrap_or_default(),
-        ),
-    };
-    let mut out: std::collections::HashMap<String, AccountLedger> = accounts
-        .iter()
-        .map(|a| (a.to_string(), AccountLedger::new()))
-        .collect();
-    let rows = sqlx::query(&format!(
-        "select account, lease, resource, sku, class, runs from ledger_keys where {filter}{keys_in}"
-    ))
-    .bind(param.as_str())
-    .fetch_all(&mut *conn)
-    .await?;
-    for r in rows {
-        let class = match r.get::<String, _>(4).as_str() {
-            "spot" => Class::Spot,
-            _ => Class::OnDemand,
-        };
-        let runs: Runs = serde_json::from_str(&r.get::<String, _>(5))
-            .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
-        let key = ResourceKey {
-            lease: r.get::<String, _>(1).into(),
-            resource: r.get::<String, _>(2).into(),
-            sku: r.get::<String, _>(3).into(),
-            class,
-        };
-        out.entry(r.get(0)).or_default().set_runs(key, runs);
-    }
-    let rows = sqlx::query(&format!(
-        "select account, dest, time_s, time_ns, bytes from egress where {filter}{egress_in}"
-    ))
-    .bind(param.as_str())
-    .fetch_all(&mut *conn)
-    .await?;
-    for r in rows {
-        let dest: String = r.get(1);
-        let record = EgressRecord {
-            time: Timestamp {
-                secs: r.get(2),
-                nanos: r.get::<i64, _>(3) as u32,
-            },
-            // Stored bit for bit as a signed 64-bit integer (see `fold`): exact for every u64.
-            bytes: r.get::<i64, _>(4) as u64,
-        };
-        out.entry(r.get(0)).or_default().add_egress(&dest, record);
-    }
-    Ok(out)
 }

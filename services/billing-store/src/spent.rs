@@ -1,0 +1,210 @@
+//! What counts against an account's quotas at an authorization, read once per group: its
+//! quotas, the open period's provisional cost, invoices since the quotas were set, the units
+//! running now and its live holds (from the process's cache while its hold revision holds).
+
+use crate::provisional::{Books, parse_measure, rate_measure};
+use crate::quota::{Hold, Quotas, RUNNING_WINDOW_S, live_holds};
+use crate::{Result, StoreError};
+use billing_core::quota::Spent;
+use rust_decimal::Decimal;
+use sqlx::{AnyConnection, Row};
+use std::collections::{BTreeMap, HashMap};
+
+/// Counts a live hold as spent: its amount, and its units and unit-seconds of its sku.
+pub(crate) fn add_hold(spent: &mut Spent, h: &Hold) {
+    spent.held += h.amount;
+    let e = spent.held_per_sku.entry(h.sku.clone()).or_default();
+    e.0 += h.quantity;
+    e.1 += h.quantity * Decimal::from(h.seconds);
+}
+
+/// Units of each sku running at `now_s`: usage keys whose last run ends within
+/// [`RUNNING_WINDOW_S`], each with its last run's quantity.
+async fn running_units(
+    conn: &mut AnyConnection,
+    account: &str,
+    now_s: i64,
+) -> Result<BTreeMap<String, Decimal>> {
+    let since = now_s - RUNNING_WINDOW_S;
+    let rows = sqlx::query("select sku, runs from ledger_keys where account = $1 and end_s > $2")
+        .bind(account)
+        .bind(since)
+        .fetch_all(conn)
+        .await?;
+    let mut out: BTreeMap<String, Decimal> = BTreeMap::new();
+    for r in rows {
+        let runs: billing_core::ledger::Runs = serde_json::from_str(&r.get::<String, _>(1))
+            .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
+        if let Some(last) = runs.as_slice().last().filter(|l| l.to > since) {
+            *out.entry(r.get(0)).or_default() += last.quantity;
+        }
+    }
+    Ok(out)
+}
+
+/// What the checks of an account need, read once per group (None: no such account); see the
+/// module docs for the order of the reads.
+pub(crate) async fn account_state(
+    conn: &mut AnyConnection,
+    backend: crate::Backend,
+    cache: &std::sync::Mutex<HashMap<String, (i64, Vec<Hold>)>>,
+    books: &Books,
+    account: &str,
+    label: &str,
+    now_ms: i64,
+) -> Result<Option<AccountState>> {
+    // The account, its quotas, its stored provisional cost, its hold revision (and on
+    // PostgreSQL its invoices since the quotas were set, summed exactly) in one statement.
+    let invoiced_sql = match backend {
+        crate::Backend::Postgres => {
+            "(select cast(coalesce(sum(cast(i.total as numeric)), 0) as text) from invoices i \
+             where i.account = a.id and i.issued_at_ms >= coalesce(q.updated_at_ms, 0))"
+        }
+        crate::Backend::Sqlite => "null",
+    };
+    let sql = format!(
+        "select q.body, q.updated_at_ms, p.total, p.unit_seconds, {invoiced_sql}, r.rev \
+         from accounts a left join quotas q on q.account = a.id \
+         left join provisional_costs p on p.account = a.id and p.period = $2 \
+         left join hold_revs r on r.account = a.id where a.id = $1",
+    );
+    let read = async |conn: &mut AnyConnection| {
+        sqlx::query(&sql)
+            .bind(account)
+            .bind(label)
+            .fetch_optional(conn)
+            .await
+    };
+    let Some(mut row) = read(conn).await? else {
+        return Ok(None);
+    };
+    let rev = row.get::<Option<i64>, _>(5).unwrap_or(0);
+    // The live holds: from the process's cache when the revision has not moved since it was
+    // filled (then they are the ones of the statement's snapshot), else read now, after the
+    // revision (at least as new as it), and the statement read again so that the provisional
+    // cost is at least as new as the holds (a fold capturing a hold in between can then only
+    // make its usage count twice, never not at all).
+    let cached = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(account)
+        .filter(|(r, _)| *r == rev)
+        .map(|(_, h)| {
+            h.iter()
+                .filter(|h| h.expires_at_ms > now_ms)
+                .cloned()
+                .collect()
+        });
+    let holds: Vec<Hold> = match cached {
+        Some(holds) => holds,
+        None => {
+            let holds = live_holds(conn, account, now_ms).await?;
+            cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(account.to_string(), (rev, holds.clone()));
+            let Some(again) = read(conn).await? else {
+                return Ok(None);
+            };
+            row = again;
+            holds
+        }
+    };
+    let (quotas, mut spent) = spent_of(conn, books, account, label, &row, now_ms).await?;
+    for h in &holds {
+        add_hold(&mut spent, h);
+    }
+    Ok(Some(AccountState {
+        quotas,
+        rev,
+        holds,
+        spent,
+    }))
+}
+
+/// An account's quotas and what counts against them but its live holds, from the account
+/// statement's `row` (quotas, stored provisional cost, invoices since the quotas were set),
+/// reading or rating what the row does not hold.
+async fn spent_of(
+    conn: &mut AnyConnection,
+    books: &Books,
+    account: &str,
+    label: &str,
+    row: &sqlx::any::AnyRow,
+    now_ms: i64,
+) -> Result<(Quotas, Spent)> {
+    let (quotas, set_at) = match row.get::<Option<String>, _>(0) {
+        Some(body) => (
+            serde_json::from_str::<Quotas>(&body)
+                .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?,
+            row.get::<Option<i64>, _>(1).unwrap_or_default(),
+        ),
+        None => Default::default(),
+    };
+    let needs_rating = quotas.spend_limit.is_some()
+        || quotas.prepaid_balance.is_some()
+        || !quotas.gpu_hours.is_empty();
+    let running = if quotas.max_concurrent.is_empty() {
+        BTreeMap::new()
+    } else {
+        running_units(conn, account, now_ms.div_euclid(1000)).await?
+    };
+    let stored = match (
+        row.get::<Option<String>, _>(2),
+        row.get::<Option<String>, _>(3),
+    ) {
+        (Some(total), Some(units)) => Some(parse_measure(&total, &units)?),
+        _ => None,
+    };
+    let (period_cost, sku_seconds) = match stored {
+        _ if !needs_rating => Default::default(),
+        Some(m) => m,
+        // No batch touched the period yet: the same rating, now.
+        None => rate_measure(conn, books, account, label)
+            .await?
+            .unwrap_or_default(),
+    };
+    let invoiced = match (quotas.prepaid_balance, row.get::<Option<String>, _>(4)) {
+        (None, _) => Decimal::ZERO,
+        (Some(_), Some(sum)) => sum
+            .parse::<Decimal>()
+            .map_err(|e| StoreError::Corrupt(format!("invoice totals: {e}")))?,
+        (Some(_), None) => invoiced_since(conn, account, set_at).await?,
+    };
+    let spent = Spent {
+        period_cost,
+        invoiced,
+        running,
+        sku_seconds,
+        ..Spent::default()
+    };
+    Ok((quotas, spent))
+}
+
+/// Totals of the account's invoices issued at or after `since_ms` (what burned a prepaid
+/// balance set at `since_ms`).
+pub(crate) async fn invoiced_since(
+    conn: &mut AnyConnection,
+    account: &str,
+    since_ms: i64,
+) -> Result<Decimal> {
+    let rows = sqlx::query("select total from invoices where account = $1 and issued_at_ms >= $2")
+        .bind(account)
+        .bind(since_ms)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
+        .sum())
+}
+
+/// An account's quotas and what counts against them, within one group.
+pub(crate) struct AccountState {
+    pub(crate) quotas: Quotas,
+    /// The hold revision read, and the live holds (with the ones this group placed so far).
+    pub(crate) rev: i64,
+    pub(crate) holds: Vec<Hold>,
+    /// What counts against the quotas, live holds (and this group's new ones) included.
+    pub(crate) spent: Spent,
+}
