@@ -89,3 +89,101 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
     assert_eq!(seconds, 7200, "the ledger keeps both hours");
 }
 on_both!(compaction_never_changes_an_invoice_nor_lets_an_event_count_twice);
+
+/// The partitions of PostgreSQL's `events` (migration 0011), by name.
+async fn event_partitions(url: &str) -> Vec<String> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "select c.relname::text from pg_inherits i join pg_class c on c.oid = i.inhrelid \
+         where i.inhparent = 'events'::regclass order by 1",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    rows.into_iter().map(|r| r.0).collect()
+}
+
+/// Rows of one partition of `events`.
+async fn rows_in(url: &str, partition: &str) -> i64 {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query_scalar(&format!("select count(*) from {partition}"))
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// Identities live in monthly partitions of the event's end: a month is made ahead of the
+/// clock (taking over what the default partition held of it), a conflict is found across
+/// partitions, and compaction drops a closed month whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months() {
+    let url = fresh_db(Db::Postgres).await;
+    let store = Store::open(&url)
+        .await
+        .unwrap()
+        .with_dedupe_horizon(400 * 86_400);
+    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    // Before any month exists everything lands in the default partition.
+    assert_eq!(event_partitions(&url).await, ["events_default"]);
+    let may = usage("m1", "2026-05-10T00:00:00Z", "2026-05-10T01:00:00Z");
+    let out = store.ingest(vec![may.clone()], DEC_2_2026_MS).await.unwrap();
+    assert_eq!(statuses(&out), ["accepted"]);
+    assert_eq!(rows_in(&url, "events_default").await, 1);
+
+    // Months from three before the clock's to two after it; May is not among them yet.
+    assert_eq!(store.maintain_partitions(DEC_2_2026_MS).await.unwrap(), 6);
+    assert_eq!(store.maintain_partitions(DEC_2_2026_MS).await.unwrap(), 0);
+    assert_eq!(
+        event_partitions(&url).await,
+        [
+            "events_202609",
+            "events_202610",
+            "events_202611",
+            "events_202612",
+            "events_202701",
+            "events_202702",
+            "events_default"
+        ]
+    );
+    // A clock in June 2026 makes May, which takes over the default partition's May row.
+    store
+        .maintain_partitions(DEC_2_2026_MS - 170 * DAY_MS)
+        .await
+        .unwrap();
+    assert_eq!(rows_in(&url, "events_202605").await, 1);
+    assert_eq!(rows_in(&url, "events_default").await, 0);
+    let out = store.ingest(vec![may], DEC_2_2026_MS).await.unwrap();
+    assert_eq!(statuses(&out), ["duplicate"], "found in its new partition");
+
+    let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
+    let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
+    let out = store
+        .ingest(vec![nov.clone(), dec], DEC_2_2026_MS)
+        .await
+        .unwrap();
+    assert_eq!(statuses(&out), ["accepted", "accepted"]);
+    assert_eq!(rows_in(&url, "events_202611").await, 1);
+    assert_eq!(rows_in(&url, "events_202612").await, 1);
+    // The same identity with other content ending in another month is a conflict, found
+    // across partitions, and nothing of it is stored.
+    let moved = usage("n1", "2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z");
+    let out = store.ingest(vec![moved], DEC_2_2026_MS).await.unwrap();
+    assert_eq!(statuses(&out), ["conflict"]);
+    assert_eq!(rows_in(&url, "events_202612").await, 1);
+
+    // May and November closed; 400 days after November the whole month's partitions go.
+    store.close_period("2026-05", DEC_2_2026_MS).await.unwrap();
+    store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+    let later = DEC_2_2026_MS + 430 * DAY_MS;
+    assert_eq!(store.compact(later).await.unwrap(), 2);
+    let left = event_partitions(&url).await;
+    assert!(!left.contains(&"events_202605".to_string()), "{left:?}");
+    assert!(!left.contains(&"events_202611".to_string()), "{left:?}");
+    // December is open: its month stays.
+    assert!(left.contains(&"events_202612".to_string()), "{left:?}");
+    assert_eq!(store.event_count().await.unwrap(), 1);
+    let out = store.ingest(vec![nov], later).await.unwrap();
+    assert_eq!(statuses(&out), ["too_late"]);
+}

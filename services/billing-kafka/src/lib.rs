@@ -67,6 +67,11 @@ pub struct ConsumerSettings {
     pub session_timeout_ms: u32,
     /// Where rejected records are relayed (through the outbox), with their reason in headers.
     pub dead_letter_topic: Option<String>,
+    /// Transactions a batch is folded in at the same time, each with its own partitions
+    /// (a partition's records always go to one of them, in order). More than one keeps both
+    /// the engine's and PostgreSQL's cores busy: folds of disjoint partitions take no lock
+    /// of each other's (see `Store::begin_fold`).
+    pub lanes: usize,
 }
 
 impl ConsumerSettings {
@@ -79,6 +84,7 @@ impl ConsumerSettings {
             linger: Duration::from_millis(50),
             session_timeout_ms: 6000,
             dead_letter_topic: Some("gpu.usage.dlq.v1".into()),
+            lanes: 2,
         }
     }
 
@@ -116,14 +122,18 @@ pub async fn run(
     )));
     // Next offset to fold per partition, as known to be stored; None until first seen.
     let mut next: HashMap<i32, i64> = HashMap::new();
-    let mut pending: HashMap<i32, Vec<(i64, Vec<u8>)>> = HashMap::new();
-    let mut pending_count = 0usize;
-    let mut oldest: Option<Instant> = None;
-    let mut inflight: Option<tokio::task::JoinHandle<Folded>> = None;
+    // Partition p's records are collected and folded by lane p % lanes, each lane with one
+    // batch in flight: the next one is collected while the previous one is written, and the
+    // lanes write at the same time (their partitions, hence accounts, are disjoint).
+    let mut lanes: Vec<Lane> = (0..settings.lanes.max(1))
+        .map(|_| Lane::default())
+        .collect();
     loop {
-        let wait = oldest.map_or(Duration::from_millis(200), |t| {
-            settings.linger.saturating_sub(t.elapsed())
-        });
+        let wait = lanes
+            .iter()
+            .filter_map(|l| l.oldest)
+            .map(|t| settings.linger.saturating_sub(t.elapsed()))
+            .min();
         tokio::select! {
             _ = stop.changed() => {
                 if *stop.borrow() { break; }
@@ -163,32 +173,28 @@ pub async fn run(
                 if offset < next[&p] {
                     continue;
                 }
-                pending.entry(p).or_default().push((offset, msg.payload().unwrap_or_default().to_vec()));
-                pending_count += 1;
-                oldest.get_or_insert_with(Instant::now);
+                let n = lanes.len();
+                let lane = &mut lanes[p.rem_euclid(n as i32) as usize];
+                lane.pending.entry(p).or_default().push((offset, msg.payload().unwrap_or_default().to_vec()));
+                lane.pending_count += 1;
+                lane.oldest.get_or_insert_with(Instant::now);
             }
-            _ = tokio::time::sleep(wait), if oldest.is_some() => {}
+            _ = tokio::time::sleep(wait.unwrap_or(Duration::from_millis(200))), if wait.is_some() => {}
         }
-        let due = oldest.is_some_and(|t| t.elapsed() >= settings.linger);
-        if pending_count >= settings.batch_max || (due && pending_count > 0) {
-            // One batch in flight at a time: the next one is collected (and decoded by the
-            // database task) while the previous one is written.
-            if let Some(previous) = inflight.take() {
-                settle(
-                    previous,
-                    &consumer,
-                    &settings.topic,
-                    &mut next,
-                    &mut pending,
-                    &mut pending_count,
-                )
-                .await?;
-                if pending_count == 0 {
-                    oldest = None;
+        for lane in &mut lanes {
+            let due = lane.oldest.is_some_and(|t| t.elapsed() >= settings.linger);
+            if lane.pending_count < settings.batch_max && !(due && lane.pending_count > 0) {
+                continue;
+            }
+            if let Some(previous) = lane.inflight.take() {
+                settle(previous, &consumer, &settings.topic, &mut next, lane).await?;
+                if lane.pending_count == 0 {
+                    lane.oldest = None;
                     continue;
                 }
             }
-            let batch: Vec<OwnedPart> = pending
+            let batch: Vec<OwnedPart> = lane
+                .pending
                 .drain()
                 .map(|(p, records)| {
                     let expected = next[&p];
@@ -197,56 +203,66 @@ pub async fn run(
                     (p, expected, records)
                 })
                 .collect();
-            pending_count = 0;
-            oldest = None;
-            let (store, topic, dlq, now) = (
-                store.clone(),
-                settings.topic.clone(),
-                settings.dead_letter_topic.clone(),
-                clock(),
-            );
-            inflight = Some(tokio::spawn(async move {
-                let refs: Vec<Vec<(i64, &[u8])>> = batch
-                    .iter()
-                    .map(|(_, _, records)| {
-                        records.iter().map(|(o, r)| (*o, r.as_slice())).collect()
-                    })
-                    .collect();
-                let parts: Vec<billing_store::Part<'_>> = batch
-                    .iter()
-                    .zip(&refs)
-                    .map(|((p, expected, _), r)| {
-                        let at = Position {
-                            consumer: &topic,
-                            partition: *p as i64,
-                            expected_next: *expected,
-                            dead_letter_topic: dlq.as_deref(),
-                        };
-                        (at, r.as_slice())
-                    })
-                    .collect();
-                // All partitions' records in one transaction: one commit per consumer batch.
-                let result = store.fold_partitions(&parts, now).await.map(|_| ());
-                let ends = batch
-                    .iter()
-                    .map(|(p, _, records)| (*p, records[records.len() - 1].0 + 1))
-                    .collect();
-                (ends, result)
-            }));
+            lane.pending_count = 0;
+            lane.oldest = None;
+            lane.inflight = Some(spawn_fold(&store, &settings, batch, clock()));
         }
     }
-    if let Some(previous) = inflight.take() {
-        settle(
-            previous,
-            &consumer,
-            &settings.topic,
-            &mut next,
-            &mut pending,
-            &mut pending_count,
-        )
-        .await?;
+    for lane in &mut lanes {
+        if let Some(previous) = lane.inflight.take() {
+            settle(previous, &consumer, &settings.topic, &mut next, lane).await?;
+        }
     }
     Ok(())
+}
+
+/// A lane of the engine: the records collected for its partitions and its batch in flight.
+#[derive(Default)]
+struct Lane {
+    pending: HashMap<i32, Vec<(i64, Vec<u8>)>>,
+    pending_count: usize,
+    oldest: Option<Instant>,
+    inflight: Option<tokio::task::JoinHandle<Folded>>,
+}
+
+/// Folds one lane's parts in one transaction, on a task of its own.
+fn spawn_fold(
+    store: &Arc<Store>,
+    settings: &ConsumerSettings,
+    batch: Vec<OwnedPart>,
+    now: i64,
+) -> tokio::task::JoinHandle<Folded> {
+    let (store, topic, dlq) = (
+        store.clone(),
+        settings.topic.clone(),
+        settings.dead_letter_topic.clone(),
+    );
+    tokio::spawn(async move {
+        let refs: Vec<Vec<(i64, &[u8])>> = batch
+            .iter()
+            .map(|(_, _, records)| records.iter().map(|(o, r)| (*o, r.as_slice())).collect())
+            .collect();
+        let parts: Vec<billing_store::Part<'_>> = batch
+            .iter()
+            .zip(&refs)
+            .map(|((p, expected, _), r)| {
+                let at = Position {
+                    consumer: &topic,
+                    partition: *p as i64,
+                    expected_next: *expected,
+                    dead_letter_topic: dlq.as_deref(),
+                };
+                (at, r.as_slice())
+            })
+            .collect();
+        // The lane's partitions in one transaction: one commit per lane and batch.
+        let result = store.fold_partitions(&parts, now).await.map(|_| ());
+        let ends = batch
+            .iter()
+            .map(|(p, _, records)| (*p, records[records.len() - 1].0 + 1))
+            .collect();
+        (ends, result)
+    })
 }
 
 /// A partition's share of a batch, owned: partition, the stored offset it continues from,
@@ -256,7 +272,7 @@ type OwnedPart = (i32, i64, Vec<(i64, Vec<u8>)>);
 /// A finished batch: `(partition, next offset)` per part and how the fold went.
 type Folded = (Vec<(i32, i64)>, Result<(), StoreError>);
 
-/// Waits for the batch in flight and takes its result: informational Kafka commits when it was written; when
+/// Waits for a lane of the batch in flight and takes its result: informational Kafka commits when it was written; when
 /// another consumer moved one of its partitions meanwhile (a rebalance), nothing was written:
 /// those partitions resume from the store (their collected records are dropped and read
 /// again from the stored offset).
@@ -265,8 +281,7 @@ async fn settle(
     consumer: &StreamConsumer,
     topic: &str,
     next: &mut HashMap<i32, i64>,
-    pending: &mut HashMap<i32, Vec<(i64, Vec<u8>)>>,
-    pending_count: &mut usize,
+    lane: &mut Lane,
 ) -> Result<(), KafkaError> {
     let (ends, result) = batch.await.map_err(|e| KafkaError::Task(e.to_string()))?;
     match result {
@@ -279,11 +294,11 @@ async fn settle(
             let _ = consumer.commit(&tpl, CommitMode::Async);
             Ok(())
         }
-        Err(StoreError::Fenced { .. }) => {
-            tracing::warn!("offset moved under us; resuming from the stored offsets");
+        Err(e) if e.is_retryable() || matches!(e, StoreError::Fenced { .. }) => {
+            tracing::warn!(error = %e, "batch not written; resuming from the stored offsets");
             for (p, _) in &ends {
                 next.remove(p);
-                *pending_count -= pending.remove(p).map_or(0, |r| r.len());
+                lane.pending_count -= lane.pending.remove(p).map_or(0, |r| r.len());
             }
             Ok(())
         }

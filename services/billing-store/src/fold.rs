@@ -97,7 +97,7 @@ impl Store {
         records: &[(i64, &[u8])],
         now_ms: i64,
     ) -> Result<Vec<Outcome>> {
-        let _w = self.writer.lock().await;
+        let _w = self.fold_guard().await;
         let mut tx = self.begin_fold(&[(at.consumer, at.partition)]).await?;
         let result = fold_at(&mut tx, self, at, records, now_ms).await;
         finish(tx, result).await
@@ -123,7 +123,7 @@ impl Store {
         now_ms: i64,
         before_commit: impl std::future::Future<Output = ()>,
     ) -> Result<Vec<Vec<Outcome>>> {
-        let _w = self.writer.lock().await;
+        let _w = self.fold_guard().await;
         let locks: Vec<(&str, i64)> = parts
             .iter()
             .map(|(at, _)| (at.consumer, at.partition))
@@ -134,6 +134,17 @@ impl Store {
             before_commit.await;
         }
         finish(tx, result).await
+    }
+
+    /// What a fold holds in this process besides its transaction's locks: on SQLite the
+    /// writer lock (one writer at a time); on PostgreSQL nothing, so that folds of different
+    /// partitions in one process (the Kafka engine's lanes) run at the same time, ordered
+    /// only by `begin_fold`'s advisory locks, as folds of different processes are.
+    async fn fold_guard(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.backend {
+            Backend::Sqlite => Some(self.writer.lock().await),
+            Backend::Postgres => None,
+        }
     }
 
     /// The stored next offset of a consumer's partition, if any.

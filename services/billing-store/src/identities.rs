@@ -2,9 +2,10 @@
 //! from a conflict (same identity, other content) and from a new event. Only this module
 //! knows how each database keeps them:
 //!
-//! - PostgreSQL: a 16-byte digest of (source, id) as the primary key with the 16-byte content
-//!   fingerprint, inserted in one statement per batch from one binary parameter (no JSON, no
-//!   text keys; `queries/postgres/insert_identities.sql`).
+//! - PostgreSQL: a 16-byte digest of (source, id) with the 16-byte content fingerprint, in a
+//!   table partitioned by the month of the event's end (key (digest, end)), looked up and
+//!   inserted in one statement per batch from one binary parameter (no JSON, no text keys;
+//!   `queries/postgres/insert_identities.sql`).
 //! - SQLite: (source, id) text as the primary key, rows passed as JSON
 //!   (`queries/sqlite/*.sql`).
 //!
@@ -19,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 /// The stored identity of (source, id): the first 16 bytes of
 /// SHA-256(`"{len(source)}:{source}|{id}"`), length-prefixed so no two pairs spell alike.
-pub(crate) fn identity(source: &str, id: &str) -> [u8; 16] {
+pub fn identity(source: &str, id: &str) -> [u8; 16] {
     // The length in decimal digits, written without allocating (this runs once per event).
     let (mut digits, mut at, mut n) = ([0u8; 20], 20, source.len());
     loop {

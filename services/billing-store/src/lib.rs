@@ -19,6 +19,7 @@ mod fold;
 mod identities;
 mod keys;
 mod ledgers;
+mod partitions;
 mod provisional;
 mod quota;
 mod spent;
@@ -28,8 +29,10 @@ pub use close::{CloseError, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};
 pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
+pub use identities::identity;
 pub use keys::{hash_key, key_id};
 pub(crate) use ledgers::{load_ledger, load_ledgers};
+pub use partitions::{month_bounds, partition_month};
 pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
 
@@ -68,6 +71,20 @@ pub enum StoreError {
     PriceBook(#[from] PriceBookError),
     #[error("batch of {0} records is over the limit of {MAX_BATCH_RECORDS}")]
     BatchTooLarge(usize),
+}
+
+impl StoreError {
+    /// A transaction PostgreSQL aborted to break a deadlock or a serialization conflict
+    /// (SQLSTATE 40P01, 40001): nothing of it was written and it may simply run again. Two
+    /// folds meet this way only when one account's records arrive on two partitions.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            StoreError::Db(sqlx::Error::Database(e)) => {
+                matches!(e.code().as_deref(), Some("40P01") | Some("40001"))
+            }
+            _ => false,
+        }
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -280,14 +297,19 @@ impl Store {
             .saturating_sub(self.dedupe_horizon_s);
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let dropped = sqlx::query(
-            "delete from events where end_s < $1 and exists (select 1 from periods p \
+        let whole = match self.backend {
+            Backend::Postgres => self.compact_partitions(&mut tx, cut).await?,
+            Backend::Sqlite => 0,
+        };
+        let dropped = whole
+            + sqlx::query(
+                "delete from events where end_s < $1 and exists (select 1 from periods p \
              where events.end_s > p.start_s and events.end_s <= p.end_s)",
-        )
-        .bind(cut)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+            )
+            .bind(cut)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
         tx.commit().await?;
         Ok(dropped)
     }

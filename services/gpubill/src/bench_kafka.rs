@@ -37,6 +37,9 @@ pub struct BenchKafkaArgs {
     /// Most records the engine folds in one transaction.
     #[arg(long, default_value_t = 5000)]
     pub batch_max: usize,
+    /// Transactions each engine folds a batch in at once (each over its own partitions).
+    #[arg(long, default_value_t = 2)]
+    pub lanes: usize,
     /// Engines folding the topic together (one consumer group, one database, each its own
     /// store and connections); reports the time each waited for locks.
     #[arg(long, default_value_t = 1)]
@@ -88,6 +91,8 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
         args.partitions,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    // The monthly partitions of `events`, as `gpubill serve` makes them.
+    store.maintain_partitions(now_ms()).await?;
     // Rated as in production: every batch keeps its accounts' provisional costs.
     store
         .put_pricebook(crate::demo::DEMO_BOOK, now_ms())
@@ -140,6 +145,7 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     let mut settings = ConsumerSettings::new(&args.brokers, &topic);
     settings.group = format!("{topic}-engine");
     settings.batch_max = args.batch_max;
+    settings.lanes = args.lanes.max(1);
     settings.dead_letter_topic = None;
     let mut engines = vec![(
         store.clone(),
@@ -189,6 +195,18 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
         store.event_count().await?
     );
     println!("ratio engine / bare consume: {:.2}", e2e_rate / bare_rate);
+    // The raw COPY baseline: the same identity rows into a table shaped like `events`.
+    let mut rows = crate::bench_copy::identity_rows(&events);
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| seen.insert(r.ident));
+    let copy = crate::bench_copy::copy_rows(&format!("{}/{db}", args.postgres), &rows).await?;
+    let copy_rate = events.len() as f64 / copy.as_secs_f64();
+    println!(
+        "raw COPY:         {copy_rate:>9.0} events/s ({:.2} s for the {} distinct identity rows, binary COPY, same key and partitions)",
+        copy.as_secs_f64(),
+        rows.len()
+    );
+    println!("ratio engine / raw COPY: {:.2}", e2e_rate / copy_rate);
     store.close().await;
     Ok(())
 }
@@ -205,6 +223,7 @@ async fn lag_recovery(args: &BenchKafkaArgs, topic: &str, store: Arc<Store>) -> 
         let mut settings = ConsumerSettings::new(&args.brokers, topic);
         settings.group = format!("{topic}-engine");
         settings.batch_max = args.batch_max;
+        settings.lanes = args.lanes.max(1);
         settings.dead_letter_topic = None;
         (
             stop_tx,
@@ -367,6 +386,7 @@ async fn decision_latency(
     let mut settings = ConsumerSettings::new(&args.brokers, topic);
     settings.group = format!("{topic}-engine");
     settings.batch_max = args.batch_max;
+    settings.lanes = args.lanes.max(1);
     settings.dead_letter_topic = None;
     let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, now_ms, stop_rx));
     // Joined and caught up with the background before the first probe.

@@ -1,6 +1,7 @@
 //! `gpubill`: the single binary. Roles are subcommands.
 
 mod bench;
+mod bench_copy;
 mod bench_kafka;
 mod demo;
 mod fleet;

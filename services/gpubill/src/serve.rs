@@ -69,6 +69,9 @@ pub struct ServeArgs {
     /// Most usage records folded in one database transaction.
     #[arg(long, default_value_t = 1000)]
     pub kafka_batch_max: usize,
+    /// Transactions a consumed batch is folded in at once, each over its own partitions.
+    #[arg(long, default_value_t = 2)]
+    pub kafka_fold_lanes: usize,
     /// Longest a consumed record waits for its batch to fill, in milliseconds.
     #[arg(long, default_value_t = 50)]
     pub kafka_linger_ms: u64,
@@ -300,6 +303,9 @@ impl Application {
             .with_max_future(settings.max_future_s)
             .with_dedupe_horizon(settings.dedupe_horizon_s);
         let clock = system_clock();
+        // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
+        // `run`).
+        store.maintain_partitions(clock()).await?;
         let caught_up = store.catch_up(clock()).await?;
         if caught_up > 0 {
             tracing::info!(
@@ -362,10 +368,24 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, "gpubill serving");
     eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let maintenance = {
+        let (store, clock) = (app.state.store.clone(), app.state.clock.clone());
+        tokio::spawn(async move {
+            let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
+            hourly.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                hourly.tick().await;
+                if let Err(e) = store.maintain_partitions(clock()).await {
+                    tracing::error!(error = %e, "cannot make the monthly partitions of events");
+                }
+            }
+        })
+    };
     let consumer = args.kafka_brokers.as_ref().map(|brokers| {
         let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
         settings.dead_letter_topic = Some(args.dead_letter_topic.clone());
         settings.batch_max = args.kafka_batch_max.max(1);
+        settings.lanes = args.kafka_fold_lanes.max(1);
         settings.linger = std::time::Duration::from_millis(args.kafka_linger_ms);
         settings.group = args.kafka_group.clone();
         tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
@@ -416,6 +436,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await?;
     let _ = stop_tx.send(true);
+    maintenance.abort();
     for task in [consumer, relay].into_iter().flatten() {
         task.await??;
     }

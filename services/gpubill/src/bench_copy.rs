@@ -1,0 +1,115 @@
+//! The raw `COPY` baseline of `bench-kafka` (issue 11): the same identity rows the engine
+//! stores for the benchmark's events (16-byte identity digest, 16-byte fingerprint, account,
+//! offset, end), copied with PostgreSQL's binary `COPY` into a table shaped like `events`
+//! (same columns, same primary key, same partitioning) in the same database. It is the
+//! fastest way PostgreSQL can take those rows, so `engine / copy` says how close the fold's
+//! writes come to PostgreSQL's own limit.
+
+use billing_core::event::decode;
+use sqlx::Connection;
+use std::time::{Duration, Instant};
+
+/// One identity row, as the engine stores it.
+pub struct IdentityRow {
+    pub ident: [u8; 16],
+    pub fingerprint: [u8; 16],
+    pub account: String,
+    pub log_seq: i64,
+    pub end_s: i64,
+}
+
+/// The identity rows of `events` (records keyed by account), in production order; offsets
+/// are positions. Undecodable records are skipped (the fleet has none).
+pub fn identity_rows(events: &[(String, Vec<u8>)]) -> Vec<IdentityRow> {
+    events
+        .iter()
+        .enumerate()
+        .filter_map(|(n, (_, record))| {
+            let e = decode(record).ok()?;
+            Some(IdentityRow {
+                ident: billing_store::identity(&e.source, &e.id),
+                fingerprint: e.fingerprint().to_le_bytes(),
+                account: e.subject.to_string(),
+                log_seq: n as i64,
+                end_s: e.end_secs(),
+            })
+        })
+        .collect()
+}
+
+/// Binary `COPY` encoding of `rows` (header, tuples, trailer).
+fn encode(rows: &[IdentityRow]) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(rows.len() * 90 + 32);
+    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    buf.extend_from_slice(&0i32.to_be_bytes()); // flags
+    buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
+    for r in rows {
+        buf.extend_from_slice(&5i16.to_be_bytes());
+        for field in [&r.ident[..], &r.fingerprint[..], r.account.as_bytes()] {
+            buf.extend_from_slice(&(field.len() as i32).to_be_bytes());
+            buf.extend_from_slice(field);
+        }
+        for n in [r.log_seq, r.end_s] {
+            buf.extend_from_slice(&8i32.to_be_bytes());
+            buf.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+    buf.extend_from_slice(&(-1i16).to_be_bytes());
+    buf
+}
+
+/// Copies `rows` into a new table `like events` (columns, primary key and the partitions of
+/// the rows' months) of the database at `url`, in one transaction; answers the time of the
+/// copy and its commit.
+pub async fn copy_rows(url: &str, rows: &[IdentityRow]) -> anyhow::Result<Duration> {
+    let mut conn = sqlx::PgConnection::connect(url).await?;
+    sqlx::query("drop table if exists copy_baseline")
+        .execute(&mut conn)
+        .await?;
+    // The same shape as `events` (migration 0011): partitioned by month of end_s.
+    sqlx::query(
+        "create table copy_baseline (like events including defaults including constraints) \
+         partition by range (end_s)",
+    )
+    .execute(&mut conn)
+    .await?;
+    sqlx::query("alter table copy_baseline add primary key (ident, end_s)")
+        .execute(&mut conn)
+        .await?;
+    sqlx::query("create table copy_baseline_default partition of copy_baseline default")
+        .execute(&mut conn)
+        .await?;
+    let months: std::collections::BTreeSet<i64> = rows
+        .iter()
+        .map(|r| billing_store::partition_month(r.end_s))
+        .collect();
+    for m in months {
+        let (from, to) = billing_store::month_bounds(m);
+        sqlx::query(&format!(
+            "create table copy_baseline_{m} partition of copy_baseline for values from ({from}) to ({to})"
+        ))
+        .execute(&mut conn)
+        .await?;
+    }
+    let data = encode(rows);
+    let t = Instant::now();
+    let mut tx = conn.begin().await?;
+    let mut copy = tx
+        .copy_in_raw("copy copy_baseline (ident, fingerprint, account, log_seq, end_s) from stdin (format binary)")
+        .await?;
+    for chunk in data.chunks(1 << 20) {
+        copy.send(chunk).await?;
+    }
+    let copied = copy.finish().await?;
+    tx.commit().await?;
+    let took = t.elapsed();
+    anyhow::ensure!(
+        copied as usize == rows.len(),
+        "copied {copied} of {} rows",
+        rows.len()
+    );
+    sqlx::query("drop table copy_baseline")
+        .execute(&mut conn)
+        .await?;
+    Ok(took)
+}
