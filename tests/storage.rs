@@ -128,7 +128,10 @@ async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months()
     // Before any month exists everything lands in the default partition.
     assert_eq!(event_partitions(&url).await, ["events_default"]);
     let may = usage("m1", "2026-05-10T00:00:00Z", "2026-05-10T01:00:00Z");
-    let out = store.ingest(vec![may.clone()], DEC_2_2026_MS).await.unwrap();
+    let out = store
+        .ingest(vec![may.clone()], DEC_2_2026_MS)
+        .await
+        .unwrap();
     assert_eq!(statuses(&out), ["accepted"]);
     assert_eq!(rows_in(&url, "events_default").await, 1);
 

@@ -149,35 +149,7 @@ pub async fn run(
                         continue;
                     }
                 };
-                let p = msg.partition();
-                let offset = msg.offset();
-                if let Entry::Vacant(slot) = next.entry(p) {
-                    let stored = store.stored_offset(&settings.topic, p as i64).await?;
-                    match stored {
-                        Some(s) if s != offset => {
-                            // Continue exactly where the store says, ahead or behind.
-                            let mut tpl = TopicPartitionList::new();
-                            tpl.add_partition_offset(&settings.topic, p, Offset::Offset(s))?;
-                            consumer.seek_partitions(tpl, Duration::from_secs(5))?;
-                            slot.insert(s);
-                            continue;
-                        }
-                        Some(s) => {
-                            slot.insert(s);
-                        }
-                        None => {
-                            slot.insert(offset);
-                        }
-                    }
-                }
-                if offset < next[&p] {
-                    continue;
-                }
-                let n = lanes.len();
-                let lane = &mut lanes[p.rem_euclid(n as i32) as usize];
-                lane.pending.entry(p).or_default().push((offset, msg.payload().unwrap_or_default().to_vec()));
-                lane.pending_count += 1;
-                lane.oldest.get_or_insert_with(Instant::now);
+                place(&msg, &store, &settings.topic, &consumer, &mut next, &mut lanes).await?;
             }
             _ = tokio::time::sleep(wait.unwrap_or(Duration::from_millis(200))), if wait.is_some() => {}
         }
@@ -213,6 +185,52 @@ pub async fn run(
             settle(previous, &consumer, &settings.topic, &mut next, lane).await?;
         }
     }
+    Ok(())
+}
+
+/// Puts a consumed record into its partition's lane, unless the store is past it. The first
+/// record of a partition moves the consumer to the stored offset when that differs (ahead or
+/// behind): the store, not Kafka's committed offset, says where to continue.
+async fn place(
+    msg: &rdkafka::message::BorrowedMessage<'_>,
+    store: &Store,
+    topic: &str,
+    consumer: &StreamConsumer,
+    next: &mut HashMap<i32, i64>,
+    lanes: &mut [Lane],
+) -> Result<(), KafkaError> {
+    let p = msg.partition();
+    let offset = msg.offset();
+    if let Entry::Vacant(slot) = next.entry(p) {
+        let stored = store.stored_offset(topic, p as i64).await?;
+        match stored {
+            Some(s) if s != offset => {
+                // Continue exactly where the store says, ahead or behind.
+                let mut tpl = TopicPartitionList::new();
+                tpl.add_partition_offset(topic, p, Offset::Offset(s))?;
+                consumer.seek_partitions(tpl, Duration::from_secs(5))?;
+                slot.insert(s);
+                return Ok(());
+            }
+            Some(s) => {
+                slot.insert(s);
+            }
+            None => {
+                slot.insert(offset);
+            }
+        }
+    }
+    if offset < next[&p] {
+        return Ok(());
+    }
+    let n = lanes.len();
+    let lane = &mut lanes[p.rem_euclid(n as i32) as usize];
+    lane.pending
+        .entry(p)
+        .or_default()
+        .push((offset, msg.payload().unwrap_or_default().to_vec()));
+    lane.pending_count += 1;
+    lane.oldest.get_or_insert_with(Instant::now);
     Ok(())
 }
 

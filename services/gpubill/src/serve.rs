@@ -87,6 +87,11 @@ pub struct ServeArgs {
     /// identity is compacted away by `gpubill compact`).
     #[arg(long, default_value_t = billing_store::DEFAULT_DEDUPE_HORIZON_S / 86_400)]
     pub dedupe_horizon_days: i64,
+    /// PostgreSQL: every authorization waits for its hold's WAL flush. Off by default: holds
+    /// are short-lived reservations, not money, and a crash forgets at most the last ~0.6 s
+    /// of them (see `Store::with_durable_holds`); usage is always committed durably.
+    #[arg(long)]
+    pub durable_holds: bool,
     /// Requests per second per customer API key (burst twice as many); 0: unlimited.
     #[arg(long, default_value_t = 100)]
     pub rate_limit_customer: u32,
@@ -186,6 +191,7 @@ pub struct Settings {
     pub topics: billing_store::Topics,
     pub max_future_s: i64,
     pub dedupe_horizon_s: i64,
+    pub durable_holds: bool,
     pub rate_limits: billing_api::limits::RateLimits,
 }
 
@@ -248,6 +254,7 @@ impl Settings {
             ingest_token: token("GPUBILL_INGEST_TOKEN")?,
             max_future_s: args.max_future_seconds,
             dedupe_horizon_s: args.dedupe_horizon_days.saturating_mul(86_400),
+            durable_holds: args.durable_holds,
             rate_limits: args.rate_limits(),
         })
     }
@@ -301,7 +308,8 @@ impl Application {
             .context("cannot open the database")?
             .with_topics(settings.topics.clone())
             .with_max_future(settings.max_future_s)
-            .with_dedupe_horizon(settings.dedupe_horizon_s);
+            .with_dedupe_horizon(settings.dedupe_horizon_s)
+            .with_durable_holds(settings.durable_holds);
         let clock = system_clock();
         // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
         // `run`).
