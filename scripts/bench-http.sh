@@ -2,13 +2,17 @@
 # HTTP benchmarks of `gpubill serve` (issue 3), on SQLite and PostgreSQL:
 #  1. ingest: a fleet posted in batches of 1,000 events (events/s);
 #  2. usage: GET /v1/usage for an account with 64 GPUs and a month of heartbeats at hour
-#     granularity, 500 requests/s for 10 s (p50/p99).
+#     granularity, 500 requests/s for 10 s (p50/p99);
+#  3. usage under ingest (issue 11): the same query at USAGE_RATE (2,000) requests/s for 10 s
+#     while another fleet is posted at half the ingest rate step 1 measured.
 # Usage: scripts/bench-http.sh [sqlite|postgres]...   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/services.sh
-cargo build --profile dist -p gpubill >/dev/null 2>&1 || cargo build --profile dist -p gpubill
-bin=target/dist/gpubill
+# PROFILE=release skips the dist profile's whole-program optimisation (a much shorter build).
+profile=${PROFILE:-dist}
+cargo build --profile "$profile" -p gpubill >/dev/null 2>&1 || cargo build --profile "$profile" -p gpubill
+bin=target/$profile/gpubill
 export GPUBILL_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
 port=18080
 base="http://127.0.0.1:$port"
@@ -30,7 +34,9 @@ run_one() {
     for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
     echo "-- ingest: 512 GPUs x 1 h of 30 s heartbeats, 10% redelivered, batches of 1,000"
     "$bin" simulate --gpus 512 --accounts 64 --seconds 3600 --start 2026-11-03T00:00:00Z --egress-every 0 \
-        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency "${CONCURRENCY:-1}"
+        --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency "${CONCURRENCY:-1}" | tee "$work/ingest.txt"
+    local max_rate
+    max_rate=$(sed -E 's/.*: ([0-9]+) events\/s.*/\1/' "$work/ingest.txt" | tail -n 1)
     echo "-- usage: 64 GPUs, a month of 300 s heartbeats for one account"
     key=$(curl -fs -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' \
         -d '{"id":"acct-0"}' "$base/v1/admin/accounts" | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
@@ -41,6 +47,17 @@ run_one() {
     if [ "$db" = postgres ]; then psql -h 127.0.0.1 -U postgres -qc "vacuum analyze" "${url##*/}"; fi
     "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
         --token "$key" --rate 500 --seconds 10
+    local half=$((max_rate / 2))
+    echo "-- usage under ingest: ${USAGE_RATE:-2000} req/s while 512 GPUs post at $half events/s (half of $max_rate)"
+    # Enough heartbeats for ~20 s at that rate, in a later week (nothing of it is a duplicate).
+    local seconds=$((half * 20 * 30 / 512 + 60))
+    "$bin" simulate --gpus 512 --accounts 64 --seconds "$seconds" --start 2026-11-20T00:00:00Z --egress-every 0 \
+        --redeliver-permille 0 --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency 2 --rate "$half" &
+    local feeder=$!
+    sleep 3
+    "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
+        --token "$key" --rate "${USAGE_RATE:-2000}" --seconds 10
+    wait "$feeder"
     kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 

@@ -58,6 +58,10 @@ pub struct BenchKafkaArgs {
     /// Lag recovery and decision latency: background events per second.
     #[arg(long, default_value_t = 10_000)]
     pub rate: u64,
+    /// Instead: the soak run, this many seconds of steady production at `--rate` (use
+    /// `--rate 20000 --soak-seconds 3600`): resident memory and consumer lag over time.
+    #[arg(long)]
+    pub soak_seconds: Option<u64>,
     /// Lag recovery: how long the engine stays stopped, in seconds.
     #[arg(long, default_value_t = 30)]
     pub stop_seconds: u64,
@@ -97,6 +101,9 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     store
         .put_pricebook(crate::demo::DEMO_BOOK, now_ms())
         .await?;
+    if let Some(seconds) = args.soak_seconds {
+        return crate::soak::soak(&args, &topic, store, seconds).await;
+    }
     if args.lag_recovery {
         return lag_recovery(&args, &topic, store).await;
     }
@@ -308,7 +315,7 @@ async fn lag_recovery(args: &BenchKafkaArgs, topic: &str, store: Arc<Store>) -> 
     Ok(())
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -535,7 +542,7 @@ fn fleet_events(n: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     Ok(out)
 }
 
-fn producer(brokers: &str) -> anyhow::Result<FutureProducer> {
+pub(crate) fn producer(brokers: &str) -> anyhow::Result<FutureProducer> {
     Ok(ClientConfig::new()
         .set("bootstrap.servers", brokers)
         .set("enable.idempotence", "true")
@@ -565,7 +572,7 @@ async fn create_topic(brokers: &str, topic: &str, partitions: i32) -> anyhow::Re
 }
 
 /// Records the engine has folded: the stored positions of the topic's partitions.
-async fn folded(store: &Store, topic: &str, partitions: i32) -> anyhow::Result<i64> {
+pub(crate) async fn folded(store: &Store, topic: &str, partitions: i32) -> anyhow::Result<i64> {
     let mut sum = 0;
     for p in 0..partitions {
         sum += store.stored_offset(topic, p as i64).await?.unwrap_or(0);

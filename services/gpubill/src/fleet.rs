@@ -218,6 +218,10 @@ pub struct SimulateArgs {
     /// Requests in flight with --post.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
+    /// With --post: at most this many events a second (batches paced evenly); unlimited when
+    /// absent.
+    #[arg(long)]
+    pub rate: Option<u64>,
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
@@ -237,6 +241,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
             events,
             args.batch,
             args.concurrency,
+            args.rate,
         ));
     }
     let sink: Box<dyn Write> = match &args.out {

@@ -16,6 +16,7 @@ pub async fn post_events(
     events: Vec<String>,
     batch: usize,
     concurrency: usize,
+    rate: Option<u64>,
 ) -> anyhow::Result<()> {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
@@ -32,11 +33,18 @@ pub async fn post_events(
     let mut chunks = events
         .chunks(batch.max(1))
         .map(|c| (c.len() as u64, format!("[{}]", c.join(","))));
+    let mut sent = 0u64;
     loop {
         while in_flight.len() < concurrency.max(1) {
             let Some((n, body)) = chunks.next() else {
                 break;
             };
+            // Paced: a batch leaves when the events before it are due at `rate`.
+            if let Some(r) = rate.filter(|r| *r > 0) {
+                let due = t0 + Duration::from_secs_f64(sent as f64 / r as f64);
+                tokio::time::sleep_until(due.into()).await;
+            }
+            sent += n;
             let req = client
                 .post(&endpoint)
                 .bearer_auth(token)

@@ -9,6 +9,7 @@ mod load;
 mod rate;
 mod replay;
 mod serve;
+mod soak;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
