@@ -6,11 +6,12 @@
 //! given per-second function is unique and the ledger is a function of the *set* of events.
 
 use crate::event::Class;
+use crate::lease::{LeaseState, Timeline};
 use crate::timestamp::Timestamp;
 use hashbrown::{Equivalent, HashMap};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
 /// (account, lease, resource, sku, class): section 2.
@@ -54,13 +55,53 @@ pub struct EgressRecord {
     pub bytes: u64,
 }
 
-/// Everything metered for one account: usage runs per key, egress records per dest.
+/// A key's ledger runs and, for SLA compensation (section 10), its coverage by each source
+/// (the node that reported it) as runs of their own: union-with-max per source, so the
+/// quantity a node gave a key at a second is known without keeping any heartbeat.
+#[derive(Debug, Clone, Default)]
+struct KeyRuns {
+    runs: Runs,
+    /// Sorted by source; almost always one.
+    sources: Vec<(Box<str>, Runs)>,
+}
+
+impl KeyRuns {
+    fn insert_from(&mut self, source: &str, from: i64, to: i64, quantity: Decimal) -> bool {
+        match self.sources.iter_mut().find(|(s, _)| **s == *source) {
+            Some((_, r)) => {
+                r.insert(from, to, quantity);
+            }
+            None => {
+                let mut r = Runs::new();
+                r.insert(from, to, quantity);
+                let at = self.sources.partition_point(|(s, _)| **s < *source);
+                self.sources.insert(at, (source.into(), r));
+            }
+        }
+        self.runs.insert(from, to, quantity)
+    }
+}
+
+/// The (lease, interface, dest) of a byte counter (section 11).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CounterKey {
+    pub lease: String,
+    pub interface: String,
+    pub dest: String,
+}
+
+/// Everything metered for one account: usage runs per key (with their coverage by source),
+/// egress records per dest, lease timelines and byte-counter samples.
 /// Iteration order of `usage` is unspecified; everything derived from it must not depend on
 /// it (rating sorts or sums).
 #[derive(Debug, Clone, Default)]
 pub struct AccountLedger {
-    usage: HashMap<ResourceKey, Runs>,
+    usage: HashMap<ResourceKey, KeyRuns>,
     egress: BTreeMap<String, Vec<EgressRecord>>,
+    /// Section 8: per lease, its (at, state) points.
+    leases: BTreeMap<String, Timeline>,
+    /// Section 11: per counter, its distinct (at, bytes_total) samples.
+    counters: BTreeMap<CounterKey, BTreeSet<(i64, u64)>>,
 }
 
 impl AccountLedger {
@@ -81,8 +122,8 @@ impl AccountLedger {
         quantity: Decimal,
     ) -> bool {
         let probe = ResourceKeyRef(lease, resource, sku, class);
-        if let Some(runs) = self.usage.get_mut(&probe) {
-            return runs.insert(from, to, quantity);
+        if let Some(k) = self.usage.get_mut(&probe) {
+            return k.runs.insert(from, to, quantity);
         }
         let mut runs = Runs::new();
         runs.insert(from, to, quantity);
@@ -93,9 +134,88 @@ impl AccountLedger {
                 sku: sku.into(),
                 class,
             },
-            runs,
+            KeyRuns {
+                runs,
+                sources: Vec::new(),
+            },
         );
         true
+    }
+
+    /// [`AccountLedger::insert_usage`] of an event from `source`, also kept in the key's
+    /// coverage by source (section 10).
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_usage_from(
+        &mut self,
+        source: &str,
+        lease: &str,
+        resource: &str,
+        sku: &str,
+        class: Class,
+        from: i64,
+        to: i64,
+        quantity: Decimal,
+    ) -> bool {
+        let probe = ResourceKeyRef(lease, resource, sku, class);
+        if let Some(k) = self.usage.get_mut(&probe) {
+            return k.insert_from(source, from, to, quantity);
+        }
+        let mut k = KeyRuns::default();
+        k.insert_from(source, from, to, quantity);
+        self.usage.insert(
+            ResourceKey {
+                lease: lease.into(),
+                resource: resource.into(),
+                sku: sku.into(),
+                class,
+            },
+            k,
+        );
+        true
+    }
+
+    /// A key's coverage by source, sorted by source (empty for a ledger loaded without it).
+    pub fn sources(&self, key: &ResourceKey) -> &[(Box<str>, Runs)] {
+        self.usage.get(key).map_or(&[], |k| k.sources.as_slice())
+    }
+
+    /// Replaces a key's coverage by one source (loading a ledger from storage).
+    pub fn set_source_runs(&mut self, key: ResourceKey, source: &str, runs: Runs) {
+        let k = self.usage.entry(key).or_default();
+        k.sources.retain(|(s, _)| **s != *source);
+        if !runs.is_empty() {
+            let at = k.sources.partition_point(|(s, _)| **s < *source);
+            k.sources.insert(at, (source.into(), runs));
+        }
+    }
+
+    /// Section 8: a point of a lease's timeline (`at` floored to the second).
+    pub fn add_lease_state(&mut self, lease: &str, at: i64, state: LeaseState) {
+        match self.leases.get_mut(lease) {
+            Some(t) => t.insert(at, state),
+            None => {
+                let mut t = Timeline::new();
+                t.insert(at, state);
+                self.leases.insert(lease.to_string(), t);
+            }
+        }
+    }
+
+    pub fn timeline(&self, lease: &str) -> Option<&Timeline> {
+        self.leases.get(lease)
+    }
+
+    pub fn leases(&self) -> &BTreeMap<String, Timeline> {
+        &self.leases
+    }
+
+    /// Section 11: a counter sample (`at` floored to the second).
+    pub fn add_counter_sample(&mut self, key: CounterKey, at: i64, bytes_total: u64) {
+        self.counters.entry(key).or_default().insert((at, bytes_total));
+    }
+
+    pub fn counters(&self) -> &BTreeMap<CounterKey, BTreeSet<(i64, u64)>> {
+        &self.counters
     }
 
     /// Replaces a key's runs wholesale (loading a ledger from storage).
@@ -103,7 +223,7 @@ impl AccountLedger {
         if runs.is_empty() {
             self.usage.remove(&key);
         } else {
-            self.usage.insert(key, runs);
+            self.usage.entry(key).or_default().runs = runs;
         }
     }
 
@@ -117,7 +237,7 @@ impl AccountLedger {
     }
 
     pub fn usage(&self) -> impl Iterator<Item = (&ResourceKey, &Runs)> {
-        self.usage.iter()
+        self.usage.iter().map(|(k, v)| (k, &v.runs))
     }
 
     /// Exactly what rating the period `[start, end)` reads of this ledger: every usage key
@@ -131,7 +251,7 @@ impl AccountLedger {
         let usage = self
             .usage
             .iter()
-            .filter(|(_, runs)| runs.clipped(start, end).next().is_some())
+            .filter(|(_, k)| k.runs.clipped(start, end).next().is_some())
             .map(|(k, r)| (k.clone(), r.clone()))
             .collect();
         let egress = self
@@ -147,18 +267,27 @@ impl AccountLedger {
             })
             .filter(|(_, records)| !records.is_empty())
             .collect();
-        AccountLedger { usage, egress }
+        // Part 2: timelines and counters are small and read whole (a state or a counter's
+        // baseline may lie before the period).
+        AccountLedger {
+            usage,
+            egress,
+            leases: self.leases.clone(),
+            counters: self.counters.clone(),
+        }
     }
 
     /// Usage keys in sorted order (for stable output).
     pub fn usage_sorted(&self) -> Vec<(&ResourceKey, &Runs)> {
-        let mut v: Vec<_> = self.usage.iter().collect();
+        let mut v: Vec<_> = self.usage().collect();
         v.sort_by(|a, b| a.0.cmp(b.0));
         v
     }
 
     pub fn runs(&self, lease: &str, resource: &str, sku: &str, class: Class) -> Option<&Runs> {
-        self.usage.get(&ResourceKeyRef(lease, resource, sku, class))
+        self.usage
+            .get(&ResourceKeyRef(lease, resource, sku, class))
+            .map(|k| &k.runs)
     }
 
     pub fn egress(&self) -> &BTreeMap<String, Vec<EgressRecord>> {
@@ -171,12 +300,24 @@ impl AccountLedger {
 
     /// Approximate bytes held per usage key: key strings, runs and map slots.
     pub fn heap_bytes(&self) -> usize {
-        let slot = std::mem::size_of::<(ResourceKey, Runs)>() + 1;
+        let slot = std::mem::size_of::<(ResourceKey, KeyRuns)>() + 1;
         self.usage.capacity() * slot
             + self
                 .usage
                 .iter()
-                .map(|(k, r)| k.lease.len() + k.resource.len() + k.sku.len() + r.heap_bytes())
+                .map(|(k, r)| {
+                    let sources: usize = r
+                        .sources
+                        .iter()
+                        .map(|(s, runs)| s.len() + runs.heap_bytes())
+                        .sum();
+                    k.lease.len()
+                        + k.resource.len()
+                        + k.sku.len()
+                        + r.runs.heap_bytes()
+                        + r.sources.capacity() * std::mem::size_of::<(Box<str>, Runs)>()
+                        + sources
+                })
                 .sum::<usize>()
     }
 }
