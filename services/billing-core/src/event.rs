@@ -16,13 +16,13 @@
 //! - An empty string counts as missing.
 
 use crate::json::{self, EventObject, Scalar};
-pub use crate::rental::RentalData;
 use crate::limits::{
     MAX_EVENT_SECS, MAX_INTERVAL_SECONDS, MAX_QUANTITY, MAX_RECORD_BYTES, MAX_STRING_BYTES,
     MIN_EVENT_SECS,
 };
 pub use crate::oversize::{OVERSIZE_KEPT_BYTES, kept_payload, oversize_stand_in, stored_form};
 use crate::oversize::{oversize_header, too_large};
+pub use crate::rental::RentalData;
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -473,7 +473,11 @@ pub(crate) fn reject<T>(reason: RejectReason, detail: impl Into<String>) -> Chec
 }
 
 /// A required string attribute: present, a string, non-empty, at most 256 bytes.
-pub(crate) fn required_str<'a>(v: Scalar<'a>, name: &str, missing: RejectReason) -> Check<Cow<'a, str>> {
+pub(crate) fn required_str<'a>(
+    v: Scalar<'a>,
+    name: &str,
+    missing: RejectReason,
+) -> Check<Cow<'a, str>> {
     match optional_str(v, name)? {
         Some(s) => Ok(s),
         None => reject(missing, format!("{name} is missing")),
@@ -582,7 +586,9 @@ fn quantity(v: Scalar<'_>) -> Check<Decimal> {
 pub(crate) fn bytes(v: Scalar<'_>, name: &str) -> Check<u64> {
     match v {
         Scalar::UInt(n) => Ok(n),
-        Scalar::Absent | Scalar::Null => reject(RejectReason::MissingField, format!("{name} is missing")),
+        Scalar::Absent | Scalar::Null => {
+            reject(RejectReason::MissingField, format!("{name} is missing"))
+        }
         Scalar::NegInt(n) => reject(RejectReason::BadBytes, format!("{name} {n} is negative")),
         _ => reject(
             RejectReason::BadBytes,
@@ -697,10 +703,7 @@ fn validate<'a>(
             let shown: String = t.chars().take(40).collect();
             return reject(
                 RejectReason::UnknownType,
-                format!(
-                    "type {shown:?} is not one of {}",
-                    EVENT_TYPES.join(", ")
-                ),
+                format!("type {shown:?} is not one of {}", EVENT_TYPES.join(", ")),
             );
         }
         Ok(None) => return reject(RejectReason::UnknownType, "type is missing"),

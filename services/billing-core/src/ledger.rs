@@ -211,7 +211,10 @@ impl AccountLedger {
 
     /// Section 11: a counter sample (`at` floored to the second).
     pub fn add_counter_sample(&mut self, key: CounterKey, at: i64, bytes_total: u64) {
-        self.counters.entry(key).or_default().insert((at, bytes_total));
+        self.counters
+            .entry(key)
+            .or_default()
+            .insert((at, bytes_total));
     }
 
     pub fn counters(&self) -> &BTreeMap<CounterKey, BTreeSet<(i64, u64)>> {

@@ -13,6 +13,8 @@
 //! written down next to the code that makes it and collected in [`choices`].
 
 pub mod choices;
+pub mod counters;
+pub mod credits;
 pub mod decimal;
 pub mod dedupe;
 pub mod egress;
@@ -22,10 +24,12 @@ pub mod json;
 pub mod lease;
 pub mod ledger;
 pub mod limits;
+pub mod magnitude;
 pub mod meter;
 pub mod minimum;
 pub mod money;
 pub mod offpeak;
+pub mod ondemand;
 pub mod oversize;
 pub mod period;
 pub mod platform;
@@ -34,6 +38,10 @@ pub mod quota;
 pub mod rating;
 pub mod rental;
 pub mod reservations;
+pub mod sla;
+pub mod spot;
+pub mod states;
+pub mod subscriptions;
 pub mod tiers;
 pub mod timestamp;
 

@@ -113,7 +113,13 @@ impl Meter {
     }
 
     /// Dedupe (section 1): `None` for a new identity, else what became of the record.
-    fn offer(&mut self, source: &str, id: &str, digest: u128, fingerprint: u128) -> Option<Admission> {
+    fn offer(
+        &mut self,
+        source: &str,
+        id: &str,
+        digest: u128,
+        fingerprint: u128,
+    ) -> Option<Admission> {
         match self.dedupe.offer_digest(digest, fingerprint) {
             Seen::Duplicate => Some(Admission::Duplicate),
             Seen::Conflict => {
@@ -133,7 +139,8 @@ impl Meter {
 
     fn ledger(&mut self, account: &str) -> &mut AccountLedger {
         if !self.accounts.contains_key(account) {
-            self.accounts.insert(account.to_string(), AccountLedger::new());
+            self.accounts
+                .insert(account.to_string(), AccountLedger::new());
         }
         self.accounts.get_mut(account).expect("just inserted")
     }

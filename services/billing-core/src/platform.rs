@@ -16,9 +16,19 @@ pub struct Platform {
     faults: BTreeMap<String, Vec<(i64, i64)>>,
 }
 
+/// No curves, no faults: what a rating context without platform events reads.
+pub static NO_PLATFORM: Platform = Platform::empty();
+
 impl Platform {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    pub const fn empty() -> Self {
+        Platform {
+            spot: BTreeMap::new(),
+            faults: BTreeMap::new(),
+        }
     }
 
     pub fn add_spot_price(&mut self, sku: &str, from: i64, price_per_hour: Decimal) {
@@ -34,7 +44,10 @@ impl Platform {
     }
 
     pub fn add_fault(&mut self, node: &str, start: i64, end: i64) {
-        assert!(start < end, "fault of node {node:?} is empty: {start}..{end}");
+        assert!(
+            start < end,
+            "fault of node {node:?} is empty: {start}..{end}"
+        );
         let v = self.faults.entry(node.to_string()).or_default();
         let at = v.partition_point(|f| *f < (start, end));
         if v.get(at) != Some(&(start, end)) {

@@ -16,7 +16,6 @@
 //! - An egress table takes `tiers` or a flat `rate_per_gb`.
 //! - Off-peak `to` may be `"24:00"`; times may carry seconds (`"06:30:15"`).
 
-
 mod skus;
 mod terms;
 #[cfg(test)]
@@ -35,7 +34,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 use toml::{Table, Value};
 use walk::{as_table, bounded, instant, invalid, only_keys, required, required_string, string};
-
 
 /// Most off-peak windows in one price book.
 pub const MAX_OFFPEAK_WINDOWS: usize = 64;
@@ -270,4 +268,3 @@ fn parse(root: &Table) -> Result<PriceBook> {
         subscriptions,
     })
 }
-

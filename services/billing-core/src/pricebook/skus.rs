@@ -5,8 +5,8 @@ use super::walk::{
     string, time_of_day,
 };
 use super::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, Result, Sku};
-use crate::limits::{MAX_MINIMUM_SECONDS, MAX_MULTIPLIER, MAX_RATE, MAX_STRING_BYTES};
 use crate::lease::LeaseState;
+use crate::limits::{MAX_MINIMUM_SECONDS, MAX_MULTIPLIER, MAX_RATE, MAX_STRING_BYTES};
 use crate::offpeak::{ALL_DAYS, OffpeakWindow, WEEKDAYS};
 use crate::tiers::{Tier, TierMode};
 use rust_decimal::Decimal;
@@ -162,7 +162,10 @@ pub(super) fn parse_skus(root: &Table) -> Result<BTreeMap<String, Sku>> {
     Ok(skus)
 }
 
-pub(super) fn parse_offpeak(root: &Table, skus: &BTreeMap<String, Sku>) -> Result<Vec<OffpeakWindow>> {
+pub(super) fn parse_offpeak(
+    root: &Table,
+    skus: &BTreeMap<String, Sku>,
+) -> Result<Vec<OffpeakWindow>> {
     let Some(v) = root.get("offpeak") else {
         return Ok(Vec::new());
     };
@@ -289,7 +292,6 @@ pub(super) fn parse_egress(root: &Table) -> Result<BTreeMap<String, Vec<Tier>>> 
     Ok(egress)
 }
 
-
 /// `state_rates = { stopped = "0.20", host_down = "0" }`: per unit-hour (section 8).
 fn parse_state_rates(t: &Table, path: &str) -> Result<BTreeMap<LeaseState, Decimal>> {
     let mut out = BTreeMap::new();
@@ -304,7 +306,10 @@ fn parse_state_rates(t: &Table, path: &str) -> Result<BTreeMap<LeaseState, Decim
             return invalid(
                 &join(&p, name),
                 value,
-                format!("unknown lease state (expected one of: {})", names.join(", ")),
+                format!(
+                    "unknown lease state (expected one of: {})",
+                    names.join(", ")
+                ),
             );
         };
         out.insert(state, required(rate(table, &p, name)?, &p, name)?);

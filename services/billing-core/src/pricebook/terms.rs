@@ -117,7 +117,12 @@ fn money(t: &Table, path: &str, key: &str, max: Decimal) -> Result<Decimal> {
 
 /// An sku that counts at rule 4.2 (reservations, packages, subscriptions) needs an
 /// on-demand price.
-fn on_demand_sku(t: &Table, path: &str, skus: &BTreeMap<String, Sku>, what: &str) -> Result<String> {
+fn on_demand_sku(
+    t: &Table,
+    path: &str,
+    skus: &BTreeMap<String, Sku>,
+    what: &str,
+) -> Result<String> {
     let sku = required_string(t, path, "sku")?.to_string();
     match skus.get(&sku) {
         None => invalid(
@@ -135,7 +140,13 @@ fn on_demand_sku(t: &Table, path: &str, skus: &BTreeMap<String, Sku>, what: &str
 }
 
 /// Term ids are unique per account (they name lines and order draws).
-fn unique_id(seen: &mut BTreeSet<(String, String)>, t: &Table, path: &str, account: &str, id: &str) -> Result<()> {
+fn unique_id(
+    seen: &mut BTreeSet<(String, String)>,
+    t: &Table,
+    path: &str,
+    account: &str,
+    id: &str,
+) -> Result<()> {
     if !seen.insert((account.to_string(), id.to_string())) {
         return invalid(
             &join(path, "id"),
@@ -191,19 +202,32 @@ pub(super) fn parse_subscriptions(
         only_keys(
             t,
             &path,
-            &["account", "id", "sku", "quantity", "cycle", "start", "cycles", "price"],
+            &[
+                "account", "id", "sku", "quantity", "cycle", "start", "cycles", "price",
+            ],
         )?;
         let account = required_string(t, &path, "account")?.to_string();
         let id = required_string(t, &path, "id")?.to_string();
         unique_id(&mut seen, t, &path, &account, &id)?;
         let sku = on_demand_sku(t, &path, skus, "a subscription's sku")?;
-        let quantity = bounded(t, &path, "quantity", Decimal::ZERO, false, MAX_RESERVED_QUANTITY)?;
+        let quantity = bounded(
+            t,
+            &path,
+            "quantity",
+            Decimal::ZERO,
+            false,
+            MAX_RESERVED_QUANTITY,
+        )?;
         let quantity = required(quantity, &path, "quantity")?;
         let cycle = match required_string(t, &path, "cycle")? {
             "week" => Cycle::Week,
             "month" => Cycle::Month,
             _ => {
-                return invalid(&join(&path, "cycle"), &t["cycle"], "must be \"week\" or \"month\"");
+                return invalid(
+                    &join(&path, "cycle"),
+                    &t["cycle"],
+                    "must be \"week\" or \"month\"",
+                );
             }
         };
         let start = whole_second(t, &path, "start")?;
@@ -295,7 +319,10 @@ pub(super) fn parse_sla(root: &Table) -> Result<Sla> {
     })
 }
 
-pub(super) fn parse_reservations(root: &Table, skus: &BTreeMap<String, Sku>) -> Result<Vec<Reservation>> {
+pub(super) fn parse_reservations(
+    root: &Table,
+    skus: &BTreeMap<String, Sku>,
+) -> Result<Vec<Reservation>> {
     let mut out = Vec::new();
     for (index, (path, t)) in entries(root, "reservations")?.into_iter().enumerate() {
         only_keys(
@@ -378,4 +405,3 @@ pub(super) fn parse_account_amounts(
     }
     Ok(out)
 }
-

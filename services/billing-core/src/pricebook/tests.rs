@@ -186,7 +186,6 @@ fn a_middle_tier_without_bound_is_an_error() {
 
 #[test]
 fn midnight_to_midnight_and_24_00() {
-    let pb =
-        PriceBook::from_toml(&BASE.replacen("to = \"08:00\"", "to = \"24:00\"", 1)).unwrap();
+    let pb = PriceBook::from_toml(&BASE.replacen("to = \"08:00\"", "to = \"24:00\"", 1)).unwrap();
     assert_eq!(pb.offpeak[0].to_seconds, 86_400);
 }

@@ -194,7 +194,6 @@ pub(super) fn time_of_day(t: &Table, path: &str, key: &str, allow_24: bool) -> R
     }
 }
 
-
 pub(super) fn entries<'a>(root: &'a Table, section: &str) -> Result<Vec<(String, &'a Table)>> {
     let Some(v) = root.get(section) else {
         return Ok(Vec::new());
@@ -209,4 +208,3 @@ pub(super) fn entries<'a>(root: &'a Table, section: &str) -> Result<Vec<(String,
         })
         .collect()
 }
-
