@@ -12,7 +12,10 @@
 //!
 //! Choices: prices compare as numbers and show normalized with at least 2 decimals
 //! (`"9.60"`, `"3.125"`); a curve prices spot usage of an sku even when the price book does
-//! not name the sku (section 9 is the more specific rule); waived usage is never unpriced.
+//! not name the sku (section 9 is the more specific rule); waived usage is never unpriced;
+//! only the spot lines of an sku that has a curve carry `price`: an sku without one rates
+//! exactly as in part 1 (one `spot` line, no `price`), as "rules 8 to 13 change only the
+//! skus that use them" requires.
 
 use crate::event::Class;
 use crate::invoice::{Component, Line, Unit};
@@ -95,7 +98,10 @@ pub fn spot_lines(
                 us,
                 usage_amount(us, price, Decimal::ONE),
             );
-            line.price = Some(show_price(price));
+            // Part 1 unchanged: an sku without a curve shows no price (section 8-13 preamble).
+            if ctx.platform.curve(sku).is_some() {
+                line.price = Some(show_price(price));
+            }
             lines.push(line);
         }
         lines.push(Line::usage(
