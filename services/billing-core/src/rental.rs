@@ -263,3 +263,155 @@ fn price_per_hour(v: Scalar<'_>) -> Check<Decimal> {
     }
     Ok(p)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::event::{AnyData, RejectReason, decode, decode_any};
+    use crate::rental::RentalData;
+
+    const STATE: &str = r#"{"specversion":"1.0","id":"s-1","source":"ctl/1","type":"lease.state","subject":"acme","data":{"lease":"l-9","state":"stopped","at":"2026-11-03T10:00:00.5Z"}}"#;
+    const PRICE: &str = r#"{"specversion":"1.0","id":"p-1","source":"mkt","type":"spot.price","subject":"gz-a","data":{"sku":"gpu.h100","price_per_hour":"9.60","from":"2026-11-03T10:00:00Z"}}"#;
+    const FAULT: &str = r#"{"specversion":"1.0","id":"f-1","source":"mon","type":"node.fault","subject":"platform","data":{"node":"node/7","start":"2026-11-03T10:00:00Z","end":"2026-11-03T10:30:00Z"}}"#;
+    const COUNTER: &str = r#"{"specversion":"1.0","id":"c-1","source":"gw","type":"net.counter","subject":"acme","data":{"lease":"l-9","interface":"eth0","dest":"internet","bytes_total":42,"at":"2026-11-03T10:00:00Z"}}"#;
+
+    fn with(base: &str, field: &str, value: &str) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(base).unwrap();
+        let patch: serde_json::Value = serde_json::from_str(value).unwrap();
+        match field.strip_prefix("data.") {
+            Some(f) if patch.is_null() => {
+                v["data"].as_object_mut().unwrap().remove(f);
+            }
+            Some(f) => v["data"][f] = patch,
+            None => v[field] = patch,
+        }
+        v.to_string()
+    }
+
+    fn reason(text: &str) -> RejectReason {
+        decode_any(text.as_bytes()).expect_err(text).reason
+    }
+
+    #[test]
+    fn decodes_the_four_rental_types() {
+        let e = decode_any(STATE.as_bytes()).unwrap();
+        let AnyData::Rental(RentalData::LeaseState(s)) = &e.data else {
+            panic!()
+        };
+        assert_eq!(
+            (s.state.as_str(), s.at.secs % 60, s.at.nanos),
+            ("stopped", 0, 500_000_000)
+        );
+        assert!(!e.is_platform());
+        let e = decode_any(PRICE.as_bytes()).unwrap();
+        assert!(e.is_platform());
+        assert_eq!(e.data_type(), "spot.price");
+        let e = decode_any(FAULT.as_bytes()).unwrap();
+        assert!(e.is_platform());
+        let e = decode_any(COUNTER.as_bytes()).unwrap();
+        let AnyData::Rental(RentalData::NetCounter(c)) = &e.data else {
+            panic!()
+        };
+        assert_eq!(c.bytes_total, 42);
+    }
+
+    #[test]
+    fn every_rental_validation_rule_has_its_reason() {
+        use RejectReason::*;
+        let cases: Vec<(String, RejectReason)> = vec![
+            (with(STATE, "data.state", r#""paused""#), BadState),
+            (with(STATE, "data.state", "3"), BadState),
+            (with(STATE, "data.state", "null"), MissingField),
+            (with(STATE, "data.at", "null"), MissingField),
+            (
+                with(STATE, "data.at", r#""1999-12-31T23:59:59Z""#),
+                TimeOutOfRange,
+            ),
+            (with(STATE, "data.at", r#""yesterday""#), BadTime),
+            (with(STATE, "subject", r#""a/b""#), BadSubject),
+            (with(STATE, "data.lease", "null"), MissingField),
+            (with(PRICE, "data.price_per_hour", r#""-1""#), BadPrice),
+            (with(PRICE, "data.price_per_hour", "9.6"), BadPrice),
+            (with(PRICE, "data.price_per_hour", r#""cheap""#), BadPrice),
+            (with(PRICE, "data.price_per_hour", r#""1e3""#), BadPrice),
+            (
+                with(PRICE, "data.price_per_hour", r#""1000000001""#),
+                BadPrice,
+            ),
+            (with(PRICE, "data.price_per_hour", "null"), MissingField),
+            (
+                with(PRICE, "data.from", r#""2100-01-01T00:00:01Z""#),
+                TimeOutOfRange,
+            ),
+            (with(PRICE, "subject", r#""zone a""#), BadSubject),
+            (
+                with(FAULT, "data.end", r#""2026-11-03T10:00:00Z""#),
+                EmptyInterval,
+            ),
+            (
+                with(FAULT, "data.end", r#""2026-11-03T09:00:00Z""#),
+                EmptyInterval,
+            ),
+            (with(FAULT, "data.node", "null"), MissingField),
+            (with(COUNTER, "data.bytes_total", "-5"), BadBytes),
+            (with(COUNTER, "data.bytes_total", "1.5"), BadBytes),
+            (with(COUNTER, "data.bytes_total", r#""42""#), BadBytes),
+            (with(COUNTER, "data.bytes_total", "null"), MissingField),
+            (with(COUNTER, "data.interface", "null"), MissingField),
+            (with(COUNTER, "data.dest", "null"), MissingField),
+            (with(COUNTER, "type", r#""net.counters""#), UnknownType),
+        ];
+        for (text, want) in cases {
+            assert_eq!(reason(&text), want, "{text}");
+        }
+        let r = decode_any(with(STATE, "data.state", r#""paused""#).as_bytes()).unwrap_err();
+        assert_eq!(
+            (r.source.as_deref(), r.id.as_deref()),
+            (Some("ctl/1"), Some("s-1"))
+        );
+        assert!(r.detail.contains("paused"), "{}", r.detail);
+    }
+
+    #[test]
+    fn the_part_1_reader_still_knows_only_part_1_types() {
+        let r = decode(STATE.as_bytes()).unwrap_err();
+        assert_eq!(r.reason, RejectReason::UnknownType);
+        assert_eq!(r.id.as_deref(), Some("s-1"));
+    }
+
+    #[test]
+    fn rental_fingerprints_ignore_spelling_but_not_meaning() {
+        let fp = |t: &str| decode_any(t.as_bytes()).unwrap().fingerprint();
+        assert_eq!(
+            fp(PRICE),
+            fp(&with(PRICE, "data.price_per_hour", r#""9.6""#)
+                .replace("2026-11-03T10:00:00Z", "2026-11-03T18:00:00+08:00"))
+        );
+        assert_ne!(
+            fp(PRICE),
+            fp(&with(PRICE, "data.price_per_hour", r#""9.7""#))
+        );
+        assert_ne!(fp(STATE), fp(&with(STATE, "data.state", r#""running""#)));
+        assert_ne!(fp(COUNTER), fp(&with(COUNTER, "data.bytes_total", "43")));
+        // A part-1 event fingerprints as it always did.
+        let usage = r#"{"specversion":"1.0","id":"h","source":"n","type":"gpu.usage","subject":"acme","data":{"lease":"l","resource":"r","sku":"s","start":"2026-11-03T10:00:00Z","end":"2026-11-03T10:00:30Z"}}"#;
+        assert_eq!(fp(usage), decode(usage.as_bytes()).unwrap().fingerprint());
+    }
+
+    #[test]
+    fn rental_events_dedupe_like_usage() {
+        use crate::meter::{Admission, Meter};
+        let mut m = Meter::new();
+        assert_eq!(m.ingest(PRICE.as_bytes()), Admission::Accepted);
+        assert_eq!(m.ingest(PRICE.as_bytes()), Admission::Duplicate);
+        let changed = with(PRICE, "data.price_per_hour", r#""1.00""#);
+        match m.ingest(changed.as_bytes()) {
+            Admission::Rejected(r) => assert_eq!(r.reason, RejectReason::Conflict),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(m.ingest(STATE.as_bytes()), Admission::Accepted);
+        // Platform events name no account; lease.state names its subject.
+        let accounts: Vec<&str> = m.accounts().map(|(a, _)| a).collect();
+        assert_eq!(accounts, ["acme"]);
+        assert_eq!(m.platform().curve("gpu.h100").unwrap().len(), 1);
+    }
+}
