@@ -223,7 +223,9 @@ pub enum AnyData<'a> {
 pub type AnyEvent<'a> = Event<'a, AnyData<'a>>;
 
 impl<'a> AnyEvent<'a> {
-    /// The part-1 event, if it is one.
+    /// The part-1 event, if it is one; else the event back, unchanged (not an error: the
+    /// caller decides, so its size does not matter).
+    #[allow(clippy::result_large_err)]
     pub fn into_part1(self) -> Result<Event<'a>, Self> {
         match self.data {
             AnyData::Part1(data) => Ok(Event {

@@ -81,22 +81,7 @@ pub fn check_magnitude(
         .and_then(|u| u.checked_mul(rate))
         .and_then(|u| u.checked_mul(multiplier))
         .map(|u| u / per_hour);
-    let counters = crate::counters::counter_bytes(ledger, period);
-    let dests = ledger
-        .egress()
-        .keys()
-        .map(String::as_str)
-        .chain(counters.keys().copied());
-    for dest in dests.collect::<std::collections::BTreeSet<&str>>() {
-        let records = ledger.egress().get(dest).map_or(&[][..], Vec::as_slice);
-        let bytes = bytes_in(records, period) + counters.get(dest).copied().unwrap_or(0);
-        let top = book
-            .egress
-            .get(dest)
-            .and_then(|tiers| tiers.iter().map(|t| t.rate).max())
-            .unwrap_or_default();
-        bound = add(bound, gigabytes(bytes).and_then(|g| g.checked_mul(top)));
-    }
+    bound = add(bound, egress_bound(ctx, ledger));
     for p in book.packages.iter().filter(|p| p.account == account) {
         bound = add(bound, Some(p.price));
     }
@@ -107,4 +92,29 @@ pub fn check_magnitude(
         Some(b) if b <= MAX_AMOUNT => Ok(()),
         other => Err(too_large(other)),
     }
+}
+
+/// Every GB of the period's egress (counters included) at its dest's highest rate.
+fn egress_bound(ctx: &RatingContext<'_>, ledger: &AccountLedger) -> Option<Decimal> {
+    let period = &ctx.period;
+    let counters = crate::counters::counter_bytes(ledger, period);
+    let dests = ledger
+        .egress()
+        .keys()
+        .map(String::as_str)
+        .chain(counters.keys().copied());
+    let mut bound = Some(Decimal::ZERO);
+    for dest in dests.collect::<std::collections::BTreeSet<&str>>() {
+        let records = ledger.egress().get(dest).map_or(&[][..], Vec::as_slice);
+        let bytes = bytes_in(records, period) + counters.get(dest).copied().unwrap_or(0);
+        let top = ctx
+            .book
+            .egress
+            .get(dest)
+            .and_then(|tiers| tiers.iter().map(|t| t.rate).max())
+            .unwrap_or_default();
+        let gb = gigabytes(bytes).and_then(|g| g.checked_mul(top));
+        bound = bound.and_then(|b| b.checked_add(gb?));
+    }
+    bound
 }

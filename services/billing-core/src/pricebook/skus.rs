@@ -104,17 +104,7 @@ pub(super) fn parse_skus(root: &Table) -> Result<BTreeMap<String, Sku>> {
         )?;
         let rate_per_hour = rate(t, &path, "rate_per_hour")?;
         let spot_rate_per_hour = rate(t, &path, "spot_rate_per_hour")?;
-        let minimum_seconds = match t.get("minimum_seconds") {
-            None => None,
-            Some(Value::Integer(n)) if (1..=MAX_MINIMUM_SECONDS).contains(n) => Some(*n),
-            Some(v) => {
-                return invalid(
-                    &join(&path, "minimum_seconds"),
-                    v,
-                    format!("must be a whole number of seconds from 1 to {MAX_MINIMUM_SECONDS}"),
-                );
-            }
-        };
+        let minimum_seconds = minimum_seconds(t, &path)?;
         let tier_mode = match string(t, &path, "tier_mode")? {
             None | Some("graduated") => TierMode::Graduated,
             Some("volume") => TierMode::Volume,
@@ -315,4 +305,16 @@ fn parse_state_rates(t: &Table, path: &str) -> Result<BTreeMap<LeaseState, Decim
         out.insert(state, required(rate(table, &p, name)?, &p, name)?);
     }
     Ok(out)
+}
+
+fn minimum_seconds(t: &Table, path: &str) -> Result<Option<i64>> {
+    match t.get("minimum_seconds") {
+        None => Ok(None),
+        Some(Value::Integer(n)) if (1..=MAX_MINIMUM_SECONDS).contains(n) => Ok(Some(*n)),
+        Some(v) => invalid(
+            &join(path, "minimum_seconds"),
+            v,
+            format!("must be a whole number of seconds from 1 to {MAX_MINIMUM_SECONDS}"),
+        ),
+    }
 }
