@@ -7,6 +7,13 @@
 //! ([`reservations`]), the per-resource minimum charge ([`minimum`]), egress ([`egress`]),
 //! and the assembly of lines, rounding and totals ([`rating`], [`invoice`]).
 //!
+//! Part 2 (GPU rental economics, sections 8 to 14) adds the rental events ([`rental`],
+//! decoded by [`event::decode_any`]), lease timelines ([`lease`]), spot curves and node
+//! faults ([`platform`]), and a module per rule: lease states ([`states`]), on-demand usage
+//! with packages and subscriptions ([`ondemand`], [`subscriptions`]), spot curves and
+//! interruption ([`spot`]), SLA compensation ([`sla`]), counter egress ([`counters`]) and
+//! credits across periods ([`credits`]).
+//!
 //! The crate does no I/O, never reads the clock and never uses floating point: time comes in
 //! as arguments (UTC Unix seconds), money is [`rust_decimal::Decimal`]. It implements
 //! `billing-semantics.md` (normative); every choice made where that page is silent is
