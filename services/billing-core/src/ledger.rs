@@ -58,27 +58,82 @@ pub struct EgressRecord {
 /// A key's ledger runs and, for SLA compensation (section 10), its coverage by each source
 /// (the node that reported it) as runs of their own: union-with-max per source, so the
 /// quantity a node gave a key at a second is known without keeping any heartbeat.
+///
+/// Almost every key is reported by one node only, and then that node's coverage *is* the
+/// ledger: [`Sources::One`] keeps just the name, and the per-source runs are materialized
+/// only when a second source appears (the first one's runs are then exactly the ledger's so
+/// far). Metering a single-source key costs one string compare more than part 1.
 #[derive(Debug, Clone, Default)]
 struct KeyRuns {
     runs: Runs,
-    /// Sorted by source; almost always one.
-    sources: Vec<(Box<str>, Runs)>,
+    sources: Sources,
+}
+
+#[derive(Debug, Clone, Default)]
+enum Sources {
+    /// Unknown (a ledger loaded from storage without its sources, or `insert_usage`).
+    #[default]
+    Unknown,
+    /// Every event of the key came from this source: its coverage is `runs`.
+    One(Box<str>),
+    /// Sorted by source.
+    Many(Vec<(Box<str>, Runs)>),
 }
 
 impl KeyRuns {
     fn insert_from(&mut self, source: &str, from: i64, to: i64, quantity: Decimal) -> bool {
-        match self.sources.iter_mut().find(|(s, _)| **s == *source) {
-            Some((_, r)) => {
-                r.insert(from, to, quantity);
+        match &mut self.sources {
+            Sources::Unknown if self.runs.is_empty() => self.sources = Sources::One(source.into()),
+            Sources::One(s) if **s == *source => {}
+            Sources::Unknown | Sources::One(_) => {
+                self.materialize();
+                return self.insert_from(source, from, to, quantity);
             }
-            None => {
-                let mut r = Runs::new();
-                r.insert(from, to, quantity);
-                let at = self.sources.partition_point(|(s, _)| **s < *source);
-                self.sources.insert(at, (source.into(), r));
-            }
+            Sources::Many(v) => match v.iter_mut().find(|(s, _)| **s == *source) {
+                Some((_, r)) => {
+                    r.insert(from, to, quantity);
+                }
+                None => {
+                    let mut r = Runs::new();
+                    r.insert(from, to, quantity);
+                    let at = v.partition_point(|(s, _)| **s < *source);
+                    v.insert(at, (source.into(), r));
+                }
+            },
         }
         self.runs.insert(from, to, quantity)
+    }
+
+    /// `One` (or `Unknown`) to `Many`, before an event that breaks "the ledger is the one
+    /// source's coverage".
+    fn materialize(&mut self) {
+        self.sources = match std::mem::take(&mut self.sources) {
+            Sources::One(s) => Sources::Many(vec![(s, self.runs.clone())]),
+            Sources::Unknown => Sources::Many(Vec::new()),
+            many => many,
+        };
+    }
+
+    fn sources(&self) -> Vec<(&str, &Runs)> {
+        match &self.sources {
+            Sources::Unknown => Vec::new(),
+            Sources::One(s) => vec![(&**s, &self.runs)],
+            Sources::Many(v) => v.iter().map(|(s, r)| (&**s, r)).collect(),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.runs.heap_bytes()
+            + match &self.sources {
+                Sources::Unknown => 0,
+                Sources::One(s) => s.len(),
+                Sources::Many(v) => {
+                    v.capacity() * std::mem::size_of::<(Box<str>, Runs)>()
+                        + v.iter()
+                            .map(|(s, r)| s.len() + r.heap_bytes())
+                            .sum::<usize>()
+                }
+            }
     }
 }
 
@@ -123,6 +178,10 @@ impl AccountLedger {
     ) -> bool {
         let probe = ResourceKeyRef(lease, resource, sku, class);
         if let Some(k) = self.usage.get_mut(&probe) {
+            // An event of unknown source: the one source's coverage is no longer the ledger.
+            if matches!(k.sources, Sources::One(_)) {
+                k.materialize();
+            }
             return k.runs.insert(from, to, quantity);
         }
         let mut runs = Runs::new();
@@ -136,7 +195,7 @@ impl AccountLedger {
             },
             KeyRuns {
                 runs,
-                sources: Vec::new(),
+                sources: Sources::Unknown,
             },
         );
         true
@@ -175,17 +234,21 @@ impl AccountLedger {
     }
 
     /// A key's coverage by source, sorted by source (empty for a ledger loaded without it).
-    pub fn sources(&self, key: &ResourceKey) -> &[(Box<str>, Runs)] {
-        self.usage.get(key).map_or(&[], |k| k.sources.as_slice())
+    pub fn sources(&self, key: &ResourceKey) -> Vec<(&str, &Runs)> {
+        self.usage.get(key).map_or_else(Vec::new, |k| k.sources())
     }
 
-    /// Replaces a key's coverage by one source (loading a ledger from storage).
+    /// Replaces a key's coverage by one source (loading a ledger from storage; call it after
+    /// [`AccountLedger::set_runs`] of the key).
     pub fn set_source_runs(&mut self, key: ResourceKey, source: &str, runs: Runs) {
         let k = self.usage.entry(key).or_default();
-        k.sources.retain(|(s, _)| **s != *source);
-        if !runs.is_empty() {
-            let at = k.sources.partition_point(|(s, _)| **s < *source);
-            k.sources.insert(at, (source.into(), runs));
+        k.materialize();
+        if let Sources::Many(v) = &mut k.sources {
+            v.retain(|(s, _)| **s != *source);
+            if !runs.is_empty() {
+                let at = v.partition_point(|(s, _)| **s < *source);
+                v.insert(at, (source.into(), runs));
+            }
         }
     }
 
@@ -308,19 +371,7 @@ impl AccountLedger {
             + self
                 .usage
                 .iter()
-                .map(|(k, r)| {
-                    let sources: usize = r
-                        .sources
-                        .iter()
-                        .map(|(s, runs)| s.len() + runs.heap_bytes())
-                        .sum();
-                    k.lease.len()
-                        + k.resource.len()
-                        + k.sku.len()
-                        + r.runs.heap_bytes()
-                        + r.sources.capacity() * std::mem::size_of::<(Box<str>, Runs)>()
-                        + sources
-                })
+                .map(|(k, r)| k.lease.len() + k.resource.len() + k.sku.len() + r.heap_bytes())
                 .sum::<usize>()
     }
 }
@@ -615,5 +666,68 @@ mod tests {
         r.insert(10, 20, dec("0.50"));
         assert_eq!(r.as_slice().len(), 1);
         assert!(r.is_canonical());
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+
+    fn key() -> ResourceKey {
+        ResourceKey {
+            lease: "L".into(),
+            resource: "r".into(),
+            sku: "g".into(),
+            class: Class::OnDemand,
+        }
+    }
+
+    fn spans(r: &Runs) -> Vec<(i64, i64, String)> {
+        r.as_slice()
+            .iter()
+            .map(|x| (x.from, x.to, x.quantity.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn one_source_is_the_ledger_and_a_second_one_splits_the_coverage() {
+        let mut l = AccountLedger::new();
+        l.insert_usage_from("n1", "L", "r", "g", Class::OnDemand, 0, 10, Decimal::ONE);
+        l.insert_usage_from("n1", "L", "r", "g", Class::OnDemand, 10, 20, Decimal::TWO);
+        let s = l.sources(&key());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].0, "n1");
+        assert_eq!(
+            spans(s[0].1),
+            vec![(0, 10, "1".into()), (10, 20, "2".into())]
+        );
+        // The lease moves to n0: n1 keeps what it reported, n0 gets its own runs.
+        l.insert_usage_from("n0", "L", "r", "g", Class::OnDemand, 15, 30, Decimal::ONE);
+        let s = l.sources(&key());
+        let names: Vec<&str> = s.iter().map(|x| x.0).collect();
+        assert_eq!(names, ["n0", "n1"]);
+        assert_eq!(spans(s[0].1), vec![(15, 30, "1".into())]);
+        assert_eq!(
+            spans(s[1].1),
+            vec![(0, 10, "1".into()), (10, 20, "2".into())]
+        );
+        assert_eq!(
+            spans(l.runs("L", "r", "g", Class::OnDemand).unwrap()),
+            vec![
+                (0, 10, "1".into()),
+                (10, 20, "2".into()),
+                (20, 30, "1".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_of_unknown_source_keeps_the_known_coverage_apart() {
+        let mut l = AccountLedger::new();
+        l.insert_usage_from("n1", "L", "r", "g", Class::OnDemand, 0, 10, Decimal::ONE);
+        l.insert_usage("L", "r", "g", Class::OnDemand, 10, 20, Decimal::ONE);
+        let s = l.sources(&key());
+        assert_eq!(s.len(), 1);
+        assert_eq!(spans(s[0].1), vec![(0, 10, "1".into())]);
     }
 }

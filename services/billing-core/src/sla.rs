@@ -64,7 +64,7 @@ fn affected<'l>(
         };
         let timeline = ledger.timeline(&key.lease);
         for (source, by_source) in ledger.sources(key) {
-            let Some(faults) = ctx.faults.get(&**source) else {
+            let Some(faults) = ctx.faults.get(source) else {
                 continue;
             };
             for &(a, b) in faults {
