@@ -137,12 +137,9 @@ impl Meter {
         }
     }
 
+    /// The account's ledger: one hash lookup, an owned name only for a new account.
     fn ledger(&mut self, account: &str) -> &mut AccountLedger {
-        if !self.accounts.contains_key(account) {
-            self.accounts
-                .insert(account.to_string(), AccountLedger::new());
-        }
-        self.accounts.get_mut(account).expect("just inserted")
+        self.accounts.entry_ref(account).or_default()
     }
 
     fn fold_part1(&mut self, account: &str, source: &str, data: &EventData<'_>) {
