@@ -49,6 +49,35 @@ fn bench(c: &mut Criterion) {
             m.events()
         })
     });
+    // Issue 10: part-2 events mixed in at 5% (one in twenty records).
+    let mixed: Vec<String> = batch
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match i % 80 {
+            19 => format!(
+                r#"{{"specversion":"1.0","id":"s-{i}","source":"ctl","type":"lease.state","subject":"acme","data":{{"lease":"l-9","state":"running","at":"2026-11-03T10:00:00Z"}}}}"#
+            ),
+            39 => format!(
+                r#"{{"specversion":"1.0","id":"p-{i}","source":"mkt","type":"spot.price","subject":"gz-a","data":{{"sku":"gpu.h100-80g","price_per_hour":"9.60","from":"2026-11-03T10:00:00Z"}}}}"#
+            ),
+            59 => format!(
+                r#"{{"specversion":"1.0","id":"c-{i}","source":"gw","type":"net.counter","subject":"acme","data":{{"lease":"l-9","interface":"eth0","dest":"internet","bytes_total":{i},"at":"2026-11-03T10:00:00Z"}}}}"#
+            ),
+            79 => format!(
+                r#"{{"specversion":"1.0","id":"f-{i}","source":"mon","type":"node.fault","subject":"platform","data":{{"node":"node/gz-a-017","start":"2026-11-03T10:00:00Z","end":"2026-11-03T10:01:00Z"}}}}"#
+            ),
+            _ => e.clone(),
+        })
+        .collect();
+    g.bench_function("meter 10k records, 5% part-2 events", |b| {
+        b.iter(|| {
+            let mut m = Meter::new();
+            for e in &mixed {
+                black_box(m.ingest(e.as_bytes()));
+            }
+            m.events()
+        })
+    });
     g.bench_function("ledger: 10k overlapping in-order inserts", |b| {
         b.iter(|| {
             let mut r = Runs::new();

@@ -34,9 +34,13 @@ pub fn egress_lines(dest: &str, tiers: &[Tier], gb: Decimal) -> Vec<Line> {
             dest: Some(dest.to_string()),
             tier,
             multiplier: None,
+            price: None,
+            package: None,
+            subscription: None,
             quantity: show_quantity(part),
             unit: Unit::Gb,
             amount: round_amount(part * tiers[tier].rate),
+            compensation: None,
             seq: 0,
         })
     });

@@ -22,6 +22,7 @@ use crate::limits::{
 };
 pub use crate::oversize::{OVERSIZE_KEPT_BYTES, kept_payload, oversize_stand_in, stored_form};
 use crate::oversize::{oversize_header, too_large};
+pub use crate::rental::RentalData;
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -39,7 +40,8 @@ pub enum RejectReason {
     MalformedJson,
     /// `specversion` missing or not `1.0`.
     BadSpecversion,
-    /// `type` missing or neither `gpu.usage` nor `net.egress`.
+    /// `type` missing or not one of `gpu.usage`, `net.egress`, `lease.state`, `spot.price`,
+    /// `node.fault`, `net.counter` ([`decode`], the part-1 reader, knows only the first two).
     UnknownType,
     MissingId,
     MissingSource,
@@ -76,11 +78,17 @@ pub enum RejectReason {
     BadClass,
     /// Same (source, id) as an earlier event with different content.
     Conflict,
+    /// `lease.state`'s `state` is not one of `provisioning`, `running`, `stopped`,
+    /// `host_down`, `preempted`, `terminated`.
+    BadState,
+    /// `spot.price`'s `price_per_hour` not a decimal string, negative or above the price
+    /// book's rate limit.
+    BadPrice,
 }
 
 impl RejectReason {
     /// Every reason, in declaration order (for metrics and docs).
-    pub const ALL: [RejectReason; 21] = [
+    pub const ALL: [RejectReason; 23] = [
         RejectReason::RecordTooLarge,
         RejectReason::MalformedJson,
         RejectReason::BadSpecversion,
@@ -102,6 +110,8 @@ impl RejectReason {
         RejectReason::BadBytes,
         RejectReason::BadClass,
         RejectReason::Conflict,
+        RejectReason::BadState,
+        RejectReason::BadPrice,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -127,6 +137,8 @@ impl RejectReason {
             RejectReason::BadBytes => "bad_bytes",
             RejectReason::BadClass => "bad_class",
             RejectReason::Conflict => "conflict",
+            RejectReason::BadState => "bad_state",
+            RejectReason::BadPrice => "bad_price",
         }
     }
 }
@@ -184,14 +196,88 @@ impl Class {
 }
 
 /// A valid event. Strings borrow from the record where JSON escapes allow.
+///
+/// `D` is the kind of data: [`EventData`] (part 1: `gpu.usage`, `net.egress`) by default, or
+/// [`AnyData`] for every type gpubill reads (part 2 adds the rental events of
+/// [`crate::rental`]). [`decode`] returns part-1 events only, as it always has; the meter
+/// reads every type with [`decode_any`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event<'a> {
+pub struct Event<'a, D = EventData<'a>> {
     pub source: Cow<'a, str>,
     pub id: Cow<'a, str>,
-    /// The billed account.
+    /// The billed account (for platform events, `spot.price` and `node.fault`: the zone or
+    /// `platform`).
     pub subject: Cow<'a, str>,
     pub time: Option<Timestamp>,
-    pub data: EventData<'a>,
+    pub data: D,
+}
+
+/// The data of any event type gpubill reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnyData<'a> {
+    Part1(EventData<'a>),
+    Rental(RentalData<'a>),
+}
+
+/// An event of any type.
+pub type AnyEvent<'a> = Event<'a, AnyData<'a>>;
+
+impl<'a> AnyEvent<'a> {
+    /// The part-1 event, if it is one; else the event back, unchanged (not an error: the
+    /// caller decides, so its size does not matter).
+    #[allow(clippy::result_large_err)]
+    pub fn into_part1(self) -> Result<Event<'a>, Self> {
+        match self.data {
+            AnyData::Part1(data) => Ok(Event {
+                source: self.source,
+                id: self.id,
+                subject: self.subject,
+                time: self.time,
+                data,
+            }),
+            AnyData::Rental(_) => Err(self),
+        }
+    }
+
+    /// [`Event::fingerprint_with`] for any type; a part-1 event fingerprints exactly as
+    /// before part 2 (stored fingerprints stay valid).
+    pub fn fingerprint_with(&self, scratch: &mut Vec<u8>) -> u128 {
+        scratch.clear();
+        let mut w = Canon { buf: scratch };
+        w.header(&self.subject, self.time);
+        match &self.data {
+            AnyData::Part1(d) => w.part1(d),
+            AnyData::Rental(r) => r.canon(&mut w),
+        }
+        xxhash_rust::xxh3::xxh3_128(scratch)
+    }
+
+    pub fn fingerprint(&self) -> u128 {
+        self.fingerprint_with(&mut Vec::new())
+    }
+
+    /// The CloudEvents `type`.
+    pub fn data_type(&self) -> &'static str {
+        match &self.data {
+            AnyData::Part1(EventData::Usage(_)) => "gpu.usage",
+            AnyData::Part1(EventData::Egress(_)) => "net.egress",
+            AnyData::Rental(r) => r.data_type(),
+        }
+    }
+
+    /// The last whole second the event speaks of (for the engine's time limits).
+    pub fn end_secs(&self) -> i64 {
+        match &self.data {
+            AnyData::Part1(EventData::Usage(u)) => u.end.ceil_secs(),
+            AnyData::Part1(EventData::Egress(x)) => x.time.ceil_secs(),
+            AnyData::Rental(r) => r.end_secs(),
+        }
+    }
+
+    /// Whether this is a platform event (`spot.price`, `node.fault`): it names no account.
+    pub fn is_platform(&self) -> bool {
+        matches!(&self.data, AnyData::Rental(r) if r.is_platform())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,38 +329,8 @@ impl Event<'_> {
     pub fn fingerprint_with(&self, scratch: &mut Vec<u8>) -> u128 {
         scratch.clear();
         let mut w = Canon { buf: scratch };
-        w.str(&self.subject);
-        match self.time {
-            Some(t) => {
-                w.put(&[1]);
-                w.time(t);
-            }
-            None => w.put(&[0]),
-        }
-        match &self.data {
-            EventData::Usage(u) => {
-                w.put(b"U");
-                w.str(&u.lease);
-                w.str(&u.resource);
-                w.str(&u.sku);
-                w.put(&[u.class as u8]);
-                w.time(u.start);
-                w.time(u.end);
-                w.put(&u.quantity.normalize().serialize());
-            }
-            EventData::Egress(e) => {
-                w.put(b"E");
-                match &e.lease {
-                    Some(l) => {
-                        w.put(&[1]);
-                        w.str(l);
-                    }
-                    None => w.put(&[0]),
-                }
-                w.str(&e.dest);
-                w.put(&e.bytes.to_le_bytes());
-            }
-        }
+        w.header(&self.subject, self.time);
+        w.part1(&self.data);
         xxhash_rust::xxh3::xxh3_128(scratch)
     }
 
@@ -355,39 +411,82 @@ impl Event<'_> {
 }
 
 /// Writes an event's canonical bytes for [`Event::fingerprint`].
-struct Canon<'b> {
+pub(crate) struct Canon<'b> {
     buf: &'b mut Vec<u8>,
 }
 
 impl Canon<'_> {
-    fn put(&mut self, bytes: &[u8]) {
+    fn header(&mut self, subject: &str, time: Option<Timestamp>) {
+        self.str(subject);
+        match time {
+            Some(t) => {
+                self.put(&[1]);
+                self.time(t);
+            }
+            None => self.put(&[0]),
+        }
+    }
+
+    fn part1(&mut self, data: &EventData<'_>) {
+        let w = self;
+        match data {
+            EventData::Usage(u) => {
+                w.put(b"U");
+                w.str(&u.lease);
+                w.str(&u.resource);
+                w.str(&u.sku);
+                w.put(&[u.class as u8]);
+                w.time(u.start);
+                w.time(u.end);
+                w.put(&u.quantity.normalize().serialize());
+            }
+            EventData::Egress(e) => {
+                w.put(b"E");
+                match &e.lease {
+                    Some(l) => {
+                        w.put(&[1]);
+                        w.str(l);
+                    }
+                    None => w.put(&[0]),
+                }
+                w.str(&e.dest);
+                w.put(&e.bytes.to_le_bytes());
+            }
+        }
+    }
+
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.put(&(s.len() as u32).to_le_bytes());
         self.put(s.as_bytes());
     }
-    fn time(&mut self, t: Timestamp) {
+    pub(crate) fn time(&mut self, t: Timestamp) {
         self.put(&t.secs.to_le_bytes());
         self.put(&t.nanos.to_le_bytes());
     }
 }
 
-type Check<T> = Result<T, Rejection>;
+pub(crate) type Check<T> = Result<T, Rejection>;
 
-fn reject<T>(reason: RejectReason, detail: impl Into<String>) -> Check<T> {
+pub(crate) fn reject<T>(reason: RejectReason, detail: impl Into<String>) -> Check<T> {
     Err(Rejection::new(reason, detail))
 }
 
 /// A required string attribute: present, a string, non-empty, at most 256 bytes.
-fn required_str<'a>(v: Scalar<'a>, name: &str, missing: RejectReason) -> Check<Cow<'a, str>> {
+pub(crate) fn required_str<'a>(
+    v: Scalar<'a>,
+    name: &str,
+    missing: RejectReason,
+) -> Check<Cow<'a, str>> {
     match optional_str(v, name)? {
         Some(s) => Ok(s),
         None => reject(missing, format!("{name} is missing")),
     }
 }
 
-fn optional_str<'a>(v: Scalar<'a>, name: &str) -> Check<Option<Cow<'a, str>>> {
+pub(crate) fn optional_str<'a>(v: Scalar<'a>, name: &str) -> Check<Option<Cow<'a, str>>> {
     match v {
         Scalar::Absent | Scalar::Null => Ok(None),
         Scalar::Str(s) if s.is_empty() => Ok(None),
@@ -403,14 +502,14 @@ fn optional_str<'a>(v: Scalar<'a>, name: &str) -> Check<Option<Cow<'a, str>>> {
     }
 }
 
-fn required_time(v: Scalar<'_>, name: &str) -> Check<Timestamp> {
+pub(crate) fn required_time(v: Scalar<'_>, name: &str) -> Check<Timestamp> {
     match optional_time(v, name)? {
         Some(t) => Ok(t),
         None => reject(RejectReason::MissingField, format!("{name} is missing")),
     }
 }
 
-fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
+pub(crate) fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
     let Some(text) = optional_str(v, name)? else {
         return Ok(None);
     };
@@ -486,19 +585,16 @@ fn quantity(v: Scalar<'_>) -> Check<Decimal> {
     Ok(q)
 }
 
-fn bytes(v: Scalar<'_>) -> Check<u64> {
+pub(crate) fn bytes(v: Scalar<'_>, name: &str) -> Check<u64> {
     match v {
         Scalar::UInt(n) => Ok(n),
         Scalar::Absent | Scalar::Null => {
-            reject(RejectReason::MissingField, "data.bytes is missing")
+            reject(RejectReason::MissingField, format!("{name} is missing"))
         }
-        Scalar::NegInt(n) => reject(
-            RejectReason::BadBytes,
-            format!("data.bytes {n} is negative"),
-        ),
+        Scalar::NegInt(n) => reject(RejectReason::BadBytes, format!("{name} {n} is negative")),
         _ => reject(
             RejectReason::BadBytes,
-            "data.bytes must be a non-negative JSON integer",
+            format!("{name} must be a non-negative JSON integer"),
         ),
     }
 }
@@ -519,8 +615,29 @@ fn class(v: Scalar<'_>) -> Check<Class> {
     }
 }
 
-/// Decodes and validates one record. Never panics, whatever the bytes.
+/// Decodes and validates one part-1 record (`gpu.usage`, `net.egress`). Never panics,
+/// whatever the bytes. The part-2 types are `unknown_type` here, as they were before part 2:
+/// callers that handle them read records with [`decode_any`].
 pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
+    match decode_any(record)?.into_part1() {
+        Ok(e) => Ok(e),
+        Err(e) => {
+            let mut r = Rejection::new(
+                RejectReason::UnknownType,
+                format!(
+                    "type {:?} is read by the rental rules (decode_any), not by this part-1 reader",
+                    e.data_type()
+                ),
+            );
+            r.source = Some(e.source.to_string());
+            r.id = Some(e.id.to_string());
+            Err(r)
+        }
+    }
+}
+
+/// Decodes and validates one record of any type. Never panics, whatever the bytes.
+pub fn decode_any(record: &[u8]) -> Result<AnyEvent<'_>, Rejection> {
     if record.len() > MAX_RECORD_BYTES {
         use sha2::Digest;
         let digest = hex::encode(sha2::Sha256::digest(record));
@@ -561,7 +678,7 @@ fn validate<'a>(
     raw: EventObject<'a>,
     id: Check<Option<Cow<'a, str>>>,
     source: Check<Option<Cow<'a, str>>>,
-) -> Check<Event<'a>> {
+) -> Check<AnyEvent<'a>> {
     let [specversion, _, _, kind, subject, time] = raw.attrs;
     match &specversion {
         Scalar::Str(v) if v == "1.0" => {}
@@ -583,12 +700,12 @@ fn validate<'a>(
     let source =
         source?.ok_or_else(|| Rejection::new(RejectReason::MissingSource, "source is missing"))?;
     let kind = match optional_str(kind, "type") {
-        Ok(Some(t)) if t == "gpu.usage" || t == "net.egress" => t,
+        Ok(Some(t)) if EVENT_TYPES.contains(&&*t) => t,
         Ok(Some(t)) => {
             let shown: String = t.chars().take(40).collect();
             return reject(
                 RejectReason::UnknownType,
-                format!("type {shown:?} is neither \"gpu.usage\" nor \"net.egress\""),
+                format!("type {shown:?} is not one of {}", EVENT_TYPES.join(", ")),
             );
         }
         Ok(None) => return reject(RejectReason::UnknownType, "type is missing"),
@@ -608,10 +725,10 @@ fn validate<'a>(
         Some(Err(())) => return reject(RejectReason::WrongType, "data must be an object"),
         Some(Ok(d)) => d,
     };
-    let data = if kind == "gpu.usage" {
-        EventData::Usage(usage_data(fields)?)
-    } else {
-        EventData::Egress(egress_data(fields, time)?)
+    let data = match &*kind {
+        "gpu.usage" => AnyData::Part1(EventData::Usage(usage_data(fields)?)),
+        "net.egress" => AnyData::Part1(EventData::Egress(egress_data(fields, time)?)),
+        other => AnyData::Rental(crate::rental::rental_data(other, fields)?),
     };
     Ok(Event {
         source,
@@ -622,9 +739,19 @@ fn validate<'a>(
     })
 }
 
+/// Every event type gpubill reads: part 1, then the rental events of part 2.
+pub const EVENT_TYPES: [&str; 6] = [
+    "gpu.usage",
+    "net.egress",
+    "lease.state",
+    "spot.price",
+    "node.fault",
+    "net.counter",
+];
+
 /// `data` of a `gpu.usage` (its members in the order of [`json::DATA_MEMBERS`]).
-fn usage_data(fields: [Scalar<'_>; 9]) -> Check<Usage<'_>> {
-    let [lease, resource, sku, class_, start, end, quantity_, _, _] = fields;
+fn usage_data(fields: json::DataMembers<'_>) -> Check<Usage<'_>> {
+    let [lease, resource, sku, class_, start, end, quantity_, ..] = fields;
     let lease = required_str(lease, "data.lease", RejectReason::MissingField)?;
     let resource = required_str(resource, "data.resource", RejectReason::MissingField)?;
     let sku = required_str(sku, "data.sku", RejectReason::MissingField)?;
@@ -657,11 +784,11 @@ fn usage_data(fields: [Scalar<'_>; 9]) -> Check<Usage<'_>> {
 }
 
 /// `data` of a `net.egress`, rated at the event's `time` (required here).
-fn egress_data(fields: [Scalar<'_>; 9], time: Option<Timestamp>) -> Check<Egress<'_>> {
-    let [lease, _, _, _, _, _, _, dest, bytes_] = fields;
+fn egress_data(fields: json::DataMembers<'_>, time: Option<Timestamp>) -> Check<Egress<'_>> {
+    let [lease, _, _, _, _, _, _, dest, bytes_, ..] = fields;
     let lease = optional_str(lease, "data.lease")?;
     let dest = required_str(dest, "data.dest", RejectReason::MissingField)?;
-    let bytes = bytes(bytes_)?;
+    let bytes = bytes(bytes_, "data.bytes")?;
     let Some(time) = time else {
         return reject(
             RejectReason::MissingField,

@@ -1,14 +1,15 @@
 //! Lines, rounding and totals: billing-semantics.md sections 5 and 6.
 
+use crate::lease::LeaseState;
 use crate::money::{round_amount, show_quantity};
 use crate::period::PeriodJson;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-/// What a line bills. Declared in name order, so the derived order sorts lines by
-/// component name as section 6 requires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// What a line bills. Lines sort by the component's *name* (section 6), so the order is
+/// that of [`Component::as_str`], not of declaration: `state:host_down` sorts between
+/// `spot_interrupted` and `subscription`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Component {
     Egress,
     Minimum,
@@ -16,6 +17,92 @@ pub enum Component {
     ReservedCommitment,
     ReservedUsage,
     Spot,
+    /// Section 12: a package's price, once.
+    Package,
+    /// Section 12: usage a package covered (amount 0).
+    PackageUsage,
+    /// Section 10: downtime compensated onto the credit balance (amount 0).
+    SlaCompensation,
+    /// Section 9: spot usage waived after an interruption in its first hour (amount 0).
+    SpotInterrupted,
+    /// Section 8: `state:<state>`, seconds of a lease in a state its sku prices.
+    State(LeaseState),
+    /// Section 13: a subscription cycle, billed up front.
+    Subscription,
+}
+
+impl Component {
+    /// Every component without a state, and one per state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Component::Egress => "egress",
+            Component::Minimum => "minimum",
+            Component::OnDemand => "on_demand",
+            Component::ReservedCommitment => "reserved_commitment",
+            Component::ReservedUsage => "reserved_usage",
+            Component::Spot => "spot",
+            Component::Package => "package",
+            Component::PackageUsage => "package_usage",
+            Component::SlaCompensation => "sla_compensation",
+            Component::SpotInterrupted => "spot_interrupted",
+            Component::State(s) => match s {
+                LeaseState::Provisioning => "state:provisioning",
+                LeaseState::Running => "state:running",
+                LeaseState::Stopped => "state:stopped",
+                LeaseState::HostDown => "state:host_down",
+                LeaseState::Preempted => "state:preempted",
+                LeaseState::Terminated => "state:terminated",
+            },
+            Component::Subscription => "subscription",
+        }
+    }
+
+    /// Strict: an unknown name is `None`.
+    pub fn parse(s: &str) -> Option<Component> {
+        const PLAIN: [Component; 11] = [
+            Component::Egress,
+            Component::Minimum,
+            Component::OnDemand,
+            Component::ReservedCommitment,
+            Component::ReservedUsage,
+            Component::Spot,
+            Component::Package,
+            Component::PackageUsage,
+            Component::SlaCompensation,
+            Component::SpotInterrupted,
+            Component::Subscription,
+        ];
+        if let Some(state) = s.strip_prefix("state:") {
+            return LeaseState::parse(state).map(Component::State);
+        }
+        PLAIN.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl PartialOrd for Component {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Component {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Serialize for Component {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Component {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Component::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown component {s:?}")))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -23,6 +110,8 @@ pub enum Component {
 pub enum Unit {
     UnitSeconds,
     Gb,
+    /// A `package` line: quantity 1.
+    Package,
 }
 
 /// One invoice line. Field order is the JSON order.
@@ -37,9 +126,21 @@ pub struct Line {
     /// Only on `on_demand` lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multiplier: Option<Decimal>,
+    /// Only on `spot` lines (section 9): the rate per unit-hour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Decimal>,
+    /// Only on `package` and `package_usage` lines (section 12): the package's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Only on `subscription` lines (section 13): the subscription's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<String>,
     pub quantity: Decimal,
     pub unit: Unit,
     pub amount: Decimal,
+    /// Only on `sla_compensation` lines (section 10): the amount credited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compensation: Option<Decimal>,
     /// Orders lines whose visible keys are equal (two reservations of one sku): the
     /// reservation's position in the price book.
     #[serde(skip)]
@@ -61,16 +162,43 @@ impl Line {
             dest: None,
             tier,
             multiplier: None,
+            price: None,
+            package: None,
+            subscription: None,
             quantity: show_quantity(unit_seconds),
             unit: Unit::UnitSeconds,
             amount: round_amount(amount),
+            compensation: None,
             seq: 0,
         }
     }
 
-    fn sort_key(&self) -> (Component, &str, usize, Option<Decimal>, usize) {
+    /// Section 14: (component, sku or dest, tier, multiplier, price, package, subscription),
+    /// then the price book order of equal reservations.
+    #[allow(clippy::type_complexity)]
+    fn sort_key(
+        &self,
+    ) -> (
+        Component,
+        &str,
+        usize,
+        Option<Decimal>,
+        Option<Decimal>,
+        Option<&str>,
+        Option<&str>,
+        usize,
+    ) {
         let name = self.sku.as_deref().or(self.dest.as_deref()).unwrap_or("");
-        (self.component, name, self.tier, self.multiplier, self.seq)
+        (
+            self.component,
+            name,
+            self.tier,
+            self.multiplier,
+            self.price,
+            self.package.as_deref(),
+            self.subscription.as_deref(),
+            self.seq,
+        )
     }
 }
 

@@ -7,34 +7,52 @@
 //! ([`reservations`]), the per-resource minimum charge ([`minimum`]), egress ([`egress`]),
 //! and the assembly of lines, rounding and totals ([`rating`], [`invoice`]).
 //!
+//! Part 2 (GPU rental economics, sections 8 to 14) adds the rental events ([`rental`],
+//! decoded by [`event::decode_any`]), lease timelines ([`lease`]), spot curves and node
+//! faults ([`platform`]), and a module per rule: lease states ([`states`]), on-demand usage
+//! with packages and subscriptions ([`ondemand`], [`subscriptions`]), spot curves and
+//! interruption ([`spot`]), SLA compensation ([`sla`]), counter egress ([`counters`]) and
+//! credits across periods ([`credits`]).
+//!
 //! The crate does no I/O, never reads the clock and never uses floating point: time comes in
 //! as arguments (UTC Unix seconds), money is [`rust_decimal::Decimal`]. It implements
 //! `billing-semantics.md` (normative); every choice made where that page is silent is
 //! written down next to the code that makes it and collected in [`choices`].
 
 pub mod choices;
+pub mod counters;
+pub mod credits;
 pub mod decimal;
 pub mod dedupe;
 pub mod egress;
 pub mod event;
 pub mod invoice;
 pub mod json;
+pub mod lease;
 pub mod ledger;
 pub mod limits;
+pub mod magnitude;
 pub mod meter;
 pub mod minimum;
 pub mod money;
 pub mod offpeak;
+pub mod ondemand;
 pub mod oversize;
 pub mod period;
+pub mod platform;
 pub mod pricebook;
 pub mod quota;
 pub mod rating;
+pub mod rental;
 pub mod reservations;
+pub mod sla;
+pub mod spot;
+pub mod states;
+pub mod subscriptions;
 pub mod tiers;
 pub mod timestamp;
 
-pub use event::{Class, Event, EventData, RejectReason, Rejection};
+pub use event::{AnyData, AnyEvent, Class, Event, EventData, RejectReason, Rejection};
 pub use invoice::{Invoice, Line};
 pub use meter::{Admission, Meter};
 pub use period::Period;

@@ -46,3 +46,21 @@ pub const MIN_EVENT_SECS: i64 = 946_684_800;
 /// accepted). The engine also refuses events ending further in the future than its clock plus
 /// a configured limit (`too_early`).
 pub const MAX_EVENT_SECS: i64 = 4_102_444_800;
+
+/// Most unit-hours of one package (a thousand GPUs for a thousand hours).
+pub const MAX_PACKAGE_HOURS: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
+
+/// Largest price of one package or one subscription cycle, like [`MAX_CREDIT`].
+pub const MAX_TERM_PRICE: Decimal = MAX_CREDIT;
+
+/// Most cycles of one subscription: a century of months.
+pub const MAX_SUBSCRIPTION_CYCLES: i64 = 1200;
+
+/// Largest SLA `compensation_multiplier`.
+pub const MAX_COMPENSATION_MULTIPLIER: Decimal = Decimal::from_parts(100, 0, 0, false, 0);
+
+/// Largest SLA `attach_seconds`: a day before a fault is still "just before" it.
+pub const MAX_ATTACH_SECONDS: i64 = 86_400;
+
+/// Default SLA `attach_seconds` (section 10).
+pub const DEFAULT_ATTACH_SECONDS: i64 = 300;

@@ -3,8 +3,10 @@
 //! [`AccountLedger`]s depend only on the set of accepted events, whatever their order.
 
 use crate::dedupe::{Dedupe, Seen};
-use crate::event::{self, Event, EventData, RejectReason, Rejection};
-use crate::ledger::{AccountLedger, EgressRecord};
+use crate::event::{self, AnyData, AnyEvent, Event, EventData, RejectReason, Rejection};
+use crate::ledger::{AccountLedger, CounterKey, EgressRecord};
+use crate::platform::Platform;
+use crate::rental::RentalData;
 use hashbrown::HashMap;
 
 /// What became of one record.
@@ -25,6 +27,8 @@ pub struct Meter {
     /// Reused for fingerprints: no allocation per event.
     scratch: Vec<u8>,
     accounts: HashMap<String, AccountLedger>,
+    /// Spot curves and node faults (sections 9 and 10): every account's.
+    platform: Platform,
 }
 
 impl Meter {
@@ -40,10 +44,10 @@ impl Meter {
         }
     }
 
-    /// Decodes one record (a JSONL line or a Kafka record value) and admits it.
+    /// Decodes one record (a JSONL line or a Kafka record value) of any type and admits it.
     pub fn ingest(&mut self, record: &[u8]) -> Admission {
-        match event::decode(record) {
-            Ok(e) => self.admit(&e),
+        match event::decode_any(record) {
+            Ok(e) => self.admit_any(&e),
             Err(r) => Admission::Rejected(r),
         }
     }
@@ -52,10 +56,10 @@ impl Meter {
     /// [`Meter::ingest`] on each; faster, because the dedupe table's cache misses of the whole
     /// block overlap (see [`Dedupe::warm`]).
     pub fn ingest_block(&mut self, records: &[&[u8]]) -> Vec<Admission> {
-        let decoded: Vec<Result<(Event<'_>, u128, u128), Rejection>> = records
+        let decoded: Vec<Result<(AnyEvent<'_>, u128, u128), Rejection>> = records
             .iter()
             .map(|r| {
-                event::decode(r).map(|e| {
+                event::decode_any(r).map(|e| {
                     let digest = crate::dedupe::identity_digest(&e.source, &e.id);
                     let fingerprint = e.fingerprint_with(&mut self.scratch);
                     (e, digest, fingerprint)
@@ -76,8 +80,19 @@ impl Meter {
             .collect()
     }
 
-    /// Admits a decoded, valid event.
+    /// Admits a decoded, valid part-1 event.
     pub fn admit(&mut self, e: &Event<'_>) -> Admission {
+        let fingerprint = e.fingerprint_with(&mut self.scratch);
+        let digest = crate::dedupe::identity_digest(&e.source, &e.id);
+        if let Some(refused) = self.offer(e.source.as_ref(), e.id.as_ref(), digest, fingerprint) {
+            return refused;
+        }
+        self.fold_part1(&e.subject, &e.source, &e.data);
+        Admission::Accepted
+    }
+
+    /// Admits a decoded, valid event of any type.
+    pub fn admit_any(&mut self, e: &AnyEvent<'_>) -> Admission {
         let fingerprint = e.fingerprint_with(&mut self.scratch);
         self.admit_digested(
             e,
@@ -86,31 +101,62 @@ impl Meter {
         )
     }
 
-    fn admit_digested(&mut self, e: &Event<'_>, digest: u128, fingerprint: u128) -> Admission {
+    fn admit_digested(&mut self, e: &AnyEvent<'_>, digest: u128, fingerprint: u128) -> Admission {
+        if let Some(refused) = self.offer(e.source.as_ref(), e.id.as_ref(), digest, fingerprint) {
+            return refused;
+        }
+        match &e.data {
+            AnyData::Part1(d) => self.fold_part1(&e.subject, &e.source, d),
+            AnyData::Rental(r) => self.fold_rental(&e.subject, r),
+        }
+        Admission::Accepted
+    }
+
+    /// Dedupe (section 1): `None` for a new identity, else what became of the record.
+    fn offer(
+        &mut self,
+        source: &str,
+        id: &str,
+        digest: u128,
+        fingerprint: u128,
+    ) -> Option<Admission> {
         match self.dedupe.offer_digest(digest, fingerprint) {
-            Seen::Duplicate => return Admission::Duplicate,
+            Seen::Duplicate => Some(Admission::Duplicate),
             Seen::Conflict => {
                 let mut r = Rejection::new(
                     RejectReason::Conflict,
                     format!(
-                        "(source {:?}, id {:?}) was seen before with different content; the first one stands",
-                        e.source, e.id
+                        "(source {source:?}, id {id:?}) was seen before with different content; the first one stands"
                     ),
                 );
-                r.source = Some(e.source.to_string());
-                r.id = Some(e.id.to_string());
-                return Admission::Rejected(r);
+                r.source = Some(source.to_string());
+                r.id = Some(id.to_string());
+                Some(Admission::Rejected(r))
             }
-            Seen::New => {}
+            Seen::New => None,
         }
-        let ledger = match self.accounts.get_mut(&*e.subject) {
-            Some(l) => l,
-            None => self.accounts.entry(e.subject.to_string()).or_default(),
-        };
-        match &e.data {
+    }
+
+    /// The account's ledger: one hash lookup, an owned name only for a new account.
+    fn ledger(&mut self, account: &str) -> &mut AccountLedger {
+        self.accounts.entry_ref(account).or_default()
+    }
+
+    fn fold_part1(&mut self, account: &str, source: &str, data: &EventData<'_>) {
+        let ledger = self.ledger(account);
+        match data {
             EventData::Usage(u) => {
                 let (from, to) = u.seconds();
-                ledger.insert_usage(&u.lease, &u.resource, &u.sku, u.class, from, to, u.quantity);
+                ledger.insert_usage_from(
+                    source,
+                    &u.lease,
+                    &u.resource,
+                    &u.sku,
+                    u.class,
+                    from,
+                    to,
+                    u.quantity,
+                );
             }
             EventData::Egress(x) => ledger.add_egress(
                 &x.dest,
@@ -120,7 +166,38 @@ impl Meter {
                 },
             ),
         }
-        Admission::Accepted
+    }
+
+    /// Sections 8 to 11: instants floored (`at`, `from`, `start`) or ceiled (`end`).
+    fn fold_rental(&mut self, subject: &str, data: &RentalData<'_>) {
+        match data {
+            RentalData::LeaseState(x) => {
+                self.ledger(subject)
+                    .add_lease_state(&x.lease, x.at.floor_secs(), x.state)
+            }
+            RentalData::NetCounter(x) => self.ledger(subject).add_counter_sample(
+                CounterKey {
+                    lease: x.lease.to_string(),
+                    interface: x.interface.to_string(),
+                    dest: x.dest.to_string(),
+                },
+                x.at.floor_secs(),
+                x.bytes_total,
+            ),
+            RentalData::SpotPrice(x) => {
+                self.platform
+                    .add_spot_price(&x.sku, x.from.floor_secs(), x.price_per_hour)
+            }
+            RentalData::NodeFault(x) => {
+                self.platform
+                    .add_fault(&x.node, x.start.floor_secs(), x.end.ceil_secs())
+            }
+        }
+    }
+
+    /// Spot curves and node faults.
+    pub fn platform(&self) -> &Platform {
+        &self.platform
     }
 
     /// Accounts named by an accepted event, sorted.

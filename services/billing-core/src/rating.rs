@@ -1,27 +1,32 @@
-//! Rating one account for one period: billing-semantics.md section 4, assembled into an
-//! invoice by section 5.
+//! Rating one account for one period: billing-semantics.md sections 4 and 8 to 13, assembled
+//! into an invoice by section 5.
 //!
-//! Works on segments rather than seconds: for each sku the period is cut wherever usage,
-//! reservations or off-peak windows change, so `U`, `R` and `m` are constant over each
-//! segment and the walk in time order costs one step per change, not per second. Graduated
-//! tiers split a segment's overflow at the exact unit-second where a bound falls.
+//! [`rate_account`] reads like the rules, each in its module: lease states split the keys
+//! first ([`crate::states`]), then on-demand usage with reservations, subscriptions, packages,
+//! off-peak and tiers ([`crate::ondemand`]), the minimum charge ([`crate::minimum`]), the
+//! account terms' own lines (commitments, subscription cycles, package prices), spot usage
+//! with curves and interruptions ([`crate::spot`]), egress with counters
+//! ([`crate::egress`], [`crate::counters`]) and SLA compensation ([`crate::sla`]).
 
+use crate::credits::CreditPool;
 use crate::egress::{bytes_in, egress_lines, gigabytes};
 use crate::event::Class;
 use crate::invoice::{Component, Invoice, Line, Terms, Unit};
 use crate::ledger::{AccountLedger, Runs};
 use crate::meter::Meter;
 use crate::minimum::owed_unit_seconds;
-use crate::money::{show_quantity, usage_amount};
+use crate::money::{round_amount, show_quantity, usage_amount};
 use crate::offpeak::Schedule;
+use crate::ondemand::{SkuInputs, rate_sku};
 use crate::period::Period;
-use crate::pricebook::{PriceBook, Reservation, Sku};
-use crate::reservations::{active_span, commitment_line};
-use crate::tiers::{TierMode, split_graduated, volume_tier};
+use crate::platform::{NO_PLATFORM, Platform};
+use crate::pricebook::{Package, PriceBook, Subscription};
+use crate::reservations::commitment_line;
+use crate::states::{KeyView, split_keys};
+use crate::subscriptions::{cycle_bounds, cycle_lines};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RatingError {
     /// What the account owes for the period could exceed [`MAX_AMOUNT`]: accepted but absurd
@@ -65,241 +70,293 @@ pub struct Rated {
     pub unpriced: Vec<Unpriced>,
 }
 
+pub use crate::magnitude::MAX_AMOUNT;
+
 /// What rating a period needs besides the ledger, computed once for all accounts.
 #[derive(Debug, Clone)]
 pub struct RatingContext<'a> {
     pub book: &'a PriceBook,
     pub period: Period,
-    schedule: Schedule,
+    pub(crate) schedule: Schedule,
+    /// Spot curves and node faults (sections 9 and 10).
+    pub platform: &'a Platform,
+    /// Per node, its merged faults.
+    pub(crate) faults: BTreeMap<&'a str, Vec<(i64, i64)>>,
 }
 
 impl<'a> RatingContext<'a> {
+    /// A context without platform events (no spot curves, no node faults).
     pub fn new(book: &'a PriceBook, period: Period) -> Self {
+        Self::with_platform(book, period, &NO_PLATFORM)
+    }
+
+    /// A context reading the platform events of `platform`.
+    pub fn with_platform(book: &'a PriceBook, period: Period, platform: &'a Platform) -> Self {
         let schedule = Schedule::new(book.timezone, &book.offpeak, period.start, period.end);
         RatingContext {
             book,
             period,
             schedule,
+            platform,
+            faults: platform.faults().collect(),
         }
     }
 }
 
-/// Rates `account` (whose ledger may be empty) with `credit_balance` still available.
+/// An account's lines before the totals, and the SLA compensation earned in the period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountLines {
+    pub lines: Vec<Line>,
+    pub unpriced: Vec<Unpriced>,
+    /// Section 10: added to the credit balance.
+    pub compensation: Decimal,
+}
+
+/// Rates `account` (whose ledger may be empty) with `credit_balance` still available from
+/// credits and earlier compensation; the SLA compensation earned in this period is added to
+/// it (section 10).
 pub fn rate_account(
     ctx: &RatingContext<'_>,
     account: &str,
     ledger: Option<&AccountLedger>,
     credit_balance: Decimal,
 ) -> Result<Rated, RatingError> {
+    let lines = account_lines(ctx, account, ledger)?;
+    let balance = credit_balance + lines.compensation;
+    Ok(assemble(ctx, account, lines, balance))
+}
+
+fn assemble(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    lines: AccountLines,
+    balance: Decimal,
+) -> Rated {
     let book = ctx.book;
-    let period = &ctx.period;
-    let mut lines = Vec::new();
-    let mut unpriced = Vec::new();
+    let terms = Terms {
+        discount_percent: book.discount_percent(account),
+        credit_balance: balance,
+        tax_rate: book.tax_rate,
+    };
+    let period = ctx.period.to_json();
+    let invoice = Invoice::assemble(account, &book.currency, period, lines.lines, terms);
+    Rated {
+        invoice,
+        unpriced: lines.unpriced,
+    }
+}
+
+/// Every line of the account for the period, in rule order (sorted later by the invoice).
+pub fn account_lines(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    ledger: Option<&AccountLedger>,
+) -> Result<AccountLines, RatingError> {
     let empty = AccountLedger::new();
     let ledger = ledger.unwrap_or(&empty);
-    check_magnitude(book, period, account, ledger)?;
-
-    // Keys of the account by (class, sku): order-free grouping.
-    let mut by_sku: BTreeMap<(Class, &str), Vec<&Runs>> = BTreeMap::new();
-    for (key, runs) in ledger.usage() {
-        by_sku.entry((key.class, &key.sku)).or_default().push(runs);
-    }
-    let reservations: Vec<&Reservation> = book
-        .reservations
+    crate::magnitude::check_magnitude(ctx, account, ledger)?;
+    let mut lines = Vec::new();
+    let mut unpriced = Vec::new();
+    let keys = split_keys(ctx.book, ledger, &ctx.period, &mut lines);
+    let subscriptions: Vec<(&Subscription, Vec<i64>)> = ctx
+        .book
+        .subscriptions
         .iter()
-        .filter(|r| r.account == account)
+        .filter(|s| s.account == account)
+        .map(|s| (s, cycle_bounds(s, ctx.book.timezone)))
         .collect();
-    let mut on_demand_skus: BTreeSet<&str> = reservations.iter().map(|r| r.sku.as_str()).collect();
-    on_demand_skus.extend(
-        by_sku
-            .keys()
-            .filter(|(c, _)| *c == Class::OnDemand)
-            .map(|(_, s)| *s),
+    on_demand_lines(
+        ctx,
+        account,
+        &keys,
+        &subscriptions,
+        &mut lines,
+        &mut unpriced,
     );
+    term_lines(ctx, account, &subscriptions, &mut lines);
+    crate::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
+    egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
+    let compensation = crate::sla::sla_lines(ctx, ledger, &mut lines);
+    Ok(AccountLines {
+        lines,
+        unpriced,
+        compensation,
+    })
+}
 
-    for sku_name in on_demand_skus {
-        let keys = by_sku
-            .get(&(Class::OnDemand, sku_name))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let sku = book.skus.get(sku_name);
+/// Sections 4.1 to 4.4, 4.6, 12 and 13 for every on-demand sku of the account.
+fn on_demand_lines(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    keys: &[KeyView<'_>],
+    subscriptions: &[(&Subscription, Vec<i64>)],
+    lines: &mut Vec<Line>,
+    unpriced: &mut Vec<Unpriced>,
+) {
+    let book = ctx.book;
+    let mut by_sku: BTreeMap<&str, Vec<&Runs>> = BTreeMap::new();
+    for k in keys.iter().filter(|k| k.key.class == Class::OnDemand) {
+        by_sku.entry(&k.key.sku).or_default().push(&k.left);
+    }
+    let reservations = book.reservations.iter().filter(|r| r.account == account);
+    let packages: Vec<&Package> = book
+        .packages
+        .iter()
+        .filter(|p| p.account == account)
+        .collect();
+    let mut skus: BTreeSet<&str> = by_sku.keys().copied().collect();
+    skus.extend(reservations.clone().map(|r| r.sku.as_str()));
+    skus.extend(subscriptions.iter().map(|(s, _)| s.sku.as_str()));
+    skus.extend(packages.iter().map(|p| p.sku.as_str()));
+    for name in skus {
+        let runs = by_sku.remove(name).unwrap_or_default();
+        let sku = book.skus.get(name);
         let Some((sku, tiers)) = sku.and_then(|s| s.on_demand_tiers().map(|t| (s, t))) else {
-            let used = unit_seconds_in(keys, period);
-            if !used.is_zero() {
-                unpriced.push(Unpriced {
-                    account: account.to_string(),
-                    sku: Some(sku_name.to_string()),
-                    class: Some(Class::OnDemand),
-                    dest: None,
-                    quantity: show_quantity(used),
-                    unit: Unit::UnitSeconds,
-                    why: if sku.is_none() {
-                        "sku not in the price book".into()
-                    } else {
-                        "sku has no on-demand rate".into()
-                    },
-                });
-            }
+            let why = if sku.is_none() {
+                "sku not in the price book"
+            } else {
+                "sku has no on-demand rate"
+            };
+            push_unpriced(ctx, account, name, &runs, why, unpriced);
             continue;
         };
-        let res: Vec<&Reservation> = reservations
-            .iter()
-            .copied()
-            .filter(|r| r.sku == sku_name)
+        let mut capacity: Vec<(i64, i64, Decimal)> = reservations
+            .clone()
+            .filter(|r| r.sku == name)
+            .map(|r| (r.from, r.to, r.quantity))
             .collect();
-        rate_on_demand(ctx, sku_name, sku, &tiers, keys, &res, &mut lines);
-        if let (Some(minimum), Some(rate)) = (sku.minimum_seconds, sku.first_rate()) {
-            let owed: Decimal = keys
+        capacity.extend(
+            subscriptions
                 .iter()
-                .filter_map(|r| owed_unit_seconds(r, minimum, period))
-                .sum();
-            lines.push(Line::usage(
-                Component::Minimum,
-                sku_name,
-                0,
-                owed,
-                usage_amount(owed, rate, Decimal::ONE),
-            ));
-        }
+                .filter(|(s, _)| s.sku == name)
+                .map(|(s, b)| (b[0], b[b.len() - 1], s.quantity)),
+        );
+        let mut pkgs: Vec<&Package> = packages.iter().copied().filter(|p| p.sku == name).collect();
+        pkgs.sort_by(|a, b| (a.to, a.id.as_bytes()).cmp(&(b.to, b.id.as_bytes())));
+        let inputs = SkuInputs {
+            name,
+            sku,
+            tiers,
+            keys: runs,
+            capacity,
+            packages: pkgs,
+        };
+        rate_sku(ctx, &inputs, lines);
+        minimum_line(ctx, &inputs, lines);
     }
-    for r in &reservations {
+}
+
+/// Section 4.6 over the left runs (section 8); packages never cover it.
+fn minimum_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec<Line>) {
+    let (Some(minimum), Some(rate)) = (inputs.sku.minimum_seconds, inputs.sku.first_rate()) else {
+        return;
+    };
+    let owed: Decimal = inputs
+        .keys
+        .iter()
+        .filter_map(|r| owed_unit_seconds(r, minimum, &ctx.period))
+        .sum();
+    lines.push(Line::usage(
+        Component::Minimum,
+        inputs.name,
+        0,
+        owed,
+        usage_amount(owed, rate, Decimal::ONE),
+    ));
+}
+
+fn push_unpriced(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    sku: &str,
+    runs: &[&Runs],
+    why: &str,
+    unpriced: &mut Vec<Unpriced>,
+) {
+    let used = unit_seconds_in(runs, &ctx.period);
+    if !used.is_zero() {
+        unpriced.push(Unpriced {
+            account: account.to_string(),
+            sku: Some(sku.to_string()),
+            class: Some(Class::OnDemand),
+            dest: None,
+            quantity: show_quantity(used),
+            unit: Unit::UnitSeconds,
+            why: why.into(),
+        });
+    }
+}
+
+/// The account terms' own lines: reservation commitments (4.2), subscription cycles (13)
+/// and package prices (12).
+fn term_lines(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    subscriptions: &[(&Subscription, Vec<i64>)],
+    lines: &mut Vec<Line>,
+) {
+    let (book, period) = (ctx.book, &ctx.period);
+    for r in book.reservations.iter().filter(|r| r.account == account) {
         lines.extend(commitment_line(r, period));
     }
-
-    for ((class, sku_name), keys) in &by_sku {
-        if *class != Class::Spot {
-            continue;
-        }
-        let used = unit_seconds_in(keys, period);
-        match book.skus.get(*sku_name).and_then(|s| s.spot_rate_per_hour) {
-            Some(rate) => lines.push(Line::usage(
-                Component::Spot,
-                sku_name,
+    for (s, bounds) in subscriptions {
+        lines.extend(cycle_lines(s, bounds, period));
+    }
+    for p in book.packages.iter().filter(|p| p.account == account) {
+        if period.contains(p.from) {
+            let mut line = Line::usage(
+                Component::Package,
+                &p.sku,
                 0,
-                used,
-                usage_amount(used, rate, Decimal::ONE),
-            )),
-            None if !used.is_zero() => unpriced.push(Unpriced {
-                account: account.to_string(),
-                sku: Some(sku_name.to_string()),
-                class: Some(Class::Spot),
-                dest: None,
-                quantity: show_quantity(used),
-                unit: Unit::UnitSeconds,
-                why: if book.skus.contains_key(*sku_name) {
-                    "sku has no spot_rate_per_hour".into()
-                } else {
-                    "sku not in the price book".into()
-                },
-            }),
-            None => {}
+                Decimal::ONE,
+                round_amount(p.price),
+            );
+            line.unit = Unit::Package;
+            line.package = Some(p.id.clone());
+            line.seq = p.index;
+            lines.push(line);
         }
     }
+}
 
-    for (dest, records) in ledger.egress() {
-        let bytes = bytes_in(records, period);
+/// Sections 4.7 and 11: per dest, the `net.egress` bytes timed in the period and the counter
+/// steps whose later sample is in it.
+fn egress_lines_of(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    ledger: &AccountLedger,
+    lines: &mut Vec<Line>,
+    unpriced: &mut Vec<Unpriced>,
+) -> Result<(), RatingError> {
+    let period = &ctx.period;
+    let counters = crate::counters::counter_bytes(ledger, period);
+    let mut dests: BTreeSet<&str> = ledger.egress().keys().map(String::as_str).collect();
+    dests.extend(counters.keys().copied());
+    for dest in dests {
+        let records = ledger.egress().get(dest).map_or(&[][..], Vec::as_slice);
+        let bytes = bytes_in(records, period) + counters.get(dest).copied().unwrap_or(0);
         if bytes == 0 {
             continue;
         }
         let gb = gigabytes(bytes).ok_or_else(|| RatingError::EgressOverflow {
             account: account.to_string(),
-            dest: dest.clone(),
+            dest: dest.to_string(),
             bytes,
         })?;
-        match book.egress.get(dest) {
+        match ctx.book.egress.get(dest) {
             Some(tiers) => lines.extend(egress_lines(dest, tiers, gb)),
             None => unpriced.push(Unpriced {
                 account: account.to_string(),
                 sku: None,
                 class: None,
-                dest: Some(dest.clone()),
+                dest: Some(dest.to_string()),
                 quantity: show_quantity(gb),
                 unit: Unit::Gb,
                 why: "no egress table for this dest".into(),
             }),
         }
     }
-
-    let terms = Terms {
-        discount_percent: book.discount_percent(account),
-        credit_balance,
-        tax_rate: book.tax_rate,
-    };
-    let invoice = Invoice::assemble(account, &book.currency, period.to_json(), lines, terms);
-    Ok(Rated { invoice, unpriced })
-}
-
-/// Largest amount an invoice may carry: 10^18 in the currency's major unit. Far beyond any
-/// real bill, and small enough that every product and sum of the rating stays exact in a
-/// `Decimal` (28 digits) with its 2 minor digits.
-pub const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA764_0000, 0x0DE0_B6B3, 0, false, 0);
-
-/// Refuses to rate when an upper bound of what the account could owe for the period exceeds
-/// [`MAX_AMOUNT`]. The bound: every unit-second the rules can bill (usage in the period, the
-/// minimum charge of every key, every reservation's commitment) at the book's highest rate and
-/// multiplier, plus every GB of egress at the highest egress rate. Each line's amount is at
-/// most its share of this bound, so when it holds no multiplication or sum below can overflow
-/// and every amount keeps its 2 decimals (`Invoice::assert_adds_up` cannot fail).
-fn check_magnitude(
-    book: &PriceBook,
-    period: &Period,
-    account: &str,
-    ledger: &AccountLedger,
-) -> Result<(), RatingError> {
-    let too_large = |bound: Option<Decimal>| RatingError::AmountTooLarge {
-        account: account.to_string(),
-        bound: bound.map_or_else(|| "beyond 7.9e28".to_string(), |b| b.round().to_string()),
-        max: MAX_AMOUNT,
-    };
-    let add = |a: Option<Decimal>, b: Option<Decimal>| a?.checked_add(b?);
-    let mut rate = Decimal::ZERO;
-    for sku in book.skus.values() {
-        let rates = sku.tiers.iter().map(|t| t.rate);
-        for r in rates.chain(sku.rate_per_hour).chain(sku.spot_rate_per_hour) {
-            rate = rate.max(r);
-        }
-    }
-    let reserved = book.reservations.iter().filter(|r| r.account == account);
-    let mut unit_seconds = Some(Decimal::ZERO);
-    for r in reserved {
-        rate = rate.max(r.rate_per_hour);
-        let span = active_span(r, period).map_or(0, |(a, b)| b - a);
-        unit_seconds = add(unit_seconds, r.quantity.checked_mul(Decimal::from(span)));
-    }
-    let multiplier = book
-        .offpeak
-        .iter()
-        .map(|w| w.multiplier)
-        .fold(Decimal::ONE, Decimal::max);
-    for (key, runs) in ledger.usage() {
-        let used = runs
-            .clipped(period.start, period.end)
-            .map(|r| r.unit_seconds())
-            .try_fold(Decimal::ZERO, |a, b| a.checked_add(b));
-        unit_seconds = add(unit_seconds, used);
-        let minimum = book.skus.get(&*key.sku).and_then(|s| s.minimum_seconds);
-        if let (Some(m), Some(q)) = (minimum, runs.max_quantity()) {
-            unit_seconds = add(unit_seconds, q.checked_mul(Decimal::from(m)));
-        }
-    }
-    let per_hour = Decimal::from(3600);
-    let mut bound = unit_seconds
-        .and_then(|u| u.checked_mul(rate))
-        .and_then(|u| u.checked_mul(multiplier))
-        .map(|u| u / per_hour);
-    for (dest, records) in ledger.egress() {
-        let gb = gigabytes(bytes_in(records, period));
-        let top = book
-            .egress
-            .get(dest)
-            .and_then(|tiers| tiers.iter().map(|t| t.rate).max())
-            .unwrap_or_default();
-        bound = add(bound, gb.and_then(|g| g.checked_mul(top)));
-    }
-    match bound {
-        Some(b) if b <= MAX_AMOUNT => Ok(()),
-        other => Err(too_large(other)),
-    }
+    Ok(())
 }
 
 /// Σ quantity x seconds of `keys` inside the period.
@@ -310,120 +367,59 @@ fn unit_seconds_in(keys: &[&Runs], period: &Period) -> Decimal {
         .sum()
 }
 
-/// Sections 4.1 to 4.4 for one sku: reserved coverage, off-peak, tiers in time order.
-fn rate_on_demand(
-    ctx: &RatingContext<'_>,
-    sku_name: &str,
-    sku: &Sku,
-    tiers: &[crate::tiers::Tier],
-    keys: &[&Runs],
-    reservations: &[&Reservation],
-    lines: &mut Vec<Line>,
-) {
-    let period = &ctx.period;
-    // Changes of U and R over time: (instant, dU, dR).
-    let mut deltas: Vec<(i64, Decimal, Decimal)> = Vec::new();
-    for run in keys
-        .iter()
-        .flat_map(|r| r.clipped(period.start, period.end))
-    {
-        deltas.push((run.from, run.quantity, Decimal::ZERO));
-        deltas.push((run.to, -run.quantity, Decimal::ZERO));
+/// Every account to invoice: named by an accepted event or by the price book's account
+/// terms, sorted; or only `only`.
+fn accounts_of<'m>(
+    book: &'m PriceBook,
+    meter: &'m Meter,
+    only: Option<&'m str>,
+) -> BTreeSet<&'m str> {
+    if let Some(one) = only {
+        return BTreeSet::from([one]);
     }
-    for r in reservations {
-        if let Some((a, b)) = active_span(r, period) {
-            deltas.push((a, Decimal::ZERO, r.quantity));
-            deltas.push((b, Decimal::ZERO, -r.quantity));
-        }
-    }
-    deltas.sort_unstable_by_key(|d| d.0);
-
-    let cuts = ctx.schedule.cuts();
-    let (mut u, mut r) = (Decimal::ZERO, Decimal::ZERO);
-    let mut covered = Decimal::ZERO;
-    let mut filled = Decimal::ZERO; // A: overflow unit-seconds so far
-    // (tier, multiplier) -> unit-seconds. Multipliers compare as numbers.
-    let mut buckets: BTreeMap<(usize, Decimal), Decimal> = BTreeMap::new();
-    let mut volume: BTreeMap<Decimal, Decimal> = BTreeMap::new();
-    let (mut di, mut ci) = (0, 0);
-    let mut t = period.start;
-    while t < period.end {
-        if di >= deltas.len() && u.is_zero() {
-            break;
-        }
-        while di < deltas.len() && deltas[di].0 <= t {
-            u += deltas[di].1;
-            r += deltas[di].2;
-            di += 1;
-        }
-        while ci + 1 < cuts.len() && cuts[ci + 1] <= t {
-            ci += 1;
-        }
-        let next_delta = deltas.get(di).map_or(period.end, |d| d.0);
-        let next_cut = cuts.get(ci + 1).copied().unwrap_or(period.end);
-        let next = next_delta.min(next_cut).min(period.end);
-        if u > Decimal::ZERO {
-            let seconds = Decimal::from(next - t);
-            let c = u.min(r);
-            covered += c * seconds;
-            let overflow = (u - c) * seconds;
-            if !overflow.is_zero() {
-                let m = ctx.schedule.multiplier(&ctx.book.offpeak, sku_name, ci);
-                match sku.tier_mode {
-                    TierMode::Volume if sku.tiers.len() > 1 => {
-                        *volume.entry(m).or_default() += overflow
-                    }
-                    _ => split_graduated(tiers, filled, overflow, |tier, part| {
-                        *buckets.entry((tier, m)).or_default() += part;
-                    }),
-                }
-                filled += overflow;
-            }
-        }
-        t = next;
-    }
-    if !volume.is_empty() {
-        let tier = volume_tier(tiers, filled);
-        for (m, q) in volume {
-            *buckets.entry((tier, m)).or_default() += q;
-        }
-    }
-    for ((tier, m), q) in buckets {
-        let mut line = Line::usage(
-            Component::OnDemand,
-            sku_name,
-            tier,
-            q,
-            usage_amount(q, tiers[tier].rate, m),
-        );
-        line.multiplier = Some(m);
-        lines.push(line);
-    }
-    lines.push(Line::usage(
-        Component::ReservedUsage,
-        sku_name,
-        0,
-        covered,
-        Decimal::ZERO,
-    ));
+    let mut accounts: BTreeSet<&str> = book.accounts();
+    accounts.extend(meter.accounts().map(|(a, _)| a));
+    accounts
 }
 
 /// Rates every account named by an accepted event or by the price book's account terms
-/// (sorted by account), or only `only`. Credits start from the full sum (as `gpubill rate`).
+/// (sorted by account), or only `only`. Credits start from their full amounts, those that
+/// apply to the period (as `gpubill rate`), and only the compensation earned in the period
+/// is credited.
 pub fn rate_all(
     book: &PriceBook,
     period: Period,
     meter: &Meter,
     only: Option<&str>,
 ) -> Result<Vec<Rated>, RatingError> {
-    let ctx = RatingContext::new(book, period);
-    let mut accounts: BTreeSet<&str> = book.accounts();
-    accounts.extend(meter.accounts().map(|(a, _)| a));
-    if let Some(one) = only {
-        accounts = BTreeSet::from([one]);
-    }
-    accounts
+    let ctx = RatingContext::with_platform(book, period, meter.platform());
+    accounts_of(book, meter, only)
         .into_iter()
-        .map(|a| rate_account(&ctx, a, meter.account(a), book.credit_total(a)))
+        .map(|a| {
+            let credit = book.credit_total_for(a, ctx.period.start, ctx.period.end);
+            rate_account(&ctx, a, meter.account(a), credit)
+        })
         .collect()
+}
+
+/// Rates `account` over consecutive `periods` (in time order), carrying credit balances from
+/// one to the next: expiring credits, SLA compensation and open credits drawn in the order of
+/// section 12 ([`CreditPool`]).
+pub fn rate_periods(
+    book: &PriceBook,
+    periods: &[Period],
+    meter: &Meter,
+    account: &str,
+) -> Result<Vec<Rated>, RatingError> {
+    let mut pool = CreditPool::for_account(book, account);
+    let mut out = Vec::new();
+    for period in periods {
+        let ctx = RatingContext::with_platform(book, period.clone(), meter.platform());
+        let lines = account_lines(&ctx, account, meter.account(account))?;
+        pool.add_compensation(period.start, lines.compensation);
+        let rated = assemble(&ctx, account, lines, pool.available(period));
+        pool.draw(period, rated.invoice.credit);
+        out.push(rated);
+    }
+    Ok(out)
 }

@@ -113,3 +113,98 @@ pub fn line(
 ) -> (usize, String, String, String) {
     (tier, multiplier.into(), quantity.into(), amount.into())
 }
+
+// ---- part 2: the rental events -----------------------------------------------------------
+
+/// `u` as reported by node `source` (section 10 matches faults on the usage's source).
+pub fn usage_from(source: &str, u: &U<'_>) -> String {
+    u.json().replacen(
+        r#""source":"node/1""#,
+        &format!(r#""source":"{source}""#),
+        1,
+    )
+}
+
+/// A `lease.state` event.
+pub fn lease_state(id: &str, account: &str, lease: &str, state: &str, at: &str) -> String {
+    format!(
+        r#"{{"specversion":"1.0","id":"{id}","source":"ctl/1","type":"lease.state","subject":"{account}","data":{{"lease":"{lease}","state":"{state}","at":"{at}"}}}}"#
+    )
+}
+
+/// A `spot.price` platform event (subject: the zone).
+pub fn spot_price(id: &str, sku: &str, price: &str, from: &str) -> String {
+    format!(
+        r#"{{"specversion":"1.0","id":"{id}","source":"market/gz","type":"spot.price","subject":"gz-a","data":{{"sku":"{sku}","price_per_hour":"{price}","from":"{from}"}}}}"#
+    )
+}
+
+/// A `node.fault` platform event.
+pub fn node_fault(id: &str, node: &str, start: &str, end: &str) -> String {
+    format!(
+        r#"{{"specversion":"1.0","id":"{id}","source":"mon/gz","type":"node.fault","subject":"platform","data":{{"node":"{node}","start":"{start}","end":"{end}"}}}}"#
+    )
+}
+
+/// A `net.counter` event.
+pub fn net_counter(
+    id: &str,
+    account: &str,
+    lease: &str,
+    dest: &str,
+    bytes_total: u64,
+    at: &str,
+) -> String {
+    format!(
+        r#"{{"specversion":"1.0","id":"{id}","source":"gw/1","type":"net.counter","subject":"{account}","data":{{"lease":"{lease}","interface":"eth0","dest":"{dest}","bytes_total":{bytes_total},"at":"{at}"}}}}"#
+    )
+}
+
+/// Meters the records (all must be accepted or duplicates).
+pub fn meter(records: &[String]) -> Meter {
+    let mut meter = Meter::new();
+    for r in records {
+        if let Admission::Rejected(why) = meter.ingest(r.as_bytes()) {
+            panic!("rejected {r}: {why}");
+        }
+    }
+    meter
+}
+
+/// Lines of a component as (sku, extra, quantity, amount) strings; `extra` is the line's
+/// price, package, subscription or compensation, whichever it has.
+pub fn lines2(inv: &Invoice, c: Component) -> Vec<(String, String, String, String)> {
+    inv.lines
+        .iter()
+        .filter(|l| l.component == c)
+        .map(|l| {
+            let extra = l
+                .price
+                .map(|p| p.to_string())
+                .or(l.package.clone())
+                .or(l.subscription.clone())
+                .or(l.compensation.map(|c| c.to_string()))
+                .unwrap_or_default();
+            (
+                l.sku.clone().unwrap_or_default(),
+                extra,
+                l.quantity.to_string(),
+                l.amount.to_string(),
+            )
+        })
+        .collect()
+}
+
+pub fn l2(
+    sku: &str,
+    extra: &str,
+    quantity: &str,
+    amount: &str,
+) -> (String, String, String, String) {
+    (sku.into(), extra.into(), quantity.into(), amount.into())
+}
+
+/// The totals (subtotal, discount, credit, tax, total) as strings.
+pub fn totals(inv: &Invoice) -> [String; 5] {
+    [inv.subtotal, inv.discount, inv.credit, inv.tax, inv.total].map(|x| x.to_string())
+}

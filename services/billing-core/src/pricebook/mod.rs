@@ -1,0 +1,270 @@
+//! The price book in TOML: billing-semantics.md section 3.
+//!
+//! Parsed by walking the TOML tree by hand so that every error names the offending key (as a
+//! path such as `skus."gpu.h100-80g".tiers[1].up_to_hours`) and its value. Unknown keys are
+//! errors too: a misspelt `rate_per_hr` must not silently bill nothing.
+//!
+//! Choices where the page is silent:
+//! - Decimals (rates, bounds, quantities, percents) are strings or TOML integers; TOML floats
+//!   are rejected because they may already be inexact.
+//! - `timezone` defaults to `UTC`; `currency` is required.
+//! - An sku needs at least one of `rate_per_hour`, `tiers`, `spot_rate_per_hour`; on-demand
+//!   usage of an sku with neither `rate_per_hour` nor `tiers` is unpriced.
+//! - A reservation must name an sku with an on-demand price, and its `from`/`to` must be whole
+//!   seconds with `from < to`.
+//! - Discount percents of one account add up to at most 100.
+//! - An egress table takes `tiers` or a flat `rate_per_gb`.
+//! - Off-peak `to` may be `"24:00"`; times may carry seconds (`"06:30:15"`).
+
+mod skus;
+mod terms;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+pub use terms::{Credit, Cycle, Package, Sla, Subscription};
+
+use crate::lease::LeaseState;
+use crate::offpeak::OffpeakWindow;
+use crate::tiers::{Tier, TierMode};
+use crate::timestamp::Timestamp;
+use chrono_tz::Tz;
+use rust_decimal::Decimal;
+use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
+use toml::{Table, Value};
+use walk::{as_table, bounded, instant, invalid, only_keys, required, required_string, string};
+
+/// Most off-peak windows in one price book.
+pub const MAX_OFFPEAK_WINDOWS: usize = 64;
+/// Most tiers of one sku or egress dest.
+pub const MAX_TIERS: usize = 64;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PriceBookError {
+    #[error("price book is not valid TOML: {0}")]
+    Syntax(String),
+    #[error("{key} = {value}: {message}")]
+    Invalid {
+        key: String,
+        value: String,
+        message: String,
+    },
+    #[error("{key}: {message}")]
+    Missing { key: String, message: String },
+}
+
+impl PriceBookError {
+    /// The path of the offending key (empty for syntax errors).
+    pub fn key(&self) -> &str {
+        match self {
+            PriceBookError::Syntax(_) => "",
+            PriceBookError::Invalid { key, .. } | PriceBookError::Missing { key, .. } => key,
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, PriceBookError>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sku {
+    pub rate_per_hour: Option<Decimal>,
+    pub spot_rate_per_hour: Option<Decimal>,
+    pub minimum_seconds: Option<i64>,
+    pub tier_mode: TierMode,
+    /// Bounds in unit-seconds (`up_to_hours x 3600`), rates per unit-hour.
+    pub tiers: Vec<Tier>,
+    /// Section 8: per lease state, the rate per unit-hour of the seconds in that state.
+    pub state_rates: BTreeMap<LeaseState, Decimal>,
+}
+
+impl Sku {
+    /// The on-demand tiers, a plain rate being one unbounded tier.
+    pub fn on_demand_tiers(&self) -> Option<Vec<Tier>> {
+        if !self.tiers.is_empty() {
+            Some(self.tiers.clone())
+        } else {
+            self.rate_per_hour
+                .map(|rate| vec![Tier { up_to: None, rate }])
+        }
+    }
+
+    /// First-tier (or plain) on-demand rate: what the minimum charge uses.
+    pub fn first_rate(&self) -> Option<Decimal> {
+        match self.tiers.first() {
+            Some(t) => Some(t.rate),
+            None => self.rate_per_hour,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservation {
+    /// Position in the price book's `[[reservations]]` (orders lines of equal keys).
+    pub index: usize,
+    pub account: String,
+    pub sku: String,
+    pub quantity: Decimal,
+    pub from: i64,
+    pub to: i64,
+    pub rate_per_hour: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriceBook {
+    pub currency: String,
+    pub timezone: Tz,
+    pub effective_from: Option<Timestamp>,
+    pub skus: BTreeMap<String, Sku>,
+    pub offpeak: Vec<OffpeakWindow>,
+    /// Per dest: graduated tiers with bounds in GB and rates per GB.
+    pub egress: BTreeMap<String, Vec<Tier>>,
+    pub tax_rate: Decimal,
+    pub reservations: Vec<Reservation>,
+    /// Per account: summed discount percent.
+    pub discounts: BTreeMap<String, Decimal>,
+    /// Per account: summed credits.
+    pub credits: BTreeMap<String, Decimal>,
+    /// Every credit, in price book order (section 12: `id`, `from`, `to`).
+    pub credit_terms: Vec<Credit>,
+    /// Section 10.
+    pub sla: Sla,
+    /// Section 12.
+    pub packages: Vec<Package>,
+    /// Section 13.
+    pub subscriptions: Vec<Subscription>,
+}
+
+impl PriceBook {
+    pub fn from_toml(text: &str) -> Result<PriceBook> {
+        let table: Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| PriceBookError::Syntax(e.to_string().trim().into()))?;
+        parse(&table)
+    }
+
+    /// Accounts named by account terms (reservations, discounts, credits).
+    pub fn accounts(&self) -> BTreeSet<&str> {
+        let mut a: BTreeSet<&str> = self
+            .reservations
+            .iter()
+            .map(|r| r.account.as_str())
+            .collect();
+        a.extend(self.discounts.keys().map(String::as_str));
+        a.extend(self.credits.keys().map(String::as_str));
+        a.extend(self.packages.iter().map(|p| p.account.as_str()));
+        a.extend(self.subscriptions.iter().map(|s| s.account.as_str()));
+        a
+    }
+
+    /// Sum of the account's credits that apply to the period `[start, end)` (section 12), at
+    /// their full amounts (as `gpubill rate` starts them). Equals [`PriceBook::credit_total`]
+    /// when no credit has `from` or `to`.
+    pub fn credit_total_for(&self, account: &str, start: i64, end: i64) -> Decimal {
+        self.credit_terms
+            .iter()
+            .filter(|c| c.account == account && c.applies_to(start, end))
+            .map(|c| c.amount)
+            .sum()
+    }
+
+    pub fn discount_percent(&self, account: &str) -> Decimal {
+        self.discounts.get(account).copied().unwrap_or_default()
+    }
+
+    /// Whether this version rates a period starting at `period_start` (Unix seconds): its
+    /// `effective_from` is at or before that instant, compared exactly (a version effective at
+    /// `00:00:00.5` does not rate the period starting at `00:00:00`).
+    pub fn applies_to_period_starting(&self, period_start: i64) -> bool {
+        self.effective_from
+            .is_none_or(|t| t <= Timestamp::from_secs(period_start))
+    }
+
+    pub fn credit_total(&self, account: &str) -> Decimal {
+        self.credits.get(account).copied().unwrap_or_default()
+    }
+}
+
+// ---- sections ---------------------------------------------------------------------------
+
+fn parse(root: &Table) -> Result<PriceBook> {
+    only_keys(
+        root,
+        "",
+        &[
+            "currency",
+            "timezone",
+            "effective_from",
+            "skus",
+            "offpeak",
+            "egress",
+            "tax",
+            "reservations",
+            "discounts",
+            "credits",
+            "sla",
+            "packages",
+            "subscriptions",
+        ],
+    )?;
+    let currency = required_string(root, "", "currency")?.to_string();
+    let timezone = match string(root, "", "timezone")? {
+        None => Tz::UTC,
+        Some(name) => Tz::from_str(name).or_else(|_| {
+            invalid(
+                "timezone",
+                &root["timezone"],
+                "unknown timezone: use an IANA name such as \"Asia/Shanghai\"",
+            )
+        })?,
+    };
+    let effective_from = instant(root, "", "effective_from")?;
+    let skus = skus::parse_skus(root)?;
+    let offpeak = skus::parse_offpeak(root, &skus)?;
+    let egress = skus::parse_egress(root)?;
+    let tax_rate = match root.get("tax") {
+        None => Decimal::ZERO,
+        Some(v) => {
+            let t = as_table(v, "tax")?;
+            only_keys(t, "tax", &["rate"])?;
+            let r = bounded(t, "tax", "rate", Decimal::ZERO, true, Decimal::ONE)?;
+            required(r, "tax", "rate")?
+        }
+    };
+    let reservations = terms::parse_reservations(root, &skus)?;
+    let discounts =
+        terms::parse_account_amounts(root, "discounts", "percent", Decimal::ONE_HUNDRED, false)?;
+    for (account, total) in &discounts {
+        if *total > Decimal::ONE_HUNDRED {
+            return invalid(
+                "discounts",
+                &Value::String(account.clone()),
+                format!("the discounts of this account add up to {total} percent, over 100"),
+            );
+        }
+    }
+    let credit_terms = terms::parse_credits(root)?;
+    let mut credits: BTreeMap<String, Decimal> = BTreeMap::new();
+    for c in &credit_terms {
+        *credits.entry(c.account.clone()).or_default() += c.amount;
+    }
+    let sla = terms::parse_sla(root)?;
+    let packages = terms::parse_packages(root, &skus)?;
+    let subscriptions = terms::parse_subscriptions(root, &skus)?;
+    Ok(PriceBook {
+        currency,
+        timezone,
+        effective_from,
+        skus,
+        offpeak,
+        egress,
+        tax_rate,
+        reservations,
+        discounts,
+        credits,
+        credit_terms,
+        sla,
+        packages,
+        subscriptions,
+    })
+}
