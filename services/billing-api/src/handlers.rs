@@ -121,7 +121,7 @@ async fn hand_off(
     let mut outcomes = Vec::with_capacity(recs.len());
     let mut keyed = Vec::with_capacity(recs.len());
     for r in recs {
-        let (key, outcome) = match billing_core::event::decode(&r) {
+        let (key, outcome) = match billing_core::event::decode_any(&r) {
             Ok(e) => (e.subject.to_string(), Outcome::Accepted),
             Err(rej) => (
                 String::new(),
@@ -409,7 +409,8 @@ async fn rate_now(
             "no price book applies to {period}: upload one with PUT /v1/admin/pricebook"
         ))
     })?;
-    let ctx = RatingContext::new(&version.book, p);
+    let platform = s.store.platform().await?;
+    let ctx = RatingContext::with_platform(&version.book, p, &platform);
     let ledger = s.store.account_ledger(account).await?;
     let rated = rate_account(&ctx, account, Some(&ledger), credit_balance)
         .map_err(|e| ApiError::Internal(e.to_string()))?;

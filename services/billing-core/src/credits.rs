@@ -103,6 +103,27 @@ impl CreditPool {
         );
     }
 
+    /// The pool after an account's issued invoices, in period order: each added the SLA
+    /// compensation it earned and drew the credit it consumed. A draw is capped at what the
+    /// pool holds for its period (an invoice issued under an earlier price book version may
+    /// have drawn credits this version no longer has). What the engine rates a new period
+    /// with: `rate_account(.., pool.available(period))` then adds that period's compensation.
+    pub fn after_invoices(
+        book: &PriceBook,
+        account: &str,
+        issued: &[(Period, Decimal, Decimal)],
+    ) -> Self {
+        let mut pool = CreditPool::for_account(book, account);
+        let mut issued: Vec<&(Period, Decimal, Decimal)> = issued.iter().collect();
+        issued.sort_by_key(|(p, _, _)| p.start);
+        for (period, compensation, credit) in issued {
+            pool.add_compensation(period.start, *compensation);
+            let take = (*credit).min(pool.available(period)).max(Decimal::ZERO);
+            pool.draw(period, take);
+        }
+        pool
+    }
+
     /// Remaining SLA compensation (earned, not yet consumed).
     pub fn compensation_left(&self) -> Decimal {
         self.entries

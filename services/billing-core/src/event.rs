@@ -278,6 +278,60 @@ impl<'a> AnyEvent<'a> {
     pub fn is_platform(&self) -> bool {
         matches!(&self.data, AnyData::Rental(r) if r.is_platform())
     }
+
+    /// [`Event::ending_by`] for any type.
+    #[allow(clippy::result_large_err)]
+    pub fn ending_by(self, latest_end_s: i64) -> Result<Self, Rejection> {
+        match too_early(&self.source, &self.id, self.end_secs(), latest_end_s) {
+            Some(r) => Err(r),
+            None => Ok(self),
+        }
+    }
+
+    /// [`Event::ending_after`] for any type.
+    #[allow(clippy::result_large_err)]
+    pub fn ending_after(self, earliest_end_s: i64) -> Result<Self, Rejection> {
+        match too_late(&self.source, &self.id, self.end_secs(), earliest_end_s) {
+            Some(r) => Err(r),
+            None => Ok(self),
+        }
+    }
+}
+
+/// `too_early` when an event ending at `end_s` ends after `latest_end_s`.
+fn too_early(source: &str, id: &str, end_s: i64, latest_end_s: i64) -> Option<Rejection> {
+    if end_s <= latest_end_s {
+        return None;
+    }
+    let mut r = Rejection::new(
+        RejectReason::TooEarly,
+        format!(
+            "the event ends at {}, after {} (the engine's clock plus the accepted future)",
+            crate::timestamp::format_secs(end_s),
+            crate::timestamp::format_secs(latest_end_s)
+        ),
+    );
+    r.source = Some(source.to_string());
+    r.id = Some(id.to_string());
+    Some(r)
+}
+
+/// `too_late` when an event ending at `end_s` ends before `earliest_end_s`.
+fn too_late(source: &str, id: &str, end_s: i64, earliest_end_s: i64) -> Option<Rejection> {
+    if end_s >= earliest_end_s {
+        return None;
+    }
+    let mut r = Rejection::new(
+        RejectReason::TooLate,
+        format!(
+            "the event ends at {}, before {} (the engine's clock less its dedupe horizon): it could count twice",
+            crate::timestamp::format_secs(end_s),
+            crate::timestamp::format_secs(earliest_end_s)
+        ),
+    );
+    r.source = Some(source.to_string());
+    r.id = Some(id.to_string());
+    Some(r)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,39 +401,19 @@ impl Event<'_> {
     /// limit) as `too_early`, carrying the identity. The core reads no clock: the engine
     /// passes the limit in.
     pub fn ending_by(self, latest_end_s: i64) -> Result<Self, Rejection> {
-        if self.end_secs() <= latest_end_s {
-            return Ok(self);
+        match too_early(&self.source, &self.id, self.end_secs(), latest_end_s) {
+            Some(r) => Err(r),
+            None => Ok(self),
         }
-        let mut r = Rejection::new(
-            RejectReason::TooEarly,
-            format!(
-                "the event ends at {}, after {} (the engine's clock plus the accepted future)",
-                crate::timestamp::format_secs(self.end_secs()),
-                crate::timestamp::format_secs(latest_end_s)
-            ),
-        );
-        r.source = Some(self.source.to_string());
-        r.id = Some(self.id.to_string());
-        Err(r)
     }
 
     /// Refuses an event that ends before `earliest_end_s` (the engine's clock less its dedupe
     /// horizon) as `too_late`, carrying the identity.
     pub fn ending_after(self, earliest_end_s: i64) -> Result<Self, Rejection> {
-        if self.end_secs() >= earliest_end_s {
-            return Ok(self);
+        match too_late(&self.source, &self.id, self.end_secs(), earliest_end_s) {
+            Some(r) => Err(r),
+            None => Ok(self),
         }
-        let mut r = Rejection::new(
-            RejectReason::TooLate,
-            format!(
-                "the event ends at {}, before {} (the engine's clock less its dedupe horizon): it could count twice",
-                crate::timestamp::format_secs(self.end_secs()),
-                crate::timestamp::format_secs(earliest_end_s)
-            ),
-        );
-        r.source = Some(self.source.to_string());
-        r.id = Some(self.id.to_string());
-        Err(r)
     }
 
     pub fn into_owned(self) -> Event<'static> {

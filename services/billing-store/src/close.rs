@@ -7,7 +7,6 @@ use crate::{Result, Store, StoreError};
 use billing_core::invoice::Invoice;
 use billing_core::rating::{RatingContext, Unpriced, rate_account};
 use billing_core::timestamp::format_secs;
-use rust_decimal::Decimal;
 use serde::Serialize;
 use sqlx::Row;
 use std::collections::BTreeSet;
@@ -152,21 +151,23 @@ impl Store {
         period: &billing_core::Period,
         period_label: &str,
     ) -> Result<Vec<Invoice>, CloseError> {
-        let ctx = RatingContext::new(book, period.clone());
+        let platform = {
+            let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+            crate::rental::load_platform(&mut conn).await?
+        };
+        let ctx = RatingContext::with_platform(book, period.clone(), &platform);
         let mut accounts: BTreeSet<String> = self.known_accounts().await?;
         accounts.extend(book.accounts().into_iter().map(String::from));
         let mut issued = Vec::new();
         let mut unpriced = Vec::new();
         for account in &accounts {
             let ledger = self.account_ledger(account).await?;
-            let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
-                .bind(account.as_str())
-                .fetch_all(&self.pool)
-                .await?
-                .iter()
-                .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-                .sum();
-            let balance = (book.credit_total(account) - consumed).max(Decimal::ZERO);
+            let before = {
+                let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+                crate::provisional::issued_credits(&mut conn, "account = $1", account).await?
+            };
+            let before = before.get(account.as_str()).map_or(&[][..], Vec::as_slice);
+            let balance = crate::provisional::credit_balance(book, account, before, period);
             let rated = rate_account(&ctx, account, Some(&ledger), balance)?;
             unpriced.extend(rated.unpriced);
             issued.push(rated.invoice);

@@ -5,7 +5,7 @@ use crate::identities::{NewIdentity, identity};
 use crate::keys::key_id;
 use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
 use crate::{Backend, EMBEDDED_CONSUMER, MAX_BATCH_RECORDS, Result, Store, StoreError};
-use billing_core::event::{Event, EventData, RejectReason, Rejection, decode};
+use billing_core::event::{AnyData, AnyEvent, EventData, RejectReason, Rejection, decode_any};
 use billing_core::ledger::Runs;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
@@ -205,7 +205,8 @@ async fn finish<T>(tx: sqlx::Transaction<'_, sqlx::Any>, result: Result<T>) -> R
 }
 
 /// The new intervals of one usage key in a batch: `[from, to)` at a quantity.
-type Spans = Vec<(i64, i64, rust_decimal::Decimal)>;
+/// A key's new intervals: `[from, to)`, quantity, and the source that reported it.
+type Spans<'a> = Vec<(i64, i64, rust_decimal::Decimal, &'a str)>;
 
 /// A usage key touched by a batch.
 struct KeyInsert<'a> {
@@ -397,14 +398,14 @@ fn decode_batch<'a>(
     store: &Store,
     batch: &Records<'a>,
     now_ms: i64,
-) -> Vec<Result<Event<'a>, Rejection>> {
+) -> Vec<Result<AnyEvent<'a>, Rejection>> {
     let now_s = now_ms.div_euclid(1000);
     let latest_end = now_s.saturating_add(store.max_future_s);
     let earliest_end = now_s.saturating_sub(store.dedupe_horizon_s);
     batch
         .iter()
         .map(|(_, _, r)| {
-            decode(r)
+            decode_any(r)
                 .and_then(|e| e.ending_by(latest_end))
                 .and_then(|e| e.ending_after(earliest_end))
         })
@@ -427,7 +428,7 @@ async fn dedupe(
     conn: &mut AnyConnection,
     backend: Backend,
     batch: &Records<'_>,
-    decoded: &[Result<Event<'_>, Rejection>],
+    decoded: &[Result<AnyEvent<'_>, Rejection>],
 ) -> Result<Known> {
     let mut scratch = Vec::new();
     let fps: Vec<u128> = decoded
@@ -472,7 +473,9 @@ struct Sorted<'a> {
     dead: Vec<(Vec<Val>, Option<&'a str>)>,
     egress: Vec<Vec<Val>>,
     late: Vec<Vec<Val>>,
-    usage: HashMap<String, (KeyInsert<'a>, Spans)>,
+    usage: HashMap<String, (KeyInsert<'a>, Spans<'a>)>,
+    /// `rental_events` rows (billing-semantics part 2; see migration 0012).
+    rental: Vec<Vec<Val>>,
 }
 
 /// Sorts each record: rejected (dead letter), duplicate, conflict (dead letter), or accepted
@@ -480,7 +483,7 @@ struct Sorted<'a> {
 fn sort_records<'a>(
     parts: &[Part<'a>],
     batch: &Records<'a>,
-    decoded: &'a [Result<Event<'a>, Rejection>],
+    decoded: &'a [Result<AnyEvent<'a>, Rejection>],
     mut known: Known,
     closed: &[(String, i64, i64)],
     now_ms: i64,
@@ -494,6 +497,7 @@ fn sort_records<'a>(
         egress: Vec::new(),
         late: Vec::new(),
         usage: HashMap::new(),
+        rental: Vec::new(),
     };
     for (n, ((part, seq, raw), d)) in batch.iter().zip(decoded).enumerate() {
         let dead_topic = parts[*part].0.dead_letter_topic;
@@ -529,7 +533,7 @@ fn sort_records<'a>(
 }
 
 /// The dead letter of a redelivery whose content differs from the first one's.
-fn conflict(e: &Event<'_>) -> Rejection {
+fn conflict(e: &AnyEvent<'_>) -> Rejection {
     let mut r = Rejection::new(
         RejectReason::Conflict,
         format!(
@@ -543,11 +547,12 @@ fn conflict(e: &Event<'_>) -> Rejection {
 }
 
 impl<'a> Sorted<'a> {
-    /// An accepted event's rows: usage spans of its key or an egress row, and a late-usage
-    /// note for each closed period it falls in.
-    fn accept(&mut self, e: &'a Event<'a>, seq: i64, closed: &[(String, i64, i64)]) {
+    /// An accepted event's rows: usage spans of its key, an egress row or a rental row, and a
+    /// late note for each closed period it falls in (platform events name no account: their
+    /// effect on closed periods is not noted; see `choices.rs`).
+    fn accept(&mut self, e: &'a AnyEvent<'a>, seq: i64, closed: &[(String, i64, i64)]) {
         let (from, to) = match &e.data {
-            EventData::Usage(u) => {
+            AnyData::Part1(EventData::Usage(u)) => {
                 let (from, to) = u.seconds();
                 let id = key_id(&e.subject, &u.lease, &u.resource, &u.sku, u.class);
                 let entry = self.usage.entry(id).or_insert_with(|| {
@@ -560,10 +565,10 @@ impl<'a> Sorted<'a> {
                     };
                     (key, Vec::new())
                 });
-                entry.1.push((from, to, u.quantity));
+                entry.1.push((from, to, u.quantity, &e.source));
                 (from, to)
             }
-            EventData::Egress(x) => {
+            AnyData::Part1(EventData::Egress(x)) => {
                 self.egress.push(vec![
                     Val::Text(e.source.to_string()),
                     Val::Text(e.id.to_string()),
@@ -576,6 +581,18 @@ impl<'a> Sorted<'a> {
                     Val::I64(x.bytes as i64),
                 ]);
                 (x.time.secs, x.time.secs + 1)
+            }
+            AnyData::Rental(r) => {
+                let row = crate::rental::row(&e.subject, r);
+                let at = match &row[3] {
+                    Val::I64(a) => *a,
+                    _ => 0,
+                };
+                self.rental.push(row);
+                if r.is_platform() {
+                    return;
+                }
+                (at, at + 1)
             }
         };
         for (period, start, end) in closed {
@@ -592,33 +609,41 @@ impl<'a> Sorted<'a> {
     }
 }
 
+/// A key's coverage by source (billing-semantics section 10): source -> runs.
+pub(crate) type Sources = BTreeMap<String, Runs>;
+
 /// The ledger: loads the touched keys, folds the new intervals in, writes back the ones
 /// that changed (one statement each way per batch).
 async fn write_ledger(
     conn: &mut AnyConnection,
     backend: Backend,
-    usage: &HashMap<String, (KeyInsert<'_>, Spans)>,
+    usage: &HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
 ) -> Result<()> {
     let key_ids: Vec<&String> = usage.keys().collect();
-    let mut existing: HashMap<String, Runs> = HashMap::new();
+    let mut existing: HashMap<String, (Runs, Sources)> = HashMap::new();
     for chunk in key_ids.chunks(MAX_IN_LIST) {
         let sql = format!(
-            "select key_id, runs from ledger_keys where {}",
+            "select key_id, runs, sources from ledger_keys where {}",
             in_json_array("key_id", backend)
         );
         let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
         for r in q.fetch_all(&mut *conn).await? {
             let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
                 .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
-            existing.insert(r.get(0), runs);
+            let sources = crate::ledgers::parse_sources(r.get::<Option<String>, _>(2))?;
+            existing.insert(r.get(0), (runs, sources));
         }
     }
     let mut ledger_rows = Vec::with_capacity(usage.len());
     for (id, (k, spans)) in usage {
-        let mut runs = existing.remove(id).unwrap_or_default();
+        let (mut runs, mut sources) = existing.remove(id).unwrap_or_default();
         let mut changed = false;
-        for &(from, to, q) in spans {
+        for &(from, to, q, source) in spans {
             changed |= runs.insert(from, to, q);
+            changed |= sources
+                .entry(source.to_string())
+                .or_default()
+                .insert(from, to, q);
         }
         if !changed {
             continue;
@@ -636,12 +661,15 @@ async fn write_ledger(
             ),
             Val::I64(slice[0].from),
             Val::I64(slice[slice.len() - 1].to),
+            Val::Text(
+                serde_json::to_string(&sources).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
         ]);
     }
     insert_rows(
         conn,
-        "insert into ledger_keys (key_id, account, lease, resource, sku, class, runs, first_s, end_s)",
-        "on conflict (key_id) do update set runs = excluded.runs, first_s = excluded.first_s, end_s = excluded.end_s",
+        "insert into ledger_keys (key_id, account, lease, resource, sku, class, runs, first_s, end_s, sources)",
+        "on conflict (key_id) do update set runs = excluded.runs, first_s = excluded.first_s, end_s = excluded.end_s, sources = excluded.sources",
         ledger_rows,
     )
     .await?;
@@ -655,7 +683,9 @@ async fn write_side_tables(
     sorted: &mut Sorted<'_>,
     now_ms: i64,
 ) -> Result<Vec<(String, i64)>> {
-    let egress_seconds: Vec<(String, i64)> = sorted
+    // Egress and account rental events (lease states, counter samples) move their account's
+    // cost at their second.
+    let mut egress_seconds: Vec<(String, i64)> = sorted
         .egress
         .iter()
         .filter_map(|row| match (&row[2], &row[4]) {
@@ -663,6 +693,24 @@ async fn write_side_tables(
             _ => None,
         })
         .collect();
+    egress_seconds.extend(
+        sorted
+            .rental
+            .iter()
+            .filter_map(|row| match (&row[1], &row[3]) {
+                (Val::Text(account), Val::I64(at)) if !account.is_empty() => {
+                    Some((account.clone(), *at))
+                }
+                _ => None,
+            }),
+    );
+    insert_rows(
+        conn,
+        "insert into rental_events (kind, account, key, a, b, value)",
+        "on conflict do nothing",
+        std::mem::take(&mut sorted.rental),
+    )
+    .await?;
     insert_rows(
         conn,
         "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
@@ -704,7 +752,7 @@ async fn apply_effects(
     conn: &mut AnyConnection,
     store: &Store,
     parts: &[Part<'_>],
-    usage: &HashMap<String, (KeyInsert<'_>, Spans)>,
+    usage: &HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
     egress_seconds: &[(String, i64)],
     now_ms: i64,
 ) -> Result<()> {
@@ -712,7 +760,7 @@ async fn apply_effects(
     let mut latest_usage: BTreeMap<String, i64> = BTreeMap::new();
     for (k, spans) in usage.values() {
         let account = moved.entry(k.account.to_string()).or_default();
-        account.extend(spans.iter().map(|&(from, to, _)| (from, to - 1)));
+        account.extend(spans.iter().map(|&(from, to, _, _)| (from, to - 1)));
         let last = spans.iter().map(|s| s.1 - 1).max().unwrap_or(0);
         let e = latest_usage.entry(k.account.to_string()).or_insert(last);
         *e = (*e).max(last);

@@ -54,7 +54,7 @@ pub(crate) async fn load_ledgers(
         .map(|a| (a.to_string(), AccountLedger::new()))
         .collect();
     let rows = sqlx::query(&format!(
-        "select account, lease, resource, sku, class, runs from ledger_keys where {filter}{keys_in}"
+        "select account, lease, resource, sku, class, runs, sources from ledger_keys where {filter}{keys_in}"
     ))
     .bind(param.as_str())
     .fetch_all(&mut *conn)
@@ -72,7 +72,11 @@ pub(crate) async fn load_ledgers(
             sku: r.get::<String, _>(3).into(),
             class,
         };
-        out.entry(r.get(0)).or_default().set_runs(key, runs);
+        let ledger = out.entry(r.get(0)).or_default();
+        ledger.set_runs(key.clone(), runs);
+        for (source, runs) in parse_sources(r.get::<Option<String>, _>(6))? {
+            ledger.set_source_runs(key.clone(), &source, runs);
+        }
     }
     let rows = sqlx::query(&format!(
         "select account, dest, time_s, time_ns, bytes from egress where {filter}{egress_in}"
@@ -92,5 +96,15 @@ pub(crate) async fn load_ledgers(
         };
         out.entry(r.get(0)).or_default().add_egress(&dest, record);
     }
+    crate::rental::load_account_facts(conn, &filter, &param, &mut out).await?;
     Ok(out)
+}
+
+/// A key's stored coverage by source (none for keys folded before migration 0012).
+pub(crate) fn parse_sources(text: Option<String>) -> Result<crate::fold::Sources> {
+    match text {
+        None => Ok(Default::default()),
+        Some(t) => serde_json::from_str(&t)
+            .map_err(|e| StoreError::Corrupt(format!("ledger sources: {e}"))),
+    }
 }

@@ -22,6 +22,7 @@ mod ledgers;
 mod partitions;
 mod provisional;
 mod quota;
+mod rental;
 mod spent;
 mod sql;
 
@@ -616,6 +617,7 @@ impl Store {
         for q in [
             "select distinct account from ledger_keys",
             "select distinct account from egress",
+            "select distinct account from rental_events where account <> ''",
             "select id from accounts",
         ] {
             for r in sqlx::query(q).fetch_all(&self.pool).await? {
@@ -710,17 +712,25 @@ impl Store {
     /// rating it, less what its issued invoices consumed (zero when no version applies).
     pub async fn credit_left(&self, account: &str, period: &str) -> Result<rust_decimal::Decimal> {
         use rust_decimal::Decimal;
-        let Some((version, _)) = self.pricebook_for(period).await? else {
+        let Some((version, p)) = self.pricebook_for(period).await? else {
             return Ok(Decimal::ZERO);
         };
-        let consumed: Decimal = sqlx::query("select credit from invoices where account = $1")
-            .bind(account)
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-            .sum();
-        Ok((version.book.credit_total(account) - consumed).max(Decimal::ZERO))
+        let mut conn = self.pool.acquire().await?;
+        let issued = provisional::issued_credits(&mut conn, "account = $1", account).await?;
+        let issued = issued.get(account).map_or(&[][..], Vec::as_slice);
+        Ok(provisional::credit_balance(
+            &version.book,
+            account,
+            issued,
+            &p,
+        ))
+    }
+
+    /// The platform's spot curves and node faults (billing-semantics sections 9 and 10), as
+    /// every account's rating reads them.
+    pub async fn platform(&self) -> Result<billing_core::platform::Platform> {
+        let mut conn = self.pool.acquire().await?;
+        rental::load_platform(&mut conn).await
     }
 
     pub async fn late_usage(&self, period: Option<&str>) -> Result<Vec<LateUsage>> {

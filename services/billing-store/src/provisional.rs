@@ -22,9 +22,11 @@
 //! not re-rated (late usage never changes an issued invoice).
 
 use crate::{Backend, Result, Store, StoreError, load_ledgers};
+use billing_core::credits::CreditPool;
 use billing_core::invoice::{Component, Invoice};
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
+use billing_core::platform::Platform;
 use billing_core::pricebook::PriceBook;
 use billing_core::rating::RatingError;
 use billing_core::rating::{RatingContext, rate_account};
@@ -120,11 +122,19 @@ impl Books {
         &self,
         labels: impl IntoIterator<Item = impl AsRef<str>>,
     ) -> Vec<(i64, i64)> {
+        // Packages (section 12) carry balances from every earlier second, and SLA
+        // compensation (section 10) reads coverage before the fault: with either, a period
+        // reads the account's whole history up to its end.
+        let history = self
+            .0
+            .iter()
+            .any(|b| !b.packages.is_empty() || b.sla.compensation_multiplier.is_some());
         let mut out: Vec<(i64, i64)> = labels
             .into_iter()
             .map(|l| {
-                self.for_period(l.as_ref())
-                    .map_or((0, 0), |(_, p)| (p.start, p.end))
+                self.for_period(l.as_ref()).map_or((0, 0), |(_, p)| {
+                    (if history { i64::MIN / 2 } else { p.start }, p.end)
+                })
             })
             .collect();
         out.sort_unstable();
@@ -142,11 +152,65 @@ impl Books {
     }
 }
 
-/// What ratings of some accounts read: their ledgers and the credits their issued invoices
-/// consumed, loaded in three statements whatever the number of accounts.
+/// What ratings of some accounts read: their ledgers, the credits their issued invoices
+/// consumed and the compensation they earned, and the platform's spot curves and node
+/// faults, loaded in a few statements whatever the number of accounts.
 pub(crate) struct Loaded {
     ledgers: HashMap<String, AccountLedger>,
-    consumed: HashMap<String, Decimal>,
+    issued: HashMap<String, Vec<IssuedCredit>>,
+    platform: Platform,
+}
+
+/// What an issued invoice did to its account's credits: its period label, the SLA
+/// compensation it earned and the credit it consumed.
+pub(crate) type IssuedCredit = (String, Decimal, Decimal);
+
+/// The issued invoices of the accounts `filter` selects (bound to `param`), per account.
+pub(crate) async fn issued_credits(
+    conn: &mut AnyConnection,
+    filter: &str,
+    param: &str,
+) -> Result<HashMap<String, Vec<IssuedCredit>>> {
+    let mut out: HashMap<String, Vec<IssuedCredit>> = HashMap::new();
+    for r in sqlx::query(&format!(
+        "select account, period, credit, body from invoices where {filter}"
+    ))
+    .bind(param)
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>(3))
+            .map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))?;
+        let compensation: Decimal = body["lines"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l["compensation"].as_str()?.parse::<Decimal>().ok())
+            .sum();
+        let credit = r.get::<String, _>(2).parse::<Decimal>().unwrap_or_default();
+        out.entry(r.get(0))
+            .or_default()
+            .push((r.get(1), compensation, credit));
+    }
+    Ok(out)
+}
+
+/// The credit balance `account` has for `period` after its issued invoices (section 12's
+/// drawing order, expiring credits and SLA compensation carried over; see
+/// [`CreditPool::after_invoices`]).
+pub(crate) fn credit_balance(
+    book: &PriceBook,
+    account: &str,
+    issued: &[IssuedCredit],
+    period: &Period,
+) -> Decimal {
+    let resolved: Vec<(Period, Decimal, Decimal)> = issued
+        .iter()
+        .filter_map(|(label, comp, credit)| {
+            Some((Period::month(label, book.timezone).ok()?, *comp, *credit))
+        })
+        .collect();
+    CreditPool::after_invoices(book, account, &resolved).available(period)
 }
 
 impl Loaded {
@@ -166,18 +230,13 @@ impl Loaded {
                 accounts.first().map(|a| a.to_string()).unwrap_or_default(),
             ),
         };
-        let mut consumed: HashMap<String, Decimal> = HashMap::new();
-        for r in sqlx::query(&format!(
-            "select account, credit from invoices where {filter}"
-        ))
-        .bind(param)
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            *consumed.entry(r.get(0)).or_default() +=
-                r.get::<String, _>(1).parse::<Decimal>().unwrap_or_default();
-        }
-        Ok(Loaded { ledgers, consumed })
+        let issued = issued_credits(conn, &filter, &param).await?;
+        let platform = crate::rental::load_platform(conn).await?;
+        Ok(Loaded {
+            ledgers,
+            issued,
+            platform,
+        })
     }
 
     /// `account`'s period rated with the invoices' own function (credits left over from issued
@@ -188,9 +247,9 @@ impl Loaded {
         book: &PriceBook,
         period: &Period,
     ) -> std::result::Result<(Invoice, UnitSeconds), RatingError> {
-        let consumed = self.consumed.get(account).copied().unwrap_or_default();
-        let credit = (book.credit_total(account) - consumed).max(Decimal::ZERO);
-        let ctx = RatingContext::new(book, period.clone());
+        let issued = self.issued.get(account).map_or(&[][..], Vec::as_slice);
+        let credit = credit_balance(book, account, issued, period);
+        let ctx = RatingContext::with_platform(book, period.clone(), &self.platform);
         let rated = rate_account(&ctx, account, self.ledgers.get(account), credit)?;
         let mut unit_seconds = UnitSeconds::new();
         for l in &rated.invoice.lines {
