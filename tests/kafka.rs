@@ -6,55 +6,6 @@ use gpubill_tests::*;
 use rdkafka::config::ClientConfig;
 use std::time::Duration;
 
-/// Runs the consumer until the store holds `events` events (or fails after 90 s).
-async fn consume_until(t: &TestApp, topic: &str, events: i64) {
-    consume_until_offsets(t, topic, events, None).await
-}
-
-/// Like `consume_until`, and also until the stored positions add up to `records` (dead
-/// letters and duplicates included).
-async fn consume_until_offsets(t: &TestApp, topic: &str, events: i64, records: Option<i64>) {
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let store = t.state.store.clone();
-    let mut settings = ConsumerSettings::new(BROKERS, topic);
-    // The test's own group: a member of a shared group that died elsewhere (a SIGKILLed
-    // engine) would hold up every join until the broker expires it.
-    settings.group = format!("{topic}-engine");
-    settings.dead_letter_topic = Some(format!("{topic}.dlq"));
-    let task = tokio::spawn(billing_kafka::run(
-        store,
-        settings,
-        || DEC_2_2026_MS,
-        stop_rx,
-    ));
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    let stored = async || {
-        let mut sum = 0;
-        for p in 0..16 {
-            sum += t
-                .state
-                .store
-                .stored_offset(topic, p)
-                .await
-                .unwrap()
-                .unwrap_or(0);
-        }
-        sum
-    };
-    while t.state.store.event_count().await.unwrap() < events
-        || records.is_some_and(|r| r > 0) && stored().await < records.unwrap_or(0)
-    {
-        assert!(!task.is_finished(), "consumer stopped: {:?}", task.await);
-        assert!(
-            std::time::Instant::now() < deadline,
-            "consumer did not fold {events} events in 90 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    stop_tx.send(true).unwrap();
-    task.await.unwrap().unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shuffled_redelivered_events_across_4_partitions_bill_like_gpubill_rate() {
     let topic = topic_with_partitions(4).await;
@@ -130,26 +81,6 @@ async fn relay_and_read(t: &TestApp, topic: &str) -> Vec<(String, Vec<(String, S
 }
 
 /// Runs the outbox relay until the outbox is empty.
-async fn relay_all(t: &TestApp) {
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let relay = tokio::spawn(billing_kafka::relay(
-        t.state.store.clone(),
-        BROKERS,
-        || DEC_2_2026_MS,
-        stop_rx,
-    ));
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !t.state.store.outbox_pending(1).await.unwrap().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "outbox not relayed in 60 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    stop_tx.send(true).unwrap();
-    relay.await.unwrap().unwrap();
-}
-
 /// Every record of `topic` from the start, with its headers.
 async fn read_all(topic: &str) -> Vec<(String, Vec<(String, String)>)> {
     use rdkafka::consumer::{Consumer, StreamConsumer};

@@ -326,7 +326,8 @@ pub fn section6(issued: &Value) -> Value {
 pub async fn projections(store: &Store) -> Vec<String> {
     use sqlx::Row;
     let queries = [
-        "select 'ledger|' || key_id || '|' || account || '|' || runs from ledger_keys order by key_id",
+        "select 'ledger|' || key_id || '|' || account || '|' || runs || '|' || coalesce(sources, '') from ledger_keys order by key_id",
+        "select 'rental|' || kind || '|' || account || '|' || key || '|' || a || '|' || b || '|' || value from rental_events order by kind, account, key, a, b, value",
         "select 'event|' || encode(ident, 'hex') || '|' || encode(fingerprint, 'hex') || '|' || account || '|' || log_seq from events order by ident",
         "select 'egress|' || source || '|' || id || '|' || dest || '|' || time_s || '|' || bytes from egress order by source, id",
         "select 'dead|' || coalesce(log_seq, -1) || '|' || reason || '|' || detail from dead_letters order by log_seq, reason",
@@ -501,4 +502,74 @@ pub fn assert_crossed_within_a_batch(decisions: &[Value], per_batch: rust_decima
         .map(|d| d["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["warn", "limit"]);
+}
+
+/// Runs the consumer until the store holds `events` events (or fails after 90 s).
+pub async fn consume_until(t: &TestApp, topic: &str, events: i64) {
+    consume_until_offsets(t, topic, events, None).await
+}
+
+/// Like `consume_until`, and also until the stored positions add up to `records` (dead
+/// letters and duplicates included).
+pub async fn consume_until_offsets(t: &TestApp, topic: &str, events: i64, records: Option<i64>) {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let store = t.state.store.clone();
+    let mut settings = billing_kafka::ConsumerSettings::new(BROKERS, topic);
+    // The test's own group: a member of a shared group that died elsewhere (a SIGKILLed
+    // engine) would hold up every join until the broker expires it.
+    settings.group = format!("{topic}-engine");
+    settings.dead_letter_topic = Some(format!("{topic}.dlq"));
+    let task = tokio::spawn(billing_kafka::run(
+        store,
+        settings,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let stored = async || {
+        let mut sum = 0;
+        for p in 0..16 {
+            sum += t
+                .state
+                .store
+                .stored_offset(topic, p)
+                .await
+                .unwrap()
+                .unwrap_or(0);
+        }
+        sum
+    };
+    while t.state.store.event_count().await.unwrap() < events
+        || records.is_some_and(|r| r > 0) && stored().await < records.unwrap_or(0)
+    {
+        assert!(!task.is_finished(), "consumer stopped: {:?}", task.await);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "consumer did not fold {events} events in 90 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+/// Relays the outbox to the broker until it is empty (fails after 60 s).
+pub async fn relay_all(t: &TestApp) {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let relay = tokio::spawn(billing_kafka::relay(
+        t.state.store.clone(),
+        BROKERS,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !t.state.store.outbox_pending(1).await.unwrap().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "outbox not relayed in 60 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    relay.await.unwrap().unwrap();
 }

@@ -294,3 +294,63 @@ async fn late_rental_events_are_pending_adjustments(db: Db) {
     assert_eq!(serde_json::to_string(&after[0].invoice).unwrap(), before);
 }
 on_both!(late_rental_events_are_pending_adjustments);
+
+/// Through Kafka (tansu) into PostgreSQL: a part-2 workload keyed by subject over 4
+/// partitions, shuffled and redelivered, closes to the `gpubill rate` invoices; `gpubill
+/// replay` into an empty database rebuilds every projection (rental facts and coverage by
+/// source included) and the same invoices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rental_events_through_kafka_bill_like_gpubill_rate_and_replay_identically() {
+    let topic = topic_with_partitions(4).await;
+    let topics = billing_store::Topics {
+        commands: format!("{topic}.commands"),
+        invoices: format!("{topic}.invoices"),
+        ..Default::default()
+    };
+    for t in [&topics.commands, &topics.invoices, &format!("{topic}.dlq")] {
+        create_topic(t, 1).await;
+    }
+    let events = workload(4242, 400);
+    let mut sent = events.clone();
+    sent.extend(events.iter().step_by(4).cloned());
+    shuffle(&mut sent, 4242);
+    // Keyed by subject, as producers key them: a redelivery shares its first copy's partition.
+    let partition = |e: &str| {
+        let v: Value = serde_json::from_str(e).unwrap();
+        (v["subject"]
+            .as_str()
+            .unwrap()
+            .bytes()
+            .map(u32::from)
+            .sum::<u32>()
+            % 4) as i32
+    };
+    let records: Vec<(i32, String)> = sent.into_iter().map(|e| (partition(&e), e)).collect();
+    produce(&topic, &records).await;
+
+    let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
+    a.put_pricebook(BOOK).await;
+    consume_until_offsets(&a, &topic, events.len() as i64, Some(records.len() as i64)).await;
+    let closed = a.close("2026-11").await;
+    let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline_invoices(BOOK, &events, "2026-11"));
+    assert!(a.state.store.dead_letters(0, 10).await.unwrap().is_empty());
+
+    let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
+    // The commands topic holds what the original run decided (price book, close).
+    relay_all(&a).await;
+    billing_kafka::replay(
+        b.state.store.clone(),
+        billing_kafka::ReplaySettings::new(BROKERS, &topic, &topics.commands),
+        || DEC_2_2026_MS + 60_000,
+    )
+    .await
+    .unwrap();
+    let (original, replayed) = (
+        projections(&a.state.store).await,
+        projections(&b.state.store).await,
+    );
+    assert!(original.iter().any(|r| r.starts_with("rental|spot.price")));
+    assert!(original.iter().any(|r| r.starts_with("rental|lease.state")));
+    assert_eq!(original, replayed);
+}
