@@ -33,6 +33,49 @@ pub struct DemoArgs {
 
 pub(crate) const DEMO_BOOK: &str = include_str!("../../../examples/pricebook.toml");
 
+/// The demo's own book: [`DEMO_BOOK`] plus the rental rules of billing-semantics part 2
+/// (state rates, SLA, a trial package, an expiring voucher) for acct-3.
+const RENTAL_BOOK: &str = include_str!("../../../examples/pricebook-rental.toml");
+
+/// acct-3's rental story on 2026-11-03 to 05 (Asia/Shanghai): a lease whose GPU ran 2 h (the
+/// free trial covers it) and was then stopped, its 500 GB volume billed at the stopped rate
+/// for 70 h; a spot lease preempted after 40 minutes (waived); a training lease whose node
+/// failed for 30 minutes (compensated 5 x onto the credit balance).
+fn rental_events() -> Vec<String> {
+    let usage = |id: &str,
+                 source: &str,
+                 lease: &str,
+                 sku: &str,
+                 class: &str,
+                 q: &str,
+                 start: &str,
+                 end: &str| {
+        serde_json::json!({"specversion":"1.0","id":id,"source":source,"type":"gpu.usage","subject":"acct-3",
+            "data":{"lease":lease,"resource":format!("{lease}-0"),"sku":sku,"class":class,"quantity":q,
+                    "start":start,"end":end}})
+        .to_string()
+    };
+    let state = |id: &str, lease: &str, state: &str, at: &str| {
+        serde_json::json!({"specversion":"1.0","id":id,"source":"ctl/1","type":"lease.state","subject":"acct-3",
+            "data":{"lease":lease,"state":state,"at":at}})
+        .to_string()
+    };
+    vec![
+        usage("r1", "node/3", "L-vol", "gpu.h100-80g", "on_demand", "1", "2026-11-03T08:00:00+08:00", "2026-11-03T10:00:00+08:00"),
+        state("r2", "L-vol", "stopped", "2026-11-03T10:00:00+08:00"),
+        usage("r3", "node/vol", "L-vol", "storage.ssd", "on_demand", "500", "2026-11-03T08:00:00+08:00", "2026-11-04T08:00:00+08:00"),
+        usage("r4", "node/vol", "L-vol", "storage.ssd", "on_demand", "500", "2026-11-04T08:00:00+08:00", "2026-11-05T08:00:00+08:00"),
+        usage("r5", "node/vol", "L-vol", "storage.ssd", "on_demand", "500", "2026-11-05T08:00:00+08:00", "2026-11-06T08:00:00+08:00"),
+        usage("r6", "node/spot", "L-spot", "gpu.h100-80g", "spot", "1", "2026-11-04T09:00:00+08:00", "2026-11-04T09:40:00+08:00"),
+        state("r7", "L-spot", "preempted", "2026-11-04T09:40:00+08:00"),
+        usage("r8", "node/7", "L-train", "gpu.h100-80g", "on_demand", "1", "2026-11-05T10:00:00+08:00", "2026-11-05T11:00:00+08:00"),
+        usage("r9", "node/7b", "L-train", "gpu.h100-80g", "on_demand", "1", "2026-11-05T11:30:00+08:00", "2026-11-05T13:00:00+08:00"),
+        serde_json::json!({"specversion":"1.0","id":"f1","source":"mon/1","type":"node.fault","subject":"platform",
+            "data":{"node":"node/7","start":"2026-11-05T11:00:00+08:00","end":"2026-11-05T11:30:00+08:00"}})
+        .to_string(),
+    ]
+}
+
 struct Client {
     app: axum::Router,
 }
@@ -93,7 +136,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             "PUT",
             "/v1/admin/pricebook",
             &admin,
-            DEMO_BOOK,
+            RENTAL_BOOK,
             "application/toml",
         )
         .await?;
@@ -103,10 +146,13 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         v["version"]
     );
     println!(
-        "  spot 1.32/h, egress 100 GB free then 0.09/GB; acct-0 reserves 4 GPUs, acct-1 has 10% off, acct-2 a 25.00 credit"
+        "  spot 1.32/h, egress 100 GB free then 0.09/GB; acct-0 reserves 4 GPUs, acct-1 has 10% off, acct-2 a 25.00 credit;"
+    );
+    println!(
+        "  acct-3 rents: a 2 h free trial, a 5.00 voucher expiring 11-15, stopped volumes at half rate, node faults compensated 5x"
     );
     let mut keys = Vec::new();
-    for id in ["acct-0", "acct-1", "acct-2"] {
+    for id in ["acct-0", "acct-1", "acct-2", "acct-3"] {
         let (s, v) = client
             .call(
                 "POST",
@@ -133,6 +179,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     };
     let mut events = Vec::new();
     generate(&spec, |line| events.push(line.to_string()))?;
+    events.extend(rental_events());
     let (mut accepted, mut duplicates, mut rejected) = (0, 0, 0);
     for chunk in events.chunks(1000) {
         let body = format!("[{}]", chunk.join(","));
@@ -184,7 +231,12 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             inv["total"].as_str().unwrap_or("")
         );
     }
-    if let Some(first) = v.as_array().and_then(|a| a.first()) {
+    let shown = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| matches!(i["account"].as_str(), Some("acct-0" | "acct-3")));
+    for first in shown {
         println!("\nLines of {}:", first["account"].as_str().unwrap_or(""));
         for l in first["lines"].as_array().into_iter().flatten() {
             println!(
@@ -197,6 +249,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
                 l["unit"].as_str().unwrap_or(""),
                 l["amount"].as_str().unwrap_or("")
             );
+            for extra in ["package", "price", "compensation"] {
+                if let Some(x) = l[extra].as_str() {
+                    println!("  {:<20} {extra}: {x}", "");
+                }
+            }
         }
     }
 

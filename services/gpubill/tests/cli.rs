@@ -293,8 +293,21 @@ fn demo_runs_the_embedded_engine_end_to_end() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Invoices for 2026-11"), "{text}");
-    for account in ["acct-0", "acct-1", "acct-2"] {
+    for account in ["acct-0", "acct-1", "acct-2", "acct-3"] {
         assert!(text.contains(account), "{text}");
+    }
+    // acct-3's rental story (billing-semantics part 2), with its worked numbers: 70 h of a
+    // 500 GB volume stopped at 0.0000685/GB-h = 2.40; 40 min of spot waived; 30 min of node
+    // fault x 5 x 3.29/h = 8.23 credited; the 2 h trial covering 7,200 GPU-seconds.
+    for line in [
+        "state:stopped        storage.ssd        tier 0 x-          126000000 unit_seconds       2.40",
+        "spot_interrupted     gpu.h100-80g       tier 0 x-               2400 unit_seconds       0.00",
+        "sla_compensation     gpu.h100-80g       tier 0 x-               1800 unit_seconds       0.00",
+        "compensation: 8.23",
+        "package_usage        gpu.h100-80g       tier 0 x-               7200 unit_seconds       0.00",
+        "acct-3   2026-11-00004           7      10.77      0.00     10.77     0.00       0.00",
+    ] {
+        assert!(text.contains(line), "{line:?} not in {text}");
     }
     assert!(text.contains("0 rejected"), "{text}");
     assert!(dir.join("data/admin-token").exists());
