@@ -287,6 +287,18 @@ async fn late_rental_events_are_pending_adjustments(db: Db) {
     assert!(matches!(out[0], Outcome::Accepted));
     let late = store.late_usage(Some("2026-11")).await.unwrap();
     assert_eq!(late.len(), 1, "{late:?}");
+    // A platform event in the closed period may change any of its invoices: noted for each.
+    let price = serde_json::json!({"specversion":"1.0","id":"p1","source":"market/gz","type":"spot.price",
+        "subject":"gz-a","data":{"sku":"gpu.h100","price_per_hour":"4.00","from":"2026-11-20T00:00:00Z"}})
+    .to_string();
+    let out = store
+        .ingest(vec![price.into_bytes()], DEC_2_2026_MS)
+        .await
+        .unwrap();
+    assert!(matches!(out[0], Outcome::Accepted));
+    let late = store.late_usage(Some("2026-11")).await.unwrap();
+    assert_eq!(late.len(), 1 + issued.len(), "{late:?}");
+    assert_eq!(late.iter().filter(|l| l.id == "p1").count(), issued.len());
     let after = store
         .invoices(Some("gamma"), Some("2026-11"))
         .await

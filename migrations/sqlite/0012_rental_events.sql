@@ -21,3 +21,18 @@ create index rental_events_by_account on rental_events (account);
 -- the ledger's: a JSON object source -> runs. Keys folded before this migration have none
 -- (their coverage is unknown: no SLA compensation is computed from it).
 alter table ledger_keys add column sources text;
+
+-- A platform event that arrives for a closed period may change every invoice of it: it is
+-- noted as late once per account invoiced there, so the late notes are keyed by account too.
+create table late_usage_by_account (
+    source text not null,
+    id text not null,
+    account text not null,
+    period text not null,
+    log_seq bigint not null,
+    primary key (source, id, period, account)
+);
+insert into late_usage_by_account (source, id, account, period, log_seq)
+select source, id, account, period, log_seq from late_usage;
+drop table late_usage;
+alter table late_usage_by_account rename to late_usage;

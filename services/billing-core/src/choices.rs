@@ -131,3 +131,24 @@
 //!   `spot_interrupted` and `subscription`), then sku or dest, tier, multiplier, price,
 //!   package, subscription. New optional fields serialize only when present, so part-1
 //!   invoices are byte-identical.
+//!
+//! Part 2: the engine (billing-store)
+//! - Rental facts are stored as sets (`rental_events`, one row per distinct fact), so a
+//!   redelivery or a second event saying the same thing changes nothing, as in the meter.
+//! - Platform events (`spot.price`, `node.fault`) travel on the usage topic keyed by their
+//!   subject and are folded by whichever engine owns that partition into the shared
+//!   database; every engine's rating reads them from there, so every account sees all of
+//!   them. A close records the usage positions it was computed at (as before), which cover
+//!   the platform events too, so a replay folds exactly the same ones before the close.
+//! - A platform event moves no account's provisional cost when it arrives (it would mean
+//!   re-rating every account): each account's cost picks it up at its next batch or read.
+//! - Late part-2 events: an account's lease state or counter sample in a closed period is
+//!   noted for adjustment like usage (the period holding its instant); a platform event in a
+//!   closed period is noted once for every account invoiced in that period. Issued invoices
+//!   never change.
+//! - Credits across periods in the engine: the pool of [`crate::credits::CreditPool`]
+//!   replayed over the account's issued invoices (each adds the compensation it earned and
+//!   draws the credit it consumed, capped at what the pool holds for its period).
+//! - With packages or an SLA in a price book version, re-rating a period loads the account's
+//!   usage from its beginning up to the period's end (package balances and the coverage
+//!   before a fault read it); without them, only the keys with a second in the period.

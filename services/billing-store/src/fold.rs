@@ -476,6 +476,9 @@ struct Sorted<'a> {
     usage: HashMap<String, (KeyInsert<'a>, Spans<'a>)>,
     /// `rental_events` rows (billing-semantics part 2; see migration 0012).
     rental: Vec<Vec<Val>>,
+    /// Platform events in closed periods: (source, id, period, log_seq), noted as late for
+    /// every account invoiced in the period.
+    platform_late: Vec<Vec<Val>>,
 }
 
 /// Sorts each record: rejected (dead letter), duplicate, conflict (dead letter), or accepted
@@ -498,6 +501,7 @@ fn sort_records<'a>(
         late: Vec::new(),
         usage: HashMap::new(),
         rental: Vec::new(),
+        platform_late: Vec::new(),
     };
     for (n, ((part, seq, raw), d)) in batch.iter().zip(decoded).enumerate() {
         let dead_topic = parts[*part].0.dead_letter_topic;
@@ -548,8 +552,8 @@ fn conflict(e: &AnyEvent<'_>) -> Rejection {
 
 impl<'a> Sorted<'a> {
     /// An accepted event's rows: usage spans of its key, an egress row or a rental row, and a
-    /// late note for each closed period it falls in (platform events name no account: their
-    /// effect on closed periods is not noted; see `choices.rs`).
+    /// late note for each closed period it falls in (a platform event's for every account
+    /// invoiced in that period: it may change any of them).
     fn accept(&mut self, e: &'a AnyEvent<'a>, seq: i64, closed: &[(String, i64, i64)]) {
         let (from, to) = match &e.data {
             AnyData::Part1(EventData::Usage(u)) => {
@@ -584,15 +588,25 @@ impl<'a> Sorted<'a> {
             }
             AnyData::Rental(r) => {
                 let row = crate::rental::row(&e.subject, r);
-                let at = match &row[3] {
-                    Val::I64(a) => *a,
-                    _ => 0,
+                let (at, until) = match (&row[3], &row[4]) {
+                    (Val::I64(a), Val::I64(b)) => (*a, (*b).max(*a + 1)),
+                    _ => (0, 1),
                 };
                 self.rental.push(row);
                 if r.is_platform() {
+                    for (period, start, end) in closed {
+                        if at < *end && *start < until {
+                            self.platform_late.push(vec![
+                                Val::Text(e.source.to_string()),
+                                Val::Text(e.id.to_string()),
+                                Val::Text(period.clone()),
+                                Val::I64(seq),
+                            ]);
+                        }
+                    }
                     return;
                 }
-                (at, at + 1)
+                (at, until)
             }
         };
         for (period, start, end) in closed {
@@ -711,6 +725,16 @@ async fn write_side_tables(
         std::mem::take(&mut sorted.rental),
     )
     .await?;
+    for note in std::mem::take(&mut sorted.platform_late) {
+        let mut q = sqlx::query(
+            "insert into late_usage (source, id, account, period, log_seq) \
+             select $1, $2, account, $3, $4 from invoices where period = $3 on conflict do nothing",
+        );
+        for v in note {
+            q = bind(q, v);
+        }
+        q.execute(&mut *conn).await?;
+    }
     insert_rows(
         conn,
         "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
