@@ -366,3 +366,54 @@ async fn rental_events_through_kafka_bill_like_gpubill_rate_and_replay_identical
     assert!(original.iter().any(|r| r.starts_with("rental|lease.state")));
     assert_eq!(original, replayed);
 }
+
+/// What the engine measures of an open period counts part 2: usage a package covers costs
+/// nothing more, and a stopped lease's volume costs its stopped rate (`/v1/cost/current`, the
+/// figure quotas and authorizations read).
+async fn the_current_cost_counts_packages_and_stopped_rates(db: Db) {
+    const PK_BOOK: &str = r#"
+currency = "USD"
+timezone = "UTC"
+
+[skus."gpu.h100"]
+rate_per_hour = "3.00"
+
+[skus."storage.ssd"]
+rate_per_hour = "0.001"
+state_rates = { stopped = "0.0005" }
+
+[[packages]]
+account = "pk"
+id = "hours-10"
+sku = "gpu.h100"
+hours = "10"
+from = "2026-12-01T00:00:00Z"
+to = "2027-01-01T00:00:00Z"
+price = "0"
+"#;
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(PK_BOOK).await;
+    let key = t.account("pk").await;
+    let ev = |id: &str, ty: &str, data: Value| {
+        serde_json::json!({"specversion":"1.0","id":id,"source":"node/1","type":ty,"subject":"pk","data":data})
+            .to_string()
+    };
+    let v = t
+        .ingest(&[
+            ev("u1", "gpu.usage", serde_json::json!({"lease":"L1","resource":"g0","sku":"gpu.h100",
+                "start":"2026-12-01T00:00:00Z","end":"2026-12-01T02:00:00Z"})),
+            ev("s1", "lease.state", serde_json::json!({"lease":"L2","state":"stopped","at":"2026-12-01T00:00:00Z"})),
+            ev("u2", "gpu.usage", serde_json::json!({"lease":"L2","resource":"vol","sku":"storage.ssd","quantity":"500",
+                "start":"2026-12-01T00:00:00Z","end":"2026-12-01T10:00:00Z"})),
+        ])
+        .await;
+    assert_eq!(v["accepted"], 3, "{v}");
+    let (s, cost) = t.get("/v1/cost/current", &key).await;
+    assert_eq!(s, axum::http::StatusCode::OK, "{cost}");
+    // 2 GPU-hours from the package (0.00); 500 GB x 10 h stopped at 0.0005 = 2.50 (running
+    // it would be 5.00).
+    assert_eq!(cost["invoice"]["total"], "2.50", "{cost}");
+    let lines = cost["invoice"]["lines"].to_string();
+    assert!(lines.contains("package_usage") && lines.contains("state:stopped"), "{lines}");
+}
+on_both!(the_current_cost_counts_packages_and_stopped_rates);
