@@ -414,6 +414,9 @@ price = "0"
     // it would be 5.00).
     assert_eq!(cost["invoice"]["total"], "2.50", "{cost}");
     let lines = cost["invoice"]["lines"].to_string();
-    assert!(lines.contains("package_usage") && lines.contains("state:stopped"), "{lines}");
+    assert!(
+        lines.contains("package_usage") && lines.contains("state:stopped"),
+        "{lines}"
+    );
 }
 on_both!(the_current_cost_counts_packages_and_stopped_rates);

@@ -54,6 +54,10 @@ pub struct BenchArgs {
     /// GPUs in the ingest benchmark's fleet.
     #[arg(long, default_value_t = 1000)]
     pub gpus: u32,
+    /// Seconds of heartbeats in the ingest benchmark's fleet (`--gpus 1000000 --seconds 60`
+    /// measures memory per key at a million keys).
+    #[arg(long, default_value_t = 86_400)]
+    pub seconds: i64,
     /// Accounts in the rating benchmark.
     #[arg(long, default_value_t = 1000)]
     pub accounts: u32,
@@ -76,6 +80,7 @@ fn ingest(args: &BenchArgs) -> anyhow::Result<()> {
         gpus: args.gpus,
         accounts: args.gpus.div_ceil(8).max(1),
         egress_every: 0,
+        seconds: args.seconds,
         ..FleetSpec::default()
     };
     let mut buf = String::new();
@@ -86,8 +91,9 @@ fn ingest(args: &BenchArgs) -> anyhow::Result<()> {
     })?;
     let events = ends.len();
     println!(
-        "ingest: {} GPUs, 1 day, 30 s heartbeats, 5 s overlap, 10% redeliveries: {events} events, {:.0} MB",
+        "ingest: {} GPUs, {} s, 30 s heartbeats, 5 s overlap, 10% redeliveries: {events} events, {:.0} MB",
         args.gpus,
+        args.seconds,
         buf.len() as f64 / 1e6
     );
     // Decode and validate alone, for the breakdown.
