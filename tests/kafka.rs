@@ -246,15 +246,7 @@ async fn http_ingest_answers_503_within_bounded_time_when_the_broker_is_unreacha
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
-    let topic = topic_with_partitions(4).await;
-    let topics = billing_store::Topics {
-        commands: format!("{topic}.commands"),
-        invoices: format!("{topic}.invoices"),
-        ..Default::default()
-    };
-    for t in [&topics.commands, &topics.invoices, &format!("{topic}.dlq")] {
-        create_topic(t, 1).await;
-    }
+    let (topic, topics) = replayable_topics().await;
     let book = fixture("worked-1/pricebook.toml");
     let events: Vec<String> = fixture("worked-1/events.jsonl")
         .lines()

@@ -573,3 +573,18 @@ pub async fn relay_all(t: &TestApp) {
     stop_tx.send(true).unwrap();
     relay.await.unwrap().unwrap();
 }
+
+/// A 4-partition usage topic and its own commands, invoices and dead-letter topics: what a
+/// replay test runs an engine and `gpubill replay` against.
+pub async fn replayable_topics() -> (String, billing_store::Topics) {
+    let topic = topic_with_partitions(4).await;
+    let topics = billing_store::Topics {
+        commands: format!("{topic}.commands"),
+        invoices: format!("{topic}.invoices"),
+        ..Default::default()
+    };
+    for t in [&topics.commands, &topics.invoices, &format!("{topic}.dlq")] {
+        create_topic(t, 1).await;
+    }
+    (topic, topics)
+}

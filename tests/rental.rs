@@ -313,15 +313,7 @@ on_both!(late_rental_events_are_pending_adjustments);
 /// source included) and the same invoices.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rental_events_through_kafka_bill_like_gpubill_rate_and_replay_identically() {
-    let topic = topic_with_partitions(4).await;
-    let topics = billing_store::Topics {
-        commands: format!("{topic}.commands"),
-        invoices: format!("{topic}.invoices"),
-        ..Default::default()
-    };
-    for t in [&topics.commands, &topics.invoices, &format!("{topic}.dlq")] {
-        create_topic(t, 1).await;
-    }
+    let (topic, topics) = replayable_topics().await;
     let events = workload(4242, 400);
     let mut sent = events.clone();
     sent.extend(events.iter().step_by(4).cloned());
