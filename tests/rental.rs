@@ -412,3 +412,81 @@ price = "0"
     );
 }
 on_both!(the_current_cost_counts_packages_and_stopped_rates);
+
+/// Bad rental events are dead-lettered with their reason through the engine, and nothing
+/// stored changes.
+async fn bad_rental_events_are_dead_lettered_with_their_reason(db: Db) {
+    let store = Store::open(&fresh_db(db).await)
+        .await
+        .unwrap()
+        .with_dedupe_horizon(CENTURY_S);
+    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    let ev = |id: &str, ty: &str, subject: &str, data: Value| {
+        serde_json::json!({"specversion":"1.0","id":id,"source":"x/1","type":ty,"subject":subject,"data":data})
+            .to_string()
+            .into_bytes()
+    };
+    let bad = vec![
+        ev(
+            "b1",
+            "lease.state",
+            "acme",
+            serde_json::json!({"lease":"L1","state":"sleeping","at":"2026-11-03T00:00:00Z"}),
+        ),
+        ev(
+            "b2",
+            "net.counter",
+            "acme",
+            serde_json::json!({"lease":"L1","interface":"eth0","dest":"internet","bytes_total":-5,"at":"2026-11-03T00:00:00Z"}),
+        ),
+        ev(
+            "b3",
+            "node.fault",
+            "platform",
+            serde_json::json!({"node":"node/1","start":"2026-11-03T01:00:00Z","end":"2026-11-03T01:00:00Z"}),
+        ),
+        ev(
+            "b4",
+            "spot.price",
+            "gz-a",
+            serde_json::json!({"sku":"gpu.h100","price_per_hour":"-1","from":"2026-11-03T00:00:00Z"}),
+        ),
+        ev(
+            "b5",
+            "spot.price",
+            "gz-a",
+            serde_json::json!({"sku":"gpu.h100","price_per_hour":"4.00"}),
+        ),
+    ];
+    let out = store.ingest(bad, DEC_2_2026_MS).await.unwrap();
+    let reasons: Vec<String> = out
+        .iter()
+        .map(|o| match o {
+            Outcome::Rejected { reason, .. } => reason.to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "bad_state",
+            "bad_bytes",
+            "empty_interval",
+            "bad_price",
+            "missing_field"
+        ]
+    );
+    let dead = store.dead_letters(0, 10).await.unwrap();
+    assert_eq!(dead.len(), 5);
+    assert_eq!(store.event_count().await.unwrap(), 0, "no identity stored");
+    assert!(store.platform().await.unwrap().curves().is_empty());
+    assert!(
+        store
+            .account_ledger("acme")
+            .await
+            .unwrap()
+            .leases()
+            .is_empty()
+    );
+}
+on_both!(bad_rental_events_are_dead_lettered_with_their_reason);
