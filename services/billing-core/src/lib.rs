@@ -25,6 +25,7 @@ pub mod credits;
 pub mod decimal;
 pub mod dedupe;
 pub mod egress;
+pub mod holdings;
 pub mod event;
 pub mod invoice;
 pub mod json;
@@ -49,6 +50,7 @@ pub mod sla;
 pub mod spot;
 pub mod states;
 pub mod subscriptions;
+pub mod term_changes;
 pub mod tiers;
 pub mod timestamp;
 
