@@ -297,3 +297,60 @@ async fn terms_survive_a_restart_and_show_in_the_balance(db: Db) {
     assert_eq!(cost["invoice"]["credit"], "84.00", "{cost}");
 }
 on_both!(terms_survive_a_restart_and_show_in_the_balance);
+
+/// The commands topic carries the terms: applying the recorded commands (what `gpubill
+/// replay` reads from the topic; here from the outbox rows the relay would publish) to an
+/// empty database, with the same usage before the close, reproduces the terms, their
+/// revisions and byte-identical invoices (a started subscription ended by DELETE comes back
+/// with its started cycles).
+async fn replayed_commands_reproduce_the_terms(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 9 * DAY).await;
+    let sub = json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-11-01T00:00:00Z","cycles":4,"price":"100.00"});
+    assert_eq!(put(&app, "subscriptions/sub-w", sub).await.0, StatusCode::OK);
+    assert_eq!(delete(&app, "subscriptions/sub-w").await.0, StatusCode::OK);
+    assert_eq!(put(&app, "credits/v1", json!({"amount":"30.00","to":"2026-12-01T00:00:00Z"})).await.0, StatusCode::OK);
+    assert_eq!(put(&app, "discounts/d", json!({"percent":"5"})).await.0, StatusCode::OK);
+    let pk = json!({"sku":"gpu.h100","hours":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"1.00"});
+    assert_eq!(put(&app, "packages/gone", pk).await.0, StatusCode::OK);
+    assert_eq!(delete(&app, "packages/gone").await.0, StatusCode::OK);
+    let events = vec![usage("acme", "u1", NOV_1 + DAY, 30)];
+    app.ingest(&events).await;
+    let app = app.at(DEC_2_2026_MS);
+    app.close("2026-11").await;
+
+    let commands: Vec<billing_store::Command> = app
+        .state
+        .store
+        .outbox_pending(10_000)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.topic == app.state.store.topics().commands)
+        .map(|r| serde_json::from_str(&r.payload).unwrap())
+        .collect();
+    let replayed = TestApp::fresh(db).await.at(DEC_2_2026_MS);
+    for c in &commands {
+        if matches!(c, billing_store::Command::ClosePeriod { .. }) {
+            replayed.ingest(&events).await;
+        }
+        replayed.state.store.apply_command(c).await.unwrap();
+    }
+    for uri in ["/v1/admin/accounts/acme/terms"] {
+        let (_, a) = app.admin("GET", uri, "").await;
+        let (_, b) = replayed.admin("GET", uri, "").await;
+        assert_eq!(a, b);
+        assert_eq!(a["terms"].as_array().unwrap().len(), 3, "{a}");
+    }
+    let bodies = |issued: Vec<billing_store::IssuedInvoice>| -> Vec<Value> {
+        issued.iter().map(|i| section6(&serde_json::to_value(&i.invoice).unwrap())).collect()
+    };
+    let a = bodies(app.state.store.invoices(None, Some("2026-11")).await.unwrap());
+    let b = bodies(replayed.state.store.invoices(None, Some("2026-11")).await.unwrap());
+    assert_eq!(a, b);
+    // 2 weekly cycles (200.00); the 30 h of cycle 0 are covered by the subscription; 5 % off,
+    // 30.00 of voucher.
+    assert_eq!(a[0]["subtotal"], "200.00", "{}", a[0]);
+    assert_eq!(a[0]["discount"], "10.00");
+    assert_eq!(a[0]["credit"], "30.00");
+}
+on_both!(replayed_commands_reproduce_the_terms);
