@@ -175,3 +175,40 @@ impl<'a> From<&'a Subscription> for Sub2<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weekly(cycles: u32) -> ParsedTerm {
+        ParsedTerm::Subscription(Subscription {
+            index: 0,
+            account: "acme".into(),
+            id: "s".into(),
+            sku: "gpu".into(),
+            quantity: Decimal::ONE,
+            cycle: Cycle::Week,
+            start: 1_000_000,
+            cycles,
+            price: Decimal::from(100),
+        })
+    }
+
+    #[test]
+    fn a_started_weekly_subscription_loses_only_cycles_not_started() {
+        // Day 9 of the subscription: cycles 0 and 1 have started.
+        let now = 1_000_000 + 9 * 86_400;
+        let tz = Tz::UTC;
+        let z = Decimal::ZERO;
+        assert!(check_change(Some(&weekly(4)), Some(&weekly(2)), now, tz, z).is_ok());
+        assert!(check_change(Some(&weekly(4)), Some(&weekly(6)), now, tz, z).is_ok());
+        assert!(check_change(Some(&weekly(4)), Some(&weekly(1)), now, tz, z).is_err());
+        let ParsedTerm::Subscription(s) = weekly(4) else {
+            unreachable!()
+        };
+        assert_eq!(ended_subscription_cycles(&s, tz, now), Some(2));
+        assert_eq!(ended_subscription_cycles(&s, tz, 999_999), None);
+        // Before the start anything goes.
+        assert!(check_change(Some(&weekly(4)), None, 999_999, tz, z).is_ok());
+    }
+}

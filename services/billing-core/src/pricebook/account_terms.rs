@@ -299,3 +299,99 @@ impl PriceBook {
 fn next_index(indices: impl Iterator<Item = usize>) -> usize {
     indices.max().map_or(0, |m| m + 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOK: &str = r#"
+currency = "CNY"
+timezone = "UTC"
+[skus."gpu.h100"]
+rate_per_hour = "24.00"
+[[packages]]
+account = "acme"
+id = "pk"
+sku = "gpu.h100"
+hours = "10"
+from = "2026-11-01T00:00:00Z"
+to = "2026-12-01T00:00:00Z"
+price = "100.00"
+[[discounts]]
+account = "acme"
+percent = "60"
+"#;
+
+    fn term(kind: TermKind, id: &str, body: Json) -> AccountTerm {
+        AccountTerm {
+            account: "acme".into(),
+            kind,
+            term_id: id.into(),
+            fields: body.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn a_command_package_with_the_books_id_replaces_it_and_others_follow() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let pk = |hours: &str| {
+            serde_json::json!({"sku":"gpu.h100","hours":hours,"from":"2026-11-01T00:00:00Z",
+                "to":"2026-12-01T00:00:00Z","price":"0"})
+        };
+        let merged = book
+            .with_account_terms(&[
+                term(TermKind::Packages, "pk", pk("20")),
+                term(TermKind::Packages, "pk2", pk("1")),
+            ])
+            .unwrap();
+        assert_eq!(merged.packages.len(), 2);
+        assert_eq!(merged.packages[0].id, "pk");
+        assert_eq!(merged.packages[0].unit_seconds, Decimal::from(72_000));
+        assert_eq!(merged.packages[0].price, Decimal::ZERO);
+        assert_eq!(merged.packages[1].index, 1);
+    }
+
+    #[test]
+    fn errors_name_the_command_term_and_field() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Credits,
+                "v1",
+                serde_json::json!({"amount":"1.234"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "credits.v1.amount", "{e}");
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Discounts,
+                "d",
+                serde_json::json!({"percent":"50"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "discounts.d.percent", "{e}");
+        assert!(e.to_string().contains("110"), "{e}");
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Credits,
+                "v1",
+                serde_json::json!({"amount":"1", "id":"x"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "credits.v1.id", "{e}");
+    }
+
+    #[test]
+    fn a_command_credit_counts_in_the_accounts_credit_total() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let merged = book
+            .with_account_terms(&[term(
+                TermKind::Credits,
+                "v1",
+                serde_json::json!({"amount":"50.00","to":"2026-12-01T00:00:00Z"}),
+            )])
+            .unwrap();
+        assert_eq!(merged.credit_total("acme"), Decimal::from(50));
+        assert_eq!(merged.credit_terms[0].id.as_deref(), Some("v1"));
+    }
+}
