@@ -53,8 +53,12 @@ async fn put(app: &TestApp, path: &str, body: Value) -> (StatusCode, Value) {
 }
 
 async fn delete(app: &TestApp, path: &str) -> (StatusCode, Value) {
-    app.admin("DELETE", &format!("/v1/admin/accounts/acme/terms/{path}"), "")
-        .await
+    app.admin(
+        "DELETE",
+        &format!("/v1/admin/accounts/acme/terms/{path}"),
+        "",
+    )
+    .await
 }
 
 async fn terms_commands(app: &TestApp) -> usize {
@@ -73,7 +77,8 @@ async fn terms_commands(app: &TestApp) -> usize {
 /// tax 11.40, total 201.40. The same PUT twice records one command.
 async fn voucher_by_put_equals_the_price_book_credit(db: Db) {
     let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
-    let voucher = json!({"amount": "50.00", "from": "2026-11-01T00:00:00Z", "to": "2026-12-01T00:00:00Z"});
+    let voucher =
+        json!({"amount": "50.00", "from": "2026-11-01T00:00:00Z", "to": "2026-12-01T00:00:00Z"});
     let (s, v) = put(&app, "credits/v-nov", voucher.clone()).await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["changed"], true);
@@ -162,9 +167,7 @@ async fn packages_change_only_before_they_start(db: Db) {
     let (_, t) = app.admin("GET", "/v1/admin/accounts/acme/terms", "").await;
     assert_eq!(t["terms"], json!([]), "{t}");
 
-    let pk = |hours: &str, to: &str| {
-        json!({"sku":"gpu.h100","hours":hours,"from":"2026-11-01T00:00:00Z","to":to,"price":"100.00"})
-    };
+    let pk = |hours: &str, to: &str| json!({"sku":"gpu.h100","hours":hours,"from":"2026-11-01T00:00:00Z","to":to,"price":"100.00"});
     let (s, v) = put(&app, "packages/pk-nov", pk("10", "2026-12-01T00:00:00Z")).await;
     assert_eq!(s, StatusCode::OK, "{v}");
     app.ingest(&[usage("acme", "u1", NOV_1 + DAY, 4)]).await;
@@ -172,7 +175,10 @@ async fn packages_change_only_before_they_start(db: Db) {
     let p = &b["packages"][0];
     assert_eq!(p["id"], "pk-nov");
     assert_eq!(p["remaining_unit_seconds"], "21600", "{b}");
-    assert_eq!((p["from"].clone(), p["to"].clone()), (json!(NOV_1), json!(NOV_1 + 30 * DAY)));
+    assert_eq!(
+        (p["from"].clone(), p["to"].clone()),
+        (json!(NOV_1), json!(NOV_1 + 30 * DAY))
+    );
     // The 4 h were covered: only the package's price is owed.
     let (_, cost) = app.get("/v1/cost/current", &key).await;
     assert_eq!(cost["invoice"]["subtotal"], "100.00", "{cost}");
@@ -195,49 +201,98 @@ on_both!(packages_change_only_before_they_start);
 async fn bad_terms_are_refused_naming_the_field(db: Db) {
     let (app, key) = setup(db, NOV_1 + 9 * DAY).await;
     let cases = [
-        ("packages/p1", json!({"sku":"gpu.h100","hours":"-1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"0"}), "hours"),
-        ("packages/p1", json!({"sku":"gpu.a100","hours":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"0"}), "sku"),
-        ("packages/p1", json!({"sku":"gpu.h100","hours":"1","from":"2027-01-01T00:00:00Z","to":"2026-12-01T00:00:00Z","price":"0"}), "to"),
+        (
+            "packages/p1",
+            json!({"sku":"gpu.h100","hours":"-1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"0"}),
+            "hours",
+        ),
+        (
+            "packages/p1",
+            json!({"sku":"gpu.a100","hours":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"0"}),
+            "sku",
+        ),
+        (
+            "packages/p1",
+            json!({"sku":"gpu.h100","hours":"1","from":"2027-01-01T00:00:00Z","to":"2026-12-01T00:00:00Z","price":"0"}),
+            "to",
+        ),
         ("credits/c1", json!({"amount":"1.234"}), "amount"),
         ("credits/c1", json!({"amount":"1.00","rate":"2"}), "rate"),
-        ("credits/c1", json!({"amount":"1.00","account":"other"}), "account"),
+        (
+            "credits/c1",
+            json!({"amount":"1.00","account":"other"}),
+            "account",
+        ),
         ("credits/c1", json!({"amount":null}), "amount"),
-        ("subscriptions/s1", json!({"sku":"gpu.h100","quantity":"1","cycle":"day","start":"2026-12-01T00:00:00Z","cycles":1,"price":"1.00"}), "cycle"),
-        ("subscriptions/s1", json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-12-01T00:00:00Z","cycles":0,"price":"1.00"}), "cycles"),
+        (
+            "subscriptions/s1",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"day","start":"2026-12-01T00:00:00Z","cycles":1,"price":"1.00"}),
+            "cycle",
+        ),
+        (
+            "subscriptions/s1",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-12-01T00:00:00Z","cycles":0,"price":"1.00"}),
+            "cycles",
+        ),
         ("discounts/d1", json!({"percent":"120"}), "percent"),
-        ("reservations/r1", json!({"sku":"gpu.h100","quantity":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z"}), "rate_per_hour"),
-        ("reservations/r1", json!({"sku":"gpu.h100","quantity":1.5,"from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","rate_per_hour":"1"}), "quantity"),
+        (
+            "reservations/r1",
+            json!({"sku":"gpu.h100","quantity":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z"}),
+            "rate_per_hour",
+        ),
+        (
+            "reservations/r1",
+            json!({"sku":"gpu.h100","quantity":1.5,"from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","rate_per_hour":"1"}),
+            "quantity",
+        ),
     ];
     for (path, body, field) in cases {
         let (s, v) = put(&app, path, body.clone()).await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{path} {body}: {v}");
         let msg = v["message"].as_str().unwrap();
-        assert!(msg.contains(field), "{path} {body}: {msg} does not name {field}");
+        assert!(
+            msg.contains(field),
+            "{path} {body}: {msg} does not name {field}"
+        );
     }
     let (s, v) = app
         .admin("PUT", "/v1/admin/accounts/acme/terms/credits/c1", "[1]")
         .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
     let (s, v) = app
-        .admin("PUT", "/v1/admin/accounts/acme/terms/credits/c%20x", json!({"amount":"1"}).to_string())
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/terms/credits/c%20x",
+            json!({"amount":"1"}).to_string(),
+        )
         .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
     let (s, _) = put(&app, "vouchers/c1", json!({"amount":"1"})).await;
     assert_eq!(s, StatusCode::NOT_FOUND);
     let (s, _) = app
-        .admin("PUT", "/v1/admin/accounts/nobody/terms/credits/c1", json!({"amount":"1"}).to_string())
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/nobody/terms/credits/c1",
+            json!({"amount":"1"}).to_string(),
+        )
         .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
-    let (s, _) = app.admin("GET", "/v1/admin/accounts/nobody/terms", "").await;
+    let (s, _) = app
+        .admin("GET", "/v1/admin/accounts/nobody/terms", "")
+        .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
 
     let uri = "/v1/admin/accounts/acme/terms/credits/c1";
     let body = json!({"amount":"1.00"}).to_string();
-    let (s, _) = app.call("PUT", uri, Some(&key), "application/json", body.clone()).await;
+    let (s, _) = app
+        .call("PUT", uri, Some(&key), "application/json", body.clone())
+        .await;
     assert_eq!(s, StatusCode::FORBIDDEN);
     let (s, _) = app.call("PUT", uri, None, "application/json", body).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
-    let (s, _) = app.call("DELETE", uri, Some(&key), "application/json", "").await;
+    let (s, _) = app
+        .call("DELETE", uri, Some(&key), "application/json", "")
+        .await;
     assert_eq!(s, StatusCode::FORBIDDEN);
     let (s, _) = app.get("/v1/admin/accounts/acme/terms", &key).await;
     assert_eq!(s, StatusCode::FORBIDDEN);
@@ -263,15 +318,29 @@ async fn terms_survive_a_restart_and_show_in_the_balance(db: Db) {
     app.ingest(&[usage("acme", "u1", NOV_1 + DAY, 10)]).await;
     let app = app.at(DEC_2_2026_MS);
     let closed = app.close("2026-11").await;
-    let inv = app.state.store.invoices(Some("acme"), Some("2026-11")).await.unwrap();
+    let inv = app
+        .state
+        .store
+        .invoices(Some("acme"), Some("2026-11"))
+        .await
+        .unwrap();
     let inv = serde_json::to_value(&inv[0].invoice).unwrap();
     // 240.00 - 10 % = 216.00, all of it from the credit.
-    assert_eq!((inv["discount"].clone(), inv["credit"].clone()), (json!("24.00"), json!("216.00")), "{closed}");
+    assert_eq!(
+        (inv["discount"].clone(), inv["credit"].clone()),
+        (json!("24.00"), json!("216.00")),
+        "{closed}"
+    );
 
     let url = app.shutdown().await;
-    let app = TestApp::open(&url).await.at(DEC_2_2026_MS + 3600_000);
+    let app = TestApp::open(&url).await.at(DEC_2_2026_MS + 3_600_000);
     let (_, t) = app.admin("GET", "/v1/admin/accounts/acme/terms", "").await;
-    let kinds: Vec<&str> = t["terms"].as_array().unwrap().iter().map(|t| t["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = t["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["credits", "discounts", "packages"], "{t}");
 
     let (s, v) = put(&app, "credits/welcome", json!({"amount":"200.00"})).await;
@@ -306,10 +375,25 @@ on_both!(terms_survive_a_restart_and_show_in_the_balance);
 async fn replayed_commands_reproduce_the_terms(db: Db) {
     let (app, _) = setup(db, NOV_1 + 9 * DAY).await;
     let sub = json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-11-01T00:00:00Z","cycles":4,"price":"100.00"});
-    assert_eq!(put(&app, "subscriptions/sub-w", sub).await.0, StatusCode::OK);
+    assert_eq!(
+        put(&app, "subscriptions/sub-w", sub).await.0,
+        StatusCode::OK
+    );
     assert_eq!(delete(&app, "subscriptions/sub-w").await.0, StatusCode::OK);
-    assert_eq!(put(&app, "credits/v1", json!({"amount":"30.00","to":"2026-12-01T00:00:00Z"})).await.0, StatusCode::OK);
-    assert_eq!(put(&app, "discounts/d", json!({"percent":"5"})).await.0, StatusCode::OK);
+    assert_eq!(
+        put(
+            &app,
+            "credits/v1",
+            json!({"amount":"30.00","to":"2026-12-01T00:00:00Z"})
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        put(&app, "discounts/d", json!({"percent":"5"})).await.0,
+        StatusCode::OK
+    );
     let pk = json!({"sku":"gpu.h100","hours":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"1.00"});
     assert_eq!(put(&app, "packages/gone", pk).await.0, StatusCode::OK);
     assert_eq!(delete(&app, "packages/gone").await.0, StatusCode::OK);
@@ -342,10 +426,26 @@ async fn replayed_commands_reproduce_the_terms(db: Db) {
         assert_eq!(a["terms"].as_array().unwrap().len(), 3, "{a}");
     }
     let bodies = |issued: Vec<billing_store::IssuedInvoice>| -> Vec<Value> {
-        issued.iter().map(|i| section6(&serde_json::to_value(&i.invoice).unwrap())).collect()
+        issued
+            .iter()
+            .map(|i| section6(&serde_json::to_value(&i.invoice).unwrap()))
+            .collect()
     };
-    let a = bodies(app.state.store.invoices(None, Some("2026-11")).await.unwrap());
-    let b = bodies(replayed.state.store.invoices(None, Some("2026-11")).await.unwrap());
+    let a = bodies(
+        app.state
+            .store
+            .invoices(None, Some("2026-11"))
+            .await
+            .unwrap(),
+    );
+    let b = bodies(
+        replayed
+            .state
+            .store
+            .invoices(None, Some("2026-11"))
+            .await
+            .unwrap(),
+    );
     assert_eq!(a, b);
     // 2 weekly cycles (200.00); the 30 h of cycle 0 are covered by the subscription; 5 % off,
     // 30.00 of voucher.

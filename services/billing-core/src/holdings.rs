@@ -92,7 +92,8 @@ pub fn package_balances(
         .map(|p| PackageBalance {
             id: p.id.clone(),
             sku: p.sku.clone(),
-            remaining_unit_seconds: p.unit_seconds - used.get(p.id.as_str()).copied().unwrap_or_default(),
+            remaining_unit_seconds: p.unit_seconds
+                - used.get(p.id.as_str()).copied().unwrap_or_default(),
             from: p.from,
             to: p.to,
         })

@@ -105,10 +105,12 @@ pub fn check_change(
             {
                 Ok(())
             }
-            Some(_) => conflict(
-                "the package has started: only `to` may be extended and `hours` increased",
+            Some(_) => {
+                conflict("the package has started: only `to` may be extended and `hours` increased")
+            }
+            None => conflict(
+                "the package has started: its consumed seconds stay consumed, it cannot be ended",
             ),
-            None => conflict("the package has started: its consumed seconds stay consumed, it cannot be ended"),
         },
         (ParsedTerm::Subscription(o), n) if o.start <= now => {
             let started = started_cycles(o, tz, now);
@@ -118,11 +120,11 @@ pub fn check_change(
                 {
                     Ok(())
                 }
-                Some(ParsedTerm::Subscription(n)) if Sub2::from(n) == Sub2::from(o) => conflict(
-                    format!(
+                Some(ParsedTerm::Subscription(n)) if Sub2::from(n) == Sub2::from(o) => {
+                    conflict(format!(
                         "the subscription has started {started} cycles: `cycles` may not go below {started}"
-                    ),
-                ),
+                    ))
+                }
                 Some(_) => conflict("the subscription has started: only `cycles` may change"),
                 // Ending is turned into keeping the started cycles by the caller.
                 None => Ok(()),

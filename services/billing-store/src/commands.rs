@@ -187,7 +187,10 @@ impl Store {
                 term_id,
                 at_ms,
                 ..
-            } => self.apply_term(account, kind, term_id, None, *at_ms).await?,
+            } => {
+                self.apply_term(account, kind, term_id, None, *at_ms)
+                    .await?
+            }
         }
         Ok(())
     }

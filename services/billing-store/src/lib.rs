@@ -36,8 +36,8 @@ pub use keys::{hash_key, key_id};
 pub(crate) use ledgers::{load_ledger, load_ledgers};
 pub use partitions::{month_bounds, partition_month};
 pub use provisional::{Provisional, UnitSeconds};
-pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
+pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;

@@ -493,10 +493,7 @@ pub struct Provisional {
 
 impl Store {
     /// The price book versions, parsed once per new version.
-    pub(crate) async fn books(
-        &self,
-        conn: &mut AnyConnection,
-    ) -> Result<Arc<(BooksKey, Books)>> {
+    pub(crate) async fn books(&self, conn: &mut AnyConnection) -> Result<Arc<(BooksKey, Books)>> {
         Books::load(conn, Some(&self.books)).await
     }
 

@@ -166,7 +166,11 @@ async fn holdings(
         .into_iter()
         .flatten()
         .filter_map(|(label, comp, credit)| {
-            Some((billing_core::Period::month(label, book.timezone).ok()?, *comp, *credit))
+            Some((
+                billing_core::Period::month(label, book.timezone).ok()?,
+                *comp,
+                *credit,
+            ))
         })
         .collect();
     let sla_credited = resolved.iter().map(|r| r.1).sum();
@@ -510,9 +514,7 @@ impl Store {
             None => Decimal::ZERO,
         };
         let held_terms = match label.as_deref().and_then(|l| books.1.for_period(l)) {
-            Some((book, _)) => {
-                holdings(&mut conn, book, account, now_ms.div_euclid(1000)).await?
-            }
+            Some((book, _)) => holdings(&mut conn, book, account, now_ms.div_euclid(1000)).await?,
             None => Holdings::default(),
         };
         let available = match quotas.prepaid_balance {

@@ -298,15 +298,16 @@ impl Store {
             term_id: c.term_id.to_string(),
             fields: fields.clone(),
         };
-        let same = |t: &AccountTerm| {
-            t.account == c.account && t.kind == c.kind && t.term_id == c.term_id
-        };
+        let same =
+            |t: &AccountTerm| t.account == c.account && t.kind == c.kind && t.term_id == c.term_id;
         match (&c.fields, &stored) {
             (Some(n), Some(o)) if n == o => return Ok(None),
             (None, None) if c.kind_has_book_term(latest) => {
                 return Err(TermError::Conflict(format!(
                     "{} {:?} of account {:?} is in the price book, not set by a command: upload a price book without it",
-                    c.kind.as_str(), c.term_id, c.account
+                    c.kind.as_str(),
+                    c.term_id,
+                    c.account
                 )));
             }
             (None, None) if stored_row_exists(conn, c).await? => return Ok(None),
@@ -343,7 +344,10 @@ impl Store {
             {
                 // Ending a started subscription drops only its future cycles.
                 let mut kept = o.clone();
-                kept.insert("cycles".into(), started_cycles(s, latest.timezone, now).into());
+                kept.insert(
+                    "cycles".into(),
+                    started_cycles(s, latest.timezone, now).into(),
+                );
                 fields = Some(kept);
             }
         }
@@ -351,7 +355,9 @@ impl Store {
         if let Some(f) = &fields {
             next.push(term_of(f));
         }
-        next.sort_by(|a, b| (&a.account, a.kind, &a.term_id).cmp(&(&b.account, b.kind, &b.term_id)));
+        next.sort_by(|a, b| {
+            (&a.account, a.kind, &a.term_id).cmp(&(&b.account, b.kind, &b.term_id))
+        });
         latest.with_account_terms(&next)?;
         if fields.is_some() && fields == stored {
             return Ok(None);
@@ -371,9 +377,9 @@ impl Store {
             .await?
             .get(0);
         let body = match &fields {
-            Some(f) => Some(
-                serde_json::to_string(f).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ),
+            Some(f) => {
+                Some(serde_json::to_string(f).map_err(|e| StoreError::Corrupt(e.to_string()))?)
+            }
             None => None,
         };
         sqlx::query("insert into account_terms (account, kind, term_id, body, rev, updated_at_ms) values ($1, $2, $3, $4, $5, $6) \
@@ -442,13 +448,17 @@ async fn stored_body(
 }
 
 async fn stored_row_exists(conn: &mut AnyConnection, c: &Change<'_>) -> Result<bool> {
-    Ok(sqlx::query("select 1 from account_terms where account = $1 and kind = $2 and term_id = $3")
+    Ok(
+        sqlx::query(
+            "select 1 from account_terms where account = $1 and kind = $2 and term_id = $3",
+        )
         .bind(c.account)
         .bind(c.kind.as_str())
         .bind(c.term_id)
         .fetch_optional(&mut *conn)
         .await?
-        .is_some())
+        .is_some(),
+    )
 }
 
 /// Every price book version as uploaded (no terms merged), newest first.
