@@ -454,3 +454,115 @@ async fn replayed_commands_reproduce_the_terms(db: Db) {
     assert_eq!(a[0]["credit"], "30.00");
 }
 on_both!(replayed_commands_reproduce_the_terms);
+
+/// Every kind set by PUT rates as the same entries written in the price book do with `gpubill
+/// rate`: a reservation, a discount, a package, a subscription and an expiring credit over a
+/// month of usage; and a price book version that would not accept the terms is refused.
+async fn every_kind_by_put_equals_the_price_book(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    let terms = [
+        (
+            "reservations/r1",
+            json!({"sku":"gpu.h100","quantity":"1","from":"2026-11-03T00:00:00Z","to":"2026-11-05T00:00:00Z","rate_per_hour":"15.00"}),
+        ),
+        ("discounts/d1", json!({"percent":"10"})),
+        (
+            "packages/pk",
+            json!({"sku":"gpu.h100","hours":"5","from":"2026-11-06T00:00:00Z","to":"2026-11-20T00:00:00Z","price":"60.00"}),
+        ),
+        (
+            "subscriptions/sub",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-11-10T00:00:00Z","cycles":1,"price":"200.00"}),
+        ),
+        (
+            "credits/v",
+            json!({"amount":"25.00","from":"2026-11-01T00:00:00Z","to":"2026-11-15T00:00:00Z"}),
+        ),
+    ];
+    for (path, body) in &terms {
+        let (s, v) = put(&app, path, body.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+    }
+    let book = format!(
+        r#"{BOOK}
+[[reservations]]
+account = "acme"
+sku = "gpu.h100"
+quantity = "1"
+from = "2026-11-03T00:00:00Z"
+to = "2026-11-05T00:00:00Z"
+rate_per_hour = "15.00"
+[[discounts]]
+account = "acme"
+percent = "10"
+[[packages]]
+account = "acme"
+id = "pk"
+sku = "gpu.h100"
+hours = "5"
+from = "2026-11-06T00:00:00Z"
+to = "2026-11-20T00:00:00Z"
+price = "60.00"
+[[subscriptions]]
+account = "acme"
+id = "sub"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "week"
+start = "2026-11-10T00:00:00Z"
+cycles = 1
+price = "200.00"
+[[credits]]
+account = "acme"
+id = "v"
+amount = "25.00"
+from = "2026-11-01T00:00:00Z"
+to = "2026-11-15T00:00:00Z"
+"#
+    );
+    let events: Vec<String> = (0..8)
+        .map(|d| {
+            usage(
+                "acme",
+                &format!("u{d}"),
+                NOV_1 + (2 + 2 * d) * DAY + 3 * HOUR,
+                7,
+            )
+        })
+        .collect();
+    app.ingest(&events).await;
+    // A version without the sku the terms name is refused, naming the term.
+    let (s, v) = app
+        .call(
+            "PUT",
+            "/v1/admin/pricebook",
+            Some(ADMIN),
+            "application/toml",
+            "currency = \"CNY\"\n[skus.\"gpu.a100\"]\nrate_per_hour = \"1\"\n",
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("sku"), "{v}");
+
+    let app = app.at(DEC_2_2026_MS);
+    app.close("2026-11").await;
+    let issued = app
+        .state
+        .store
+        .invoices(Some("acme"), Some("2026-11"))
+        .await
+        .unwrap();
+    let engine = section6(&serde_json::to_value(&issued[0].invoice).unwrap());
+    let offline = offline_invoices(&book, &events, "2026-11");
+    assert_eq!(engine, offline[0], "engine differs from gpubill rate");
+    let text = engine.to_string();
+    for component in [
+        "reserved_commitment",
+        "package_usage",
+        "subscription",
+        "\"credit\":\"25.00\"",
+    ] {
+        assert!(text.contains(component), "no {component}: {text}");
+    }
+}
+on_both!(every_kind_by_put_equals_the_price_book);
