@@ -102,6 +102,10 @@ pub(crate) fn merge(books: Vec<PriceBook>, terms: &[AccountTerm]) -> Result<Vec<
                     StoreError::Corrupt(format!("stored account terms and price book: {e}"))
                 });
             }
+            // All at once first (one copy of the book); term by term only when one fails.
+            if let Ok(merged) = b.with_account_terms(terms) {
+                return Ok(merged);
+            }
             Ok(terms.iter().fold(b, |acc, t| {
                 acc.with_account_terms(std::slice::from_ref(t))
                     .unwrap_or(acc)
