@@ -566,3 +566,48 @@ to = "2026-11-15T00:00:00Z"
     }
 }
 on_both!(every_kind_by_put_equals_the_price_book);
+
+/// Quotas and authorization rate with the command terms: 4 h used (96.00 + 6 % = 101.76) is
+/// over a spend limit of 100.00 until a free trial package of 10 h granted by PUT covers it.
+async fn authorization_sees_the_command_terms(db: Db) {
+    let (app, key) = setup(db, NOV_1 + 9 * DAY).await;
+    app.ingest(&[usage("acme", "u1", NOV_1 + DAY, 4)]).await;
+    let (s, v) = app
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas",
+            json!({"spend_limit":"100.00"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let ask =
+        json!({"account":"acme","sku":"gpu.h100","quantity":"1","seconds":100,"ttl_seconds":60})
+            .to_string();
+    let (_, v) = app
+        .call(
+            "POST",
+            "/v1/authorize",
+            Some(INGEST),
+            "application/json",
+            ask.clone(),
+        )
+        .await;
+    assert_eq!(v["decision"], "denied", "{v}");
+    let trial = json!({"sku":"gpu.h100","hours":"10","from":"2026-11-01T00:00:00Z","to":"2026-12-01T00:00:00Z","price":"0"});
+    let (s, v) = put(&app, "packages/trial", trial).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, b) = app.get("/v1/balance", &key).await;
+    assert_eq!(b["period_cost"], "0.00", "{b}");
+    assert_eq!(b["packages"][0]["remaining_unit_seconds"], "21600", "{b}");
+    let (_, v) = app
+        .call(
+            "POST",
+            "/v1/authorize",
+            Some(INGEST),
+            "application/json",
+            ask,
+        )
+        .await;
+    assert_eq!(v["decision"], "allowed", "{v}");
+}
+on_both!(authorization_sees_the_command_terms);
