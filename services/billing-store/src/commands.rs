@@ -175,20 +175,21 @@ impl Store {
                 kind,
                 term_id,
                 body,
+                rev,
                 at_ms,
-                ..
             } => {
-                self.apply_term(account, kind, term_id, Some(body.clone()), *at_ms)
+                let at = (*rev, *at_ms);
+                self.apply_term(account, kind, term_id, Some(body.clone()), at)
                     .await?
             }
             Command::DeleteTerm {
                 account,
                 kind,
                 term_id,
+                rev,
                 at_ms,
-                ..
             } => {
-                self.apply_term(account, kind, term_id, None, *at_ms)
+                self.apply_term(account, kind, term_id, None, (*rev, *at_ms))
                     .await?
             }
         }

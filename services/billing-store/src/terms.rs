@@ -236,17 +236,27 @@ impl Store {
             .collect()
     }
 
-    /// Applies a replayed `terms.put` / `terms.delete`.
+    /// Applies a replayed `terms.put` / `terms.delete`, which must become revision `rev` again
+    /// (revisions are store-wide: a gap means the commands topic lost a change).
     pub(crate) async fn apply_term(
         &self,
         account: &str,
         kind: &str,
         term_id: &str,
         fields: Option<Map<String, Value>>,
-        now_ms: i64,
+        (rev, now_ms): (i64, i64),
     ) -> Result<()> {
         let kind = TermKind::parse(kind)
             .ok_or_else(|| StoreError::Corrupt(format!("replayed term kind {kind:?}")))?;
+        let next: i64 = sqlx::query("select coalesce(max(rev), 0) + 1 from account_terms")
+            .fetch_one(&self.pool)
+            .await?
+            .get(0);
+        if next != rev {
+            return Err(StoreError::Corrupt(format!(
+                "replayed account term would become revision {next}, was {rev}: the commands topic is missing a change"
+            )));
+        }
         let change = Change {
             account,
             kind,
