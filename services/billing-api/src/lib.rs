@@ -12,6 +12,7 @@ mod handlers;
 pub mod limits;
 mod openapi;
 mod quota;
+mod terms;
 mod usage;
 
 pub use auth::{Principal, generate_secret};
@@ -79,6 +80,11 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/accounts", post(handlers::create_account))
         .route("/v1/admin/pricebook", put(handlers::put_pricebook))
         .route("/v1/admin/accounts/{id}/quotas", put(quota::put_quotas))
+        .route("/v1/admin/accounts/{id}/terms", get(terms::list_terms))
+        .route(
+            "/v1/admin/accounts/{id}/terms/{kind}/{term_id}",
+            put(terms::put_term).delete(terms::delete_term),
+        )
         .route("/v1/authorize", post(quota::authorize))
         .route("/v1/holds/{id}/extend", post(quota::extend_hold))
         .route("/v1/holds/{id}/release", post(quota::release_hold))

@@ -6,7 +6,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, ingest, usage, cost_current, invoices, invoice, create_account, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions),
+    paths(health, ready, ingest, usage, cost_current, invoices, invoice, create_account, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount)),
     modifiers(&Bearer)
 )]
@@ -114,10 +114,31 @@ fn extend_hold() {}
 #[allow(dead_code)]
 fn release_hold() {}
 
-#[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), responses((status = 200, description = "prepaid balance, period cost, live holds, available, quotas")))]
+#[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), responses((status = 200, description = "prepaid balance, period cost, live holds, available, quotas; packages {id, sku, remaining_unit_seconds, from, to}, credits {id, amount, remaining, from, to}, subscriptions {id, sku, current_cycle, cycle_start, cycle_end, cycles_left, cycles}, sla_compensation_credited, sla_compensation_left (instants in Unix seconds)")))]
 #[allow(dead_code)]
 fn balance() {}
 
 #[utoipa::path(get, path = "/v1/quota/decisions", security(("bearer" = [])), responses((status = 200, description = "{\"decisions\":[{id, account, quota, period, kind, used, limit, position, at_ms}], \"next_after\"}")))]
 #[allow(dead_code)]
 fn quota_decisions() {}
+
+#[utoipa::path(put, path = "/v1/admin/accounts/{id}/terms/{kind}/{term_id}", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id"), ("kind" = String, Path, description = "reservations, discounts, credits, packages or subscriptions"), ("term_id" = String, Path, description = "the term's id (1 to 256 of A-Z a-z 0-9 . _ -); credits, packages and subscriptions take it as their price book `id`")),
+    request_body(content = String, content_type = "application/json", description = "the price book entry's fields without `account` and `id`, decimals as strings, instants RFC 3339; e.g. a package {\"sku\",\"hours\",\"from\",\"to\",\"price\"}"),
+    responses((status = 200, description = "{\"account\",\"kind\",\"term_id\",\"body\",\"changed\"}: changed false when the same body was set already"),
+        (status = 400, description = "invalid: the message names the key and value"), (status = 403, description = "not the admin token"),
+        (status = 404, description = "unknown account or kind"), (status = 409, description = "a change to what has started or been consumed, or no price book yet")))]
+#[allow(dead_code)]
+fn put_term() {}
+
+#[utoipa::path(delete, path = "/v1/admin/accounts/{id}/terms/{kind}/{term_id}", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id"), ("kind" = String, Path, description = "term kind"), ("term_id" = String, Path, description = "term id")),
+    responses((status = 200, description = "{\"changed\"}: ended (a started subscription keeps its started cycles); false when ended already"),
+        (status = 404, description = "unknown account or term"), (status = 409, description = "started or consumed, or a price book term")))]
+#[allow(dead_code)]
+fn delete_term() {}
+
+#[utoipa::path(get, path = "/v1/admin/accounts/{id}/terms", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+    responses((status = 200, description = "{\"account\",\"terms\":[{kind, term_id, body, rev, updated_at_ms}]}: the live terms set by commands"), (status = 404, description = "unknown account")))]
+#[allow(dead_code)]
+fn list_terms() {}

@@ -31,6 +31,8 @@ struct Entry {
     from: Option<i64>,
     to: Option<i64>,
     remaining: Decimal,
+    /// The credit's price book index (None: SLA compensation).
+    credit: Option<usize>,
 }
 
 impl Entry {
@@ -58,6 +60,7 @@ impl CreditPool {
                 from: c.from,
                 to: c.to,
                 remaining: c.amount,
+                credit: Some(c.index),
             });
         }
         pool
@@ -76,6 +79,7 @@ impl CreditPool {
                 from: None,
                 to: None,
                 remaining: amount,
+                credit: None,
             });
         }
     }
@@ -122,6 +126,14 @@ impl CreditPool {
             pool.draw(period, take);
         }
         pool
+    }
+
+    /// What is left of the credit with price book index `index` (None: no such credit).
+    pub fn remaining_of(&self, index: usize) -> Option<Decimal> {
+        self.entries
+            .iter()
+            .find(|e| e.credit == Some(index))
+            .map(|e| e.remaining)
     }
 
     /// Remaining SLA compensation (earned, not yet consumed).

@@ -26,6 +26,7 @@ pub mod decimal;
 pub mod dedupe;
 pub mod egress;
 pub mod event;
+pub mod holdings;
 pub mod invoice;
 pub mod json;
 pub mod lease;
@@ -49,6 +50,7 @@ pub mod sla;
 pub mod spot;
 pub mod states;
 pub mod subscriptions;
+pub mod term_changes;
 pub mod tiers;
 pub mod timestamp;
 

@@ -46,6 +46,25 @@ pub enum Command {
         quotas: crate::Quotas,
         at_ms: i64,
     },
+    /// An account term set (created or replaced) with its body as stored; `rev` is the
+    /// store-wide revision it became (a replay must reproduce it).
+    #[serde(rename = "terms.put")]
+    PutTerm {
+        account: String,
+        kind: String,
+        term_id: String,
+        body: serde_json::Map<String, serde_json::Value>,
+        rev: i64,
+        at_ms: i64,
+    },
+    #[serde(rename = "terms.delete")]
+    DeleteTerm {
+        account: String,
+        kind: String,
+        term_id: String,
+        rev: i64,
+        at_ms: i64,
+    },
     #[serde(rename = "period.close")]
     ClosePeriod {
         period: String,
@@ -62,6 +81,9 @@ impl Command {
             Command::PutPriceBook { version, .. } => format!("pricebook.put:{version}"),
             Command::CreateAccount { id, .. } => format!("account.create:{id}"),
             Command::ClosePeriod { period, .. } => format!("period.close:{period}"),
+            // The revision is store-wide and never reused.
+            Command::PutTerm { rev, .. } => format!("terms.put:{rev}"),
+            Command::DeleteTerm { rev, .. } => format!("terms.delete:{rev}"),
             // Quotas are set again and again: the time tells the settings apart.
             Command::SetQuotas { account, at_ms, .. } => format!("quotas.set:{account}:{at_ms}"),
         }
@@ -148,6 +170,28 @@ impl Store {
             Command::ClosePeriod { period, at_ms, .. } => {
                 self.close_period(period, *at_ms).await?;
             }
+            Command::PutTerm {
+                account,
+                kind,
+                term_id,
+                body,
+                rev,
+                at_ms,
+            } => {
+                let at = (*rev, *at_ms);
+                self.apply_term(account, kind, term_id, Some(body.clone()), at)
+                    .await?
+            }
+            Command::DeleteTerm {
+                account,
+                kind,
+                term_id,
+                rev,
+                at_ms,
+            } => {
+                self.apply_term(account, kind, term_id, None, (*rev, *at_ms))
+                    .await?
+            }
         }
         Ok(())
     }
@@ -158,7 +202,7 @@ impl Store {
         let row = sqlx::query(
             "select (select count(*) from events) + (select count(*) from dead_letters) \
              + (select count(*) from pricebooks) + (select count(*) from accounts) \
-             + (select count(*) from invoices) \
+             + (select count(*) from invoices) + (select count(*) from account_terms) \
              + (select count(*) from consumer_offsets where consumer <> $1)",
         )
         .bind(EMBEDDED_CONSUMER)

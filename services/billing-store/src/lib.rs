@@ -25,6 +25,7 @@ mod quota;
 mod rental;
 mod spent;
 mod sql;
+mod terms;
 
 pub use close::{CloseError, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};
@@ -36,6 +37,7 @@ pub(crate) use ledgers::{load_ledger, load_ledgers};
 pub use partitions::{month_bounds, partition_month};
 pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
+pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
@@ -176,7 +178,7 @@ pub struct Store {
     /// Live holds per account with the hold revision they are valid for (see `hold_revs`).
     held_cache: std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<quota::Hold>)>>,
     /// Parsed price book versions (see [`provisional::Books`]).
-    books: std::sync::Mutex<std::sync::Arc<(i64, provisional::Books)>>,
+    books: std::sync::Mutex<std::sync::Arc<(provisional::BooksKey, provisional::Books)>>,
     /// How far past the fold's clock an event may end, in seconds (`too_early` beyond).
     max_future_s: i64,
     /// How long identities are kept, in seconds before the fold's clock (`too_late` beyond).
@@ -403,22 +405,25 @@ impl Store {
     /// closes. (The version is read from the statement's snapshot, taken before the lock is
     /// granted: a group that waited while a version was uploaded decides as if it came first.)
     /// On SQLite the caller holds the writer lock.
-    pub(crate) async fn begin_holds(&self) -> Result<(sqlx::Transaction<'_, sqlx::Any>, i64)> {
+    pub(crate) async fn begin_holds(
+        &self,
+    ) -> Result<(sqlx::Transaction<'_, sqlx::Any>, provisional::BooksKey)> {
         let mut tx = self.pool.begin().await?;
         let sql = match self.backend {
             Backend::Postgres => {
                 "select cast(pg_advisory_xact_lock($1) as text), (select coalesce(max(version), 0) from pricebooks), \
-                 set_config('synchronous_commit', $2, true)"
+                 set_config('synchronous_commit', $2, true), (select coalesce(max(rev), 0) from account_terms)"
             }
-            Backend::Sqlite => "select $1, (select coalesce(max(version), 0) from pricebooks), $2",
+            Backend::Sqlite => {
+                "select $1, (select coalesce(max(version), 0) from pricebooks), $2, (select coalesce(max(rev), 0) from account_terms)"
+            }
         };
-        let latest: i64 = sqlx::query(sql)
+        let row = sqlx::query(sql)
             .bind(HOLDS_LOCK)
             .bind(if self.durable_holds { "on" } else { "off" })
             .fetch_one(&mut *tx)
-            .await?
-            .get(1);
-        Ok((tx, latest))
+            .await?;
+        Ok((tx, (row.get(1), row.get(3))))
     }
 
     /// A transaction holding PostgreSQL's transaction-scoped advisory lock `key` (SQLite: a
@@ -537,6 +542,9 @@ impl Store {
         let book = PriceBook::from_toml(toml)?;
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
+        // The newest version must accept every account term set by command.
+        let (_, terms) = terms::load_terms(&mut tx).await?;
+        book.with_account_terms(&terms)?;
         let next: i64 = sqlx::query("select coalesce(max(version), 0) + 1 from pricebooks")
             .fetch_one(&mut *tx)
             .await?
@@ -565,23 +573,31 @@ impl Store {
         Ok(next)
     }
 
-    /// All versions, newest first.
+    /// All versions, newest first, with the account terms set by command merged in (`toml`
+    /// is the version as uploaded).
     pub async fn pricebooks(&self) -> Result<Vec<PriceBookVersion>> {
+        let mut conn = self.pool.acquire().await?;
         let rows = sqlx::query("select version, toml from pricebooks order by version desc")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *conn)
             .await?;
-        rows.into_iter()
-            .map(|r| {
-                let toml: String = r.get(1);
-                let book = PriceBook::from_toml(&toml)
-                    .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?;
-                Ok(PriceBookVersion {
-                    version: r.get(0),
-                    book,
-                    toml,
-                })
+        let (_, terms) = terms::load_terms(&mut conn).await?;
+        let mut books = Vec::with_capacity(rows.len());
+        for r in &rows {
+            books.push(
+                PriceBook::from_toml(&r.get::<String, _>(1))
+                    .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?,
+            );
+        }
+        let books = terms::merge(books, &terms)?;
+        Ok(rows
+            .into_iter()
+            .zip(books)
+            .map(|(r, book)| PriceBookVersion {
+                version: r.get(0),
+                book,
+                toml: r.get(1),
             })
-            .collect()
+            .collect())
     }
 
     /// The version that rates `period_label` ("Versions", billing-semantics.md section 3): the

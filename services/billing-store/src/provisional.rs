@@ -42,30 +42,33 @@ pub type UnitSeconds = BTreeMap<String, Decimal>;
 /// What quotas measure of a period: its provisional total and unit-seconds per sku.
 pub(crate) type Measure = (Decimal, UnitSeconds);
 
-/// Price book versions, newest first, parsed once per version (versions never change).
+/// Price book versions, newest first, with the account terms set by command merged in
+/// ([`crate::terms::merge`]), parsed once per new version or term revision.
 #[derive(Debug, Default)]
 pub(crate) struct Books(Vec<PriceBook>);
+
+/// What a parsed [`Books`] is valid for: (latest price book version, latest term revision).
+pub(crate) type BooksKey = (i64, i64);
 
 impl Books {
     /// The versions as `conn` sees them, parsed at most once per new version when `cache` is
     /// given (only committed versions may be cached: a transaction that adds one passes none).
     pub(crate) async fn load(
         conn: &mut AnyConnection,
-        cache: Option<&std::sync::Mutex<Arc<(i64, Books)>>>,
-    ) -> Result<Arc<(i64, Books)>> {
-        let latest: i64 = sqlx::query("select coalesce(max(version), 0) from pricebooks")
+        cache: Option<&std::sync::Mutex<Arc<(BooksKey, Books)>>>,
+    ) -> Result<Arc<(BooksKey, Books)>> {
+        let row = sqlx::query("select (select coalesce(max(version), 0) from pricebooks), (select coalesce(max(rev), 0) from account_terms)")
             .fetch_one(&mut *conn)
-            .await?
-            .get(0);
-        Self::load_up_to(conn, latest, cache).await
+            .await?;
+        Self::load_up_to(conn, (row.get(0), row.get(1)), cache).await
     }
 
     /// Like [`Books::load`] when the latest version is known already.
     pub(crate) async fn load_up_to(
         conn: &mut AnyConnection,
-        latest: i64,
-        cache: Option<&std::sync::Mutex<Arc<(i64, Books)>>>,
-    ) -> Result<Arc<(i64, Books)>> {
+        latest: BooksKey,
+        cache: Option<&std::sync::Mutex<Arc<(BooksKey, Books)>>>,
+    ) -> Result<Arc<(BooksKey, Books)>> {
         if let Some(cache) = cache {
             let cached = cache.lock().unwrap_or_else(|e| e.into_inner()).clone();
             if cached.0 == latest {
@@ -75,7 +78,7 @@ impl Books {
         let mut books = Vec::new();
         for r in
             sqlx::query("select toml from pricebooks where version <= $1 order by version desc")
-                .bind(latest)
+                .bind(latest.0)
                 .fetch_all(&mut *conn)
                 .await?
         {
@@ -84,7 +87,15 @@ impl Books {
                     .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?,
             );
         }
-        let fresh = Arc::new((latest, Books(books)));
+        // Terms as `conn` sees them; a revision newer than `latest.1` (committed since the
+        // caller read it) is not cached under the older key.
+        let (rev, terms) = crate::terms::load_terms(conn).await?;
+        let books = crate::terms::merge(books, &terms)?;
+        let key = (latest.0, rev);
+        let fresh = Arc::new((key, Books(books)));
+        if key != latest {
+            return Ok(fresh);
+        }
         if let Some(cache) = cache {
             *cache.lock().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
         }
@@ -482,7 +493,7 @@ pub struct Provisional {
 
 impl Store {
     /// The price book versions, parsed once per new version.
-    pub(crate) async fn books(&self, conn: &mut AnyConnection) -> Result<Arc<(i64, Books)>> {
+    pub(crate) async fn books(&self, conn: &mut AnyConnection) -> Result<Arc<(BooksKey, Books)>> {
         Books::load(conn, Some(&self.books)).await
     }
 

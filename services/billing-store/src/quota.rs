@@ -132,6 +132,64 @@ pub struct Balance {
     pub held: Decimal,
     pub holds: Vec<Hold>,
     pub quotas: Quotas,
+    /// What the account holds (issue 10): see [`billing_core::holdings`].
+    pub packages: Vec<billing_core::holdings::PackageBalance>,
+    pub credits: Vec<billing_core::holdings::CreditBalance>,
+    pub subscriptions: Vec<billing_core::holdings::SubscriptionStatus>,
+    /// SLA compensation the issued invoices credited to the balance, in total.
+    pub sla_compensation_credited: Decimal,
+    /// What of it is not consumed yet.
+    pub sla_compensation_left: Decimal,
+}
+
+/// What an account holds at an instant (the fields of [`Balance`] from issue 10).
+#[derive(Debug, Default)]
+struct Holdings {
+    packages: Vec<billing_core::holdings::PackageBalance>,
+    credits: Vec<billing_core::holdings::CreditBalance>,
+    subscriptions: Vec<billing_core::holdings::SubscriptionStatus>,
+    sla_credited: Decimal,
+    sla_left: Decimal,
+}
+
+/// The account's holdings at `now_s` under `book` (the merged version rating the open period).
+async fn holdings(
+    conn: &mut AnyConnection,
+    book: &billing_core::PriceBook,
+    account: &str,
+    now_s: i64,
+) -> Result<Holdings> {
+    use billing_core::holdings::{credit_balances, package_balances, subscription_statuses};
+    let issued = crate::provisional::issued_credits(conn, "account = $1", account).await?;
+    let resolved: Vec<(billing_core::Period, Decimal, Decimal)> = issued
+        .get(account)
+        .into_iter()
+        .flatten()
+        .filter_map(|(label, comp, credit)| {
+            Some((
+                billing_core::Period::month(label, book.timezone).ok()?,
+                *comp,
+                *credit,
+            ))
+        })
+        .collect();
+    let sla_credited = resolved.iter().map(|r| r.1).sum();
+    let (credits, sla_left) = credit_balances(book, account, &resolved);
+    let packages = if book.packages.iter().any(|p| p.account == account) {
+        let ledger = crate::load_ledger(conn, account).await?;
+        let platform = crate::rental::load_platform(conn).await?;
+        package_balances(book, account, Some(&ledger), &platform, now_s)
+            .map_err(|e| StoreError::Corrupt(format!("package balances of {account:?}: {e}")))?
+    } else {
+        Vec::new()
+    };
+    Ok(Holdings {
+        packages,
+        credits,
+        subscriptions: subscription_statuses(book, account, now_s),
+        sla_credited,
+        sla_left,
+    })
 }
 
 const MAX_HOLD_SECONDS: i64 = 30 * 86_400;
@@ -455,6 +513,10 @@ impl Store {
                 .map_or(Decimal::ZERO, |m| m.0),
             None => Decimal::ZERO,
         };
+        let held_terms = match label.as_deref().and_then(|l| books.1.for_period(l)) {
+            Some((book, _)) => holdings(&mut conn, book, account, now_ms.div_euclid(1000)).await?,
+            None => Holdings::default(),
+        };
         let available = match quotas.prepaid_balance {
             Some(p) => {
                 Some(p - invoiced_since(&mut conn, account, set_at).await? - period_cost - held)
@@ -470,6 +532,11 @@ impl Store {
             held: cents(held),
             holds,
             quotas,
+            packages: held_terms.packages,
+            credits: held_terms.credits,
+            subscriptions: held_terms.subscriptions,
+            sla_compensation_credited: held_terms.sla_credited,
+            sla_compensation_left: held_terms.sla_left,
         })
     }
 

@@ -16,12 +16,14 @@
 //! - An egress table takes `tiers` or a flat `rate_per_gb`.
 //! - Off-peak `to` may be `"24:00"`; times may carry seconds (`"06:30:15"`).
 
+mod account_terms;
 mod skus;
 mod terms;
 #[cfg(test)]
 mod tests;
 mod walk;
 
+pub use account_terms::{AccountTerm, ParsedTerm, TermKind};
 pub use terms::{Credit, Cycle, Package, Sla, Subscription};
 
 use crate::lease::LeaseState;

@@ -1,0 +1,397 @@
+//! Account terms given as commands (issue 10: `PUT /v1/admin/accounts/{id}/terms/{kind}/{id}`),
+//! merged into a copy of a price book with the price book parser's own rules.
+//!
+//! A term's body is the price book entry's fields as JSON, without `account` and `id` (both come
+//! from the command). It is turned into the TOML entry it stands for and parsed by the same
+//! functions as `[[reservations]]`, `[[discounts]]`, `[[credits]]`, `[[packages]]` and
+//! `[[subscriptions]]`, so a term is valid as a command exactly when it is valid in a price
+//! book. Errors name the key as `{kind}."{term_id}".{field}` and its value.
+//!
+//! Merging: a command term whose id (credits, packages, subscriptions) equals one of the price
+//! book's own terms of the same account replaces it (the command's version wins); every other
+//! command term is added after the price book's own, in (account, kind, term_id) order, with
+//! the next index (so it draws and orders after the book's terms). A discount adds its percent
+//! to the account's price book discounts; the sum stays at most 100.
+
+use super::walk::quote_key;
+use super::{Credit, Package, PriceBook, PriceBookError, Reservation, Result, Subscription, terms};
+use rust_decimal::Decimal;
+use serde_json::Value as Json;
+use toml::{Table, Value};
+
+/// The kinds of account terms (the path segment of the route, the price book's array name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TermKind {
+    Reservations,
+    Discounts,
+    Credits,
+    Packages,
+    Subscriptions,
+}
+
+impl TermKind {
+    pub const ALL: [TermKind; 5] = [
+        TermKind::Reservations,
+        TermKind::Discounts,
+        TermKind::Credits,
+        TermKind::Packages,
+        TermKind::Subscriptions,
+    ];
+
+    /// Strict: an unknown kind is `None`, never a default.
+    pub fn parse(s: &str) -> Option<TermKind> {
+        TermKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TermKind::Reservations => "reservations",
+            TermKind::Discounts => "discounts",
+            TermKind::Credits => "credits",
+            TermKind::Packages => "packages",
+            TermKind::Subscriptions => "subscriptions",
+        }
+    }
+
+    /// Whether the price book's entry has an `id` (the command's term id fills it).
+    fn has_id(self) -> bool {
+        matches!(
+            self,
+            TermKind::Credits | TermKind::Packages | TermKind::Subscriptions
+        )
+    }
+}
+
+/// One account term as a command gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccountTerm {
+    pub account: String,
+    pub kind: TermKind,
+    pub term_id: String,
+    /// The price book entry's fields, without `account` and `id`.
+    pub fields: serde_json::Map<String, Json>,
+}
+
+/// A term parsed against a price book.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParsedTerm {
+    Reservation(Reservation),
+    Discount { account: String, percent: Decimal },
+    Credit(Credit),
+    Package(Package),
+    Subscription(Subscription),
+}
+
+impl AccountTerm {
+    /// Where errors point: `packages."pk-1"`.
+    fn path(&self) -> String {
+        format!("{}.{}", self.kind.as_str(), quote_key(&self.term_id))
+    }
+
+    /// The price book entry the term stands for.
+    fn entry(&self) -> Result<Table> {
+        let path = self.path();
+        let mut t = Table::new();
+        for (k, v) in &self.fields {
+            let key = format!("{path}.{}", quote_key(k));
+            if k == "account" || (k == "id" && self.kind.has_id()) {
+                return Err(PriceBookError::Invalid {
+                    key,
+                    value: v.to_string(),
+                    message: "comes from the path, not the body".into(),
+                });
+            }
+            t.insert(k.clone(), to_toml(v, &key)?);
+        }
+        t.insert("account".into(), Value::String(self.account.clone()));
+        if self.kind.has_id() {
+            t.insert("id".into(), Value::String(self.term_id.clone()));
+        }
+        Ok(t)
+    }
+}
+
+/// JSON to TOML: numbers stay integers or floats (which the parser then refuses as inexact),
+/// `null` is refused (leave the key out instead).
+fn to_toml(v: &Json, key: &str) -> Result<Value> {
+    Ok(match v {
+        Json::Null => {
+            return Err(PriceBookError::Invalid {
+                key: key.into(),
+                value: "null".into(),
+                message: "leave the key out instead of null".into(),
+            });
+        }
+        Json::Bool(b) => Value::Boolean(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Integer(i),
+            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(a) => Value::Array(
+            a.iter()
+                .enumerate()
+                .map(|(i, e)| to_toml(e, &format!("{key}[{i}]")))
+                .collect::<Result<_>>()?,
+        ),
+        Json::Object(o) => {
+            let mut t = Table::new();
+            for (k, e) in o {
+                t.insert(k.clone(), to_toml(e, &format!("{key}.{}", quote_key(k)))?);
+            }
+            Value::Table(t)
+        }
+    })
+}
+
+/// The parser names the entry `{kind}[0]`; the command names it `{kind}."{term_id}"`.
+fn renamed(e: PriceBookError, term: &AccountTerm) -> PriceBookError {
+    let from = format!("{}[0]", term.kind.as_str());
+    let fix = |k: String| match k.strip_prefix(&from) {
+        Some(rest) => format!("{}{rest}", term.path()),
+        None => k,
+    };
+    match e {
+        PriceBookError::Invalid {
+            key,
+            value,
+            message,
+        } => PriceBookError::Invalid {
+            key: fix(key),
+            value,
+            message,
+        },
+        PriceBookError::Missing { key, message } => PriceBookError::Missing {
+            key: fix(key),
+            message,
+        },
+        other => other,
+    }
+}
+
+impl PriceBook {
+    /// Parses one account term with the price book parser's rules, against this book's skus.
+    pub fn parse_account_term(&self, term: &AccountTerm) -> Result<ParsedTerm> {
+        let mut root = Table::new();
+        root.insert(
+            term.kind.as_str().into(),
+            Value::Array(vec![Value::Table(term.entry()?)]),
+        );
+        let first = |n: usize| -> Result<()> {
+            assert_eq!(n, 1, "one entry parses to one term");
+            Ok(())
+        };
+        let parsed = match term.kind {
+            TermKind::Reservations => {
+                terms::parse_reservations(&root, &self.skus).and_then(|mut v| {
+                    first(v.len())?;
+                    Ok(ParsedTerm::Reservation(v.remove(0)))
+                })
+            }
+            TermKind::Discounts => {
+                terms::parse_account_amounts(&root, "discounts", "percent", 100.into(), false).map(
+                    |m| ParsedTerm::Discount {
+                        account: term.account.clone(),
+                        percent: m.values().copied().sum(),
+                    },
+                )
+            }
+            TermKind::Credits => terms::parse_credits(&root).and_then(|mut v| {
+                first(v.len())?;
+                Ok(ParsedTerm::Credit(v.remove(0)))
+            }),
+            TermKind::Packages => terms::parse_packages(&root, &self.skus).and_then(|mut v| {
+                first(v.len())?;
+                Ok(ParsedTerm::Package(v.remove(0)))
+            }),
+            TermKind::Subscriptions => {
+                terms::parse_subscriptions(&root, &self.skus).and_then(|mut v| {
+                    first(v.len())?;
+                    Ok(ParsedTerm::Subscription(v.remove(0)))
+                })
+            }
+        };
+        parsed.map_err(|e| renamed(e, term))
+    }
+
+    /// A copy of this book with the account terms merged in (see the module header). Errors
+    /// name the term's key and value.
+    pub fn with_account_terms(&self, terms: &[AccountTerm]) -> Result<PriceBook> {
+        let mut out = self.clone();
+        for term in terms {
+            let parsed = self.parse_account_term(term)?;
+            out.merge_term(term, parsed)?;
+        }
+        out.credits.clear();
+        for c in &out.credit_terms {
+            *out.credits.entry(c.account.clone()).or_default() += c.amount;
+        }
+        Ok(out)
+    }
+
+    /// The term of `account` with this kind and id in this book, if it has one with an id.
+    pub fn account_term(&self, account: &str, kind: TermKind, id: &str) -> Option<ParsedTerm> {
+        match kind {
+            TermKind::Credits => self
+                .credit_terms
+                .iter()
+                .find(|c| c.account == account && c.id.as_deref() == Some(id))
+                .cloned()
+                .map(ParsedTerm::Credit),
+            TermKind::Packages => self
+                .packages
+                .iter()
+                .find(|p| p.account == account && p.id == id)
+                .cloned()
+                .map(ParsedTerm::Package),
+            TermKind::Subscriptions => self
+                .subscriptions
+                .iter()
+                .find(|s| s.account == account && s.id == id)
+                .cloned()
+                .map(ParsedTerm::Subscription),
+            TermKind::Reservations | TermKind::Discounts => None,
+        }
+    }
+
+    fn merge_term(&mut self, term: &AccountTerm, parsed: ParsedTerm) -> Result<()> {
+        match parsed {
+            ParsedTerm::Reservation(mut r) => {
+                r.index = next_index(self.reservations.iter().map(|r| r.index));
+                self.reservations.push(r);
+            }
+            ParsedTerm::Discount { account, percent } => {
+                let total = self.discount_percent(&account) + percent;
+                if total > Decimal::ONE_HUNDRED {
+                    return Err(PriceBookError::Invalid {
+                        key: format!("{}.percent", term.path()),
+                        value: format!("\"{percent}\""),
+                        message: format!(
+                            "the discounts of account {account:?} would add up to {total} percent, over 100"
+                        ),
+                    });
+                }
+                self.discounts.insert(account, total);
+            }
+            ParsedTerm::Credit(mut c) => {
+                self.credit_terms
+                    .retain(|x| !(x.account == c.account && x.id == c.id));
+                c.index = next_index(self.credit_terms.iter().map(|c| c.index));
+                self.credit_terms.push(c);
+            }
+            ParsedTerm::Package(mut p) => {
+                self.packages
+                    .retain(|x| !(x.account == p.account && x.id == p.id));
+                p.index = next_index(self.packages.iter().map(|p| p.index));
+                self.packages.push(p);
+            }
+            ParsedTerm::Subscription(mut s) => {
+                self.subscriptions
+                    .retain(|x| !(x.account == s.account && x.id == s.id));
+                s.index = next_index(self.subscriptions.iter().map(|s| s.index));
+                self.subscriptions.push(s);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn next_index(indices: impl Iterator<Item = usize>) -> usize {
+    indices.max().map_or(0, |m| m + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOK: &str = r#"
+currency = "CNY"
+timezone = "UTC"
+[skus."gpu.h100"]
+rate_per_hour = "24.00"
+[[packages]]
+account = "acme"
+id = "pk"
+sku = "gpu.h100"
+hours = "10"
+from = "2026-11-01T00:00:00Z"
+to = "2026-12-01T00:00:00Z"
+price = "100.00"
+[[discounts]]
+account = "acme"
+percent = "60"
+"#;
+
+    fn term(kind: TermKind, id: &str, body: Json) -> AccountTerm {
+        AccountTerm {
+            account: "acme".into(),
+            kind,
+            term_id: id.into(),
+            fields: body.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn a_command_package_with_the_books_id_replaces_it_and_others_follow() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let pk = |hours: &str| {
+            serde_json::json!({"sku":"gpu.h100","hours":hours,"from":"2026-11-01T00:00:00Z",
+                "to":"2026-12-01T00:00:00Z","price":"0"})
+        };
+        let merged = book
+            .with_account_terms(&[
+                term(TermKind::Packages, "pk", pk("20")),
+                term(TermKind::Packages, "pk2", pk("1")),
+            ])
+            .unwrap();
+        assert_eq!(merged.packages.len(), 2);
+        assert_eq!(merged.packages[0].id, "pk");
+        assert_eq!(merged.packages[0].unit_seconds, Decimal::from(72_000));
+        assert_eq!(merged.packages[0].price, Decimal::ZERO);
+        assert_eq!(merged.packages[1].index, 1);
+    }
+
+    #[test]
+    fn errors_name_the_command_term_and_field() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Credits,
+                "v1",
+                serde_json::json!({"amount":"1.234"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "credits.v1.amount", "{e}");
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Discounts,
+                "d",
+                serde_json::json!({"percent":"50"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "discounts.d.percent", "{e}");
+        assert!(e.to_string().contains("110"), "{e}");
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Credits,
+                "v1",
+                serde_json::json!({"amount":"1", "id":"x"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "credits.v1.id", "{e}");
+    }
+
+    #[test]
+    fn a_command_credit_counts_in_the_accounts_credit_total() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let merged = book
+            .with_account_terms(&[term(
+                TermKind::Credits,
+                "v1",
+                serde_json::json!({"amount":"50.00","to":"2026-12-01T00:00:00Z"}),
+            )])
+            .unwrap();
+        assert_eq!(merged.credit_total("acme"), Decimal::from(50));
+        assert_eq!(merged.credit_terms[0].id.as_deref(), Some("v1"));
+    }
+}

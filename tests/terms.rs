@@ -1,0 +1,613 @@
+//! Issue 10: account terms as commands (`PUT` / `DELETE /v1/admin/accounts/{id}/terms/{kind}/{term_id}`,
+//! `GET /v1/admin/accounts/{id}/terms`) and what customers see they hold (`GET /v1/balance`),
+//! on SQLite and PostgreSQL.
+
+use axum::http::StatusCode;
+use gpubill_tests::*;
+use serde_json::{Value, json};
+
+/// 2026-11-01T00:00:00Z.
+const NOV_1: i64 = 1_793_491_200;
+const HOUR: i64 = 3600;
+const DAY: i64 = 86_400;
+
+const BOOK: &str = r#"
+currency = "CNY"
+timezone = "UTC"
+
+[skus."gpu.h100"]
+rate_per_hour = "24.00"
+
+[tax]
+rate = "0.06"
+"#;
+
+fn rfc(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// `hours` of one H100 for `account` from `start`.
+fn usage(account: &str, id: &str, start: i64, hours: i64) -> String {
+    json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage","subject":account,
+        "data":{"lease":"L1","resource":"r1","sku":"gpu.h100","class":"on_demand",
+                "start":rfc(start),"end":rfc(start + hours * HOUR),"quantity":"1"}})
+    .to_string()
+}
+
+async fn setup(db: Db, clock_s: i64) -> (TestApp, String) {
+    let app = TestApp::fresh(db).await.at(clock_s * 1000);
+    app.put_pricebook(BOOK).await;
+    let key = app.account("acme").await;
+    (app, key)
+}
+
+async fn put(app: &TestApp, path: &str, body: Value) -> (StatusCode, Value) {
+    app.admin(
+        "PUT",
+        &format!("/v1/admin/accounts/acme/terms/{path}"),
+        body.to_string(),
+    )
+    .await
+}
+
+async fn delete(app: &TestApp, path: &str) -> (StatusCode, Value) {
+    app.admin(
+        "DELETE",
+        &format!("/v1/admin/accounts/acme/terms/{path}"),
+        "",
+    )
+    .await
+}
+
+async fn terms_commands(app: &TestApp) -> usize {
+    app.state
+        .store
+        .outbox_pending(10_000)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.payload.contains("\"terms."))
+        .count()
+}
+
+/// A voucher granted by PUT applies to the next close exactly as the same credit written in
+/// the price book does with `gpubill rate`: 10 h x 24.00 = 240.00, credit 50.00, net 190.00,
+/// tax 11.40, total 201.40. The same PUT twice records one command.
+async fn voucher_by_put_equals_the_price_book_credit(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    let voucher =
+        json!({"amount": "50.00", "from": "2026-11-01T00:00:00Z", "to": "2026-12-01T00:00:00Z"});
+    let (s, v) = put(&app, "credits/v-nov", voucher.clone()).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["changed"], true);
+    let (s, v) = put(&app, "credits/v-nov", voucher).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["changed"], false, "the same PUT twice changes nothing");
+    assert_eq!(terms_commands(&app).await, 1);
+
+    let events = vec![usage("acme", "u1", NOV_1 + 2 * DAY, 10)];
+    app.ingest(&events).await;
+    let app = app.at(DEC_2_2026_MS);
+    app.close("2026-11").await;
+    let issued = app
+        .state
+        .store
+        .invoices(Some("acme"), Some("2026-11"))
+        .await
+        .unwrap();
+    let engine = section6(&serde_json::to_value(&issued[0].invoice).unwrap());
+    let book = format!(
+        "{BOOK}\n[[credits]]\naccount = \"acme\"\nid = \"v-nov\"\namount = \"50.00\"\nfrom = \"2026-11-01T00:00:00Z\"\nto = \"2026-12-01T00:00:00Z\"\n"
+    );
+    let offline = offline_invoices(&book, &events, "2026-11");
+    assert_eq!(engine, offline[0], "engine differs from gpubill rate");
+    assert_eq!(engine["credit"], "50.00");
+    assert_eq!(engine["total"], "201.40");
+}
+on_both!(voucher_by_put_equals_the_price_book_credit);
+
+/// A weekly subscription started 2026-11-01, at 2026-11-10 (cycles 0 and 1 started): it may
+/// lose cycles 2 and 3 but not cycle 1, and nothing else of it may change; a renewal adds
+/// cycles; DELETE keeps the 2 started cycles.
+async fn started_subscription_only_loses_future_cycles(db: Db) {
+    let (app, key) = setup(db, NOV_1 + 9 * DAY).await;
+    let sub = |cycles: i64, price: &str| {
+        json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-11-01T00:00:00Z",
+               "cycles":cycles,"price":price})
+    };
+    let (s, v) = put(&app, "subscriptions/sub-w", sub(4, "100.00")).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = put(&app, "subscriptions/sub-w", sub(1, "100.00")).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("below 2"), "{v}");
+    let (s, v) = put(&app, "subscriptions/sub-w", sub(4, "90.00")).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let (s, v) = put(&app, "subscriptions/sub-w", sub(2, "100.00")).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = put(&app, "subscriptions/sub-w", sub(5, "100.00")).await;
+    assert_eq!(s, StatusCode::OK, "renewal: {v}");
+
+    let (s, b) = app.get("/v1/balance", &key).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let sw = &b["subscriptions"][0];
+    assert_eq!(sw["id"], "sub-w");
+    assert_eq!(sw["current_cycle"], 1);
+    assert_eq!(sw["cycle_start"], NOV_1 + 7 * DAY);
+    assert_eq!(sw["cycle_end"], NOV_1 + 14 * DAY);
+    assert_eq!(sw["cycles_left"], 3);
+
+    let (s, v) = delete(&app, "subscriptions/sub-w").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, t) = app.admin("GET", "/v1/admin/accounts/acme/terms", "").await;
+    assert_eq!(t["terms"][0]["body"]["cycles"], 2, "{t}");
+    let (_, b) = app.get("/v1/balance", &key).await;
+    assert_eq!(b["subscriptions"][0]["cycles_left"], 0, "{b}");
+    // Two weekly cycles are billed up front in November: 2 x 100.00.
+    let (_, cost) = app.get("/v1/cost/current", &key).await;
+    assert_eq!(cost["invoice"]["subtotal"], "200.00", "{cost}");
+}
+on_both!(started_subscription_only_loses_future_cycles);
+
+/// A package not started yet may be deleted; a started one keeps its consumed seconds: it
+/// cannot be deleted or lose hours, only gain them. Balance: 10 h less 4 h used = 21,600
+/// unit-seconds, then 20 h less 4 h = 57,600.
+async fn packages_change_only_before_they_start(db: Db) {
+    let (app, key) = setup(db, NOV_1 + 9 * DAY).await;
+    let future = json!({"sku":"gpu.h100","hours":"10","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"100.00"});
+    let (s, v) = put(&app, "packages/pk-dec", future).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = delete(&app, "packages/pk-dec").await;
+    assert_eq!((s, &v["changed"]), (StatusCode::OK, &json!(true)), "{v}");
+    let (s, v) = delete(&app, "packages/pk-dec").await;
+    assert_eq!((s, &v["changed"]), (StatusCode::OK, &json!(false)), "{v}");
+    let (s, _) = delete(&app, "packages/never-set").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (_, t) = app.admin("GET", "/v1/admin/accounts/acme/terms", "").await;
+    assert_eq!(t["terms"], json!([]), "{t}");
+
+    let pk = |hours: &str, to: &str| json!({"sku":"gpu.h100","hours":hours,"from":"2026-11-01T00:00:00Z","to":to,"price":"100.00"});
+    let (s, v) = put(&app, "packages/pk-nov", pk("10", "2026-12-01T00:00:00Z")).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    app.ingest(&[usage("acme", "u1", NOV_1 + DAY, 4)]).await;
+    let (_, b) = app.get("/v1/balance", &key).await;
+    let p = &b["packages"][0];
+    assert_eq!(p["id"], "pk-nov");
+    assert_eq!(p["remaining_unit_seconds"], "21600", "{b}");
+    assert_eq!(
+        (p["from"].clone(), p["to"].clone()),
+        (json!(NOV_1), json!(NOV_1 + 30 * DAY))
+    );
+    // The 4 h were covered: only the package's price is owed.
+    let (_, cost) = app.get("/v1/cost/current", &key).await;
+    assert_eq!(cost["invoice"]["subtotal"], "100.00", "{cost}");
+
+    let (s, v) = delete(&app, "packages/pk-nov").await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let (s, v) = put(&app, "packages/pk-nov", pk("5", "2026-12-01T00:00:00Z")).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let (s, v) = put(&app, "packages/pk-nov", pk("20", "2026-11-20T00:00:00Z")).await;
+    assert_eq!(s, StatusCode::CONFLICT, "shortened: {v}");
+    let (s, v) = put(&app, "packages/pk-nov", pk("20", "2027-01-01T00:00:00Z")).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, b) = app.get("/v1/balance", &key).await;
+    assert_eq!(b["packages"][0]["remaining_unit_seconds"], "57600", "{b}");
+}
+on_both!(packages_change_only_before_they_start);
+
+/// Bad bodies get a 400 naming the field, and nothing is stored; admin routes refuse a
+/// customer key (403) and a missing token (401); unknown account 404.
+async fn bad_terms_are_refused_naming_the_field(db: Db) {
+    let (app, key) = setup(db, NOV_1 + 9 * DAY).await;
+    let cases = [
+        (
+            "packages/p1",
+            json!({"sku":"gpu.h100","hours":"-1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"0"}),
+            "hours",
+        ),
+        (
+            "packages/p1",
+            json!({"sku":"gpu.a100","hours":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"0"}),
+            "sku",
+        ),
+        (
+            "packages/p1",
+            json!({"sku":"gpu.h100","hours":"1","from":"2027-01-01T00:00:00Z","to":"2026-12-01T00:00:00Z","price":"0"}),
+            "to",
+        ),
+        ("credits/c1", json!({"amount":"1.234"}), "amount"),
+        ("credits/c1", json!({"amount":"1.00","rate":"2"}), "rate"),
+        (
+            "credits/c1",
+            json!({"amount":"1.00","account":"other"}),
+            "account",
+        ),
+        ("credits/c1", json!({"amount":null}), "amount"),
+        (
+            "subscriptions/s1",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"day","start":"2026-12-01T00:00:00Z","cycles":1,"price":"1.00"}),
+            "cycle",
+        ),
+        (
+            "subscriptions/s1",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-12-01T00:00:00Z","cycles":0,"price":"1.00"}),
+            "cycles",
+        ),
+        ("discounts/d1", json!({"percent":"120"}), "percent"),
+        (
+            "reservations/r1",
+            json!({"sku":"gpu.h100","quantity":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z"}),
+            "rate_per_hour",
+        ),
+        (
+            "reservations/r1",
+            json!({"sku":"gpu.h100","quantity":1.5,"from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","rate_per_hour":"1"}),
+            "quantity",
+        ),
+    ];
+    for (path, body, field) in cases {
+        let (s, v) = put(&app, path, body.clone()).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{path} {body}: {v}");
+        let msg = v["message"].as_str().unwrap();
+        assert!(
+            msg.contains(field),
+            "{path} {body}: {msg} does not name {field}"
+        );
+    }
+    let (s, v) = app
+        .admin("PUT", "/v1/admin/accounts/acme/terms/credits/c1", "[1]")
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let (s, v) = app
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/terms/credits/c%20x",
+            json!({"amount":"1"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let (s, _) = put(&app, "vouchers/c1", json!({"amount":"1"})).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, _) = app
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/nobody/terms/credits/c1",
+            json!({"amount":"1"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, _) = app
+        .admin("GET", "/v1/admin/accounts/nobody/terms", "")
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+
+    let uri = "/v1/admin/accounts/acme/terms/credits/c1";
+    let body = json!({"amount":"1.00"}).to_string();
+    let (s, _) = app
+        .call("PUT", uri, Some(&key), "application/json", body.clone())
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, _) = app.call("PUT", uri, None, "application/json", body).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _) = app
+        .call("DELETE", uri, Some(&key), "application/json", "")
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, _) = app.get("/v1/admin/accounts/acme/terms", &key).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+
+    let (_, t) = app.admin("GET", "/v1/admin/accounts/acme/terms", "").await;
+    assert_eq!(t["terms"], json!([]), "nothing stored: {t}");
+    assert_eq!(terms_commands(&app).await, 0);
+}
+on_both!(bad_terms_are_refused_naming_the_field);
+
+/// Terms survive a restart; a credit drawn by an issued invoice cannot shrink below what was
+/// drawn; the balance lists what is held. An open credit of 500.00, 10 h in November (240.00)
+/// closed: 260.00 left.
+async fn terms_survive_a_restart_and_show_in_the_balance(db: Db) {
+    let (app, key) = setup(db, NOV_1 + 9 * DAY).await;
+    let (s, v) = put(&app, "credits/welcome", json!({"amount":"500.00"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let pk = json!({"sku":"gpu.h100","hours":"100","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"1000.00"});
+    let (s, v) = put(&app, "packages/pk-dec", pk).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = put(&app, "discounts/loyal", json!({"percent":"10"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    app.ingest(&[usage("acme", "u1", NOV_1 + DAY, 10)]).await;
+    let app = app.at(DEC_2_2026_MS);
+    let closed = app.close("2026-11").await;
+    let inv = app
+        .state
+        .store
+        .invoices(Some("acme"), Some("2026-11"))
+        .await
+        .unwrap();
+    let inv = serde_json::to_value(&inv[0].invoice).unwrap();
+    // 240.00 - 10 % = 216.00, all of it from the credit.
+    assert_eq!(
+        (inv["discount"].clone(), inv["credit"].clone()),
+        (json!("24.00"), json!("216.00")),
+        "{closed}"
+    );
+
+    let url = app.shutdown().await;
+    let app = TestApp::open(&url).await.at(DEC_2_2026_MS + 3_600_000);
+    let (_, t) = app.admin("GET", "/v1/admin/accounts/acme/terms", "").await;
+    let kinds: Vec<&str> = t["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["credits", "discounts", "packages"], "{t}");
+
+    let (s, v) = put(&app, "credits/welcome", json!({"amount":"200.00"})).await;
+    assert_eq!(s, StatusCode::CONFLICT, "drew 216.00 already: {v}");
+    let (s, v) = delete(&app, "credits/welcome").await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let (s, v) = put(&app, "credits/welcome", json!({"amount":"300.00"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+
+    let key2 = {
+        // The customer key survived too.
+        key
+    };
+    let (s, b) = app.get("/v1/balance", &key2).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["credits"][0]["id"], "welcome");
+    assert_eq!(b["credits"][0]["remaining"], "84.00", "{b}");
+    assert_eq!(b["packages"][0]["remaining_unit_seconds"], "360000", "{b}");
+    assert_eq!(b["packages"][0]["from"], NOV_1 + 30 * DAY);
+    assert_eq!(b["sla_compensation_credited"], "0");
+    // December: the package's 1000.00 less 10 %, then 84.00 of credit.
+    let (_, cost) = app.get("/v1/cost/current", &key2).await;
+    assert_eq!(cost["invoice"]["credit"], "84.00", "{cost}");
+}
+on_both!(terms_survive_a_restart_and_show_in_the_balance);
+
+/// The commands topic carries the terms: applying the recorded commands (what `gpubill
+/// replay` reads from the topic; here from the outbox rows the relay would publish) to an
+/// empty database, with the same usage before the close, reproduces the terms, their
+/// revisions and byte-identical invoices (a started subscription ended by DELETE comes back
+/// with its started cycles).
+async fn replayed_commands_reproduce_the_terms(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 9 * DAY).await;
+    let sub = json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-11-01T00:00:00Z","cycles":4,"price":"100.00"});
+    assert_eq!(
+        put(&app, "subscriptions/sub-w", sub).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(delete(&app, "subscriptions/sub-w").await.0, StatusCode::OK);
+    assert_eq!(
+        put(
+            &app,
+            "credits/v1",
+            json!({"amount":"30.00","to":"2026-12-01T00:00:00Z"})
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        put(&app, "discounts/d", json!({"percent":"5"})).await.0,
+        StatusCode::OK
+    );
+    let pk = json!({"sku":"gpu.h100","hours":"1","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z","price":"1.00"});
+    assert_eq!(put(&app, "packages/gone", pk).await.0, StatusCode::OK);
+    assert_eq!(delete(&app, "packages/gone").await.0, StatusCode::OK);
+    let events = vec![usage("acme", "u1", NOV_1 + DAY, 30)];
+    app.ingest(&events).await;
+    let app = app.at(DEC_2_2026_MS);
+    app.close("2026-11").await;
+
+    let commands: Vec<billing_store::Command> = app
+        .state
+        .store
+        .outbox_pending(10_000)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.topic == app.state.store.topics().commands)
+        .map(|r| serde_json::from_str(&r.payload).unwrap())
+        .collect();
+    let replayed = TestApp::fresh(db).await.at(DEC_2_2026_MS);
+    for c in &commands {
+        if matches!(c, billing_store::Command::ClosePeriod { .. }) {
+            replayed.ingest(&events).await;
+        }
+        replayed.state.store.apply_command(c).await.unwrap();
+    }
+    for uri in ["/v1/admin/accounts/acme/terms"] {
+        let (_, a) = app.admin("GET", uri, "").await;
+        let (_, b) = replayed.admin("GET", uri, "").await;
+        assert_eq!(a, b);
+        assert_eq!(a["terms"].as_array().unwrap().len(), 3, "{a}");
+    }
+    let bodies = |issued: Vec<billing_store::IssuedInvoice>| -> Vec<Value> {
+        issued
+            .iter()
+            .map(|i| section6(&serde_json::to_value(&i.invoice).unwrap()))
+            .collect()
+    };
+    let a = bodies(
+        app.state
+            .store
+            .invoices(None, Some("2026-11"))
+            .await
+            .unwrap(),
+    );
+    let b = bodies(
+        replayed
+            .state
+            .store
+            .invoices(None, Some("2026-11"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(a, b);
+    // 2 weekly cycles (200.00); the 30 h of cycle 0 are covered by the subscription; 5 % off,
+    // 30.00 of voucher.
+    assert_eq!(a[0]["subtotal"], "200.00", "{}", a[0]);
+    assert_eq!(a[0]["discount"], "10.00");
+    assert_eq!(a[0]["credit"], "30.00");
+}
+on_both!(replayed_commands_reproduce_the_terms);
+
+/// Every kind set by PUT rates as the same entries written in the price book do with `gpubill
+/// rate`: a reservation, a discount, a package, a subscription and an expiring credit over a
+/// month of usage; and a price book version that would not accept the terms is refused.
+async fn every_kind_by_put_equals_the_price_book(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    let terms = [
+        (
+            "reservations/r1",
+            json!({"sku":"gpu.h100","quantity":"1","from":"2026-11-03T00:00:00Z","to":"2026-11-05T00:00:00Z","rate_per_hour":"15.00"}),
+        ),
+        ("discounts/d1", json!({"percent":"10"})),
+        (
+            "packages/pk",
+            json!({"sku":"gpu.h100","hours":"5","from":"2026-11-06T00:00:00Z","to":"2026-11-20T00:00:00Z","price":"60.00"}),
+        ),
+        (
+            "subscriptions/sub",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"week","start":"2026-11-10T00:00:00Z","cycles":1,"price":"200.00"}),
+        ),
+        (
+            "credits/v",
+            json!({"amount":"25.00","from":"2026-11-01T00:00:00Z","to":"2026-11-15T00:00:00Z"}),
+        ),
+    ];
+    for (path, body) in &terms {
+        let (s, v) = put(&app, path, body.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+    }
+    let book = format!(
+        r#"{BOOK}
+[[reservations]]
+account = "acme"
+sku = "gpu.h100"
+quantity = "1"
+from = "2026-11-03T00:00:00Z"
+to = "2026-11-05T00:00:00Z"
+rate_per_hour = "15.00"
+[[discounts]]
+account = "acme"
+percent = "10"
+[[packages]]
+account = "acme"
+id = "pk"
+sku = "gpu.h100"
+hours = "5"
+from = "2026-11-06T00:00:00Z"
+to = "2026-11-20T00:00:00Z"
+price = "60.00"
+[[subscriptions]]
+account = "acme"
+id = "sub"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "week"
+start = "2026-11-10T00:00:00Z"
+cycles = 1
+price = "200.00"
+[[credits]]
+account = "acme"
+id = "v"
+amount = "25.00"
+from = "2026-11-01T00:00:00Z"
+to = "2026-11-15T00:00:00Z"
+"#
+    );
+    let events: Vec<String> = (0..8)
+        .map(|d| {
+            usage(
+                "acme",
+                &format!("u{d}"),
+                NOV_1 + (2 + 2 * d) * DAY + 3 * HOUR,
+                7,
+            )
+        })
+        .collect();
+    app.ingest(&events).await;
+    // A version without the sku the terms name is refused, naming the term.
+    let (s, v) = app
+        .call(
+            "PUT",
+            "/v1/admin/pricebook",
+            Some(ADMIN),
+            "application/toml",
+            "currency = \"CNY\"\n[skus.\"gpu.a100\"]\nrate_per_hour = \"1\"\n",
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("sku"), "{v}");
+
+    let app = app.at(DEC_2_2026_MS);
+    app.close("2026-11").await;
+    let issued = app
+        .state
+        .store
+        .invoices(Some("acme"), Some("2026-11"))
+        .await
+        .unwrap();
+    let engine = section6(&serde_json::to_value(&issued[0].invoice).unwrap());
+    let offline = offline_invoices(&book, &events, "2026-11");
+    assert_eq!(engine, offline[0], "engine differs from gpubill rate");
+    let text = engine.to_string();
+    for component in [
+        "reserved_commitment",
+        "package_usage",
+        "subscription",
+        "\"credit\":\"25.00\"",
+    ] {
+        assert!(text.contains(component), "no {component}: {text}");
+    }
+}
+on_both!(every_kind_by_put_equals_the_price_book);
+
+/// Quotas and authorization rate with the command terms: 4 h used (96.00 + 6 % = 101.76) is
+/// over a spend limit of 100.00 until a free trial package of 10 h granted by PUT covers it.
+async fn authorization_sees_the_command_terms(db: Db) {
+    let (app, key) = setup(db, NOV_1 + 9 * DAY).await;
+    app.ingest(&[usage("acme", "u1", NOV_1 + DAY, 4)]).await;
+    let (s, v) = app
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas",
+            json!({"spend_limit":"100.00"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let ask =
+        json!({"account":"acme","sku":"gpu.h100","quantity":"1","seconds":100,"ttl_seconds":60})
+            .to_string();
+    let (_, v) = app
+        .call(
+            "POST",
+            "/v1/authorize",
+            Some(INGEST),
+            "application/json",
+            ask.clone(),
+        )
+        .await;
+    assert_eq!(v["decision"], "denied", "{v}");
+    let trial = json!({"sku":"gpu.h100","hours":"10","from":"2026-11-01T00:00:00Z","to":"2026-12-01T00:00:00Z","price":"0"});
+    let (s, v) = put(&app, "packages/trial", trial).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, b) = app.get("/v1/balance", &key).await;
+    assert_eq!(b["period_cost"], "0.00", "{b}");
+    assert_eq!(b["packages"][0]["remaining_unit_seconds"], "21600", "{b}");
+    let (_, v) = app
+        .call(
+            "POST",
+            "/v1/authorize",
+            Some(INGEST),
+            "application/json",
+            ask,
+        )
+        .await;
+    assert_eq!(v["decision"], "allowed", "{v}");
+}
+on_both!(authorization_sees_the_command_terms);
