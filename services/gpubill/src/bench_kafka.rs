@@ -110,7 +110,17 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     if args.decision_latency {
         return decision_latency(&args, &topic, store).await;
     }
+    throughput(&args, &topic, &db, store).await
+}
 
+/// The throughput run: the fleet produced, the bare consume rate, the engines' end-to-end
+/// rate into PostgreSQL and the raw `COPY` of the same identity rows, all on one topic.
+async fn throughput(
+    args: &BenchKafkaArgs,
+    topic: &str,
+    db: &str,
+    store: Arc<Store>,
+) -> anyhow::Result<()> {
     let events = fleet_events(args.events)?;
     let bytes: usize = events.iter().map(|(_, e)| e.len()).sum();
     println!(
@@ -125,7 +135,7 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
         for (key, e) in chunk {
             acks.push(
                 producer
-                    .send_result(FutureRecord::to(&topic).key(key).payload(e))
+                    .send_result(FutureRecord::to(topic).key(key).payload(e))
                     .map_err(|(e, _)| e)?,
             );
         }
@@ -141,7 +151,7 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     );
 
     // Bare consume rate: the same topic, a new group, messages counted and dropped.
-    let bare_rate = bare_consume(&args.brokers, &topic, events.len()).await?;
+    let bare_rate = bare_consume(&args.brokers, topic, events.len()).await?;
     println!(
         "bare consume:     {bare_rate:>9.0} events/s ({:.1} s from the first record)",
         events.len() as f64 / bare_rate
@@ -149,11 +159,7 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
 
     // The engine: decode, dedupe, ledger, dead letters and offsets into PostgreSQL.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut settings = ConsumerSettings::new(&args.brokers, &topic);
-    settings.group = format!("{topic}-engine");
-    settings.batch_max = args.batch_max;
-    settings.lanes = args.lanes.max(1);
-    settings.dead_letter_topic = None;
+    let settings = engine_settings(args, topic);
     let mut engines = vec![(
         store.clone(),
         tokio::spawn(billing_kafka::run(
@@ -174,7 +180,7 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     }
     let mut first = None;
     loop {
-        let done = folded(&store, &topic, args.partitions).await?;
+        let done = folded(&store, topic, args.partitions).await?;
         if done > 0 {
             first.get_or_insert_with(Instant::now);
         }
@@ -227,11 +233,7 @@ async fn lag_recovery(args: &BenchKafkaArgs, topic: &str, store: Arc<Store>) -> 
     let production = background(&args.brokers, topic, args.rate, events, produced.clone())?;
     let start_engine = || {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let mut settings = ConsumerSettings::new(&args.brokers, topic);
-        settings.group = format!("{topic}-engine");
-        settings.batch_max = args.batch_max;
-        settings.lanes = args.lanes.max(1);
-        settings.dead_letter_topic = None;
+        let settings = engine_settings(args, topic);
         (
             stop_tx,
             tokio::spawn(billing_kafka::run(store.clone(), settings, now_ms, stop_rx)),
@@ -390,11 +392,7 @@ async fn decision_latency(
         produced.clone(),
     )?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut settings = ConsumerSettings::new(&args.brokers, topic);
-    settings.group = format!("{topic}-engine");
-    settings.batch_max = args.batch_max;
-    settings.lanes = args.lanes.max(1);
-    settings.dead_letter_topic = None;
+    let settings = engine_settings(args, topic);
     let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, now_ms, stop_rx));
     // Joined and caught up with the background before the first probe.
     let t0 = Instant::now();
@@ -411,53 +409,9 @@ async fn decision_latency(
     }
     let at_start = (produced.load(Ordering::Relaxed), Instant::now());
     // The poller: when each probe's `limit` decision is first readable.
-    let seen: Arc<std::sync::Mutex<std::collections::HashMap<String, Instant>>> =
-        Default::default();
-    let (poll_store, poll_seen, probes) = (store.clone(), seen.clone(), args.probes);
-    let poller = tokio::spawn(async move {
-        let mut after = 0;
-        while poll_seen.lock().map_or(0, |s| s.len()) < probes {
-            let got = poll_store
-                .quota_decisions(None, None, Some("limit"), after, 1000)
-                .await?;
-            let now = Instant::now();
-            for d in got {
-                after = d.seq;
-                poll_seen
-                    .lock()
-                    .map_err(|_| anyhow::anyhow!("poisoned"))?
-                    .entry(d.account)
-                    .or_insert(now);
-            }
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        anyhow::Ok(())
-    });
-    // The probes' producer, connected (metadata, producer id) before the first probe.
-    let producer = producer(&args.brokers)?;
-    let warm = r#"{"specversion":"1.0","id":"warm-up","source":"bench/probe","type":"gpu.usage","subject":"warm-up","data":{"lease":"w","resource":"GPU-0","sku":"gpu.h100-80g","start":"2026-11-02T12:00:00Z","end":"2026-11-02T12:00:01Z","quantity":"1"}}"#;
-    producer
-        .send(
-            FutureRecord::to(topic).key("warm-up").payload(warm),
-            Duration::from_secs(10),
-        )
-        .await
-        .map_err(|(e, _)| e)?;
-    let mut sent = Vec::with_capacity(args.probes);
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    for i in 0..args.probes {
-        tick.tick().await;
-        let account = format!("probe-{i}");
-        let event = format!(
-            r#"{{"specversion":"1.0","id":"probe-{i}","source":"bench/probe","type":"gpu.usage","subject":"{account}","data":{{"lease":"p{i}","resource":"GPU-0","sku":"gpu.h100-80g","start":"2026-11-02T12:00:00Z","end":"2026-11-02T12:01:00Z","quantity":"1"}}}}"#
-        );
-        let at = Instant::now();
-        let ack = producer
-            .send_result(FutureRecord::to(topic).key(&account).payload(&event))
-            .map_err(|(e, _)| e)?;
-        sent.push((account, at));
-        tokio::spawn(ack);
-    }
+    let seen: Seen = Default::default();
+    let poller = poll_decisions(store.clone(), seen.clone(), args.probes);
+    let sent = send_probes(args, topic).await?;
     tokio::time::timeout(Duration::from_secs(60), poller)
         .await
         .context("not every probe's decision was readable within 60 s")???;
@@ -493,6 +447,78 @@ async fn decision_latency(
     production.abort();
     store.close().await;
     Ok(())
+}
+
+/// The instant each probe account's `limit` decision was first readable.
+type Seen = Arc<std::sync::Mutex<std::collections::HashMap<String, Instant>>>;
+
+/// The engine's consumer settings of every benchmark run: the run's own group, its batch
+/// size and lanes, no dead-letter relay.
+pub(crate) fn engine_settings(args: &BenchKafkaArgs, topic: &str) -> ConsumerSettings {
+    let mut settings = ConsumerSettings::new(&args.brokers, topic);
+    settings.group = format!("{topic}-engine");
+    settings.batch_max = args.batch_max;
+    settings.lanes = args.lanes.max(1);
+    settings.dead_letter_topic = None;
+    settings
+}
+
+/// Polls `limit` decisions every 2 ms until `probes` accounts have one, noting when each was
+/// first readable.
+fn poll_decisions(
+    store: Arc<Store>,
+    seen: Seen,
+    probes: usize,
+) -> tokio::task::JoinHandle<anyhow::Result<()>> {
+    tokio::spawn(async move {
+        let mut after = 0;
+        while seen.lock().map_or(0, |s| s.len()) < probes {
+            let got = store
+                .quota_decisions(None, None, Some("limit"), after, 1000)
+                .await?;
+            let now = Instant::now();
+            for d in got {
+                after = d.seq;
+                seen.lock()
+                    .map_err(|_| anyhow::anyhow!("poisoned"))?
+                    .entry(d.account)
+                    .or_insert(now);
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        anyhow::Ok(())
+    })
+}
+
+/// Sends one 60 s usage event per probe account, one every 100 ms, from a producer connected
+/// before the first; answers each probe's account and the instant it was handed over.
+async fn send_probes(args: &BenchKafkaArgs, topic: &str) -> anyhow::Result<Vec<(String, Instant)>> {
+    // The probes' producer, connected (metadata, producer id) before the first probe.
+    let producer = producer(&args.brokers)?;
+    let warm = r#"{"specversion":"1.0","id":"warm-up","source":"bench/probe","type":"gpu.usage","subject":"warm-up","data":{"lease":"w","resource":"GPU-0","sku":"gpu.h100-80g","start":"2026-11-02T12:00:00Z","end":"2026-11-02T12:00:01Z","quantity":"1"}}"#;
+    producer
+        .send(
+            FutureRecord::to(topic).key("warm-up").payload(warm),
+            Duration::from_secs(10),
+        )
+        .await
+        .map_err(|(e, _)| e)?;
+    let mut sent = Vec::with_capacity(args.probes);
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    for i in 0..args.probes {
+        tick.tick().await;
+        let account = format!("probe-{i}");
+        let event = format!(
+            r#"{{"specversion":"1.0","id":"probe-{i}","source":"bench/probe","type":"gpu.usage","subject":"{account}","data":{{"lease":"p{i}","resource":"GPU-0","sku":"gpu.h100-80g","start":"2026-11-02T12:00:00Z","end":"2026-11-02T12:01:00Z","quantity":"1"}}}}"#
+        );
+        let at = Instant::now();
+        let ack = producer
+            .send_result(FutureRecord::to(topic).key(&account).payload(&event))
+            .map_err(|(e, _)| e)?;
+        sent.push((account, at));
+        tokio::spawn(ack);
+    }
+    Ok(sent)
 }
 
 /// Reads `n` records of `topic` with a new group, counting them: records per second from

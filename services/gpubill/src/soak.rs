@@ -8,7 +8,6 @@
 //! The fleet: `R x 30` resources (each heartbeats every 30 s, so every key stays active),
 //! spread over 1,000 accounts, each heartbeat a 30 s `gpu.usage` event ending at the clock.
 
-use billing_kafka::ConsumerSettings;
 use billing_store::Store;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use std::sync::Arc;
@@ -104,11 +103,7 @@ pub async fn soak(
         produced.clone(),
     );
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut settings = ConsumerSettings::new(&args.brokers, topic);
-    settings.group = format!("{topic}-engine");
-    settings.batch_max = args.batch_max;
-    settings.lanes = args.lanes.max(1);
-    settings.dead_letter_topic = None;
+    let settings = crate::bench_kafka::engine_settings(args, topic);
     let engine = tokio::spawn(billing_kafka::run(
         store.clone(),
         settings,

@@ -111,7 +111,7 @@ impl AccountTerm {
     }
 }
 
-/// JSON to TOML: numbers stay integers or floats (which the parser then refuses as inexact),
+/// JSON to TOML: integers stay integers, a number with a fraction is refused (inexact),
 /// `null` is refused (leave the key out instead).
 fn to_toml(v: &Json, key: &str) -> Result<Value> {
     Ok(match v {
@@ -123,9 +123,18 @@ fn to_toml(v: &Json, key: &str) -> Result<Value> {
             });
         }
         Json::Bool(b) => Value::Boolean(*b),
+        // Only integers pass as numbers: a fraction is not exact in JSON, so it is refused
+        // here as the price book parser refuses a float (write decimals as strings).
         Json::Number(n) => match n.as_i64() {
             Some(i) => Value::Integer(i),
-            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            None => {
+                return Err(PriceBookError::Invalid {
+                    key: key.into(),
+                    value: n.to_string(),
+                    message: "a number with a fraction is inexact: write it as a decimal string"
+                        .into(),
+                });
+            }
         },
         Json::String(s) => Value::String(s.clone()),
         Json::Array(a) => Value::Array(
