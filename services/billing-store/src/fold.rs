@@ -1,12 +1,11 @@
 //! Folding a batch of log records into the store, in one transaction.
 
-use crate::dead_letters::{dead_letter_outbox, dead_row};
+use crate::dead_letters::dead_row;
 use crate::identities::{NewIdentity, identity};
 use crate::keys::key_id;
-use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
+use crate::sql::{Val, bind, insert_rows};
 use crate::{Backend, EMBEDDED_CONSUMER, MAX_BATCH_RECORDS, Result, Store, StoreError};
 use billing_core::event::{AnyData, AnyEvent, EventData, RejectReason, Rejection, decode_any};
-use billing_core::ledger::Runs;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeMap, HashMap};
@@ -206,15 +205,15 @@ async fn finish<T>(tx: sqlx::Transaction<'_, sqlx::Any>, result: Result<T>) -> R
 
 /// The new intervals of one usage key in a batch: `[from, to)` at a quantity.
 /// A key's new intervals: `[from, to)`, quantity, and the source that reported it.
-type Spans<'a> = Vec<(i64, i64, rust_decimal::Decimal, &'a str)>;
+pub(crate) type Spans<'a> = Vec<(i64, i64, rust_decimal::Decimal, &'a str)>;
 
 /// A usage key touched by a batch.
-struct KeyInsert<'a> {
-    account: &'a str,
-    lease: &'a str,
-    resource: &'a str,
-    sku: &'a str,
-    class: billing_core::Class,
+pub(crate) struct KeyInsert<'a> {
+    pub(crate) account: &'a str,
+    pub(crate) lease: &'a str,
+    pub(crate) resource: &'a str,
+    pub(crate) sku: &'a str,
+    pub(crate) class: billing_core::Class,
 }
 
 /// Decodes, dedupes and folds `batch` (log records in sequence order) and advances the offset
@@ -371,8 +370,8 @@ async fn fold_inner(
         .collect();
     let mut sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
     let t_dedupe = t0.elapsed();
-    write_ledger(conn, store.backend, &sorted.usage).await?;
-    let egress_seconds = write_side_tables(conn, &mut sorted, now_ms).await?;
+    crate::writes::write_ledger(conn, store.backend, &sorted.usage).await?;
+    let egress_seconds = crate::writes::write_side_tables(conn, &mut sorted, now_ms).await?;
     let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
     crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
     apply_effects(conn, store, parts, &sorted.usage, &egress_seconds, now_ms).await?;
@@ -467,18 +466,18 @@ async fn dedupe(
 }
 
 /// Every record of a batch sorted into its outcome and the rows it adds.
-struct Sorted<'a> {
-    outcomes: Vec<Vec<Outcome>>,
+pub(crate) struct Sorted<'a> {
+    pub(crate) outcomes: Vec<Vec<Outcome>>,
     /// Dead-letter rows (see `dead_row`) with the dead-letter topic of their part.
-    dead: Vec<(Vec<Val>, Option<&'a str>)>,
-    egress: Vec<Vec<Val>>,
-    late: Vec<Vec<Val>>,
-    usage: HashMap<String, (KeyInsert<'a>, Spans<'a>)>,
+    pub(crate) dead: Vec<(Vec<Val>, Option<&'a str>)>,
+    pub(crate) egress: Vec<Vec<Val>>,
+    pub(crate) late: Vec<Vec<Val>>,
+    pub(crate) usage: HashMap<String, (KeyInsert<'a>, Spans<'a>)>,
     /// `rental_events` rows (billing-semantics part 2; see migration 0012).
-    rental: Vec<Vec<Val>>,
+    pub(crate) rental: Vec<Vec<Val>>,
     /// Platform events in closed periods: (source, id, period, log_seq), noted as late for
     /// every account invoiced in the period.
-    platform_late: Vec<Vec<Val>>,
+    pub(crate) platform_late: Vec<Vec<Val>>,
 }
 
 /// Sorts each record: rejected (dead letter), duplicate, conflict (dead letter), or accepted
@@ -621,152 +620,6 @@ impl<'a> Sorted<'a> {
             }
         }
     }
-}
-
-/// A key's coverage by source (billing-semantics section 10): source -> runs.
-pub(crate) type Sources = BTreeMap<String, Runs>;
-
-/// The ledger: loads the touched keys, folds the new intervals in, writes back the ones
-/// that changed (one statement each way per batch).
-async fn write_ledger(
-    conn: &mut AnyConnection,
-    backend: Backend,
-    usage: &HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
-) -> Result<()> {
-    let key_ids: Vec<&String> = usage.keys().collect();
-    let mut existing: HashMap<String, (Runs, Sources)> = HashMap::new();
-    for chunk in key_ids.chunks(MAX_IN_LIST) {
-        let sql = format!(
-            "select key_id, runs, sources from ledger_keys where {}",
-            in_json_array("key_id", backend)
-        );
-        let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
-        for r in q.fetch_all(&mut *conn).await? {
-            let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
-                .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
-            let sources = crate::ledgers::parse_sources(r.get::<Option<String>, _>(2))?;
-            existing.insert(r.get(0), (runs, sources));
-        }
-    }
-    let mut ledger_rows = Vec::with_capacity(usage.len());
-    for (id, (k, spans)) in usage {
-        let (mut runs, mut sources) = existing.remove(id).unwrap_or_default();
-        let mut changed = false;
-        for &(from, to, q, source) in spans {
-            changed |= runs.insert(from, to, q);
-            changed |= sources
-                .entry(source.to_string())
-                .or_default()
-                .insert(from, to, q);
-        }
-        if !changed {
-            continue;
-        }
-        let slice = runs.as_slice();
-        ledger_rows.push(vec![
-            Val::Text(id.clone()),
-            Val::Text(k.account.to_string()),
-            Val::Text(k.lease.to_string()),
-            Val::Text(k.resource.to_string()),
-            Val::Text(k.sku.to_string()),
-            Val::Text(k.class.as_str().to_string()),
-            Val::Text(
-                serde_json::to_string(&runs).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ),
-            Val::I64(slice[0].from),
-            Val::I64(slice[slice.len() - 1].to),
-            Val::Text(
-                serde_json::to_string(&sources).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ),
-        ]);
-    }
-    insert_rows(
-        conn,
-        "insert into ledger_keys (key_id, account, lease, resource, sku, class, runs, first_s, end_s, sources)",
-        "on conflict (key_id) do update set runs = excluded.runs, first_s = excluded.first_s, end_s = excluded.end_s, sources = excluded.sources",
-        ledger_rows,
-    )
-    .await?;
-    Ok(())
-}
-
-/// Egress rows, late-usage notes, dead letters and their outbox rows (moved out of `sorted`).
-/// Returns the (account, second) of each egress row, for the effects.
-async fn write_side_tables(
-    conn: &mut AnyConnection,
-    sorted: &mut Sorted<'_>,
-    now_ms: i64,
-) -> Result<Vec<(String, i64)>> {
-    // Egress and account rental events (lease states, counter samples) move their account's
-    // cost at their second.
-    let mut egress_seconds: Vec<(String, i64)> = sorted
-        .egress
-        .iter()
-        .filter_map(|row| match (&row[2], &row[4]) {
-            (Val::Text(account), Val::I64(secs)) => Some((account.clone(), *secs)),
-            _ => None,
-        })
-        .collect();
-    egress_seconds.extend(
-        sorted
-            .rental
-            .iter()
-            .filter_map(|row| match (&row[1], &row[3]) {
-                (Val::Text(account), Val::I64(at)) if !account.is_empty() => {
-                    Some((account.clone(), *at))
-                }
-                _ => None,
-            }),
-    );
-    insert_rows(
-        conn,
-        "insert into rental_events (kind, account, key, a, b, value)",
-        "on conflict do nothing",
-        std::mem::take(&mut sorted.rental),
-    )
-    .await?;
-    for note in std::mem::take(&mut sorted.platform_late) {
-        let mut q = sqlx::query(
-            "insert into late_usage (source, id, account, period, log_seq) \
-             select $1, $2, account, $3, $4 from invoices where period = $3 on conflict do nothing",
-        );
-        for v in note {
-            q = bind(q, v);
-        }
-        q.execute(&mut *conn).await?;
-    }
-    insert_rows(
-        conn,
-        "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
-        "",
-        std::mem::take(&mut sorted.egress),
-    )
-    .await?;
-    insert_rows(
-        conn,
-        "insert into late_usage (source, id, account, period, log_seq)",
-        "on conflict do nothing",
-        std::mem::take(&mut sorted.late),
-    )
-    .await?;
-    let outbox: Vec<Vec<Val>> = sorted
-        .dead
-        .iter()
-        .filter_map(|(row, topic)| Some(dead_letter_outbox((*topic)?, row, now_ms)))
-        .collect();
-    insert_rows(
-        conn,
-        "insert into outbox (topic, key, payload, created_at_ms, headers)",
-        "",
-        outbox,
-    )
-    .await?;
-    let dead: Vec<Vec<Val>> = std::mem::take(&mut sorted.dead)
-        .into_iter()
-        .map(|(row, _)| row)
-        .collect();
-    insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
-    Ok(egress_seconds)
 }
 
 /// Provisional costs of the accounts this batch moved, then their quota decisions, in its

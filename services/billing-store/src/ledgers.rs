@@ -101,7 +101,7 @@ pub(crate) async fn load_ledgers(
 }
 
 /// A key's stored coverage by source (none for keys folded before migration 0012).
-pub(crate) fn parse_sources(text: Option<String>) -> Result<crate::fold::Sources> {
+pub(crate) fn parse_sources(text: Option<String>) -> Result<crate::writes::Sources> {
     match text {
         None => Ok(Default::default()),
         Some(t) => serde_json::from_str(&t)

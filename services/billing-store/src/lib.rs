@@ -26,6 +26,7 @@ mod rental;
 mod spent;
 mod sql;
 mod terms;
+mod writes;
 
 pub use close::{CloseError, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};

@@ -1,0 +1,158 @@
+//! The rows a fold writes once its records are sorted: the ledger keys (runs and coverage by
+//! source, one statement each way per batch) and the side tables (egress, rental facts, late
+//! notes, dead letters and their outbox rows). Split from `fold.rs`, which decides; this
+//! module only saves.
+
+use crate::dead_letters::dead_letter_outbox;
+use crate::fold::{KeyInsert, Sorted, Spans};
+use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
+use crate::{Backend, Result, StoreError};
+use billing_core::ledger::Runs;
+use sqlx::{AnyConnection, Row};
+use std::collections::{BTreeMap, HashMap};
+
+/// A key's coverage by source (billing-semantics section 10): source -> runs.
+pub(crate) type Sources = BTreeMap<String, Runs>;
+
+/// The ledger: loads the touched keys, folds the new intervals in, writes back the ones
+/// that changed (one statement each way per batch).
+pub(crate) async fn write_ledger(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    usage: &HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
+) -> Result<()> {
+    let key_ids: Vec<&String> = usage.keys().collect();
+    let mut existing: HashMap<String, (Runs, Sources)> = HashMap::new();
+    for chunk in key_ids.chunks(MAX_IN_LIST) {
+        let sql = format!(
+            "select key_id, runs, sources from ledger_keys where {}",
+            in_json_array("key_id", backend)
+        );
+        let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
+        for r in q.fetch_all(&mut *conn).await? {
+            let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
+                .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
+            let sources = crate::ledgers::parse_sources(r.get::<Option<String>, _>(2))?;
+            existing.insert(r.get(0), (runs, sources));
+        }
+    }
+    let mut ledger_rows = Vec::with_capacity(usage.len());
+    for (id, (k, spans)) in usage {
+        let (mut runs, mut sources) = existing.remove(id).unwrap_or_default();
+        let mut changed = false;
+        for &(from, to, q, source) in spans {
+            changed |= runs.insert(from, to, q);
+            changed |= sources
+                .entry(source.to_string())
+                .or_default()
+                .insert(from, to, q);
+        }
+        if !changed {
+            continue;
+        }
+        let slice = runs.as_slice();
+        ledger_rows.push(vec![
+            Val::Text(id.clone()),
+            Val::Text(k.account.to_string()),
+            Val::Text(k.lease.to_string()),
+            Val::Text(k.resource.to_string()),
+            Val::Text(k.sku.to_string()),
+            Val::Text(k.class.as_str().to_string()),
+            Val::Text(
+                serde_json::to_string(&runs).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
+            Val::I64(slice[0].from),
+            Val::I64(slice[slice.len() - 1].to),
+            Val::Text(
+                serde_json::to_string(&sources).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
+        ]);
+    }
+    insert_rows(
+        conn,
+        "insert into ledger_keys (key_id, account, lease, resource, sku, class, runs, first_s, end_s, sources)",
+        "on conflict (key_id) do update set runs = excluded.runs, first_s = excluded.first_s, end_s = excluded.end_s, sources = excluded.sources",
+        ledger_rows,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Egress rows, late-usage notes, dead letters and their outbox rows (moved out of `sorted`).
+/// Returns the (account, second) of each egress row, for the effects.
+pub(crate) async fn write_side_tables(
+    conn: &mut AnyConnection,
+    sorted: &mut Sorted<'_>,
+    now_ms: i64,
+) -> Result<Vec<(String, i64)>> {
+    // Egress and account rental events (lease states, counter samples) move their account's
+    // cost at their second.
+    let mut egress_seconds: Vec<(String, i64)> = sorted
+        .egress
+        .iter()
+        .filter_map(|row| match (&row[2], &row[4]) {
+            (Val::Text(account), Val::I64(secs)) => Some((account.clone(), *secs)),
+            _ => None,
+        })
+        .collect();
+    egress_seconds.extend(
+        sorted
+            .rental
+            .iter()
+            .filter_map(|row| match (&row[1], &row[3]) {
+                (Val::Text(account), Val::I64(at)) if !account.is_empty() => {
+                    Some((account.clone(), *at))
+                }
+                _ => None,
+            }),
+    );
+    insert_rows(
+        conn,
+        "insert into rental_events (kind, account, key, a, b, value)",
+        "on conflict do nothing",
+        std::mem::take(&mut sorted.rental),
+    )
+    .await?;
+    for note in std::mem::take(&mut sorted.platform_late) {
+        let mut q = sqlx::query(
+            "insert into late_usage (source, id, account, period, log_seq) \
+             select $1, $2, account, $3, $4 from invoices where period = $3 on conflict do nothing",
+        );
+        for v in note {
+            q = bind(q, v);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    insert_rows(
+        conn,
+        "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
+        "",
+        std::mem::take(&mut sorted.egress),
+    )
+    .await?;
+    insert_rows(
+        conn,
+        "insert into late_usage (source, id, account, period, log_seq)",
+        "on conflict do nothing",
+        std::mem::take(&mut sorted.late),
+    )
+    .await?;
+    let outbox: Vec<Vec<Val>> = sorted
+        .dead
+        .iter()
+        .filter_map(|(row, topic)| Some(dead_letter_outbox((*topic)?, row, now_ms)))
+        .collect();
+    insert_rows(
+        conn,
+        "insert into outbox (topic, key, payload, created_at_ms, headers)",
+        "",
+        outbox,
+    )
+    .await?;
+    let dead: Vec<Vec<Val>> = std::mem::take(&mut sorted.dead)
+        .into_iter()
+        .map(|(row, _)| row)
+        .collect();
+    insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
+    Ok(egress_seconds)
+}
