@@ -42,10 +42,14 @@ pub(crate) async fn write_ledger(
         let mut changed = false;
         for &(from, to, q, source) in spans {
             changed |= runs.insert(from, to, q);
-            changed |= sources
-                .entry(source.to_string())
-                .or_default()
-                .insert(from, to, q);
+            // The source's name is allocated only when it first covers the key.
+            changed |= match sources.get_mut(source) {
+                Some(by_source) => by_source.insert(from, to, q),
+                None => sources
+                    .entry(source.to_string())
+                    .or_default()
+                    .insert(from, to, q),
+            };
         }
         if !changed {
             continue;
