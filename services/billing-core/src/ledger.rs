@@ -302,6 +302,11 @@ impl AccountLedger {
         }
     }
 
+    /// How many usage keys the ledger holds.
+    pub fn key_count(&self) -> usize {
+        self.usage.len()
+    }
+
     pub fn usage(&self) -> impl Iterator<Item = (&ResourceKey, &Runs)> {
         self.usage.iter().map(|(k, v)| (k, &v.runs))
     }

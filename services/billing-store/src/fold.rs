@@ -370,11 +370,16 @@ async fn fold_inner(
         .collect();
     let mut sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
     let t_dedupe = t0.elapsed();
-    crate::writes::write_ledger(conn, store.backend, &sorted.usage).await?;
+    let changed = crate::writes::write_ledger(conn, store.backend, &sorted.usage).await?;
     let egress_seconds = crate::writes::write_side_tables(conn, &mut sorted, now_ms).await?;
     let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
     crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
-    apply_effects(conn, store, parts, &sorted.usage, &egress_seconds, now_ms).await?;
+    let moved = Moved {
+        usage: &sorted.usage,
+        changed,
+        egress_seconds,
+    };
+    apply_effects(conn, store, parts, moved, now_ms).await?;
     let t_written = t0.elapsed();
     advance_offsets(conn, parts).await?;
     count_outcomes(&sorted.outcomes);
@@ -622,17 +627,32 @@ impl<'a> Sorted<'a> {
     }
 }
 
+/// What a batch moved of the ledger, for its effects.
+struct Moved<'b, 'a> {
+    /// Usage spans per key.
+    usage: &'b HashMap<String, (KeyInsert<'a>, Spans<'a>)>,
+    /// The keys whose stored runs changed, per account, as stored.
+    changed: HashMap<String, Vec<crate::ledger_cache::ChangedKey>>,
+    /// (account, second) of each egress row and account rental fact.
+    egress_seconds: Vec<(String, i64)>,
+}
+
 /// Provisional costs of the accounts this batch moved, then their quota decisions, in its
-/// transaction. `moved`: account → the `[first, last]` seconds of its usage and egress;
-/// `latest_usage`: account → latest usage second (the period decisions are taken in).
+/// transaction. `moved` (account → the `[first, last]` seconds of its usage and egress) is
+/// what is re-rated; `latest_usage` (account → latest usage second) names the period
+/// decisions are taken in. Every moved account gets a fresh ledger token (`ledger_cache`).
 async fn apply_effects(
     conn: &mut AnyConnection,
     store: &Store,
     parts: &[Part<'_>],
-    usage: &HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
-    egress_seconds: &[(String, i64)],
+    batch: Moved<'_, '_>,
     now_ms: i64,
 ) -> Result<()> {
+    let Moved {
+        usage,
+        changed,
+        egress_seconds,
+    } = batch;
     let mut moved: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
     let mut latest_usage: BTreeMap<String, i64> = BTreeMap::new();
     for (k, spans) in usage.values() {
@@ -642,7 +662,7 @@ async fn apply_effects(
         let e = latest_usage.entry(k.account.to_string()).or_insert(last);
         *e = (*e).max(last);
     }
-    for (account, secs) in egress_seconds {
+    for (account, secs) in &egress_seconds {
         moved
             .entry(account.clone())
             .or_default()
@@ -651,6 +671,15 @@ async fn apply_effects(
     if moved.is_empty() {
         return Ok(());
     }
+    let names: std::collections::BTreeSet<&str> = moved.keys().map(String::as_str).collect();
+    let stamp = crate::ledger_cache::stamp(conn, store.backend, &names).await?;
+    let memory = crate::provisional::InMemory {
+        cache: &store.ledger_cache,
+        stamp: &stamp,
+        changed: &changed,
+        // Egress and rental facts are not applied in memory: those accounts are read again.
+        reread: egress_seconds.iter().map(|(a, _)| a.as_str()).collect(),
+    };
     let position = serde_json::Value::Array(
         parts
             .iter()
@@ -661,9 +690,16 @@ async fn apply_effects(
             .collect(),
     );
     let books = store.books(conn).await?;
-    let measured =
-        crate::provisional::update(conn, store.backend, &books.1, &moved, &position, now_ms)
-            .await?;
+    let measured = crate::provisional::update(
+        conn,
+        store.backend,
+        &books.1,
+        &moved,
+        &memory,
+        &position,
+        now_ms,
+    )
+    .await?;
     crate::decisions::evaluate(
         conn,
         store.backend,

@@ -18,6 +18,7 @@ mod decisions;
 mod fold;
 mod identities;
 mod keys;
+mod ledger_cache;
 mod ledgers;
 mod partitions;
 mod provisional;
@@ -34,6 +35,7 @@ pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
 pub use identities::identity;
 pub use keys::{hash_key, key_id};
+pub use ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
 pub(crate) use ledgers::{load_ledger, load_ledgers};
 pub use partitions::{month_bounds, partition_month};
 pub use provisional::{Provisional, UnitSeconds};
@@ -190,6 +192,8 @@ pub struct Store {
     /// Whether an authorization's commit waits for its WAL flush (PostgreSQL's
     /// `synchronous_commit` for hold transactions; see [`Store::with_durable_holds`]).
     durable_holds: bool,
+    /// Accounts' ledgers kept between batches for re-rating (see `ledger_cache`).
+    ledger_cache: std::sync::Mutex<ledger_cache::LedgerCache>,
 }
 
 /// Default of [`Store::with_dedupe_horizon`]: 90 days, three periods: late usage of the last
@@ -274,6 +278,9 @@ impl Store {
             dedupe_horizon_s: DEFAULT_DEDUPE_HORIZON_S,
             fold_lock_wait_us: Default::default(),
             durable_holds: false,
+            ledger_cache: std::sync::Mutex::new(ledger_cache::LedgerCache::new(
+                DEFAULT_LEDGER_CACHE_KEYS,
+            )),
         })
     }
 
@@ -301,6 +308,24 @@ impl Store {
     pub fn with_durable_holds(mut self, durable: bool) -> Store {
         self.durable_holds = durable;
         self
+    }
+
+    /// The same store keeping at most `keys` usage keys of accounts' ledgers in memory
+    /// between batches (default [`DEFAULT_LEDGER_CACHE_KEYS`]; 0: every batch reads the
+    /// ledgers it re-rates from the database). What is kept is checked against the database
+    /// on every use, so any number of engines may share one database whatever this is.
+    pub fn with_ledger_cache_keys(self, keys: usize) -> Store {
+        *self.ledger_cache.lock().unwrap_or_else(|e| e.into_inner()) =
+            ledger_cache::LedgerCache::new(keys);
+        self
+    }
+
+    /// Usage keys of ledgers kept in memory now (see [`Store::with_ledger_cache_keys`]).
+    pub fn ledger_cache_keys(&self) -> usize {
+        self.ledger_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
     }
 
     pub fn with_dedupe_horizon(mut self, secs: i64) -> Store {

@@ -21,6 +21,8 @@
 //! timezone, the version that rates a period chosen as a close chooses it); closed periods are
 //! not re-rated (late usage never changes an issued invoice).
 
+use crate::ledger_cache::{ChangedKey, LedgerCache, Stamp};
+use crate::sql::{Val, insert_rows};
 use crate::{Backend, Result, Store, StoreError, load_ledgers};
 use billing_core::credits::CreditPool;
 use billing_core::invoice::{Component, Invoice};
@@ -250,6 +252,36 @@ impl Loaded {
         })
     }
 
+    /// What ratings of `accounts` read besides their ledgers (issued credits, the platform).
+    async fn read_without_ledgers(
+        conn: &mut AnyConnection,
+        backend: Backend,
+        accounts: &[&str],
+    ) -> Result<Loaded> {
+        let filter = crate::sql::in_json_array("account", backend);
+        let issued = issued_credits(conn, &filter, &to_json(&accounts)?).await?;
+        let platform = crate::rental::load_platform(conn).await?;
+        Ok(Loaded {
+            ledgers: HashMap::new(),
+            issued,
+            platform,
+        })
+    }
+
+    /// With `ledgers` (account → ledger and the windows it is complete over); returns the
+    /// windows apart.
+    fn with_ledgers(
+        mut self,
+        ledgers: HashMap<String, (AccountLedger, Vec<(i64, i64)>)>,
+    ) -> (Loaded, HashMap<String, Vec<(i64, i64)>>) {
+        let mut windows = HashMap::new();
+        for (account, (ledger, w)) in ledgers {
+            windows.insert(account.clone(), w);
+            self.ledgers.insert(account, ledger);
+        }
+        (self, windows)
+    }
+
     /// `account`'s period rated with the invoices' own function (credits left over from issued
     /// invoices applied): the provisional invoice and the unit-seconds of each sku in use.
     fn rate(
@@ -291,55 +323,90 @@ pub(crate) async fn rate_period(
         .map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-/// Rates and stores one (account, period); `position` None keeps the stored one.
-#[allow(clippy::too_many_arguments)]
-async fn store_one(
-    conn: &mut AnyConnection,
+/// An (account, period) rated for storing: the row's values, or None when the ledger cannot
+/// be rated (egress beyond any amount): then the row goes, and a read rates again and reports
+/// the error, so that a fold never stops on it.
+struct Rated {
+    total: Decimal,
+    unit_seconds: UnitSeconds,
+    body: String,
+    units: String,
+}
+
+fn rate_one(
     books: &Books,
     loaded: &Loaded,
     account: &str,
     label: &str,
-    position: Option<&serde_json::Value>,
-    now_ms: i64,
-) -> Result<Option<Measure>> {
+) -> Result<Option<Option<Rated>>> {
     let Some((book, period)) = books.for_period(label) else {
         return Ok(None);
     };
-    let (invoice, unit_seconds) = match loaded.rate(account, book, &period) {
-        Ok(r) => r,
+    match loaded.rate(account, book, &period) {
+        Ok((invoice, unit_seconds)) => Ok(Some(Some(Rated {
+            total: invoice.total,
+            body: to_json(&invoice)?,
+            units: to_json(&unit_seconds)?,
+            unit_seconds,
+        }))),
         Err(e) => {
-            // A ledger that cannot be rated (egress beyond any amount) must not stop the fold:
-            // the row goes, and a read rates again and reports the error.
             tracing::warn!(account, period = label, error = %e, "provisional cost not rated");
-            sqlx::query("delete from provisional_costs where account = $1 and period = $2")
-                .bind(account)
-                .bind(label)
-                .execute(&mut *conn)
-                .await?;
+            Ok(Some(None))
+        }
+    }
+}
+
+async fn delete_one(conn: &mut AnyConnection, account: &str, label: &str) -> Result<()> {
+    sqlx::query("delete from provisional_costs where account = $1 and period = $2")
+        .bind(account)
+        .bind(label)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+const UPSERT_HEAD: &str = "insert into provisional_costs (account, period, total, unit_seconds, body, position, updated_at_ms)";
+const UPSERT_TAIL: &str = "on conflict (account, period) do update set total = excluded.total, unit_seconds = excluded.unit_seconds, body = excluded.body, position = excluded.position, updated_at_ms = excluded.updated_at_ms";
+
+fn upsert_row(account: &str, label: &str, r: &Rated, position: &str, now_ms: i64) -> Vec<Val> {
+    vec![
+        Val::Text(account.to_string()),
+        Val::Text(label.to_string()),
+        Val::Text(r.total.to_string()),
+        Val::Text(r.units.clone()),
+        Val::Text(r.body.clone()),
+        Val::Text(position.to_string()),
+        Val::I64(now_ms),
+    ]
+}
+
+/// Rates and stores one (account, period); `position` None keeps the stored one.
+async fn store_one(
+    conn: &mut AnyConnection,
+    books: &Books,
+    loaded: &Loaded,
+    (account, label): (&str, &str),
+    position: Option<&serde_json::Value>,
+    now_ms: i64,
+) -> Result<Option<Measure>> {
+    let rated = match rate_one(books, loaded, account, label)? {
+        None => return Ok(None),
+        Some(None) => {
+            delete_one(conn, account, label).await?;
             return Ok(None);
         }
+        Some(Some(r)) => r,
     };
-    let body = to_json(&invoice)?;
-    let units = to_json(&unit_seconds)?;
-    let total = invoice.total;
     match position {
         Some(p) => {
-            sqlx::query("insert into provisional_costs (account, period, total, unit_seconds, body, position, updated_at_ms) values ($1, $2, $3, $4, $5, $6, $7) on conflict (account, period) do update set total = excluded.total, unit_seconds = excluded.unit_seconds, body = excluded.body, position = excluded.position, updated_at_ms = excluded.updated_at_ms")
-                .bind(account)
-                .bind(label)
-                .bind(total.to_string())
-                .bind(units)
-                .bind(body)
-                .bind(p.to_string())
-                .bind(now_ms)
-                .execute(&mut *conn)
-                .await?;
+            let row = upsert_row(account, label, &rated, &p.to_string(), now_ms);
+            insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, vec![row]).await?;
         }
         None => {
             sqlx::query("update provisional_costs set total = $1, unit_seconds = $2, body = $3, updated_at_ms = $4 where account = $5 and period = $6")
-                .bind(total.to_string())
-                .bind(units)
-                .bind(body)
+                .bind(rated.total.to_string())
+                .bind(rated.units)
+                .bind(rated.body)
                 .bind(now_ms)
                 .bind(account)
                 .bind(label)
@@ -347,7 +414,7 @@ async fn store_one(
                 .await?;
         }
     }
-    Ok(Some((total, unit_seconds)))
+    Ok(Some((rated.total, rated.unit_seconds)))
 }
 
 fn to_json<T: Serialize>(v: &T) -> Result<String> {
@@ -373,7 +440,7 @@ pub(crate) async fn ensure(
         let windows = books.windows([label]);
         let loaded = Loaded::read(conn, None, &[account], &windows).await?;
         let null = serde_json::Value::Null;
-        store_one(conn, books, &loaded, account, label, Some(&null), now_ms).await?;
+        store_one(conn, books, &loaded, (account, label), Some(&null), now_ms).await?;
     }
     Ok(())
 }
@@ -388,14 +455,71 @@ async fn closed_periods(conn: &mut AnyConnection) -> Result<BTreeSet<String>> {
         .collect())
 }
 
+/// What a fold keeps of ledgers in memory (see `ledger_cache`): the cache, the batch's
+/// stamp, the keys it changed per account, and the accounts to read from the database
+/// whatever the cache holds.
+pub(crate) struct InMemory<'a> {
+    pub(crate) cache: &'a std::sync::Mutex<LedgerCache>,
+    pub(crate) stamp: &'a Stamp,
+    pub(crate) changed: &'a HashMap<String, Vec<ChangedKey>>,
+    pub(crate) reread: BTreeSet<&'a str>,
+}
+
+/// The ledgers of `touched` (account → the period labels to rate) for rating: from memory
+/// where the cache's entry is valid for this batch (with the batch's changed keys applied),
+/// the others read from the database. Returns them with the windows each is complete over.
+async fn ledgers_for(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    books: &Books,
+    touched: &[(&String, Vec<String>)],
+    memory: &InMemory<'_>,
+) -> Result<HashMap<String, (AccountLedger, Vec<(i64, i64)>)>> {
+    let mut out = HashMap::new();
+    let mut misses: Vec<&str> = Vec::new();
+    let mut miss_labels: Vec<&String> = Vec::new();
+    {
+        let mut cache = memory.cache.lock().unwrap_or_else(|e| e.into_inner());
+        for (account, labels) in touched {
+            let before = memory.stamp.before.get(account.as_str()).copied();
+            let hit = cache.take(account, before, &books.windows(labels));
+            match hit.filter(|_| !memory.reread.contains(account.as_str())) {
+                Some((mut ledger, windows)) => {
+                    let changed = memory.changed.get(account.as_str());
+                    crate::ledger_cache::apply(&mut ledger, changed.map_or(&[][..], Vec::as_slice));
+                    metrics::counter!("gpubill_ledger_cache_total", "outcome" => "hit")
+                        .increment(1);
+                    out.insert(account.to_string(), (ledger, windows));
+                }
+                None => {
+                    metrics::counter!("gpubill_ledger_cache_total", "outcome" => "miss")
+                        .increment(1);
+                    misses.push(account.as_str());
+                    miss_labels.extend(labels);
+                }
+            }
+        }
+    }
+    if !misses.is_empty() {
+        // Never empty: every miss has a label.
+        let windows = books.windows(miss_labels);
+        for (account, ledger) in load_ledgers(conn, Some(backend), &misses, &windows).await? {
+            out.insert(account, (ledger, windows.clone()));
+        }
+    }
+    Ok(out)
+}
+
 /// In a batch's transaction: re-rates the periods the batch touched of every account it moved
-/// (`touched`: account → the `[first, last]` seconds of its usage and egress in the batch) and
-/// returns what quotas measure of each (account, period label).
+/// (`touched`: account → the `[first, last]` seconds of its usage and egress in the batch),
+/// stores them in one statement, and returns what quotas measure of each (account, period
+/// label). The ledgers rated are kept in memory for the next batch (`memory`).
 pub(crate) async fn update(
     conn: &mut AnyConnection,
     backend: Backend,
     books: &Books,
     touched: &BTreeMap<String, Vec<(i64, i64)>>,
+    memory: &InMemory<'_>,
     position: &serde_json::Value,
     now_ms: i64,
 ) -> Result<HashMap<(String, String), Measure>> {
@@ -404,37 +528,49 @@ pub(crate) async fn update(
         return Ok(out);
     }
     let closed = closed_periods(conn).await?;
-    // The open periods each account's batch touched, and only what rating them reads.
+    // The open periods each account's batch touched, and only what rating them reads; an
+    // account that touched only closed periods (late usage) is not re-rated.
     let touched: Vec<(&String, Vec<String>)> = touched
         .iter()
         .map(|(account, spans)| {
             let open = books.labels_holding(spans).into_iter();
-            (account, open.filter(|l| !closed.contains(l)).collect())
+            (
+                account,
+                open.filter(|l| !closed.contains(l)).collect::<Vec<_>>(),
+            )
         })
+        .filter(|(_, labels)| !labels.is_empty())
         .collect();
-    let windows = books.windows(touched.iter().flat_map(|(_, labels)| labels));
-    if windows.is_empty() {
-        // Only closed periods were touched (late usage): nothing to re-rate.
+    if touched.is_empty() {
         return Ok(out);
     }
+    let ledgers = ledgers_for(conn, backend, books, &touched, memory).await?;
     let accounts: Vec<&str> = touched.iter().map(|(a, _)| a.as_str()).collect();
-    let loaded = Loaded::read(conn, Some(backend), &accounts, &windows).await?;
-    for (account, labels) in touched {
+    let (mut loaded, windows) = Loaded::read_without_ledgers(conn, backend, &accounts)
+        .await?
+        .with_ledgers(ledgers);
+    let position = position.to_string();
+    let mut rows = Vec::new();
+    for (account, labels) in &touched {
         for label in labels {
-            let stored = store_one(
-                conn,
-                books,
-                &loaded,
-                account,
-                &label,
-                Some(position),
-                now_ms,
-            )
-            .await?;
-            if let Some(m) = stored {
-                out.insert((account.clone(), label), m);
+            match rate_one(books, &loaded, account, label)? {
+                None => {}
+                Some(None) => delete_one(conn, account, label).await?,
+                Some(Some(r)) => {
+                    rows.push(upsert_row(account, label, &r, &position, now_ms));
+                    out.insert(
+                        (account.to_string(), label.clone()),
+                        (r.total, r.unit_seconds),
+                    );
+                }
             }
         }
+    }
+    insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, rows).await?;
+    let mut cache = memory.cache.lock().unwrap_or_else(|e| e.into_inner());
+    for (account, ledger) in loaded.ledgers.drain() {
+        let w = windows.get(&account).cloned().unwrap_or_default();
+        cache.put(account, memory.stamp.token, w, ledger);
     }
     Ok(out)
 }
@@ -472,7 +608,7 @@ pub(crate) async fn refresh_all(
                 .execute(&mut *conn)
                 .await?;
         } else {
-            store_one(conn, books, &loaded, account, label, None, now_ms).await?;
+            store_one(conn, books, &loaded, (account, label), None, now_ms).await?;
         }
     }
     Ok(())

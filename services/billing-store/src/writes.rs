@@ -5,9 +5,10 @@
 
 use crate::dead_letters::dead_letter_outbox;
 use crate::fold::{KeyInsert, Sorted, Spans};
+use crate::ledger_cache::ChangedKey;
 use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
 use crate::{Backend, Result, StoreError};
-use billing_core::ledger::Runs;
+use billing_core::ledger::{ResourceKey, Runs};
 use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeMap, HashMap};
 
@@ -15,12 +16,13 @@ use std::collections::{BTreeMap, HashMap};
 pub(crate) type Sources = BTreeMap<String, Runs>;
 
 /// The ledger: loads the touched keys, folds the new intervals in, writes back the ones
-/// that changed (one statement each way per batch).
+/// that changed (one statement each way per batch). Returns the changed keys per account, as
+/// stored (for the ledgers kept in memory, see `ledger_cache`).
 pub(crate) async fn write_ledger(
     conn: &mut AnyConnection,
     backend: Backend,
     usage: &HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
-) -> Result<()> {
+) -> Result<HashMap<String, Vec<ChangedKey>>> {
     let key_ids: Vec<&String> = usage.keys().collect();
     let mut existing: HashMap<String, (Runs, Sources)> = HashMap::new();
     for chunk in key_ids.chunks(MAX_IN_LIST) {
@@ -37,6 +39,7 @@ pub(crate) async fn write_ledger(
         }
     }
     let mut ledger_rows = Vec::with_capacity(usage.len());
+    let mut changed_keys: HashMap<String, Vec<ChangedKey>> = HashMap::new();
     for (id, (k, spans)) in usage {
         let (mut runs, mut sources) = existing.remove(id).unwrap_or_default();
         let mut changed = false;
@@ -71,6 +74,16 @@ pub(crate) async fn write_ledger(
                 serde_json::to_string(&sources).map_err(|e| StoreError::Corrupt(e.to_string()))?,
             ),
         ]);
+        let key = ResourceKey {
+            lease: k.lease.into(),
+            resource: k.resource.into(),
+            sku: k.sku.into(),
+            class: k.class,
+        };
+        changed_keys
+            .entry(k.account.to_string())
+            .or_default()
+            .push((key, runs, sources));
     }
     insert_rows(
         conn,
@@ -79,7 +92,7 @@ pub(crate) async fn write_ledger(
         ledger_rows,
     )
     .await?;
-    Ok(())
+    Ok(changed_keys)
 }
 
 /// Egress rows, late-usage notes, dead letters and their outbox rows (moved out of `sorted`).

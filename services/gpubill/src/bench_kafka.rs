@@ -62,6 +62,10 @@ pub struct BenchKafkaArgs {
     /// `--rate 20000 --soak-seconds 3600`): resident memory and consumer lag over time.
     #[arg(long)]
     pub soak_seconds: Option<u64>,
+    /// Usage keys each engine keeps of ledgers in memory between batches (0: off, every
+    /// batch reads the ledgers it re-rates from the database).
+    #[arg(long, default_value_t = billing_store::DEFAULT_LEDGER_CACHE_KEYS)]
+    pub ledger_cache_keys: usize,
     /// Lag recovery: how long the engine stays stopped, in seconds.
     #[arg(long, default_value_t = 30)]
     pub stop_seconds: u64,
@@ -88,7 +92,8 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     let store = Arc::new(
         Store::open(&format!("{}/{db}", args.postgres))
             .await?
-            .with_dedupe_horizon(100 * 365 * 86_400),
+            .with_dedupe_horizon(100 * 365 * 86_400)
+            .with_ledger_cache_keys(args.ledger_cache_keys),
     );
     println!(
         "topic {topic} ({} partitions), database {db}, {} cores",
@@ -173,7 +178,8 @@ async fn throughput(
         let other = Arc::new(
             Store::open(&format!("{}/{db}", args.postgres))
                 .await?
-                .with_dedupe_horizon(100 * 365 * 86_400),
+                .with_dedupe_horizon(100 * 365 * 86_400)
+                .with_ledger_cache_keys(args.ledger_cache_keys),
         );
         let task = billing_kafka::run(other.clone(), settings.clone(), now_ms, stop_rx.clone());
         engines.push((other, tokio::spawn(task)));

@@ -92,6 +92,11 @@ pub struct ServeArgs {
     /// of them (see `Store::with_durable_holds`); usage is always committed durably.
     #[arg(long)]
     pub durable_holds: bool,
+    /// Usage keys of accounts' ledgers kept in memory between batches, so a batch re-rates
+    /// the accounts it touched without reading their ledgers again (checked against the
+    /// database on every use; see `billing_store::Store::with_ledger_cache_keys`); 0: off.
+    #[arg(long, default_value_t = billing_store::DEFAULT_LEDGER_CACHE_KEYS)]
+    pub ledger_cache_keys: usize,
     /// Requests per second per customer API key (burst twice as many); 0: unlimited.
     #[arg(long, default_value_t = 100)]
     pub rate_limit_customer: u32,
@@ -192,6 +197,7 @@ pub struct Settings {
     pub max_future_s: i64,
     pub dedupe_horizon_s: i64,
     pub durable_holds: bool,
+    pub ledger_cache_keys: usize,
     pub rate_limits: billing_api::limits::RateLimits,
 }
 
@@ -255,6 +261,7 @@ impl Settings {
             max_future_s: args.max_future_seconds,
             dedupe_horizon_s: args.dedupe_horizon_days.saturating_mul(86_400),
             durable_holds: args.durable_holds,
+            ledger_cache_keys: args.ledger_cache_keys,
             rate_limits: args.rate_limits(),
         })
     }
@@ -309,7 +316,8 @@ impl Application {
             .with_topics(settings.topics.clone())
             .with_max_future(settings.max_future_s)
             .with_dedupe_horizon(settings.dedupe_horizon_s)
-            .with_durable_holds(settings.durable_holds);
+            .with_durable_holds(settings.durable_holds)
+            .with_ledger_cache_keys(settings.ledger_cache_keys);
         let clock = system_clock();
         // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
         // `run`).
