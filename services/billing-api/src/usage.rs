@@ -96,7 +96,7 @@ pub async fn usage(
             "group_limit {group_limit} is not between 1 and {MAX_GROUPS}"
         )));
     }
-    let ledger = s.store.account_ledger(&account).await?;
+    let ledger = s.store.usage_ledger(&account, from, to).await?;
     fn name_of<'k>(key: &'k billing_core::ledger::ResourceKey, group_by: &str) -> &'k str {
         match group_by {
             "lease" => &key.lease,

@@ -136,6 +136,19 @@ impl LedgerCache {
         (stored == Some(e.token) && covered).then_some((e.ledger, e.windows))
     }
 
+    /// What a reader of `[from, to)` of `account`'s usage needs (the keys overlapping it, and
+    /// the egress in it), when the entry is the committed state `stored` names and covers it.
+    pub(crate) fn peek(
+        &self,
+        account: &str,
+        stored: Option<i64>,
+        (from, to): (i64, i64),
+    ) -> Option<AccountLedger> {
+        let e = self.entries.get(account)?;
+        let covered = e.windows.iter().any(|&(cs, ce)| cs <= from && to <= ce);
+        (stored == Some(e.token) && covered).then(|| e.ledger.restricted_to(from, to))
+    }
+
     /// Keeps `ledger` as the fold that stamped `token` leaves it, complete over `windows`.
     pub(crate) fn put(
         &mut self,
@@ -233,6 +246,9 @@ mod tests {
         c.put("a".into(), 7, vec![(i64::MIN / 2, 100)], ledger(3));
         assert!(c.take("a", None, &[(0, 100)]).is_none());
         c.put("a".into(), 7, vec![(i64::MIN / 2, 100)], ledger(3));
+        assert!(c.peek("a", Some(7), (10, 20)).is_some());
+        assert!(c.peek("a", Some(8), (10, 20)).is_none());
+        assert!(c.peek("a", Some(7), (10, 200)).is_none());
         let (l, w) = c.take("a", Some(7), &[(0, 100), (10, 20)]).expect("valid");
         assert_eq!((l.key_count(), w), (3, vec![(i64::MIN / 2, 100)]));
     }

@@ -652,6 +652,29 @@ impl Store {
         load_ledger(&mut conn, account).await
     }
 
+    /// What `account`'s usage in `[from, to)` seconds reads: the usage keys with a second in
+    /// it (whole) and the egress in it, as committed. From the ledger this process keeps in
+    /// memory when its token is the stored one (see `ledger_cache`), else from the database,
+    /// only those keys (the usage API's path: never the account's whole history).
+    pub async fn usage_ledger(&self, account: &str, from: i64, to: i64) -> Result<AccountLedger> {
+        let mut conn = self.pool.acquire().await?;
+        let token: Option<i64> = sqlx::query("select token from ledger_tokens where account = $1")
+            .bind(account)
+            .fetch_optional(&mut *conn)
+            .await?
+            .map(|r| r.get(0));
+        let kept = self
+            .ledger_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .peek(account, token, (from, to));
+        if let Some(ledger) = kept {
+            return Ok(ledger);
+        }
+        let mut all = load_ledgers(&mut conn, None, &[account], &[(from, to)]).await?;
+        Ok(all.remove(account).unwrap_or_default())
+    }
+
     /// Accounts named by an accepted event or registered. Every accepted event left a ledger
     /// key or an egress row, which (unlike its identity) compaction never drops.
     pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {
