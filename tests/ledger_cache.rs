@@ -55,6 +55,17 @@ async fn fold(store: &Store, offset: i64, record: &[u8]) -> Result<Vec<Outcome>,
     store.fold_partition(at(offset), &refs, DEC_2_2026_MS).await
 }
 
+/// Seconds of `g{resource}` in `store`'s ledger.
+async fn seconds_of(store: &Store, resource: u32) -> i64 {
+    let ledger = store.account_ledger("acme").await.unwrap();
+    let name = format!("g{resource}");
+    ledger
+        .usage()
+        .filter(|(k, _)| *k.resource == *name)
+        .flat_map(|(_, runs)| runs.as_slice().iter().map(|r| r.to - r.from))
+        .sum()
+}
+
 async fn a_rolled_back_batch_and_another_writer_never_reach_a_rating_from_memory(db: Db) {
     let url = fresh_db(db).await;
     let a = Store::open(&url).await.unwrap();
@@ -73,31 +84,41 @@ async fn a_rolled_back_batch_and_another_writer_never_reach_a_rating_from_memory
     assert_ne!(one, two);
 
     // A batch that is fenced (its expected offset is wrong) rolls back after it was rated: the
-    // ledger it left in memory includes e2, which the database does not.
+    // ledger it left in memory has g1's second hour, which the database does not.
     let fenced = a
-        .fold_partition(at(7), &[(2, &usage("e2", 2, 2)[..])], DEC_2_2026_MS)
+        .fold_partition(at(7), &[(2, &usage("e2", 1, 2)[..])], DEC_2_2026_MS)
         .await;
     assert!(
         matches!(fenced, Err(StoreError::Fenced { .. })),
         "{fenced:?}"
     );
     assert_eq!(check(&a, "after the fenced batch").await, two);
-    fold(&a, 2, &usage("e3", 3, 3)).await.unwrap();
+    // g1 again: its stored runs must come from the database, not from the rolled-back memory.
+    fold(&a, 2, &usage("e3", 1, 3)).await.unwrap();
     let three = check(&a, "after e3 (e2 must not count)").await;
+    assert_eq!(seconds_of(&a, 1).await, 2 * 3540);
 
-    // Another engine writes the account (its partition moved): A's next batch must see it.
-    fold(&b, 3, &usage("e4", 4, 4)).await.unwrap();
+    // Another engine writes the account (its partition moved): A's next batch must see it,
+    // in the rating and in g1's runs it writes back.
+    fold(&b, 3, &usage("e4", 1, 4)).await.unwrap();
     let four = check(&b, "after B's e4").await;
-    fold(&a, 4, &usage("e5", 5, 5)).await.unwrap();
+    fold(&a, 4, &usage("e5", 1, 5)).await.unwrap();
     let five = check(&a, "after e5 (B's e4 must count)").await;
     assert!(three != four && four != five, "{three} {four} {five}");
+    assert_eq!(seconds_of(&a, 1).await, 4 * 3540);
+
+    // A kept ledger serves the next batch of the same key (nobody else wrote): still exact.
+    fold(&a, 5, &usage("e6", 1, 6)).await.unwrap();
+    check(&a, "after e6").await;
+    assert_eq!(seconds_of(&a, 1).await, 5 * 3540);
 
     // And with the cache disabled the figures are the same.
     let c = Store::open(&url).await.unwrap().with_ledger_cache_keys(0);
-    fold(&c, 5, &usage("e6", 6, 6)).await.unwrap();
-    check(&c, "after e6, no cache").await;
+    fold(&c, 6, &usage("e7", 1, 7)).await.unwrap();
+    check(&c, "after e7, no cache").await;
     assert_eq!(c.ledger_cache_keys(), 0);
-    fold(&a, 6, &usage("e7", 7, 7)).await.unwrap();
-    check(&a, "after e7").await;
+    fold(&a, 7, &usage("e8", 2, 8)).await.unwrap();
+    check(&a, "after e8").await;
+    assert_eq!(seconds_of(&a, 1).await, 6 * 3540);
 }
 on_both!(a_rolled_back_batch_and_another_writer_never_reach_a_rating_from_memory);

@@ -302,6 +302,20 @@ impl AccountLedger {
         }
     }
 
+    /// A key's runs and coverage by source (sorted by source), looked up by its parts.
+    pub fn key_runs(
+        &self,
+        lease: &str,
+        resource: &str,
+        sku: &str,
+        class: Class,
+    ) -> Option<(&Runs, Vec<(&str, &Runs)>)> {
+        let k = self
+            .usage
+            .get(&ResourceKeyRef(lease, resource, sku, class))?;
+        Some((&k.runs, k.sources()))
+    }
+
     /// How many usage keys the ledger holds.
     pub fn key_count(&self) -> usize {
         self.usage.len()

@@ -370,14 +370,21 @@ async fn fold_inner(
         .collect();
     let mut sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
     let t_dedupe = t0.elapsed();
-    let changed = crate::writes::write_ledger(conn, store.backend, &sorted.usage).await?;
+    // Every account the batch moves gets a fresh ledger token (`ledger_cache`); the tokens
+    // stored before say which kept ledgers are still the committed ones.
+    let stamp = crate::ledger_cache::stamp(conn, store.backend, &sorted.accounts()).await?;
+    let kept = (&store.ledger_cache, &stamp);
+    let changed = crate::writes::write_ledger(conn, store.backend, &sorted.usage, kept).await?;
+    let t_ledger = t0.elapsed();
     let egress_seconds = crate::writes::write_side_tables(conn, &mut sorted, now_ms).await?;
     let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
     crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
+    let t_side = t0.elapsed();
     let moved = Moved {
         usage: &sorted.usage,
         changed,
         egress_seconds,
+        stamp,
     };
     apply_effects(conn, store, parts, moved, now_ms).await?;
     let t_written = t0.elapsed();
@@ -388,7 +395,9 @@ async fn fold_inner(
         records = batch.len(),
         keys = sorted.usage.len(),
         decode_dedupe_us = t_dedupe.as_micros() as u64,
-        ledger_and_writes_us = (t_written - t_dedupe).as_micros() as u64,
+        ledger_us = (t_ledger - t_dedupe).as_micros() as u64,
+        side_tables_us = (t_side - t_ledger).as_micros() as u64,
+        effects_us = (t_written - t_side).as_micros() as u64,
         total_us = t0.elapsed().as_micros() as u64,
         "folded batch"
     );
@@ -483,6 +492,24 @@ pub(crate) struct Sorted<'a> {
     /// Platform events in closed periods: (source, id, period, log_seq), noted as late for
     /// every account invoiced in the period.
     pub(crate) platform_late: Vec<Vec<Val>>,
+}
+
+impl Sorted<'_> {
+    /// The accounts whose ledger the batch moves: usage, egress or account rental facts.
+    pub(crate) fn accounts(&self) -> std::collections::BTreeSet<&str> {
+        let mut out: std::collections::BTreeSet<&str> =
+            self.usage.values().map(|(k, _)| k.account).collect();
+        for (rows, col) in [(&self.egress, 2), (&self.rental, 1)] {
+            for row in rows {
+                if let Some(Val::Text(account)) = row.get(col)
+                    && !account.is_empty()
+                {
+                    out.insert(account.as_str());
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Sorts each record: rejected (dead letter), duplicate, conflict (dead letter), or accepted
@@ -635,6 +662,8 @@ struct Moved<'b, 'a> {
     changed: HashMap<String, Vec<crate::ledger_cache::ChangedKey>>,
     /// (account, second) of each egress row and account rental fact.
     egress_seconds: Vec<(String, i64)>,
+    /// The ledger tokens of the moved accounts.
+    stamp: crate::ledger_cache::Stamp,
 }
 
 /// Provisional costs of the accounts this batch moved, then their quota decisions, in its
@@ -652,6 +681,7 @@ async fn apply_effects(
         usage,
         changed,
         egress_seconds,
+        stamp,
     } = batch;
     let mut moved: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
     let mut latest_usage: BTreeMap<String, i64> = BTreeMap::new();
@@ -671,8 +701,6 @@ async fn apply_effects(
     if moved.is_empty() {
         return Ok(());
     }
-    let names: std::collections::BTreeSet<&str> = moved.keys().map(String::as_str).collect();
-    let stamp = crate::ledger_cache::stamp(conn, store.backend, &names).await?;
     let memory = crate::provisional::InMemory {
         cache: &store.ledger_cache,
         stamp: &stamp,

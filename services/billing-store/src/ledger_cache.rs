@@ -149,6 +149,27 @@ impl LedgerCache {
         (stored == Some(e.token) && covered).then(|| e.ledger.restricted_to(from, to))
     }
 
+    /// A key's stored runs and coverage by source when `account`'s entry is the committed
+    /// state `stored` names and holds the key (a key it holds is whole, as stored). None: ask
+    /// the database (the key may be new, or lie outside the entry's windows).
+    pub(crate) fn stored_key(
+        &self,
+        account: &str,
+        stored: Option<i64>,
+        k: &crate::fold::KeyInsert<'_>,
+    ) -> Option<(Runs, crate::writes::Sources)> {
+        let e = self.entries.get(account)?;
+        if stored != Some(e.token) {
+            return None;
+        }
+        let (runs, sources) = e.ledger.key_runs(k.lease, k.resource, k.sku, k.class)?;
+        let sources = sources
+            .into_iter()
+            .map(|(s, r)| (s.to_string(), r.clone()))
+            .collect();
+        Some((runs.clone(), sources))
+    }
+
     /// Keeps `ledger` as the fold that stamped `token` leaves it, complete over `windows`.
     pub(crate) fn put(
         &mut self,

@@ -544,7 +544,9 @@ pub(crate) async fn update(
     if touched.is_empty() {
         return Ok(out);
     }
+    let t0 = std::time::Instant::now();
     let ledgers = ledgers_for(conn, backend, books, &touched, memory).await?;
+    let t_ledgers = t0.elapsed();
     let accounts: Vec<&str> = touched.iter().map(|(a, _)| a.as_str()).collect();
     let (mut loaded, windows) = Loaded::read_without_ledgers(conn, backend, &accounts)
         .await?
@@ -566,7 +568,15 @@ pub(crate) async fn update(
             }
         }
     }
+    let t_rated = t0.elapsed();
     insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, rows).await?;
+    tracing::debug!(
+        accounts = touched.len(),
+        ledgers_us = t_ledgers.as_micros() as u64,
+        rate_us = (t_rated - t_ledgers).as_micros() as u64,
+        write_us = (t0.elapsed() - t_rated).as_micros() as u64,
+        "provisional costs"
+    );
     let mut cache = memory.cache.lock().unwrap_or_else(|e| e.into_inner());
     for (account, ledger) in loaded.ledgers.drain() {
         let w = windows.get(&account).cloned().unwrap_or_default();
