@@ -164,7 +164,8 @@ impl Store {
             let ledger = self.account_ledger(account).await?;
             let before = {
                 let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
-                crate::provisional::issued_credits(&mut conn, "account = $1", account).await?
+                crate::provisional::issued_credits(&mut conn, crate::sql::ONE_ACCOUNT, account)
+                    .await?
             };
             let before = before.get(account.as_str()).map_or(&[][..], Vec::as_slice);
             let balance = crate::provisional::credit_balance(book, account, before, period);

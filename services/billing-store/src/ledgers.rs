@@ -45,7 +45,7 @@ pub(crate) async fn load_ledgers(
             serde_json::to_string(accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         ),
         None => (
-            "account = $1".to_string(),
+            crate::sql::ONE_ACCOUNT.to_string(),
             accounts.first().map(|a| a.to_string()).unwrap_or_default(),
         ),
     };

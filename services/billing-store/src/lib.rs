@@ -781,7 +781,7 @@ impl Store {
             return Ok(Decimal::ZERO);
         };
         let mut conn = self.pool.acquire().await?;
-        let issued = provisional::issued_credits(&mut conn, "account = $1", account).await?;
+        let issued = provisional::issued_credits(&mut conn, sql::ONE_ACCOUNT, account).await?;
         let issued = issued.get(account).map_or(&[][..], Vec::as_slice);
         Ok(provisional::credit_balance(
             &version.book,

@@ -239,7 +239,7 @@ impl Loaded {
         let (filter, param) = match backend {
             Some(b) => (crate::sql::in_json_array("account", b), to_json(&accounts)?),
             None => (
-                "account = $1".to_string(),
+                crate::sql::ONE_ACCOUNT.to_string(),
                 accounts.first().map(|a| a.to_string()).unwrap_or_default(),
             ),
         };

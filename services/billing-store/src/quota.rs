@@ -160,7 +160,7 @@ async fn holdings(
     now_s: i64,
 ) -> Result<Holdings> {
     use billing_core::holdings::{credit_balances, package_balances, subscription_statuses};
-    let issued = crate::provisional::issued_credits(conn, "account = $1", account).await?;
+    let issued = crate::provisional::issued_credits(conn, crate::sql::ONE_ACCOUNT, account).await?;
     let resolved: Vec<(billing_core::Period, Decimal, Decimal)> = issued
         .get(account)
         .into_iter()

@@ -144,7 +144,7 @@ async fn credit_drawn(
     else {
         return Ok(Decimal::ZERO);
     };
-    let issued = issued_credits(conn, "account = $1", account).await?;
+    let issued = issued_credits(conn, crate::sql::ONE_ACCOUNT, account).await?;
     let resolved: Vec<(Period, Decimal, Decimal)> = issued
         .get(account)
         .into_iter()
