@@ -58,10 +58,11 @@ pub(crate) async fn evaluate(
     let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
     let names: Vec<&str> = touched.keys().map(String::as_str).collect();
     let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    for r in sqlx::query(&format!(
-        "select account, body, updated_at_ms from quotas where {}",
-        crate::sql::in_json_array("account", backend)
-    ))
+    let filter = crate::sql::in_json_array("account", backend);
+    for r in sqlx::query(
+        &include_str!("../queries/shared/select_quotas_of_accounts.sql")
+            .replace("{filter}", &filter),
+    )
     .bind(names)
     .fetch_all(&mut *conn)
     .await?
@@ -92,14 +93,12 @@ pub(crate) async fn evaluate(
         let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
         for (quota, used, limit) in quota::measures(q, total, invoiced, &unit_seconds) {
             let level = Level::of(used, limit, warn_at);
-            let row = sqlx::query(
-                "select level, decisions from quota_levels where account = $1 and quota = $2 and period = $3",
-            )
-            .bind(account.as_str())
-            .bind(quota.as_str())
-            .bind(label.as_str())
-            .fetch_optional(&mut *conn)
-            .await?;
+            let row = sqlx::query(include_str!("../queries/shared/select_quota_level.sql"))
+                .bind(account.as_str())
+                .bind(quota.as_str())
+                .bind(label.as_str())
+                .fetch_optional(&mut *conn)
+                .await?;
             let (before, n) = row.map_or((Level::Ok, 0), |r| {
                 (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
             });
@@ -121,7 +120,7 @@ pub(crate) async fn evaluate(
                 };
                 record(conn, &at, n, kind, used, limit).await?;
             }
-            sqlx::query("insert into quota_levels (account, quota, period, level, decisions) values ($1, $2, $3, $4, $5) on conflict (account, quota, period) do update set level = excluded.level, decisions = excluded.decisions")
+            sqlx::query(include_str!("../queries/shared/upsert_quota_level.sql"))
                 .bind(account.as_str())
                 .bind(quota.as_str())
                 .bind(label.as_str())
@@ -166,7 +165,7 @@ async fn record(
         "qd_{}",
         &crate::keys::hash_key(&format!("{account}|{quota}|{label}|{n}"))[..20]
     );
-    sqlx::query("insert into quota_decisions (id, account, quota, period, kind, used, quota_limit, position, at_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+    sqlx::query(include_str!("../queries/shared/insert_quota_decision.sql"))
         .bind(id.as_str())
         .bind(account)
         .bind(quota)
@@ -185,7 +184,7 @@ async fn record(
     });
     insert_rows(
         conn,
-        "insert into outbox (topic, key, payload, created_at_ms)",
+        include_str!("../queries/shared/insert_outbox.sql"),
         "",
         vec![vec![
             Val::Text(quota_topic.to_string()),
@@ -210,7 +209,7 @@ impl crate::Store {
         after_seq: i64,
         limit: i64,
     ) -> Result<Vec<Decision>> {
-        let rows = sqlx::query("select seq, id, account, quota, period, kind, used, quota_limit, position, at_ms from quota_decisions where ($1 = '' or account = $1) and ($2 = '' or quota = $2) and ($3 = '' or kind = $3) and seq > $4 order by seq limit $5")
+        let rows = sqlx::query(include_str!("../queries/shared/select_quota_decisions.sql"))
             .bind(account.unwrap_or(""))
             .bind(quota.unwrap_or(""))
             .bind(kind.unwrap_or(""))
