@@ -53,9 +53,11 @@ pub(crate) async fn load_ledgers(
         .iter()
         .map(|a| (a.to_string(), AccountLedger::new()))
         .collect();
-    let rows = sqlx::query(&format!(
-        "select account, lease, resource, sku, class, runs, sources from ledger_keys where {filter}{keys_in}"
-    ))
+    let rows = sqlx::query(
+        &include_str!("../queries/shared/select_account_ledger_keys.sql")
+            .replace("{filter}", &filter)
+            .replace("{windows}", &keys_in),
+    )
     .bind(param.as_str())
     .fetch_all(&mut *conn)
     .await?;
@@ -78,9 +80,11 @@ pub(crate) async fn load_ledgers(
             ledger.set_source_runs(key.clone(), &source, runs);
         }
     }
-    let rows = sqlx::query(&format!(
-        "select account, dest, time_s, time_ns, bytes from egress where {filter}{egress_in}"
-    ))
+    let rows = sqlx::query(
+        &include_str!("../queries/shared/select_account_egress.sql")
+            .replace("{filter}", &filter)
+            .replace("{windows}", &egress_in),
+    )
     .bind(param.as_str())
     .fetch_all(&mut *conn)
     .await?;
