@@ -209,7 +209,7 @@ impl Store {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         let body = serde_json::to_string(quotas).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        sqlx::query("insert into quotas (account, body, updated_at_ms) values ($1, $2, $3) on conflict (account) do update set body = excluded.body, updated_at_ms = excluded.updated_at_ms")
+        sqlx::query(include_str!("../queries/shared/upsert_quotas.sql"))
             .bind(account)
             .bind(body)
             .bind(now_ms)
@@ -402,7 +402,7 @@ impl Store {
         let t_read = t0.elapsed();
         insert_rows(
             &mut tx,
-            "insert into holds (id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms)",
+            include_str!("../queries/shared/insert_holds.sql"),
             "",
             rows,
         )
@@ -481,12 +481,9 @@ impl Store {
         }
         let q = match ttl_ms {
             Some(ttl) => {
-                sqlx::query("update holds set expires_at_ms = $1 where id = $2").bind(now_ms + ttl)
+                sqlx::query(include_str!("../queries/shared/extend_hold.sql")).bind(now_ms + ttl)
             }
-            None => {
-                sqlx::query("update holds set status = 'released', closed_at_ms = $1 where id = $2")
-                    .bind(now_ms)
-            }
+            None => sqlx::query(include_str!("../queries/shared/release_hold.sql")).bind(now_ms),
         };
         q.bind(id).execute(&mut *tx).await?;
         bump_hold_rev(&mut tx, &hold.account).await?;
@@ -541,7 +538,7 @@ impl Store {
     }
 
     async fn expire_holds(&self, conn: &mut sqlx::AnyConnection, now_ms: i64) -> Result<()> {
-        sqlx::query("update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' and expires_at_ms <= $1")
+        sqlx::query(include_str!("../queries/shared/expire_all_holds.sql"))
             .bind(now_ms)
             .execute(conn)
             .await?;
@@ -556,7 +553,7 @@ impl Store {
     }
 
     async fn hold(&self, conn: &mut sqlx::AnyConnection, id: &str) -> Result<Option<Hold>> {
-        let row = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where id = $1")
+        let row = sqlx::query(include_str!("../queries/shared/select_hold.sql"))
             .bind(id)
             .fetch_optional(conn)
             .await?;
@@ -570,7 +567,7 @@ pub(crate) async fn live_holds(
     account: &str,
     now_ms: i64,
 ) -> Result<Vec<Hold>> {
-    let rows = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where account = $1 and status = 'live' and expires_at_ms > $2 order by created_at_ms, id")
+    let rows = sqlx::query(include_str!("../queries/shared/select_live_holds.sql"))
         .bind(account)
         .bind(now_ms)
         .fetch_all(conn)
@@ -633,16 +630,18 @@ async fn bump_revisions(
 
 /// Bumps `account`'s hold revision (in the caller's transaction) and returns the new one.
 pub(crate) async fn bump_hold_rev(conn: &mut AnyConnection, account: &str) -> Result<i64> {
-    Ok(sqlx::query("insert into hold_revs (account, rev) values ($1, 1) on conflict (account) do update set rev = hold_revs.rev + 1 returning rev")
-        .bind(account)
-        .fetch_one(conn)
-        .await?
-        .get(0))
+    Ok(
+        sqlx::query(include_str!("../queries/shared/bump_hold_rev.sql"))
+            .bind(account)
+            .fetch_one(conn)
+            .await?
+            .get(0),
+    )
 }
 
 /// An account's quotas and when they were set, as `conn` sees them.
 async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Quotas, i64)>> {
-    let row = sqlx::query("select body, updated_at_ms from quotas where account = $1")
+    let row = sqlx::query(include_str!("../queries/shared/select_quotas.sql"))
         .bind(account)
         .fetch_optional(conn)
         .await?;

@@ -61,15 +61,13 @@ pub struct StoredTerm {
 
 /// The live terms (sorted by account, kind, term id) and the latest revision.
 pub(crate) async fn load_terms(conn: &mut AnyConnection) -> Result<(i64, Vec<AccountTerm>)> {
-    let rev: i64 = sqlx::query("select coalesce(max(rev), 0) from account_terms")
+    let rev: i64 = sqlx::query(include_str!("../queries/shared/select_terms_rev.sql"))
         .fetch_one(&mut *conn)
         .await?
         .get(0);
-    let rows = sqlx::query(
-        "select account, kind, term_id, body from account_terms where body is not null",
-    )
-    .fetch_all(&mut *conn)
-    .await?;
+    let rows = sqlx::query(include_str!("../queries/shared/select_live_terms.sql"))
+        .fetch_all(&mut *conn)
+        .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let kind: String = r.get(1);
@@ -217,7 +215,7 @@ impl Store {
         if !self.account_exists(account).await? {
             return Err(TermError::UnknownAccount(account.to_string()));
         }
-        let rows = sqlx::query("select kind, term_id, body, rev, updated_at_ms from account_terms where account = $1 and body is not null order by kind, term_id")
+        let rows = sqlx::query(include_str!("../queries/shared/select_account_terms.sql"))
             .bind(account)
             .fetch_all(&self.pool)
             .await?;
@@ -248,7 +246,7 @@ impl Store {
     ) -> Result<()> {
         let kind = TermKind::parse(kind)
             .ok_or_else(|| StoreError::Corrupt(format!("replayed term kind {kind:?}")))?;
-        let next: i64 = sqlx::query("select coalesce(max(rev), 0) + 1 from account_terms")
+        let next: i64 = sqlx::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
             .fetch_one(&self.pool)
             .await?
             .get(0);
@@ -386,7 +384,7 @@ impl Store {
         c: &Change<'_>,
         fields: Option<Map<String, Value>>,
     ) -> Result<(), TermError> {
-        let rev: i64 = sqlx::query("select coalesce(max(rev), 0) + 1 from account_terms")
+        let rev: i64 = sqlx::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
             .fetch_one(&mut **tx)
             .await?
             .get(0);
@@ -396,8 +394,7 @@ impl Store {
             }
             None => None,
         };
-        sqlx::query("insert into account_terms (account, kind, term_id, body, rev, updated_at_ms) values ($1, $2, $3, $4, $5, $6) \
-                     on conflict (account, kind, term_id) do update set body = excluded.body, rev = excluded.rev, updated_at_ms = excluded.updated_at_ms")
+        sqlx::query(include_str!("../queries/shared/upsert_account_term.sql"))
             .bind(c.account)
             .bind(c.kind.as_str())
             .bind(c.term_id)
@@ -445,14 +442,12 @@ async fn stored_body(
     conn: &mut AnyConnection,
     c: &Change<'_>,
 ) -> Result<Option<Map<String, Value>>> {
-    let row = sqlx::query(
-        "select body from account_terms where account = $1 and kind = $2 and term_id = $3",
-    )
-    .bind(c.account)
-    .bind(c.kind.as_str())
-    .bind(c.term_id)
-    .fetch_optional(&mut *conn)
-    .await?;
+    let row = sqlx::query(include_str!("../queries/shared/select_term_body.sql"))
+        .bind(c.account)
+        .bind(c.kind.as_str())
+        .bind(c.term_id)
+        .fetch_optional(&mut *conn)
+        .await?;
     match row.and_then(|r| r.get::<Option<String>, _>(0)) {
         None => Ok(None),
         Some(b) => serde_json::from_str(&b)
@@ -463,21 +458,19 @@ async fn stored_body(
 
 async fn stored_row_exists(conn: &mut AnyConnection, c: &Change<'_>) -> Result<bool> {
     Ok(
-        sqlx::query(
-            "select 1 from account_terms where account = $1 and kind = $2 and term_id = $3",
-        )
-        .bind(c.account)
-        .bind(c.kind.as_str())
-        .bind(c.term_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .is_some(),
+        sqlx::query(include_str!("../queries/shared/select_term_exists.sql"))
+            .bind(c.account)
+            .bind(c.kind.as_str())
+            .bind(c.term_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .is_some(),
     )
 }
 
 /// Every price book version as uploaded (no terms merged), newest first.
 pub(crate) async fn raw_books(conn: &mut AnyConnection) -> Result<Vec<PriceBook>> {
-    sqlx::query("select toml from pricebooks order by version desc")
+    sqlx::query(include_str!("../queries/shared/select_pricebook_tomls.sql"))
         .fetch_all(&mut *conn)
         .await?
         .into_iter()
