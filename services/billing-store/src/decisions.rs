@@ -54,23 +54,7 @@ pub(crate) async fn evaluate(
     if touched.is_empty() {
         return Ok(());
     }
-    // Quotas of the touched accounts, if any has some.
-    let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
-    let names: Vec<&str> = touched.keys().map(String::as_str).collect();
-    let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let filter = crate::sql::in_json_array("account", backend);
-    for r in sqlx::query(
-        &include_str!("../queries/shared/select_quotas_of_accounts.sql")
-            .replace("{filter}", &filter),
-    )
-    .bind(names)
-    .fetch_all(&mut *conn)
-    .await?
-    {
-        let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
-            .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
-        quotas.insert(r.get(0), (q, r.get(2)));
-    }
+    let quotas = quotas_of_accounts(conn, backend, touched).await?;
     if quotas.is_empty() {
         return Ok(());
     }
@@ -93,43 +77,75 @@ pub(crate) async fn evaluate(
         let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
         for (quota, used, limit) in quota::measures(q, total, invoiced, &unit_seconds) {
             let level = Level::of(used, limit, warn_at);
-            let row = sqlx::query(include_str!("../queries/shared/select_quota_level.sql"))
-                .bind(account.as_str())
-                .bind(quota.as_str())
-                .bind(label.as_str())
-                .fetch_optional(&mut *conn)
-                .await?;
-            let (before, n) = row.map_or((Level::Ok, 0), |r| {
-                (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
-            });
-            let kinds = before.decisions_to(level);
-            if kinds.is_empty() {
-                continue;
-            }
-            let (used, limit) = (used.normalize(), limit.normalize());
-            let mut n = n;
-            for &kind in kinds {
-                n += 1;
-                let at = Where {
-                    account,
-                    quota: &quota,
-                    label: &label,
-                    position,
-                    quota_topic,
-                    now_ms,
-                };
-                record(conn, &at, n, kind, used, limit).await?;
-            }
-            sqlx::query(include_str!("../queries/shared/upsert_quota_level.sql"))
-                .bind(account.as_str())
-                .bind(quota.as_str())
-                .bind(label.as_str())
-                .bind(level.as_str())
-                .bind(n)
-                .execute(&mut *conn)
-                .await?;
+            let at = Where {
+                account,
+                quota: &quota,
+                label: &label,
+                position,
+                quota_topic,
+                now_ms,
+            };
+            move_level(conn, &at, level, used, limit).await?;
         }
     }
+    Ok(())
+}
+
+/// The quotas of the `touched` accounts that have some, each with when it was set.
+async fn quotas_of_accounts(
+    conn: &mut AnyConnection,
+    backend: crate::Backend,
+    touched: &BTreeMap<String, i64>,
+) -> Result<BTreeMap<String, (Quotas, i64)>> {
+    let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
+    let names: Vec<&str> = touched.keys().map(String::as_str).collect();
+    let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let filter = crate::sql::in_json_array("account", backend);
+    let sql = include_str!("../queries/shared/select_quotas_of_accounts.sql")
+        .replace("{filter}", &filter);
+    for r in sqlx::query(&sql).bind(names).fetch_all(&mut *conn).await? {
+        let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
+            .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
+        quotas.insert(r.get(0), (q, r.get(2)));
+    }
+    Ok(quotas)
+}
+
+/// Moves the stored level of `at`'s quota to `level`, recording a decision per step it takes.
+async fn move_level(
+    conn: &mut AnyConnection,
+    at: &Where<'_>,
+    level: Level,
+    used: Decimal,
+    limit: Decimal,
+) -> Result<()> {
+    let row = sqlx::query(include_str!("../queries/shared/select_quota_level.sql"))
+        .bind(at.account)
+        .bind(at.quota)
+        .bind(at.label)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let (before, n) = row.map_or((Level::Ok, 0), |r| {
+        (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
+    });
+    let kinds = before.decisions_to(level);
+    if kinds.is_empty() {
+        return Ok(());
+    }
+    let (used, limit) = (used.normalize(), limit.normalize());
+    let mut n = n;
+    for &kind in kinds {
+        n += 1;
+        record(conn, at, n, kind, used, limit).await?;
+    }
+    sqlx::query(include_str!("../queries/shared/upsert_quota_level.sql"))
+        .bind(at.account)
+        .bind(at.quota)
+        .bind(at.label)
+        .bind(level.as_str())
+        .bind(n)
+        .execute(&mut *conn)
+        .await?;
     Ok(())
 }
 
