@@ -360,11 +360,47 @@ impl Store {
         let t_lock = t0.elapsed();
         let books =
             crate::provisional::Books::load_up_to(&mut tx, latest, Some(&self.books)).await?;
-        let books = &books.1;
+        let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
+        let (answers, placed) = self
+            .decide_each(&mut tx, &books.1, group, &mut accounts, now_ms)
+            .await?;
+        let rows = hold_rows(&placed);
+        let t_read = t0.elapsed();
+        insert_rows(
+            &mut tx,
+            include_str!("../queries/shared/insert_holds.sql"),
+            "",
+            rows,
+        )
+        .await?;
+        let (cached, stale) = bump_revisions(&mut tx, accounts, &placed).await?;
+        let t_insert = t0.elapsed();
+        let committed = tx.commit().await;
+        self.keep_held(committed.is_ok(), cached, stale);
+        committed?;
+        tracing::debug!(
+            group = group.len(),
+            lock_us = t_lock.as_micros() as u64,
+            read_us = (t_read - t_lock).as_micros() as u64,
+            insert_us = (t_insert - t_read).as_micros() as u64,
+            commit_us = (t0.elapsed() - t_insert).as_micros() as u64,
+            "authorization group"
+        );
+        Ok(answers)
+    }
+
+    /// Decides `group` in order (each account read once, into `accounts`): answers, holds placed.
+    async fn decide_each(
+        &self,
+        tx: &mut AnyConnection,
+        books: &crate::provisional::Books,
+        group: &[Queued],
+        accounts: &mut HashMap<String, Option<AccountState>>,
+        now_ms: i64,
+    ) -> Result<(Vec<Result<Authorization, HoldError>>, Vec<Hold>), HoldError> {
         let open = books
             .label_of(now_ms.div_euclid(1000))
             .and_then(|label| Some((label.clone(), books.for_period(&label)?.0)));
-        let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
         let mut answers = Vec::with_capacity(group.len());
         let mut placed: Vec<Hold> = Vec::new();
         for q in group {
@@ -375,7 +411,7 @@ impl Store {
             // Each account read once per group (None: no such account).
             if !accounts.contains_key(&q.req.account) {
                 let state = account_state(
-                    &mut tx,
+                    &mut *tx,
                     self.backend,
                     &self.held_cache,
                     books,
@@ -398,41 +434,22 @@ impl Store {
             }
             answers.push(answer);
         }
-        let rows = hold_rows(&placed);
-        let t_read = t0.elapsed();
-        insert_rows(
-            &mut tx,
-            include_str!("../queries/shared/insert_holds.sql"),
-            "",
-            rows,
-        )
-        .await?;
-        let (cached, mut stale) = bump_revisions(&mut tx, accounts, &placed).await?;
-        let t_insert = t0.elapsed();
-        let committed = tx.commit().await;
-        {
-            let mut cache = self.held_cache.lock().unwrap_or_else(|e| e.into_inner());
-            if committed.is_ok() {
-                for (account, rev, holds) in cached {
-                    cache.insert(account, (rev, holds));
-                }
-            } else {
-                stale.extend(cached.into_iter().map(|c| c.0));
+        Ok((answers, placed))
+    }
+
+    /// After a group's commit: keeps the holds of `cached` if it `committed`, forgets the rest.
+    fn keep_held(&self, committed: bool, cached: Cached, mut stale: Vec<String>) {
+        let mut cache = self.held_cache.lock().unwrap_or_else(|e| e.into_inner());
+        if committed {
+            for (account, rev, holds) in cached {
+                cache.insert(account, (rev, holds));
             }
-            for account in stale {
-                cache.remove(&account);
-            }
+        } else {
+            stale.extend(cached.into_iter().map(|c| c.0));
         }
-        committed?;
-        tracing::debug!(
-            group = group.len(),
-            lock_us = t_lock.as_micros() as u64,
-            read_us = (t_read - t_lock).as_micros() as u64,
-            insert_us = (t_insert - t_read).as_micros() as u64,
-            commit_us = (t0.elapsed() - t_insert).as_micros() as u64,
-            "authorization group"
-        );
-        Ok(answers)
+        for account in stale {
+            cache.remove(&account);
+        }
     }
 
     /// Extends a live hold to `now + ttl` (an account, when given, must own it).
