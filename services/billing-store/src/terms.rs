@@ -312,26 +312,8 @@ impl Store {
         };
         let same =
             |t: &AccountTerm| t.account == c.account && t.kind == c.kind && t.term_id == c.term_id;
-        match (&c.fields, &stored) {
-            (Some(n), Some(o)) if n == o => return Ok(None),
-            (None, None) if c.kind_has_book_term(latest) => {
-                return Err(TermError::Conflict(format!(
-                    "{} {:?} of account {:?} is in the price book, not set by a command: upload a price book without it",
-                    c.kind.as_str(),
-                    c.term_id,
-                    c.account
-                )));
-            }
-            (None, None) if stored_row_exists(conn, c).await? => return Ok(None),
-            (None, None) => {
-                return Err(TermError::UnknownTerm(format!(
-                    "no {} {:?} for account {:?}",
-                    c.kind.as_str(),
-                    c.term_id,
-                    c.account
-                )));
-            }
-            _ => {}
+        if no_op(conn, c, &stored, latest).await? {
+            return Ok(None);
         }
         let merged_now = latest.with_account_terms(&all).map_err(StoreError::from)?;
         let old = match &stored {
@@ -453,6 +435,32 @@ async fn stored_body(
         Some(b) => serde_json::from_str(&b)
             .map(Some)
             .map_err(|e| StoreError::Corrupt(format!("account term body: {e}"))),
+    }
+}
+
+/// Whether the change leaves the terms as they are; an error when it ends no command's term.
+async fn no_op(
+    conn: &mut AnyConnection,
+    c: &Change<'_>,
+    stored: &Option<Map<String, Value>>,
+    latest: &PriceBook,
+) -> Result<bool, TermError> {
+    match (&c.fields, stored) {
+        (Some(n), Some(o)) if n == o => Ok(true),
+        (None, None) if c.kind_has_book_term(latest) => Err(TermError::Conflict(format!(
+            "{} {:?} of account {:?} is in the price book, not set by a command: upload a price book without it",
+            c.kind.as_str(),
+            c.term_id,
+            c.account
+        ))),
+        (None, None) if stored_row_exists(conn, c).await? => Ok(true),
+        (None, None) => Err(TermError::UnknownTerm(format!(
+            "no {} {:?} for account {:?}",
+            c.kind.as_str(),
+            c.term_id,
+            c.account
+        ))),
+        _ => Ok(false),
     }
 }
 
