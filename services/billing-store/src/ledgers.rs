@@ -29,16 +29,7 @@ pub(crate) async fn load_ledgers(
     accounts: &[&str],
     windows: &[(i64, i64)],
 ) -> Result<std::collections::HashMap<String, AccountLedger>> {
-    // Integers written into the statement: no text from outside reaches it.
-    let any_of = |clause: &dyn Fn(i64, i64) -> String| -> String {
-        if windows.is_empty() {
-            return String::new();
-        }
-        let parts: Vec<String> = windows.iter().map(|&(s, e)| clause(s, e)).collect();
-        format!(" and ({})", parts.join(" or "))
-    };
-    let keys_in = any_of(&|s, e| format!("(first_s < {e} and end_s > {s})"));
-    let egress_in = any_of(&|s, e| format!("(time_s >= {s} and time_s < {e})"));
+    let (keys_in, egress_in) = window_conditions(windows);
     let (filter, param) = match backend {
         Some(b) => (
             crate::sql::in_json_array("account", b),
@@ -102,6 +93,21 @@ pub(crate) async fn load_ledgers(
     }
     crate::rental::load_account_facts(conn, &filter, &param, &mut out).await?;
     Ok(out)
+}
+
+/// The `{windows}` of the ledger keys' and the egress statements: ` and (...)`, empty for none.
+fn window_conditions(windows: &[(i64, i64)]) -> (String, String) {
+    // Integers written into the statement: no text from outside reaches it.
+    let any_of = |clause: &dyn Fn(i64, i64) -> String| -> String {
+        if windows.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = windows.iter().map(|&(s, e)| clause(s, e)).collect();
+        format!(" and ({})", parts.join(" or "))
+    };
+    let keys_in = any_of(&|s, e| format!("(first_s < {e} and end_s > {s})"));
+    let egress_in = any_of(&|s, e| format!("(time_s >= {s} and time_s < {e})"));
+    (keys_in, egress_in)
 }
 
 /// A key's stored coverage by source (none for keys folded before migration 0012).

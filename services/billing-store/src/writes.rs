@@ -100,27 +100,7 @@ pub(crate) async fn write_side_tables(
     sorted: &mut Sorted<'_>,
     now_ms: i64,
 ) -> Result<Vec<(String, i64)>> {
-    // Egress and account rental events (lease states, counter samples) move their account's
-    // cost at their second.
-    let mut egress_seconds: Vec<(String, i64)> = sorted
-        .egress
-        .iter()
-        .filter_map(|row| match (&row[2], &row[4]) {
-            (Val::Text(account), Val::I64(secs)) => Some((account.clone(), *secs)),
-            _ => None,
-        })
-        .collect();
-    egress_seconds.extend(
-        sorted
-            .rental
-            .iter()
-            .filter_map(|row| match (&row[1], &row[3]) {
-                (Val::Text(account), Val::I64(at)) if !account.is_empty() => {
-                    Some((account.clone(), *at))
-                }
-                _ => None,
-            }),
-    );
+    let egress_seconds = moved_seconds(sorted);
     insert_rows(
         conn,
         include_str!("../queries/shared/insert_rental_events.sql"),
@@ -175,4 +155,30 @@ pub(crate) async fn write_side_tables(
     )
     .await?;
     Ok(egress_seconds)
+}
+
+/// The (account, second) of each egress row and account rental fact: what moves its cost.
+fn moved_seconds(sorted: &Sorted<'_>) -> Vec<(String, i64)> {
+    // Egress and account rental events (lease states, counter samples) move their account's
+    // cost at their second.
+    let mut egress_seconds: Vec<(String, i64)> = sorted
+        .egress
+        .iter()
+        .filter_map(|row| match (&row[2], &row[4]) {
+            (Val::Text(account), Val::I64(secs)) => Some((account.clone(), *secs)),
+            _ => None,
+        })
+        .collect();
+    egress_seconds.extend(
+        sorted
+            .rental
+            .iter()
+            .filter_map(|row| match (&row[1], &row[3]) {
+                (Val::Text(account), Val::I64(at)) if !account.is_empty() => {
+                    Some((account.clone(), *at))
+                }
+                _ => None,
+            }),
+    );
+    egress_seconds
 }
