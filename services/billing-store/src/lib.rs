@@ -9,6 +9,15 @@
 //! with its dead letters, late-usage notes and the consumer offset in **one transaction**.
 //! A crash anywhere loses nothing and double-counts nothing: either the whole batch and its
 //! offset are committed, or none of it is.
+//!
+//! The SQL lives in `.sql` files beside this code, loaded with `include_str!`:
+//! `queries/shared` for statements both databases run alike, `queries/postgres` and
+//! `queries/sqlite` for those that differ (one name in both) or that one database alone runs.
+//! Each begins with a `--` comment saying what it does and what its parameters are. The rule:
+//! SQL text never holds outside data. Event data, account ids and every other value are bound
+//! parameters; the only text filled in at run time (a `{filter}`, window conditions, a monthly
+//! partition's table name) is text the store writes itself, from integers and fixed fragments
+//! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
 
 mod capture;
 mod close;
