@@ -116,7 +116,7 @@ impl Store {
         let out = self
             .issue(tx, period_label, version.version, issued, now_ms)
             .await?;
-        sqlx::query("insert into periods (period, start_s, end_s, pricebook_version, closed_at_ms) values ($1, $2, $3, $4, $5)")
+        sqlx::query(include_str!("../queries/shared/insert_period.sql"))
             .bind(period_label)
             .bind(period.start)
             .bind(period.end)
@@ -164,7 +164,8 @@ impl Store {
             let ledger = self.account_ledger(account).await?;
             let before = {
                 let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
-                crate::provisional::issued_credits(&mut conn, "account = $1", account).await?
+                crate::provisional::issued_credits(&mut conn, crate::sql::ONE_ACCOUNT, account)
+                    .await?
             };
             let before = before.get(account.as_str()).map_or(&[][..], Vec::as_slice);
             let balance = crate::provisional::credit_balance(book, account, before, period);
@@ -221,7 +222,7 @@ impl Store {
         }
         insert_rows(
             tx,
-            "insert into invoices (id, account, period, number, status, issued_at_ms, pricebook_version, credit, total, body)",
+            include_str!("../queries/shared/insert_invoices.sql"),
             "",
             rows,
         )
@@ -241,7 +242,7 @@ impl Store {
             .collect();
         insert_rows(
             tx,
-            "insert into outbox (topic, key, payload, created_at_ms)",
+            include_str!("../queries/shared/insert_outbox.sql"),
             "",
             outbox,
         )
@@ -251,11 +252,13 @@ impl Store {
     }
 
     pub async fn period_closed(&self, period_label: &str) -> Result<bool> {
-        Ok(sqlx::query("select 1 from periods where period = $1")
-            .bind(period_label)
-            .fetch_optional(&self.pool)
-            .await?
-            .is_some())
+        Ok(
+            sqlx::query(include_str!("../queries/shared/select_period_closed.sql"))
+                .bind(period_label)
+                .fetch_optional(&self.pool)
+                .await?
+                .is_some(),
+        )
     }
 
     /// Issued invoices, by account and/or period, ordered by period then number.
@@ -264,20 +267,17 @@ impl Store {
         account: Option<&str>,
         period: Option<&str>,
     ) -> Result<Vec<IssuedInvoice>> {
-        let rows = sqlx::query(
-            "select id, number, status, issued_at_ms, pricebook_version, body from invoices \
-             where ($1 = '' or account = $1) and ($2 = '' or period = $2) order by period, number",
-        )
-        .bind(account.unwrap_or(""))
-        .bind(period.unwrap_or(""))
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(include_str!("../queries/shared/select_invoices.sql"))
+            .bind(account.unwrap_or(""))
+            .bind(period.unwrap_or(""))
+            .fetch_all(&self.pool)
+            .await?;
         rows.into_iter().map(issued_from_row).collect()
     }
 
     /// One invoice by id, only when it belongs to `account` (when given).
     pub async fn invoice(&self, id: &str, account: Option<&str>) -> Result<Option<IssuedInvoice>> {
-        let row = sqlx::query("select id, number, status, issued_at_ms, pricebook_version, body from invoices where id = $1 and ($2 = '' or account = $2)")
+        let row = sqlx::query(include_str!("../queries/shared/select_invoice.sql"))
             .bind(id)
             .bind(account.unwrap_or(""))
             .fetch_optional(&self.pool)

@@ -92,12 +92,10 @@ impl Command {
 
 /// The stored next offset of every Kafka consumer partition.
 pub(crate) async fn positions(conn: &mut AnyConnection) -> Result<Positions> {
-    let rows = sqlx::query(
-        "select consumer, partition, next_offset from consumer_offsets where consumer <> $1 order by consumer, partition",
-    )
-    .bind(EMBEDDED_CONSUMER)
-    .fetch_all(conn)
-    .await?;
+    let rows = sqlx::query(include_str!("../queries/shared/select_kafka_positions.sql"))
+        .bind(EMBEDDED_CONSUMER)
+        .fetch_all(conn)
+        .await?;
     Ok(rows
         .into_iter()
         .map(|r| PartitionPosition {
@@ -120,7 +118,7 @@ impl Store {
         let headers = serde_json::json!({ "gpubill-command-id": command.id() }).to_string();
         insert_rows(
             conn,
-            "insert into outbox (topic, key, payload, created_at_ms, headers)",
+            include_str!("../queries/shared/insert_outbox_with_headers.sql"),
             "",
             vec![vec![
                 Val::Text(self.topics().commands.clone()),
@@ -199,27 +197,22 @@ impl Store {
     /// Whether nothing was ever written: no events, dead letters, price books, accounts,
     /// invoices or Kafka positions (what `gpubill replay` requires).
     pub async fn is_empty(&self) -> Result<bool> {
-        let row = sqlx::query(
-            "select (select count(*) from events) + (select count(*) from dead_letters) \
-             + (select count(*) from pricebooks) + (select count(*) from accounts) \
-             + (select count(*) from invoices) + (select count(*) from account_terms) \
-             + (select count(*) from consumer_offsets where consumer <> $1)",
-        )
-        .bind(EMBEDDED_CONSUMER)
-        .fetch_one(&self.pool)
-        .await?;
+        let row = sqlx::query(include_str!("../queries/shared/count_written_rows.sql"))
+            .bind(EMBEDDED_CONSUMER)
+            .fetch_one(&self.pool)
+            .await?;
         Ok(row.get::<i64, _>(0) == 0)
     }
 
     /// Marks every outbox row published (after a replay: its outputs are on the topics
     /// already, from the original run).
     pub async fn outbox_mark_all_published(&self, now_ms: i64) -> Result<u64> {
-        Ok(
-            sqlx::query("update outbox set published_at_ms = $1 where published_at_ms is null")
-                .bind(now_ms)
-                .execute(&self.pool)
-                .await?
-                .rows_affected(),
-        )
+        Ok(sqlx::query(include_str!(
+            "../queries/shared/mark_all_outbox_published.sql"
+        ))
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?
+        .rows_affected())
     }
 }

@@ -54,22 +54,7 @@ pub(crate) async fn evaluate(
     if touched.is_empty() {
         return Ok(());
     }
-    // Quotas of the touched accounts, if any has some.
-    let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
-    let names: Vec<&str> = touched.keys().map(String::as_str).collect();
-    let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    for r in sqlx::query(&format!(
-        "select account, body, updated_at_ms from quotas where {}",
-        crate::sql::in_json_array("account", backend)
-    ))
-    .bind(names)
-    .fetch_all(&mut *conn)
-    .await?
-    {
-        let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
-            .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
-        quotas.insert(r.get(0), (q, r.get(2)));
-    }
+    let quotas = quotas_of_accounts(conn, backend, touched).await?;
     if quotas.is_empty() {
         return Ok(());
     }
@@ -92,45 +77,75 @@ pub(crate) async fn evaluate(
         let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
         for (quota, used, limit) in quota::measures(q, total, invoiced, &unit_seconds) {
             let level = Level::of(used, limit, warn_at);
-            let row = sqlx::query(
-                "select level, decisions from quota_levels where account = $1 and quota = $2 and period = $3",
-            )
-            .bind(account.as_str())
-            .bind(quota.as_str())
-            .bind(label.as_str())
-            .fetch_optional(&mut *conn)
-            .await?;
-            let (before, n) = row.map_or((Level::Ok, 0), |r| {
-                (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
-            });
-            let kinds = before.decisions_to(level);
-            if kinds.is_empty() {
-                continue;
-            }
-            let (used, limit) = (used.normalize(), limit.normalize());
-            let mut n = n;
-            for &kind in kinds {
-                n += 1;
-                let at = Where {
-                    account,
-                    quota: &quota,
-                    label: &label,
-                    position,
-                    quota_topic,
-                    now_ms,
-                };
-                record(conn, &at, n, kind, used, limit).await?;
-            }
-            sqlx::query("insert into quota_levels (account, quota, period, level, decisions) values ($1, $2, $3, $4, $5) on conflict (account, quota, period) do update set level = excluded.level, decisions = excluded.decisions")
-                .bind(account.as_str())
-                .bind(quota.as_str())
-                .bind(label.as_str())
-                .bind(level.as_str())
-                .bind(n)
-                .execute(&mut *conn)
-                .await?;
+            let at = Where {
+                account,
+                quota: &quota,
+                label: &label,
+                position,
+                quota_topic,
+                now_ms,
+            };
+            move_level(conn, &at, level, used, limit).await?;
         }
     }
+    Ok(())
+}
+
+/// The quotas of the `touched` accounts that have some, each with when it was set.
+async fn quotas_of_accounts(
+    conn: &mut AnyConnection,
+    backend: crate::Backend,
+    touched: &BTreeMap<String, i64>,
+) -> Result<BTreeMap<String, (Quotas, i64)>> {
+    let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
+    let names: Vec<&str> = touched.keys().map(String::as_str).collect();
+    let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let filter = crate::sql::in_json_array("account", backend);
+    let sql = include_str!("../queries/shared/select_quotas_of_accounts.sql")
+        .replace("{filter}", &filter);
+    for r in sqlx::query(&sql).bind(names).fetch_all(&mut *conn).await? {
+        let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
+            .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
+        quotas.insert(r.get(0), (q, r.get(2)));
+    }
+    Ok(quotas)
+}
+
+/// Moves the stored level of `at`'s quota to `level`, recording a decision per step it takes.
+async fn move_level(
+    conn: &mut AnyConnection,
+    at: &Where<'_>,
+    level: Level,
+    used: Decimal,
+    limit: Decimal,
+) -> Result<()> {
+    let row = sqlx::query(include_str!("../queries/shared/select_quota_level.sql"))
+        .bind(at.account)
+        .bind(at.quota)
+        .bind(at.label)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let (before, n) = row.map_or((Level::Ok, 0), |r| {
+        (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
+    });
+    let kinds = before.decisions_to(level);
+    if kinds.is_empty() {
+        return Ok(());
+    }
+    let (used, limit) = (used.normalize(), limit.normalize());
+    let mut n = n;
+    for &kind in kinds {
+        n += 1;
+        record(conn, at, n, kind, used, limit).await?;
+    }
+    sqlx::query(include_str!("../queries/shared/upsert_quota_level.sql"))
+        .bind(at.account)
+        .bind(at.quota)
+        .bind(at.label)
+        .bind(level.as_str())
+        .bind(n)
+        .execute(&mut *conn)
+        .await?;
     Ok(())
 }
 
@@ -166,7 +181,7 @@ async fn record(
         "qd_{}",
         &crate::keys::hash_key(&format!("{account}|{quota}|{label}|{n}"))[..20]
     );
-    sqlx::query("insert into quota_decisions (id, account, quota, period, kind, used, quota_limit, position, at_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+    sqlx::query(include_str!("../queries/shared/insert_quota_decision.sql"))
         .bind(id.as_str())
         .bind(account)
         .bind(quota)
@@ -185,7 +200,7 @@ async fn record(
     });
     insert_rows(
         conn,
-        "insert into outbox (topic, key, payload, created_at_ms)",
+        include_str!("../queries/shared/insert_outbox.sql"),
         "",
         vec![vec![
             Val::Text(quota_topic.to_string()),
@@ -210,7 +225,7 @@ impl crate::Store {
         after_seq: i64,
         limit: i64,
     ) -> Result<Vec<Decision>> {
-        let rows = sqlx::query("select seq, id, account, quota, period, kind, used, quota_limit, position, at_ms from quota_decisions where ($1 = '' or account = $1) and ($2 = '' or quota = $2) and ($3 = '' or kind = $3) and seq > $4 order by seq limit $5")
+        let rows = sqlx::query(include_str!("../queries/shared/select_quota_decisions.sql"))
             .bind(account.unwrap_or(""))
             .bind(quota.unwrap_or(""))
             .bind(kind.unwrap_or(""))

@@ -49,7 +49,7 @@ impl Store {
             .map(|r| billing_core::event::stored_form(r))
             .collect();
         let mut tx = self.begin_fold(&[(EMBEDDED_CONSUMER, 0)]).await?;
-        let first: i64 = sqlx::query("select coalesce(max(seq), 0) + 1 from log")
+        let first: i64 = sqlx::query(include_str!("../queries/shared/select_next_log_seq.sql"))
             .fetch_one(&mut *tx)
             .await?
             .get(0);
@@ -66,7 +66,7 @@ impl Store {
             .collect();
         insert_rows(
             &mut tx,
-            "insert into log (seq, payload, received_at_ms)",
+            include_str!("../queries/shared/insert_log.sql"),
             "",
             rows,
         )
@@ -148,13 +148,11 @@ impl Store {
 
     /// The stored next offset of a consumer's partition, if any.
     pub async fn stored_offset(&self, consumer: &str, partition: i64) -> Result<Option<i64>> {
-        let row = sqlx::query(
-            "select next_offset from consumer_offsets where consumer = $1 and partition = $2",
-        )
-        .bind(consumer)
-        .bind(partition)
-        .fetch_optional(&self.pool)
-        .await?;
+        let row = sqlx::query(include_str!("../queries/shared/select_stored_offset.sql"))
+            .bind(consumer)
+            .bind(partition)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -162,18 +160,16 @@ impl Store {
         let mut folded = 0;
         loop {
             let mut tx = self.begin_fold(&[(EMBEDDED_CONSUMER, 0)]).await?;
-            let next: i64 = sqlx::query(
-                "select next_offset from consumer_offsets where consumer = $1 and partition = 0",
-            )
-            .bind(EMBEDDED_CONSUMER)
-            .fetch_one(&mut *tx)
-            .await?
-            .get(0);
-            let rows =
-                sqlx::query("select seq, payload from log where seq >= $1 order by seq limit 1000")
-                    .bind(next)
-                    .fetch_all(&mut *tx)
-                    .await?;
+            let next: i64 =
+                sqlx::query(include_str!("../queries/shared/select_embedded_offset.sql"))
+                    .bind(EMBEDDED_CONSUMER)
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .get(0);
+            let rows = sqlx::query(include_str!("../queries/shared/select_log_from.sql"))
+                .bind(next)
+                .fetch_all(&mut *tx)
+                .await?;
             if rows.is_empty() {
                 return Ok(folded);
             }
@@ -362,12 +358,13 @@ async fn fold_inner(
     let t0 = std::time::Instant::now();
     let decoded = decode_batch(store, &batch, now_ms);
     let known = dedupe(conn, store.backend, &batch, &decoded).await?;
-    let closed: Vec<(String, i64, i64)> = sqlx::query("select period, start_s, end_s from periods")
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect();
+    let closed: Vec<(String, i64, i64)> =
+        sqlx::query(include_str!("../queries/shared/select_closed_periods.sql"))
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
     let mut sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
     let t_dedupe = t0.elapsed();
     // Every account the batch moves gets a fresh ledger token (`ledger_cache`); the tokens
@@ -747,7 +744,7 @@ async fn advance_offsets(conn: &mut AnyConnection, parts: &[Part<'_>]) -> Result
         let Some(&(last_seq, _)) = records.last() else {
             continue;
         };
-        sqlx::query("insert into consumer_offsets (consumer, partition, next_offset) values ($1, $2, $3) on conflict (consumer, partition) do nothing")
+        sqlx::query(include_str!("../queries/shared/insert_offset.sql"))
             .bind(at.consumer)
             .bind(at.partition)
             .bind(at.expected_next)
@@ -755,7 +752,7 @@ async fn advance_offsets(conn: &mut AnyConnection, parts: &[Part<'_>]) -> Result
             .await?;
         let moved = bind(
             bind(
-                sqlx::query("update consumer_offsets set next_offset = $1 where consumer = $2 and partition = $3 and next_offset = $4"),
+                sqlx::query(include_str!("../queries/shared/advance_offset.sql")),
                 Val::I64(last_seq + 1),
             ),
             Val::Text(at.consumer.into()),

@@ -57,10 +57,8 @@ pub(crate) async fn stamp(
     let names: Vec<&str> = accounts.iter().copied().collect();
     for chunk in names.chunks(crate::sql::MAX_IN_LIST) {
         let param = serde_json::to_string(chunk).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let sql = format!(
-            "select account, token from ledger_tokens where {}",
-            in_json_array("account", backend)
-        );
+        let sql = include_str!("../queries/shared/select_ledger_tokens.sql")
+            .replace("{filter}", &in_json_array("account", backend));
         for r in sqlx::query(&sql).bind(param).fetch_all(&mut *conn).await? {
             out.before.insert(r.get(0), r.get(1));
         }
@@ -71,8 +69,8 @@ pub(crate) async fn stamp(
         .collect();
     insert_rows(
         conn,
-        "insert into ledger_tokens (account, token)",
-        "on conflict (account) do update set token = excluded.token",
+        include_str!("../queries/shared/upsert_ledger_tokens.sql"),
+        include_str!("../queries/shared/upsert_ledger_tokens_on_conflict.sql"),
         rows,
     )
     .await?;

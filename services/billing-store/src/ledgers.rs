@@ -29,23 +29,14 @@ pub(crate) async fn load_ledgers(
     accounts: &[&str],
     windows: &[(i64, i64)],
 ) -> Result<std::collections::HashMap<String, AccountLedger>> {
-    // Integers written into the statement: no text from outside reaches it.
-    let any_of = |clause: &dyn Fn(i64, i64) -> String| -> String {
-        if windows.is_empty() {
-            return String::new();
-        }
-        let parts: Vec<String> = windows.iter().map(|&(s, e)| clause(s, e)).collect();
-        format!(" and ({})", parts.join(" or "))
-    };
-    let keys_in = any_of(&|s, e| format!("(first_s < {e} and end_s > {s})"));
-    let egress_in = any_of(&|s, e| format!("(time_s >= {s} and time_s < {e})"));
+    let (keys_in, egress_in) = window_conditions(windows);
     let (filter, param) = match backend {
         Some(b) => (
             crate::sql::in_json_array("account", b),
             serde_json::to_string(accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         ),
         None => (
-            "account = $1".to_string(),
+            crate::sql::ONE_ACCOUNT.to_string(),
             accounts.first().map(|a| a.to_string()).unwrap_or_default(),
         ),
     };
@@ -53,9 +44,11 @@ pub(crate) async fn load_ledgers(
         .iter()
         .map(|a| (a.to_string(), AccountLedger::new()))
         .collect();
-    let rows = sqlx::query(&format!(
-        "select account, lease, resource, sku, class, runs, sources from ledger_keys where {filter}{keys_in}"
-    ))
+    let rows = sqlx::query(
+        &include_str!("../queries/shared/select_account_ledger_keys.sql")
+            .replace("{filter}", &filter)
+            .replace("{windows}", &keys_in),
+    )
     .bind(param.as_str())
     .fetch_all(&mut *conn)
     .await?;
@@ -78,9 +71,11 @@ pub(crate) async fn load_ledgers(
             ledger.set_source_runs(key.clone(), &source, runs);
         }
     }
-    let rows = sqlx::query(&format!(
-        "select account, dest, time_s, time_ns, bytes from egress where {filter}{egress_in}"
-    ))
+    let rows = sqlx::query(
+        &include_str!("../queries/shared/select_account_egress.sql")
+            .replace("{filter}", &filter)
+            .replace("{windows}", &egress_in),
+    )
     .bind(param.as_str())
     .fetch_all(&mut *conn)
     .await?;
@@ -98,6 +93,21 @@ pub(crate) async fn load_ledgers(
     }
     crate::rental::load_account_facts(conn, &filter, &param, &mut out).await?;
     Ok(out)
+}
+
+/// The `{windows}` of the ledger keys' and the egress statements: ` and (...)`, empty for none.
+fn window_conditions(windows: &[(i64, i64)]) -> (String, String) {
+    // Integers written into the statement: no text from outside reaches it.
+    let any_of = |clause: &dyn Fn(i64, i64) -> String| -> String {
+        if windows.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = windows.iter().map(|&(s, e)| clause(s, e)).collect();
+        format!(" and ({})", parts.join(" or "))
+    };
+    let keys_in = any_of(&|s, e| format!("(first_s < {e} and end_s > {s})"));
+    let egress_in = any_of(&|s, e| format!("(time_s >= {s} and time_s < {e})"));
+    (keys_in, egress_in)
 }
 
 /// A key's stored coverage by source (none for keys folded before migration 0012).

@@ -9,6 +9,15 @@
 //! with its dead letters, late-usage notes and the consumer offset in **one transaction**.
 //! A crash anywhere loses nothing and double-counts nothing: either the whole batch and its
 //! offset are committed, or none of it is.
+//!
+//! The SQL lives in `.sql` files beside this code, loaded with `include_str!`:
+//! `queries/shared` for statements both databases run alike, `queries/postgres` and
+//! `queries/sqlite` for those that differ (one name in both) or that one database alone runs.
+//! Each begins with a `--` comment saying what it does and what its parameters are. The rule:
+//! SQL text never holds outside data. Event data, account ids and every other value are bound
+//! parameters; the only text filled in at run time (a `{filter}`, window conditions, a monthly
+//! partition's table name) is text the store writes itself, from integers and fixed fragments
+//! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
 
 mod capture;
 mod close;
@@ -234,7 +243,8 @@ impl Store {
             opts = opts.max_connections(4).after_connect(|conn, _| {
                 Box::pin(async move {
                     use sqlx::Executor;
-                    conn.execute("pragma journal_mode = wal; pragma synchronous = full; pragma busy_timeout = 10000; pragma foreign_keys = on;").await?;
+                    conn.execute(include_str!("../queries/sqlite/connection_pragmas.sql"))
+                        .await?;
                     Ok(())
                 })
             });
@@ -261,7 +271,7 @@ impl Store {
                     .await?
             }
         }
-        sqlx::query("insert into consumer_offsets (consumer, partition, next_offset) values ($1, 0, 1) on conflict (consumer, partition) do nothing")
+        sqlx::query(include_str!("../queries/shared/insert_embedded_offset.sql"))
             .bind(EMBEDDED_CONSUMER)
             .execute(&pool)
             .await?;
@@ -348,10 +358,9 @@ impl Store {
             Backend::Sqlite => 0,
         };
         let dropped = whole
-            + sqlx::query(
-                "delete from events where end_s < $1 and exists (select 1 from periods p \
-             where events.end_s > p.start_s and events.end_s <= p.end_s)",
-            )
+            + sqlx::query(include_str!(
+                "../queries/shared/delete_compacted_events.sql"
+            ))
             .bind(cut)
             .execute(&mut *tx)
             .await?
@@ -406,12 +415,12 @@ impl Store {
             keys.sort_unstable();
             keys.dedup();
             let t0 = std::time::Instant::now();
-            sqlx::query("select pg_advisory_xact_lock_shared($1)")
+            sqlx::query(include_str!("../queries/postgres/lock_writer_shared.sql"))
                 .bind(WRITER_LOCK)
                 .execute(&mut *tx)
                 .await?;
             for k in keys {
-                sqlx::query("select pg_advisory_xact_lock($1)")
+                sqlx::query(include_str!("../queries/postgres/lock_exclusive.sql"))
                     .bind(k)
                     .execute(&mut *tx)
                     .await?;
@@ -436,13 +445,8 @@ impl Store {
     ) -> Result<(sqlx::Transaction<'_, sqlx::Any>, provisional::BooksKey)> {
         let mut tx = self.pool.begin().await?;
         let sql = match self.backend {
-            Backend::Postgres => {
-                "select cast(pg_advisory_xact_lock($1) as text), (select coalesce(max(version), 0) from pricebooks), \
-                 set_config('synchronous_commit', $2, true), (select coalesce(max(rev), 0) from account_terms)"
-            }
-            Backend::Sqlite => {
-                "select $1, (select coalesce(max(version), 0) from pricebooks), $2, (select coalesce(max(rev), 0) from account_terms)"
-            }
+            Backend::Postgres => include_str!("../queries/postgres/begin_holds.sql"),
+            Backend::Sqlite => include_str!("../queries/sqlite/begin_holds.sql"),
         };
         let row = sqlx::query(sql)
             .bind(HOLDS_LOCK)
@@ -457,7 +461,7 @@ impl Store {
     async fn begin_locked(&self, key: i64) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
         let mut tx = self.pool.begin().await?;
         if self.backend == Backend::Postgres {
-            sqlx::query("select pg_advisory_xact_lock($1)")
+            sqlx::query(include_str!("../queries/postgres/lock_exclusive.sql"))
                 .bind(key)
                 .execute(&mut *tx)
                 .await?;
@@ -479,13 +483,16 @@ impl Store {
 
     /// Whether the database answers.
     pub async fn ping(&self) -> bool {
-        sqlx::query("select 1").fetch_one(&self.pool).await.is_ok()
+        sqlx::query(include_str!("../queries/shared/ping.sql"))
+            .fetch_one(&self.pool)
+            .await
+            .is_ok()
     }
 
     // ---- settings -------------------------------------------------------------------------
 
     pub async fn setting(&self, name: &str) -> Result<Option<String>> {
-        let row = sqlx::query("select value from settings where name = $1")
+        let row = sqlx::query(include_str!("../queries/shared/select_setting.sql"))
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
@@ -494,13 +501,11 @@ impl Store {
 
     /// Sets `name` only when unset; returns the value that holds.
     pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
-        sqlx::query(
-            "insert into settings (name, value) values ($1, $2) on conflict (name) do nothing",
-        )
-        .bind(name)
-        .bind(value)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(include_str!("../queries/shared/insert_setting.sql"))
+            .bind(name)
+            .bind(value)
+            .execute(&self.pool)
+            .await?;
         Ok(self
             .setting(name)
             .await?
@@ -513,18 +518,16 @@ impl Store {
     pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let inserted = sqlx::query(
-            "insert into accounts (id, created_at_ms) values ($1, $2) on conflict (id) do nothing",
-        )
-        .bind(id)
-        .bind(now_ms)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        let inserted = sqlx::query(include_str!("../queries/shared/insert_account.sql"))
+            .bind(id)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
         if inserted == 0 {
             return Err(StoreError::AccountExists(id.to_string()));
         }
-        sqlx::query("insert into api_keys (key_hash, account, created_at_ms) values ($1, $2, $3)")
+        sqlx::query(include_str!("../queries/shared/insert_api_key.sql"))
             .bind(key_hash)
             .bind(id)
             .bind(now_ms)
@@ -546,7 +549,7 @@ impl Store {
 
     /// The account an API key belongs to.
     pub async fn account_for_key(&self, key_hash: &str) -> Result<Option<String>> {
-        let row = sqlx::query("select account from api_keys where key_hash = $1")
+        let row = sqlx::query(include_str!("../queries/shared/select_account_for_key.sql"))
             .bind(key_hash)
             .fetch_optional(&self.pool)
             .await?;
@@ -554,11 +557,13 @@ impl Store {
     }
 
     pub async fn account_exists(&self, id: &str) -> Result<bool> {
-        Ok(sqlx::query("select 1 from accounts where id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .is_some())
+        Ok(
+            sqlx::query(include_str!("../queries/shared/select_account_exists.sql"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?
+                .is_some(),
+        )
     }
 
     // ---- price books ----------------------------------------------------------------------
@@ -571,11 +576,13 @@ impl Store {
         // The newest version must accept every account term set by command.
         let (_, terms) = terms::load_terms(&mut tx).await?;
         book.with_account_terms(&terms)?;
-        let next: i64 = sqlx::query("select coalesce(max(version), 0) + 1 from pricebooks")
-            .fetch_one(&mut *tx)
-            .await?
-            .get(0);
-        sqlx::query("insert into pricebooks (version, effective_from_s, toml, uploaded_at_ms) values ($1, $2, $3, $4)")
+        let next: i64 = sqlx::query(include_str!(
+            "../queries/shared/select_next_pricebook_version.sql"
+        ))
+        .fetch_one(&mut *tx)
+        .await?
+        .get(0);
+        sqlx::query(include_str!("../queries/shared/insert_pricebook.sql"))
             .bind(next)
             .bind(book.effective_from.map(|t| t.secs))
             .bind(toml)
@@ -603,7 +610,7 @@ impl Store {
     /// is the version as uploaded).
     pub async fn pricebooks(&self) -> Result<Vec<PriceBookVersion>> {
         let mut conn = self.pool.acquire().await?;
-        let rows = sqlx::query("select version, toml from pricebooks order by version desc")
+        let rows = sqlx::query(include_str!("../queries/shared/select_pricebooks.sql"))
             .fetch_all(&mut *conn)
             .await?;
         let (_, terms) = terms::load_terms(&mut conn).await?;
@@ -658,11 +665,12 @@ impl Store {
     /// only those keys (the usage API's path: never the account's whole history).
     pub async fn usage_ledger(&self, account: &str, from: i64, to: i64) -> Result<AccountLedger> {
         let mut conn = self.pool.acquire().await?;
-        let token: Option<i64> = sqlx::query("select token from ledger_tokens where account = $1")
-            .bind(account)
-            .fetch_optional(&mut *conn)
-            .await?
-            .map(|r| r.get(0));
+        let token: Option<i64> =
+            sqlx::query(include_str!("../queries/shared/select_ledger_token.sql"))
+                .bind(account)
+                .fetch_optional(&mut *conn)
+                .await?
+                .map(|r| r.get(0));
         let kept = self
             .ledger_cache
             .lock()
@@ -680,10 +688,10 @@ impl Store {
     pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {
         let mut out = BTreeSet::new();
         for q in [
-            "select distinct account from ledger_keys",
-            "select distinct account from egress",
-            "select distinct account from rental_events where account <> ''",
-            "select id from accounts",
+            include_str!("../queries/shared/select_ledger_key_accounts.sql"),
+            include_str!("../queries/shared/select_egress_accounts.sql"),
+            include_str!("../queries/shared/select_rental_accounts.sql"),
+            include_str!("../queries/shared/select_account_ids.sql"),
         ] {
             for r in sqlx::query(q).fetch_all(&self.pool).await? {
                 out.insert(r.get::<String, _>(0));
@@ -694,27 +702,29 @@ impl Store {
 
     /// Distinct events admitted (for tests and status).
     pub async fn event_count(&self) -> Result<i64> {
-        Ok(sqlx::query("select count(*) from events")
-            .fetch_one(&self.pool)
-            .await?
-            .get(0))
+        Ok(
+            sqlx::query(include_str!("../queries/shared/count_events.sql"))
+                .fetch_one(&self.pool)
+                .await?
+                .get(0),
+        )
     }
 
     /// The next log sequence the engine will fold.
     pub async fn next_offset(&self) -> Result<i64> {
-        Ok(sqlx::query(
-            "select next_offset from consumer_offsets where consumer = $1 and partition = 0",
+        Ok(
+            sqlx::query(include_str!("../queries/shared/select_embedded_offset.sql"))
+                .bind(EMBEDDED_CONSUMER)
+                .fetch_one(&self.pool)
+                .await?
+                .get(0),
         )
-        .bind(EMBEDDED_CONSUMER)
-        .fetch_one(&self.pool)
-        .await?
-        .get(0))
     }
 
     // ---- dead letters and late usage --------------------------------------------------------
 
     pub async fn dead_letters(&self, after_seq: i64, limit: i64) -> Result<Vec<DeadLetter>> {
-        let rows = sqlx::query("select seq, log_seq, reason, detail, source, event_id, payload, created_at_ms from dead_letters where seq > $1 order by seq limit $2")
+        let rows = sqlx::query(include_str!("../queries/shared/select_dead_letters.sql"))
             .bind(after_seq)
             .bind(limit)
             .fetch_all(&self.pool)
@@ -736,7 +746,7 @@ impl Store {
 
     /// Outbox rows not yet published, oldest first.
     pub async fn outbox_pending(&self, limit: i64) -> Result<Vec<OutboxRow>> {
-        let rows = sqlx::query("select seq, topic, key, payload, headers from outbox where published_at_ms is null order by seq limit $1")
+        let rows = sqlx::query(include_str!("../queries/shared/select_outbox_pending.sql"))
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
@@ -760,10 +770,8 @@ impl Store {
         // One statement per chunk, not one per row: the relay marks up to 500 at a time.
         for chunk in seqs.chunks(sql::MAX_IN_LIST) {
             let list: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
-            let stmt = format!(
-                "update outbox set published_at_ms = $1 where seq in ({})",
-                list.join(",")
-            );
+            let stmt = include_str!("../queries/shared/mark_outbox_published.sql")
+                .replace("{seqs}", &list.join(","));
             let mut q = sqlx::query(&stmt).bind(now_ms);
             for s in chunk {
                 q = q.bind(*s);
@@ -781,7 +789,7 @@ impl Store {
             return Ok(Decimal::ZERO);
         };
         let mut conn = self.pool.acquire().await?;
-        let issued = provisional::issued_credits(&mut conn, "account = $1", account).await?;
+        let issued = provisional::issued_credits(&mut conn, sql::ONE_ACCOUNT, account).await?;
         let issued = issued.get(account).map_or(&[][..], Vec::as_slice);
         Ok(provisional::credit_balance(
             &version.book,
@@ -799,7 +807,7 @@ impl Store {
     }
 
     pub async fn late_usage(&self, period: Option<&str>) -> Result<Vec<LateUsage>> {
-        let rows = sqlx::query("select account, period, source, id, log_seq from late_usage where ($1 = '' or period = $1) order by log_seq, source, id")
+        let rows = sqlx::query(include_str!("../queries/shared/select_late_usage.sql"))
             .bind(period.unwrap_or(""))
             .fetch_all(&self.pool)
             .await?;

@@ -78,20 +78,19 @@ impl Store {
         let mut tx = self.begin_write().await?;
         for &m in &missing {
             let (from, to) = month_bounds(m);
-            let name = partition_name(m);
+            // The month's name and bounds, made of integers, are written into the statements:
+            // no text from outside reaches them.
+            let (name, from, to) = (partition_name(m), from.to_string(), to.to_string());
             for sql in [
-                format!("create table if not exists {name} (like events including all)"),
-                format!(
-                    "alter table {name} add constraint {name}_range check (end_s >= {from} and end_s < {to})"
-                ),
-                format!(
-                    "with moved as (delete from events_default where end_s >= {from} and end_s < {to} returning *) \
-                     insert into {name} select * from moved"
-                ),
-                format!(
-                    "alter table events attach partition {name} for values from ({from}) to ({to})"
-                ),
+                include_str!("../queries/postgres/create_month_partition.sql"),
+                include_str!("../queries/postgres/constrain_month_partition.sql"),
+                include_str!("../queries/postgres/move_default_rows_to_month.sql"),
+                include_str!("../queries/postgres/attach_month_partition.sql"),
             ] {
+                let sql = sql
+                    .replace("{name}", &name)
+                    .replace("{from}", &from)
+                    .replace("{to}", &to);
                 sqlx::query(&sql).execute(&mut *tx).await?;
             }
         }
@@ -102,10 +101,9 @@ impl Store {
 
     /// The months that have a partition of `events`.
     pub(crate) async fn month_partitions(&self) -> Result<Vec<i64>> {
-        let rows = sqlx::query(
-            "select c.relname::text from pg_inherits i join pg_class c on c.oid = i.inhrelid \
-             where i.inhparent = 'events'::regclass",
-        )
+        let rows = sqlx::query(include_str!(
+            "../queries/postgres/select_event_partitions.sql"
+        ))
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
@@ -129,17 +127,20 @@ impl Store {
                 continue;
             }
             let name = partition_name(m);
-            let row = sqlx::query(&format!(
-                "select count(*), count(*) filter (where not exists (select 1 from periods p \
-                 where e.end_s > p.start_s and e.end_s <= p.end_s)) from {name} e"
-            ))
+            let row = sqlx::query(
+                &include_str!("../queries/postgres/count_month_partition.sql")
+                    .replace("{name}", &name),
+            )
             .fetch_one(&mut **tx)
             .await?;
             let (rows, open): (i64, i64) = (row.get(0), row.get(1));
             if open == 0 {
-                sqlx::query(&format!("drop table {name}"))
-                    .execute(&mut **tx)
-                    .await?;
+                sqlx::query(
+                    &include_str!("../queries/postgres/drop_month_partition.sql")
+                        .replace("{name}", &name),
+                )
+                .execute(&mut **tx)
+                .await?;
                 dropped += rows as u64;
             }
         }

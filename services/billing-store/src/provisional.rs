@@ -59,7 +59,7 @@ impl Books {
         conn: &mut AnyConnection,
         cache: Option<&std::sync::Mutex<Arc<(BooksKey, Books)>>>,
     ) -> Result<Arc<(BooksKey, Books)>> {
-        let row = sqlx::query("select (select coalesce(max(version), 0) from pricebooks), (select coalesce(max(rev), 0) from account_terms)")
+        let row = sqlx::query(include_str!("../queries/shared/select_books_key.sql"))
             .fetch_one(&mut *conn)
             .await?;
         Self::load_up_to(conn, (row.get(0), row.get(1)), cache).await
@@ -78,11 +78,12 @@ impl Books {
             }
         }
         let mut books = Vec::new();
-        for r in
-            sqlx::query("select toml from pricebooks where version <= $1 order by version desc")
-                .bind(latest.0)
-                .fetch_all(&mut *conn)
-                .await?
+        for r in sqlx::query(include_str!(
+            "../queries/shared/select_pricebooks_up_to.sql"
+        ))
+        .bind(latest.0)
+        .fetch_all(&mut *conn)
+        .await?
         {
             books.push(
                 PriceBook::from_toml(&r.get::<String, _>(0))
@@ -185,9 +186,9 @@ pub(crate) async fn issued_credits(
     param: &str,
 ) -> Result<HashMap<String, Vec<IssuedCredit>>> {
     let mut out: HashMap<String, Vec<IssuedCredit>> = HashMap::new();
-    for r in sqlx::query(&format!(
-        "select account, period, credit, body from invoices where {filter}"
-    ))
+    for r in sqlx::query(
+        &include_str!("../queries/shared/select_issued_credits.sql").replace("{filter}", filter),
+    )
     .bind(param)
     .fetch_all(&mut *conn)
     .await?
@@ -239,7 +240,7 @@ impl Loaded {
         let (filter, param) = match backend {
             Some(b) => (crate::sql::in_json_array("account", b), to_json(&accounts)?),
             None => (
-                "account = $1".to_string(),
+                crate::sql::ONE_ACCOUNT.to_string(),
                 accounts.first().map(|a| a.to_string()).unwrap_or_default(),
             ),
         };
@@ -357,16 +358,19 @@ fn rate_one(
 }
 
 async fn delete_one(conn: &mut AnyConnection, account: &str, label: &str) -> Result<()> {
-    sqlx::query("delete from provisional_costs where account = $1 and period = $2")
-        .bind(account)
-        .bind(label)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(include_str!(
+        "../queries/shared/delete_provisional_cost.sql"
+    ))
+    .bind(account)
+    .bind(label)
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
-const UPSERT_HEAD: &str = "insert into provisional_costs (account, period, total, unit_seconds, body, position, updated_at_ms)";
-const UPSERT_TAIL: &str = "on conflict (account, period) do update set total = excluded.total, unit_seconds = excluded.unit_seconds, body = excluded.body, position = excluded.position, updated_at_ms = excluded.updated_at_ms";
+const UPSERT_HEAD: &str = include_str!("../queries/shared/upsert_provisional_costs.sql");
+const UPSERT_TAIL: &str =
+    include_str!("../queries/shared/upsert_provisional_costs_on_conflict.sql");
 
 fn upsert_row(account: &str, label: &str, r: &Rated, position: &str, now_ms: i64) -> Vec<Val> {
     vec![
@@ -403,15 +407,17 @@ async fn store_one(
             insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, vec![row]).await?;
         }
         None => {
-            sqlx::query("update provisional_costs set total = $1, unit_seconds = $2, body = $3, updated_at_ms = $4 where account = $5 and period = $6")
-                .bind(rated.total.to_string())
-                .bind(rated.units)
-                .bind(rated.body)
-                .bind(now_ms)
-                .bind(account)
-                .bind(label)
-                .execute(&mut *conn)
-                .await?;
+            sqlx::query(include_str!(
+                "../queries/shared/update_provisional_cost.sql"
+            ))
+            .bind(rated.total.to_string())
+            .bind(rated.units)
+            .bind(rated.body)
+            .bind(now_ms)
+            .bind(account)
+            .bind(label)
+            .execute(&mut *conn)
+            .await?;
         }
     }
     Ok(Some((rated.total, rated.unit_seconds)))
@@ -430,12 +436,14 @@ pub(crate) async fn ensure(
     label: &str,
     now_ms: i64,
 ) -> Result<()> {
-    let present = sqlx::query("select 1 from provisional_costs where account = $1 and period = $2")
-        .bind(account)
-        .bind(label)
-        .fetch_optional(&mut *conn)
-        .await?
-        .is_some();
+    let present = sqlx::query(include_str!(
+        "../queries/shared/select_provisional_cost_exists.sql"
+    ))
+    .bind(account)
+    .bind(label)
+    .fetch_optional(&mut *conn)
+    .await?
+    .is_some();
     if !present && !closed_periods(conn).await?.contains(label) {
         let windows = books.windows([label]);
         let loaded = Loaded::read(conn, None, &[account], &windows).await?;
@@ -447,12 +455,14 @@ pub(crate) async fn ensure(
 
 /// Closed periods, by label.
 async fn closed_periods(conn: &mut AnyConnection) -> Result<BTreeSet<String>> {
-    Ok(sqlx::query("select period from periods")
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .map(|r| r.get(0))
-        .collect())
+    Ok(sqlx::query(include_str!(
+        "../queries/shared/select_closed_period_labels.sql"
+    ))
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| r.get(0))
+    .collect())
 }
 
 /// What a fold keeps of ledgers in memory (see `ledger_cache`): the cache, the batch's
@@ -594,12 +604,14 @@ pub(crate) async fn refresh_all(
     now_ms: i64,
 ) -> Result<()> {
     let closed = closed_periods(conn).await?;
-    let rows: Vec<(String, String)> = sqlx::query("select account, period from provisional_costs")
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let rows: Vec<(String, String)> = sqlx::query(include_str!(
+        "../queries/shared/select_provisional_cost_keys.sql"
+    ))
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.get(0), r.get(1)))
+    .collect();
     let accounts: BTreeSet<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
     let accounts: Vec<&str> = accounts.into_iter().collect();
     let open = rows.iter().map(|(_, l)| l).filter(|l| !closed.contains(*l));
@@ -612,11 +624,13 @@ pub(crate) async fn refresh_all(
     let loaded = Loaded::read(conn, Some(backend), &accounts, &windows).await?;
     for (account, label) in &rows {
         if closed.contains(label) {
-            sqlx::query("delete from provisional_costs where account = $1 and period = $2")
-                .bind(account.as_str())
-                .bind(label.as_str())
-                .execute(&mut *conn)
-                .await?;
+            sqlx::query(include_str!(
+                "../queries/shared/delete_provisional_cost.sql"
+            ))
+            .bind(account.as_str())
+            .bind(label.as_str())
+            .execute(&mut *conn)
+            .await?;
         } else {
             store_one(conn, books, &loaded, (account, label), None, now_ms).await?;
         }
@@ -663,11 +677,13 @@ impl Store {
         now_ms: i64,
     ) -> Result<Option<Provisional>> {
         let mut conn = self.pool.acquire().await?;
-        let row = sqlx::query("select body, unit_seconds, position, updated_at_ms from provisional_costs where account = $1 and period = $2")
-            .bind(account)
-            .bind(period_label)
-            .fetch_optional(&mut *conn)
-            .await?;
+        let row = sqlx::query(include_str!(
+            "../queries/shared/select_provisional_cost.sql"
+        ))
+        .bind(account)
+        .bind(period_label)
+        .fetch_optional(&mut *conn)
+        .await?;
         let corrupt = |e: serde_json::Error| StoreError::Corrupt(format!("provisional cost: {e}"));
         if let Some(r) = row {
             return Ok(Some(Provisional {
@@ -706,9 +722,9 @@ pub(crate) async fn measure(
     account: &str,
     label: &str,
 ) -> Result<Option<Measure>> {
-    let row = sqlx::query(
-        "select total, unit_seconds from provisional_costs where account = $1 and period = $2",
-    )
+    let row = sqlx::query(include_str!(
+        "../queries/shared/select_provisional_measure.sql"
+    ))
     .bind(account)
     .bind(label)
     .fetch_optional(&mut *conn)

@@ -160,7 +160,7 @@ async fn holdings(
     now_s: i64,
 ) -> Result<Holdings> {
     use billing_core::holdings::{credit_balances, package_balances, subscription_statuses};
-    let issued = crate::provisional::issued_credits(conn, "account = $1", account).await?;
+    let issued = crate::provisional::issued_credits(conn, crate::sql::ONE_ACCOUNT, account).await?;
     let resolved: Vec<(billing_core::Period, Decimal, Decimal)> = issued
         .get(account)
         .into_iter()
@@ -209,7 +209,7 @@ impl Store {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         let body = serde_json::to_string(quotas).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        sqlx::query("insert into quotas (account, body, updated_at_ms) values ($1, $2, $3) on conflict (account) do update set body = excluded.body, updated_at_ms = excluded.updated_at_ms")
+        sqlx::query(include_str!("../queries/shared/upsert_quotas.sql"))
             .bind(account)
             .bind(body)
             .bind(now_ms)
@@ -360,11 +360,47 @@ impl Store {
         let t_lock = t0.elapsed();
         let books =
             crate::provisional::Books::load_up_to(&mut tx, latest, Some(&self.books)).await?;
-        let books = &books.1;
+        let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
+        let (answers, placed) = self
+            .decide_each(&mut tx, &books.1, group, &mut accounts, now_ms)
+            .await?;
+        let rows = hold_rows(&placed);
+        let t_read = t0.elapsed();
+        insert_rows(
+            &mut tx,
+            include_str!("../queries/shared/insert_holds.sql"),
+            "",
+            rows,
+        )
+        .await?;
+        let (cached, stale) = bump_revisions(&mut tx, accounts, &placed).await?;
+        let t_insert = t0.elapsed();
+        let committed = tx.commit().await;
+        self.keep_held(committed.is_ok(), cached, stale);
+        committed?;
+        tracing::debug!(
+            group = group.len(),
+            lock_us = t_lock.as_micros() as u64,
+            read_us = (t_read - t_lock).as_micros() as u64,
+            insert_us = (t_insert - t_read).as_micros() as u64,
+            commit_us = (t0.elapsed() - t_insert).as_micros() as u64,
+            "authorization group"
+        );
+        Ok(answers)
+    }
+
+    /// Decides `group` in order (each account read once, into `accounts`): answers, holds placed.
+    async fn decide_each(
+        &self,
+        tx: &mut AnyConnection,
+        books: &crate::provisional::Books,
+        group: &[Queued],
+        accounts: &mut HashMap<String, Option<AccountState>>,
+        now_ms: i64,
+    ) -> Result<(Vec<Result<Authorization, HoldError>>, Vec<Hold>), HoldError> {
         let open = books
             .label_of(now_ms.div_euclid(1000))
             .and_then(|label| Some((label.clone(), books.for_period(&label)?.0)));
-        let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
         let mut answers = Vec::with_capacity(group.len());
         let mut placed: Vec<Hold> = Vec::new();
         for q in group {
@@ -375,7 +411,7 @@ impl Store {
             // Each account read once per group (None: no such account).
             if !accounts.contains_key(&q.req.account) {
                 let state = account_state(
-                    &mut tx,
+                    &mut *tx,
                     self.backend,
                     &self.held_cache,
                     books,
@@ -398,41 +434,22 @@ impl Store {
             }
             answers.push(answer);
         }
-        let rows = hold_rows(&placed);
-        let t_read = t0.elapsed();
-        insert_rows(
-            &mut tx,
-            "insert into holds (id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms)",
-            "",
-            rows,
-        )
-        .await?;
-        let (cached, mut stale) = bump_revisions(&mut tx, accounts, &placed).await?;
-        let t_insert = t0.elapsed();
-        let committed = tx.commit().await;
-        {
-            let mut cache = self.held_cache.lock().unwrap_or_else(|e| e.into_inner());
-            if committed.is_ok() {
-                for (account, rev, holds) in cached {
-                    cache.insert(account, (rev, holds));
-                }
-            } else {
-                stale.extend(cached.into_iter().map(|c| c.0));
+        Ok((answers, placed))
+    }
+
+    /// After a group's commit: keeps the holds of `cached` if it `committed`, forgets the rest.
+    fn keep_held(&self, committed: bool, cached: Cached, mut stale: Vec<String>) {
+        let mut cache = self.held_cache.lock().unwrap_or_else(|e| e.into_inner());
+        if committed {
+            for (account, rev, holds) in cached {
+                cache.insert(account, (rev, holds));
             }
-            for account in stale {
-                cache.remove(&account);
-            }
+        } else {
+            stale.extend(cached.into_iter().map(|c| c.0));
         }
-        committed?;
-        tracing::debug!(
-            group = group.len(),
-            lock_us = t_lock.as_micros() as u64,
-            read_us = (t_read - t_lock).as_micros() as u64,
-            insert_us = (t_insert - t_read).as_micros() as u64,
-            commit_us = (t0.elapsed() - t_insert).as_micros() as u64,
-            "authorization group"
-        );
-        Ok(answers)
+        for account in stale {
+            cache.remove(&account);
+        }
     }
 
     /// Extends a live hold to `now + ttl` (an account, when given, must own it).
@@ -481,12 +498,9 @@ impl Store {
         }
         let q = match ttl_ms {
             Some(ttl) => {
-                sqlx::query("update holds set expires_at_ms = $1 where id = $2").bind(now_ms + ttl)
+                sqlx::query(include_str!("../queries/shared/extend_hold.sql")).bind(now_ms + ttl)
             }
-            None => {
-                sqlx::query("update holds set status = 'released', closed_at_ms = $1 where id = $2")
-                    .bind(now_ms)
-            }
+            None => sqlx::query(include_str!("../queries/shared/release_hold.sql")).bind(now_ms),
         };
         q.bind(id).execute(&mut *tx).await?;
         bump_hold_rev(&mut tx, &hold.account).await?;
@@ -541,7 +555,7 @@ impl Store {
     }
 
     async fn expire_holds(&self, conn: &mut sqlx::AnyConnection, now_ms: i64) -> Result<()> {
-        sqlx::query("update holds set status = 'expired', closed_at_ms = expires_at_ms where status = 'live' and expires_at_ms <= $1")
+        sqlx::query(include_str!("../queries/shared/expire_all_holds.sql"))
             .bind(now_ms)
             .execute(conn)
             .await?;
@@ -556,7 +570,7 @@ impl Store {
     }
 
     async fn hold(&self, conn: &mut sqlx::AnyConnection, id: &str) -> Result<Option<Hold>> {
-        let row = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where id = $1")
+        let row = sqlx::query(include_str!("../queries/shared/select_hold.sql"))
             .bind(id)
             .fetch_optional(conn)
             .await?;
@@ -570,7 +584,7 @@ pub(crate) async fn live_holds(
     account: &str,
     now_ms: i64,
 ) -> Result<Vec<Hold>> {
-    let rows = sqlx::query("select id, account, sku, quantity, seconds, amount, lease, status, created_at_ms, expires_at_ms from holds where account = $1 and status = 'live' and expires_at_ms > $2 order by created_at_ms, id")
+    let rows = sqlx::query(include_str!("../queries/shared/select_live_holds.sql"))
         .bind(account)
         .bind(now_ms)
         .fetch_all(conn)
@@ -633,16 +647,18 @@ async fn bump_revisions(
 
 /// Bumps `account`'s hold revision (in the caller's transaction) and returns the new one.
 pub(crate) async fn bump_hold_rev(conn: &mut AnyConnection, account: &str) -> Result<i64> {
-    Ok(sqlx::query("insert into hold_revs (account, rev) values ($1, 1) on conflict (account) do update set rev = hold_revs.rev + 1 returning rev")
-        .bind(account)
-        .fetch_one(conn)
-        .await?
-        .get(0))
+    Ok(
+        sqlx::query(include_str!("../queries/shared/bump_hold_rev.sql"))
+            .bind(account)
+            .fetch_one(conn)
+            .await?
+            .get(0),
+    )
 }
 
 /// An account's quotas and when they were set, as `conn` sees them.
 async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Quotas, i64)>> {
-    let row = sqlx::query("select body, updated_at_ms from quotas where account = $1")
+    let row = sqlx::query(include_str!("../queries/shared/select_quotas.sql"))
         .bind(account)
         .fetch_optional(conn)
         .await?;

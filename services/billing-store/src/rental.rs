@@ -70,9 +70,10 @@ pub(crate) async fn load_account_facts(
     param: &str,
     ledgers: &mut HashMap<String, AccountLedger>,
 ) -> Result<()> {
-    let rows = sqlx::query(&format!(
-        "select kind, account, key, a, value from rental_events where {filter}"
-    ))
+    let rows = sqlx::query(
+        &include_str!("../queries/shared/select_account_rental_facts.sql")
+            .replace("{filter}", filter),
+    )
     .bind(param)
     .fetch_all(&mut *conn)
     .await?;
@@ -107,7 +108,7 @@ pub(crate) async fn load_account_facts(
 
 /// Every spot price point and node fault: what every account's rating reads.
 pub(crate) async fn load_platform(conn: &mut sqlx::AnyConnection) -> Result<Platform> {
-    let rows = sqlx::query("select kind, key, a, b, value from rental_events where account = ''")
+    let rows = sqlx::query(include_str!("../queries/shared/select_platform_facts.sql"))
         .fetch_all(&mut *conn)
         .await?;
     let mut platform = Platform::new();

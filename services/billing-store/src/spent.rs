@@ -26,7 +26,7 @@ async fn running_units(
     now_s: i64,
 ) -> Result<BTreeMap<String, Decimal>> {
     let since = now_s - RUNNING_WINDOW_S;
-    let rows = sqlx::query("select sku, runs from ledger_keys where account = $1 and end_s > $2")
+    let rows = sqlx::query(include_str!("../queries/shared/select_running_keys.sql"))
         .bind(account)
         .bind(since)
         .fetch_all(conn)
@@ -55,21 +55,12 @@ pub(crate) async fn account_state(
 ) -> Result<Option<AccountState>> {
     // The account, its quotas, its stored provisional cost, its hold revision (and on
     // PostgreSQL its invoices since the quotas were set, summed exactly) in one statement.
-    let invoiced_sql = match backend {
-        crate::Backend::Postgres => {
-            "(select cast(coalesce(sum(cast(i.total as numeric)), 0) as text) from invoices i \
-             where i.account = a.id and i.issued_at_ms >= coalesce(q.updated_at_ms, 0))"
-        }
-        crate::Backend::Sqlite => "null",
+    let sql = match backend {
+        crate::Backend::Postgres => include_str!("../queries/postgres/select_account_state.sql"),
+        crate::Backend::Sqlite => include_str!("../queries/sqlite/select_account_state.sql"),
     };
-    let sql = format!(
-        "select q.body, q.updated_at_ms, p.total, p.unit_seconds, {invoiced_sql}, r.rev \
-         from accounts a left join quotas q on q.account = a.id \
-         left join provisional_costs p on p.account = a.id and p.period = $2 \
-         left join hold_revs r on r.account = a.id where a.id = $1",
-    );
     let read = async |conn: &mut AnyConnection| {
-        sqlx::query(&sql)
+        sqlx::query(sql)
             .bind(account)
             .bind(label)
             .fetch_optional(conn)
@@ -188,11 +179,13 @@ pub(crate) async fn invoiced_since(
     account: &str,
     since_ms: i64,
 ) -> Result<Decimal> {
-    let rows = sqlx::query("select total from invoices where account = $1 and issued_at_ms >= $2")
-        .bind(account)
-        .bind(since_ms)
-        .fetch_all(&mut *conn)
-        .await?;
+    let rows = sqlx::query(include_str!(
+        "../queries/shared/select_invoice_totals_since.sql"
+    ))
+    .bind(account)
+    .bind(since_ms)
+    .fetch_all(&mut *conn)
+    .await?;
     Ok(rows
         .iter()
         .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())

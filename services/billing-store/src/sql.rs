@@ -48,7 +48,8 @@ fn values(rows: usize, cols: usize) -> String {
     s
 }
 
-/// Runs `head VALUES (...), (...) tail` over `rows` in chunks.
+/// Runs `head VALUES (...), (...) tail` over `rows` in chunks. `head` and `tail` are
+/// statement files (`queries/`), trimmed here; `tail` may be empty.
 pub async fn insert_rows(
     conn: &mut AnyConnection,
     head: &str,
@@ -63,7 +64,12 @@ pub async fn insert_rows(
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
         let chunk: Vec<Vec<Val>> = rows.by_ref().take(per).collect();
-        let sql = format!("{head} values {} {tail}", values(chunk.len(), cols));
+        let sql = format!(
+            "{} values {} {}",
+            head.trim(),
+            values(chunk.len(), cols),
+            tail.trim()
+        );
         let mut q = sqlx::query(&sql);
         for v in chunk.into_iter().flatten() {
             q = bind(q, v);
@@ -72,6 +78,10 @@ pub async fn insert_rows(
     }
     Ok(affected)
 }
+
+/// The filter of the one account bound as `$1`, for statements that take a `{filter}` (the
+/// filter of many is [`in_json_array`]'s).
+pub(crate) const ONE_ACCOUNT: &str = "account = $1";
 
 /// Most values looked up with one query.
 pub const MAX_IN_LIST: usize = 1_000;

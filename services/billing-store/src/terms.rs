@@ -61,15 +61,13 @@ pub struct StoredTerm {
 
 /// The live terms (sorted by account, kind, term id) and the latest revision.
 pub(crate) async fn load_terms(conn: &mut AnyConnection) -> Result<(i64, Vec<AccountTerm>)> {
-    let rev: i64 = sqlx::query("select coalesce(max(rev), 0) from account_terms")
+    let rev: i64 = sqlx::query(include_str!("../queries/shared/select_terms_rev.sql"))
         .fetch_one(&mut *conn)
         .await?
         .get(0);
-    let rows = sqlx::query(
-        "select account, kind, term_id, body from account_terms where body is not null",
-    )
-    .fetch_all(&mut *conn)
-    .await?;
+    let rows = sqlx::query(include_str!("../queries/shared/select_live_terms.sql"))
+        .fetch_all(&mut *conn)
+        .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let kind: String = r.get(1);
@@ -144,7 +142,7 @@ async fn credit_drawn(
     else {
         return Ok(Decimal::ZERO);
     };
-    let issued = issued_credits(conn, "account = $1", account).await?;
+    let issued = issued_credits(conn, crate::sql::ONE_ACCOUNT, account).await?;
     let resolved: Vec<(Period, Decimal, Decimal)> = issued
         .get(account)
         .into_iter()
@@ -217,7 +215,7 @@ impl Store {
         if !self.account_exists(account).await? {
             return Err(TermError::UnknownAccount(account.to_string()));
         }
-        let rows = sqlx::query("select kind, term_id, body, rev, updated_at_ms from account_terms where account = $1 and body is not null order by kind, term_id")
+        let rows = sqlx::query(include_str!("../queries/shared/select_account_terms.sql"))
             .bind(account)
             .fetch_all(&self.pool)
             .await?;
@@ -248,7 +246,7 @@ impl Store {
     ) -> Result<()> {
         let kind = TermKind::parse(kind)
             .ok_or_else(|| StoreError::Corrupt(format!("replayed term kind {kind:?}")))?;
-        let next: i64 = sqlx::query("select coalesce(max(rev), 0) + 1 from account_terms")
+        let next: i64 = sqlx::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
             .fetch_one(&self.pool)
             .await?
             .get(0);
@@ -314,26 +312,8 @@ impl Store {
         };
         let same =
             |t: &AccountTerm| t.account == c.account && t.kind == c.kind && t.term_id == c.term_id;
-        match (&c.fields, &stored) {
-            (Some(n), Some(o)) if n == o => return Ok(None),
-            (None, None) if c.kind_has_book_term(latest) => {
-                return Err(TermError::Conflict(format!(
-                    "{} {:?} of account {:?} is in the price book, not set by a command: upload a price book without it",
-                    c.kind.as_str(),
-                    c.term_id,
-                    c.account
-                )));
-            }
-            (None, None) if stored_row_exists(conn, c).await? => return Ok(None),
-            (None, None) => {
-                return Err(TermError::UnknownTerm(format!(
-                    "no {} {:?} for account {:?}",
-                    c.kind.as_str(),
-                    c.term_id,
-                    c.account
-                )));
-            }
-            _ => {}
+        if no_op(conn, c, &stored, latest).await? {
+            return Ok(None);
         }
         let merged_now = latest.with_account_terms(&all).map_err(StoreError::from)?;
         let old = match &stored {
@@ -386,7 +366,7 @@ impl Store {
         c: &Change<'_>,
         fields: Option<Map<String, Value>>,
     ) -> Result<(), TermError> {
-        let rev: i64 = sqlx::query("select coalesce(max(rev), 0) + 1 from account_terms")
+        let rev: i64 = sqlx::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
             .fetch_one(&mut **tx)
             .await?
             .get(0);
@@ -396,8 +376,7 @@ impl Store {
             }
             None => None,
         };
-        sqlx::query("insert into account_terms (account, kind, term_id, body, rev, updated_at_ms) values ($1, $2, $3, $4, $5, $6) \
-                     on conflict (account, kind, term_id) do update set body = excluded.body, rev = excluded.rev, updated_at_ms = excluded.updated_at_ms")
+        sqlx::query(include_str!("../queries/shared/upsert_account_term.sql"))
             .bind(c.account)
             .bind(c.kind.as_str())
             .bind(c.term_id)
@@ -445,14 +424,12 @@ async fn stored_body(
     conn: &mut AnyConnection,
     c: &Change<'_>,
 ) -> Result<Option<Map<String, Value>>> {
-    let row = sqlx::query(
-        "select body from account_terms where account = $1 and kind = $2 and term_id = $3",
-    )
-    .bind(c.account)
-    .bind(c.kind.as_str())
-    .bind(c.term_id)
-    .fetch_optional(&mut *conn)
-    .await?;
+    let row = sqlx::query(include_str!("../queries/shared/select_term_body.sql"))
+        .bind(c.account)
+        .bind(c.kind.as_str())
+        .bind(c.term_id)
+        .fetch_optional(&mut *conn)
+        .await?;
     match row.and_then(|r| r.get::<Option<String>, _>(0)) {
         None => Ok(None),
         Some(b) => serde_json::from_str(&b)
@@ -461,23 +438,47 @@ async fn stored_body(
     }
 }
 
+/// Whether the change leaves the terms as they are; an error when it ends no command's term.
+async fn no_op(
+    conn: &mut AnyConnection,
+    c: &Change<'_>,
+    stored: &Option<Map<String, Value>>,
+    latest: &PriceBook,
+) -> Result<bool, TermError> {
+    match (&c.fields, stored) {
+        (Some(n), Some(o)) if n == o => Ok(true),
+        (None, None) if c.kind_has_book_term(latest) => Err(TermError::Conflict(format!(
+            "{} {:?} of account {:?} is in the price book, not set by a command: upload a price book without it",
+            c.kind.as_str(),
+            c.term_id,
+            c.account
+        ))),
+        (None, None) if stored_row_exists(conn, c).await? => Ok(true),
+        (None, None) => Err(TermError::UnknownTerm(format!(
+            "no {} {:?} for account {:?}",
+            c.kind.as_str(),
+            c.term_id,
+            c.account
+        ))),
+        _ => Ok(false),
+    }
+}
+
 async fn stored_row_exists(conn: &mut AnyConnection, c: &Change<'_>) -> Result<bool> {
     Ok(
-        sqlx::query(
-            "select 1 from account_terms where account = $1 and kind = $2 and term_id = $3",
-        )
-        .bind(c.account)
-        .bind(c.kind.as_str())
-        .bind(c.term_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .is_some(),
+        sqlx::query(include_str!("../queries/shared/select_term_exists.sql"))
+            .bind(c.account)
+            .bind(c.kind.as_str())
+            .bind(c.term_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .is_some(),
     )
 }
 
 /// Every price book version as uploaded (no terms merged), newest first.
 pub(crate) async fn raw_books(conn: &mut AnyConnection) -> Result<Vec<PriceBook>> {
-    sqlx::query("select toml from pricebooks order by version desc")
+    sqlx::query(include_str!("../queries/shared/select_pricebook_tomls.sql"))
         .fetch_all(&mut *conn)
         .await?
         .into_iter()

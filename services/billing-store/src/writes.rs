@@ -42,10 +42,8 @@ pub(crate) async fn write_ledger(
         }
     }
     for chunk in key_ids.chunks(MAX_IN_LIST) {
-        let sql = format!(
-            "select key_id, runs, sources from ledger_keys where {}",
-            in_json_array("key_id", backend)
-        );
+        let sql = include_str!("../queries/shared/select_ledger_keys.sql")
+            .replace("{filter}", &in_json_array("key_id", backend));
         let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
         for r in q.fetch_all(&mut *conn).await? {
             let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
@@ -105,8 +103,8 @@ pub(crate) async fn write_ledger(
     let t_merged = t0.elapsed();
     insert_rows(
         conn,
-        "insert into ledger_keys (key_id, account, lease, resource, sku, class, runs, first_s, end_s, sources)",
-        "on conflict (key_id) do update set runs = excluded.runs, first_s = excluded.first_s, end_s = excluded.end_s, sources = excluded.sources",
+        include_str!("../queries/shared/upsert_ledger_keys.sql"),
+        include_str!("../queries/shared/upsert_ledger_keys_on_conflict.sql"),
         ledger_rows,
     )
     .await?;
@@ -128,6 +126,65 @@ pub(crate) async fn write_side_tables(
     sorted: &mut Sorted<'_>,
     now_ms: i64,
 ) -> Result<Vec<(String, i64)>> {
+    let egress_seconds = moved_seconds(sorted);
+    insert_rows(
+        conn,
+        include_str!("../queries/shared/insert_rental_events.sql"),
+        include_str!("../queries/shared/insert_rental_events_on_conflict.sql"),
+        std::mem::take(&mut sorted.rental),
+    )
+    .await?;
+    for note in std::mem::take(&mut sorted.platform_late) {
+        let mut q = sqlx::query(include_str!(
+            "../queries/shared/insert_platform_late_usage.sql"
+        ));
+        for v in note {
+            q = bind(q, v);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    insert_rows(
+        conn,
+        include_str!("../queries/shared/insert_egress.sql"),
+        "",
+        std::mem::take(&mut sorted.egress),
+    )
+    .await?;
+    insert_rows(
+        conn,
+        include_str!("../queries/shared/insert_late_usage.sql"),
+        include_str!("../queries/shared/insert_late_usage_on_conflict.sql"),
+        std::mem::take(&mut sorted.late),
+    )
+    .await?;
+    let outbox: Vec<Vec<Val>> = sorted
+        .dead
+        .iter()
+        .filter_map(|(row, topic)| Some(dead_letter_outbox((*topic)?, row, now_ms)))
+        .collect();
+    insert_rows(
+        conn,
+        include_str!("../queries/shared/insert_outbox_with_headers.sql"),
+        "",
+        outbox,
+    )
+    .await?;
+    let dead: Vec<Vec<Val>> = std::mem::take(&mut sorted.dead)
+        .into_iter()
+        .map(|(row, _)| row)
+        .collect();
+    insert_rows(
+        conn,
+        include_str!("../queries/shared/insert_dead_letters.sql"),
+        "",
+        dead,
+    )
+    .await?;
+    Ok(egress_seconds)
+}
+
+/// The (account, second) of each egress row and account rental fact: what moves its cost.
+fn moved_seconds(sorted: &Sorted<'_>) -> Vec<(String, i64)> {
     // Egress and account rental events (lease states, counter samples) move their account's
     // cost at their second.
     let mut egress_seconds: Vec<(String, i64)> = sorted
@@ -149,53 +206,5 @@ pub(crate) async fn write_side_tables(
                 _ => None,
             }),
     );
-    insert_rows(
-        conn,
-        "insert into rental_events (kind, account, key, a, b, value)",
-        "on conflict do nothing",
-        std::mem::take(&mut sorted.rental),
-    )
-    .await?;
-    for note in std::mem::take(&mut sorted.platform_late) {
-        let mut q = sqlx::query(
-            "insert into late_usage (source, id, account, period, log_seq) \
-             select $1, $2, account, $3, $4 from invoices where period = $3 on conflict do nothing",
-        );
-        for v in note {
-            q = bind(q, v);
-        }
-        q.execute(&mut *conn).await?;
-    }
-    insert_rows(
-        conn,
-        "insert into egress (source, id, account, dest, time_s, time_ns, bytes)",
-        "",
-        std::mem::take(&mut sorted.egress),
-    )
-    .await?;
-    insert_rows(
-        conn,
-        "insert into late_usage (source, id, account, period, log_seq)",
-        "on conflict do nothing",
-        std::mem::take(&mut sorted.late),
-    )
-    .await?;
-    let outbox: Vec<Vec<Val>> = sorted
-        .dead
-        .iter()
-        .filter_map(|(row, topic)| Some(dead_letter_outbox((*topic)?, row, now_ms)))
-        .collect();
-    insert_rows(
-        conn,
-        "insert into outbox (topic, key, payload, created_at_ms, headers)",
-        "",
-        outbox,
-    )
-    .await?;
-    let dead: Vec<Vec<Val>> = std::mem::take(&mut sorted.dead)
-        .into_iter()
-        .map(|(row, _)| row)
-        .collect();
-    insert_rows(conn, "insert into dead_letters (log_seq, reason, detail, source, event_id, payload, created_at_ms)", "", dead).await?;
-    Ok(egress_seconds)
+    egress_seconds
 }

@@ -1,0 +1,2 @@
+-- Drops month partition `name` with its rows. No parameters.
+drop table {name}

@@ -1,0 +1,2 @@
+-- How many event identities are stored. No parameters.
+select count(*) from events

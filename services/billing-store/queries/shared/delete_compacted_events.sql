@@ -1,0 +1,3 @@
+-- Drops the identities of events ending before $1 (seconds) inside a closed period.
+delete from events where end_s < $1 and exists (select 1 from periods p
+where events.end_s > p.start_s and events.end_s <= p.end_s)

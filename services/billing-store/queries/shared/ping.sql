@@ -1,0 +1,2 @@
+-- Whether the database answers. No parameters.
+select 1

@@ -1,0 +1,2 @@
+-- A row when account $1 exists.
+select 1 from accounts where id = $1

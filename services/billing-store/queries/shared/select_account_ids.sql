@@ -1,0 +1,2 @@
+-- Every registered account. No parameters.
+select id from accounts

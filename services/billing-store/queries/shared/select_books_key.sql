@@ -1,0 +1,3 @@
+-- The latest price book version and the latest account term revision (0: none). No
+-- parameters.
+select (select coalesce(max(version), 0) from pricebooks), (select coalesce(max(rev), 0) from account_terms)

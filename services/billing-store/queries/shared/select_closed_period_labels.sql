@@ -1,0 +1,2 @@
+-- The label of every closed period. No parameters.
+select period from periods

@@ -1,0 +1,2 @@
+-- The revision the next account term change gets. No parameters.
+select coalesce(max(rev), 0) + 1 from account_terms

@@ -1,0 +1,3 @@
+-- Begins an authorization group (SQLite: no lock, commits always durable): answers ($1, latest
+-- price book version, $2, latest account term revision), the columns of PostgreSQL's.
+select $1, (select coalesce(max(version), 0) from pricebooks), $2, (select coalesce(max(rev), 0) from account_terms)
