@@ -64,7 +64,10 @@ async fn seconds_of(store: &Store, resource: u32) -> i64 {
 /// when it is the committed one).
 async fn usage_seconds_of(store: &Store, resource: u32) -> i64 {
     const NOV: (i64, i64) = (1_793_491_200, 1_796_083_200);
-    seconds_in(&store.usage_ledger("acme", NOV.0, NOV.1).await.unwrap(), resource)
+    seconds_in(
+        &store.usage_ledger("acme", NOV.0, NOV.1).await.unwrap(),
+        resource,
+    )
 }
 
 fn seconds_in(ledger: &billing_core::ledger::AccountLedger, resource: u32) -> i64 {
@@ -112,7 +115,11 @@ async fn a_rolled_back_batch_and_another_writer_never_reach_a_rating_from_memory
     // in the rating and in g1's runs it writes back.
     fold(&b, 3, &usage("e4", 1, 4)).await.unwrap();
     let four = check(&b, "after B's e4").await;
-    assert_eq!(usage_seconds_of(&a, 1).await, 3 * 3540, "A's usage API after B's write");
+    assert_eq!(
+        usage_seconds_of(&a, 1).await,
+        3 * 3540,
+        "A's usage API after B's write"
+    );
     fold(&a, 4, &usage("e5", 1, 5)).await.unwrap();
     let five = check(&a, "after e5 (B's e4 must count)").await;
     assert!(three != four && four != five, "{three} {four} {five}");
