@@ -31,7 +31,7 @@ pub const DEFAULT_LEDGER_CACHE_KEYS: usize = 1_000_000;
 
 /// A key a batch changed, with its whole runs and coverage by source after the batch (what
 /// the database holds once the batch commits).
-pub(crate) type ChangedKey = (ResourceKey, Runs, crate::writes::Sources);
+pub(crate) type ChangedKey = (ResourceKey, Runs, crate::ledgers::Sources);
 
 /// The tokens of the accounts a batch moved: the one it stamps and the ones stored before.
 #[derive(Debug, Default)]
@@ -154,13 +154,13 @@ impl LedgerCache {
         &self,
         account: &str,
         stored: Option<i64>,
-        k: &crate::fold::KeyInsert<'_>,
-    ) -> Option<(Runs, crate::writes::Sources)> {
+        (lease, resource, sku, class): (&str, &str, &str, billing_core::Class),
+    ) -> Option<(Runs, crate::ledgers::Sources)> {
         let e = self.entries.get(account)?;
         if stored != Some(e.token) {
             return None;
         }
-        let (runs, sources) = e.ledger.key_runs(k.lease, k.resource, k.sku, k.class)?;
+        let (runs, sources) = e.ledger.key_runs(lease, resource, sku, class)?;
         let sources = sources
             .into_iter()
             .map(|(s, r)| (s.to_string(), r.clone()))

@@ -110,8 +110,11 @@ fn window_conditions(windows: &[(i64, i64)]) -> (String, String) {
     (keys_in, egress_in)
 }
 
+/// A key's coverage by source (billing-semantics section 10): source -> runs.
+pub(crate) type Sources = std::collections::BTreeMap<String, Runs>;
+
 /// A key's stored coverage by source (none for keys folded before migration 0012).
-pub(crate) fn parse_sources(text: Option<String>) -> Result<crate::writes::Sources> {
+pub(crate) fn parse_sources(text: Option<String>) -> Result<Sources> {
     match text {
         None => Ok(Default::default()),
         Some(t) => serde_json::from_str(&t)

@@ -10,10 +10,9 @@ use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
 use crate::{Backend, Result, StoreError};
 use billing_core::ledger::{ResourceKey, Runs};
 use sqlx::{AnyConnection, Row};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-/// A key's coverage by source (billing-semantics section 10): source -> runs.
-pub(crate) type Sources = BTreeMap<String, Runs>;
+pub(crate) use crate::ledgers::Sources;
 
 /// The ledger: loads the touched keys, folds the new intervals in, writes back the ones
 /// that changed (one statement each way per batch). Returns the changed keys per account, as
@@ -33,7 +32,7 @@ pub(crate) async fn write_ledger(
         let cache = cache.lock().unwrap_or_else(|e| e.into_inner());
         for (id, (k, _)) in usage {
             let stored = stamp.before.get(k.account).copied();
-            match cache.stored_key(k.account, stored, k) {
+            match cache.stored_key(k.account, stored, (k.lease, k.resource, k.sku, k.class)) {
                 Some(known) => {
                     existing.insert(id.clone(), known);
                 }
