@@ -19,6 +19,7 @@
 //! partition's table name) is text the store writes itself, from integers and fixed fragments
 //! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
 
+mod batch;
 mod capture;
 mod close;
 mod commands;

@@ -3,8 +3,8 @@
 //! notes, dead letters and their outbox rows). Split from `fold.rs`, which decides; this
 //! module only saves.
 
+use crate::batch::{KeyInsert, Sorted, Spans};
 use crate::dead_letters::dead_letter_outbox;
-use crate::fold::{KeyInsert, Sorted, Spans};
 use crate::ledger_cache::{ChangedKey, LedgerCache, Stamp};
 use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
 use crate::{Backend, Result, StoreError};
