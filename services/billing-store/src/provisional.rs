@@ -372,13 +372,14 @@ const UPSERT_HEAD: &str = include_str!("../queries/shared/upsert_provisional_cos
 const UPSERT_TAIL: &str =
     include_str!("../queries/shared/upsert_provisional_costs_on_conflict.sql");
 
-fn upsert_row(account: &str, label: &str, r: &Rated, position: &str, now_ms: i64) -> Vec<Val> {
+/// The row of a rated (account, period); its invoice and unit-seconds texts move into it.
+fn upsert_row(account: &str, label: &str, r: Rated, position: &str, now_ms: i64) -> Vec<Val> {
     vec![
         Val::Text(account.to_string()),
         Val::Text(label.to_string()),
         Val::Text(r.total.to_string()),
-        Val::Text(r.units.clone()),
-        Val::Text(r.body.clone()),
+        Val::Text(r.units),
+        Val::Text(r.body),
         Val::Text(position.to_string()),
         Val::I64(now_ms),
     ]
@@ -401,9 +402,10 @@ async fn store_one(
         }
         Some(Some(r)) => r,
     };
+    let measure = (rated.total, rated.unit_seconds.clone());
     match position {
         Some(p) => {
-            let row = upsert_row(account, label, &rated, &p.to_string(), now_ms);
+            let row = upsert_row(account, label, rated, &p.to_string(), now_ms);
             insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, vec![row]).await?;
         }
         None => {
@@ -420,7 +422,7 @@ async fn store_one(
             .await?;
         }
     }
-    Ok(Some((rated.total, rated.unit_seconds)))
+    Ok(Some(measure))
 }
 
 fn to_json<T: Serialize>(v: &T) -> Result<String> {
@@ -568,12 +570,10 @@ pub(crate) async fn update(
             match rate_one(books, &loaded, account, label)? {
                 None => {}
                 Some(None) => delete_one(conn, account, label).await?,
-                Some(Some(r)) => {
-                    rows.push(upsert_row(account, label, &r, &position, now_ms));
-                    out.insert(
-                        (account.to_string(), label.clone()),
-                        (r.total, r.unit_seconds),
-                    );
+                Some(Some(mut r)) => {
+                    let measure = (r.total, std::mem::take(&mut r.unit_seconds));
+                    rows.push(upsert_row(account, label, r, &position, now_ms));
+                    out.insert((account.to_string(), label.clone()), measure);
                 }
             }
         }
