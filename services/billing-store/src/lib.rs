@@ -20,6 +20,7 @@
 //! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
 
 mod batch;
+mod books;
 mod capture;
 mod close;
 mod commands;
