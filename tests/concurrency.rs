@@ -134,3 +134,122 @@ async fn engines_fold_their_partitions_while_another_holds_its_transaction_open(
     );
     eprintln!("engine B folded 5 batches in {waited:?} while A held its transaction open");
 }
+
+/// A heartbeat of `subject`'s GPU `g` for minute `m` of 2026-11-03.
+fn minute(subject: &str, g: u32, m: u32) -> Vec<u8> {
+    let t = |m: u32| format!("2026-11-03T{:02}:{:02}:00Z", m / 60, m % 60);
+    json!({"specversion":"1.0","id":format!("{subject}-{g}-{m}"),"source":"node/1","type":"gpu.usage",
+        "subject":subject,"data":{"lease":format!("L{g}"),"resource":format!("g{g}"),"sku":"gpu.h100",
+        "start":t(m),"end":t(m + 1)}})
+    .to_string()
+    .into_bytes()
+}
+
+/// Issue 11, HTTP ingest: concurrent `Store::ingest` calls are group-committed. While one
+/// large request folds, twenty small ones queue and go in far fewer transactions than
+/// requests; each caller still gets exactly its own records' outcomes, duplicates across
+/// requests count once, a bad record is dead-lettered in its own request's answer, and the
+/// ledger is the one sequential ingest of the same records builds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_ingest_requests_are_group_committed_with_their_own_outcomes() {
+    for db in BOTH {
+        let url = fresh_db(db).await;
+        let store = std::sync::Arc::new(
+            Store::open(&url)
+                .await
+                .unwrap()
+                .with_dedupe_horizon(CENTURY_S),
+        );
+        store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+        // One large request first: 8,000 minutes of 10 GPUs of "big".
+        let big: Vec<Vec<u8>> = (0..8_000).map(|i| minute("big", i % 10, i / 10)).collect();
+        // Twenty small ones: 50 records each of "small", every other one repeating the
+        // previous request's records (duplicates across requests), one malformed record each.
+        let small: Vec<Vec<Vec<u8>>> = (0..20u32)
+            .map(|r| {
+                let base = (r / 2) * 50;
+                let mut recs: Vec<Vec<u8>> =
+                    (0..50).map(|i| minute("small", 0, base + i)).collect();
+                recs.push(format!("{{\"id\":\"bad-{r}\"").into_bytes());
+                recs
+            })
+            .collect();
+        let first = {
+            let (store, big) = (store.clone(), big.clone());
+            tokio::spawn(async move { store.ingest(big, DEC_2_2026_MS).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let rest: Vec<_> = small
+            .iter()
+            .cloned()
+            .map(|recs| {
+                let store = store.clone();
+                tokio::spawn(async move { store.ingest(recs, DEC_2_2026_MS).await })
+            })
+            .collect();
+        let first = first.await.unwrap().unwrap();
+        assert_eq!(first.len(), 8_000, "{db:?}");
+        assert!(
+            first.iter().all(|o| matches!(o, Outcome::Accepted)),
+            "{db:?}"
+        );
+        let (mut accepted, mut duplicates, mut rejected) = (0, 0, 0);
+        for (r, handle) in rest.into_iter().enumerate() {
+            let outcomes = handle.await.unwrap().unwrap();
+            assert_eq!(
+                outcomes.len(),
+                51,
+                "{db:?}: request {r} gets its own 51 outcomes"
+            );
+            assert!(
+                matches!(outcomes[50], Outcome::Rejected { .. }),
+                "{db:?}: request {r}'s last record is its malformed one: {:?}",
+                outcomes[50]
+            );
+            for o in &outcomes {
+                match o {
+                    Outcome::Accepted => accepted += 1,
+                    Outcome::Duplicate => duplicates += 1,
+                    Outcome::Rejected { .. } => rejected += 1,
+                }
+            }
+        }
+        assert_eq!((accepted, duplicates, rejected), (500, 500, 20), "{db:?}");
+        let groups = store.ingest_groups();
+        assert!(
+            groups <= 6,
+            "{db:?}: 21 requests went in {groups} transactions: not grouped"
+        );
+
+        // The same records one request at a time build the same ledgers.
+        let seq = Store::open(&fresh_db(db).await)
+            .await
+            .unwrap()
+            .with_dedupe_horizon(CENTURY_S);
+        seq.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+        seq.ingest(big, DEC_2_2026_MS).await.unwrap();
+        for recs in small {
+            seq.ingest(recs, DEC_2_2026_MS).await.unwrap();
+        }
+        assert_eq!(seq.ingest_groups(), 21);
+        assert_eq!(ledger_rows(&store).await, ledger_rows(&seq).await, "{db:?}");
+        assert_eq!(
+            ledger_rows(&store).await.len(),
+            11,
+            "{db:?}: 10 + 1 usage keys"
+        );
+    }
+}
+
+/// The stored ledger rows, in key order.
+async fn ledger_rows(store: &Store) -> Vec<String> {
+    use sqlx::Row;
+    let q = "select key_id || '|' || account || '|' || runs || '|' || coalesce(sources, '') from ledger_keys order by key_id";
+    sqlx::query(q)
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.get::<String, _>(0))
+        .collect()
+}

@@ -79,7 +79,7 @@ impl From<billing_store::StoreError> for ApiError {
             S::AccountExists(_) => ApiError::Conflict(e.to_string()),
             S::PriceBook(_) => ApiError::Unprocessable(e.to_string()),
             S::BatchTooLarge(_) => ApiError::TooLarge(e.to_string()),
-            S::Fenced { .. } => ApiError::Unavailable(e.to_string()),
+            S::Fenced { .. } | S::Group(_) => ApiError::Unavailable(e.to_string()),
             other => ApiError::Internal(other.to_string()),
         }
     }

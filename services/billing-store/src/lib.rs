@@ -88,6 +88,10 @@ pub enum StoreError {
     PriceBook(#[from] PriceBookError),
     #[error("batch of {0} records is over the limit of {MAX_BATCH_RECORDS}")]
     BatchTooLarge(usize),
+    /// Another request of the same group commit failed it (see [`Store::ingest`]); nothing of
+    /// the group was written, so the request may be retried as it is.
+    #[error("the batch was committed with others and their transaction failed: {0}")]
+    Group(String),
 }
 
 impl StoreError {
@@ -184,6 +188,10 @@ pub struct Store {
     /// turns with them (see [`Store::begin_fold`] and [`Store::begin_write`]).
     writer: Mutex<()>,
     topics: Topics,
+    /// Ingest requests waiting for the next group commit (see [`Store::ingest`]).
+    ingests: std::sync::Mutex<std::collections::VecDeque<fold::QueuedIngest>>,
+    /// Group commits of ingest requests since the store was opened.
+    ingest_groups: std::sync::atomic::AtomicU64,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
     authorizations: std::sync::Mutex<Vec<quota::Queued>>,
     /// Authorizations decide one group at a time (see [`Store::authorize`]); on PostgreSQL
@@ -282,6 +290,8 @@ impl Store {
             backend,
             writer: Mutex::new(()),
             topics: Topics::default(),
+            ingests: Default::default(),
+            ingest_groups: Default::default(),
             authorizations: std::sync::Mutex::new(Vec::new()),
             holds: Mutex::new(()),
             held_cache: Default::default(),
@@ -294,6 +304,13 @@ impl Store {
                 DEFAULT_LEDGER_CACHE_KEYS,
             )),
         })
+    }
+
+    /// How many transactions [`Store::ingest`] committed (or tried) for its requests since the
+    /// store was opened: fewer than the requests when concurrent ones were grouped.
+    pub fn ingest_groups(&self) -> u64 {
+        self.ingest_groups
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How long this store's folds waited for their advisory locks in all (benchmarks: engines
