@@ -29,7 +29,7 @@ for db in "${@:-sqlite postgres}"; do
         curl -fs -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"id":"acme"}' "$base/v1/admin/accounts" >/dev/null
         curl -fs -X PUT -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' \
             -d '{"prepaid_balance":"100000000","spend_limit":"100000000"}' "$base/v1/admin/accounts/acme/quotas" >/dev/null
-        "$bin" load --url "$base/v1/authorize" --token "$GPUBILL_ADMIN_TOKEN" --rate "${RATE:-1000}" --seconds 10 \
+        "$bin" load --url "$base/v1/authorize" --token "$GPUBILL_ADMIN_TOKEN" --rate "${RATE:-1000}" --seconds 10 --warmup-seconds "${WARMUP:-2}" \
             --post-json '{"account":"acme","sku":"gpu.h100-80g","quantity":"1","seconds":60,"ttl_seconds":1}'
         kill "$pid"; wait "$pid" 2>/dev/null || true
     done

@@ -46,7 +46,7 @@ run_one() {
     # Steady state: let autovacuum's work after the bulk load finish before measuring reads.
     if [ "$db" = postgres ]; then psql -h 127.0.0.1 -U postgres -qc "vacuum analyze" "${url##*/}"; fi
     "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
-        --token "$key" --rate 500 --seconds 10
+        --token "$key" --rate 500 --seconds 10 --warmup-seconds "${WARMUP:-2}"
     local half=$((max_rate / 2))
     echo "-- usage under ingest: ${USAGE_RATE:-2000} req/s while 512 GPUs post at $half events/s (half of $max_rate)"
     # Enough heartbeats for ~20 s at that rate, in a later week (nothing of it is a duplicate).
@@ -56,7 +56,7 @@ run_one() {
     local feeder=$!
     sleep 3
     "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
-        --token "$key" --rate "${USAGE_RATE:-2000}" --seconds 10
+        --token "$key" --rate "${USAGE_RATE:-2000}" --seconds 10 --warmup-seconds "${WARMUP:-2}"
     wait "$feeder"
     kill "$pid"; wait "$pid" 2>/dev/null || true
 }

@@ -670,3 +670,44 @@ async fn metrics_count_events_and_dead_letters_by_reason() {
     );
     assert!(text.contains("gpubill_batch_duration_seconds"), "{text}");
 }
+
+/// Usage answers are kept under the account's ledger token: the same query is answered
+/// again unchanged, and a fold of the account by this server or by another one on the same
+/// database (another engine) gives the next query the new figures at once.
+async fn usage_answers_follow_every_fold_of_the_account(db: Db) {
+    let url = fresh_db(db).await;
+    let a = TestApp::open(&url).await;
+    let b = TestApp::open(&url).await;
+    let key = a.account("acme").await;
+    let ev = |id: &str, resource: &str| {
+        format!(
+            r#"{{"specversion":"1.0","id":"{id}","source":"n","type":"gpu.usage","subject":"acme","data":{{"lease":"L","resource":"{resource}","sku":"gpu","start":"2026-11-05T00:30:00Z","end":"2026-11-05T02:00:00Z","quantity":"0.5"}}}}"#
+        )
+    };
+    let uri = "/v1/usage?from=2026-11-05T00:00:00Z&to=2026-11-05T03:00:00Z&granularity=hour";
+    let buckets = |v: &serde_json::Value| -> Vec<String> {
+        v["groups"][0]["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["unit_seconds"].as_str().unwrap().to_string())
+            .collect()
+    };
+    a.ingest(&[ev("u1", "g1")]).await;
+    let (s, first) = a.get(uri, &key).await;
+    assert_eq!(s, StatusCode::OK, "{first}");
+    assert_eq!(buckets(&first), ["900", "1800", "0"]);
+    assert_eq!(a.get(uri, &key).await.1, first, "asked again, unchanged");
+    // This server folds the account: the next answer counts it.
+    a.ingest(&[ev("u2", "g2")]).await;
+    assert_eq!(buckets(&a.get(uri, &key).await.1), ["1800", "3600", "0"]);
+    // Another server on the same database folds it: this server's next answer counts it.
+    b.ingest(&[ev("u3", "g3")]).await;
+    assert_eq!(buckets(&a.get(uri, &key).await.1), ["2700", "5400", "0"]);
+    // A duplicate moves nothing, and another query of the same range is its own answer.
+    b.ingest(&[ev("u3", "g3")]).await;
+    assert_eq!(buckets(&a.get(uri, &key).await.1), ["2700", "5400", "0"]);
+    let (_, by_resource) = a.get(&format!("{uri}&group_by=resource"), &key).await;
+    assert_eq!(by_resource["groups"].as_array().unwrap().len(), 3);
+}
+on_both!(usage_answers_follow_every_fold_of_the_account);

@@ -140,6 +140,7 @@ impl TestApp {
             sink: None,
             metrics: Some(metrics_handle()),
             limiter: Default::default(),
+            usage_answers: Default::default(),
         };
         TestApp {
             app: router(state.clone()),

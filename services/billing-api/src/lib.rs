@@ -14,6 +14,7 @@ mod openapi;
 mod quota;
 mod terms;
 mod usage;
+pub use usage::Answers as UsageAnswers;
 
 pub use auth::{Principal, generate_secret};
 pub use error::ApiError;
@@ -55,6 +56,8 @@ pub struct AppState {
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     /// Per-key rate limits (see [`limits`]); `Default` is unlimited.
     pub limiter: Arc<limits::RateLimiter>,
+    /// Usage answers kept under their accounts' ledger tokens (see [`UsageAnswers`]).
+    pub usage_answers: Arc<UsageAnswers>,
 }
 
 /// Hands ingested records to the event log (Kafka): `Ok` only once it acknowledged all of

@@ -1,12 +1,12 @@
 //! `GET /v1/usage`: the caller's unit-seconds per bucket, straight from the ledger.
 
 use crate::{ApiError, AppState, Principal};
-use axum::Json;
 use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
 use billing_core::timestamp::{Timestamp, format_secs};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 
 /// Most buckets of one group in one response; longer ranges are paginated with `next_from`.
@@ -66,7 +66,7 @@ pub async fn usage(
     principal: Principal,
     State(s): State<AppState>,
     Query(q): Query<UsageQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let account = principal.customer()?.to_string();
     let step: i64 = match q.granularity.as_deref().unwrap_or("hour") {
         "second" => 1,
@@ -95,6 +95,25 @@ pub async fn usage(
         return Err(ApiError::BadRequest(format!(
             "group_limit {group_limit} is not between 1 and {MAX_GROUPS}"
         )));
+    }
+    // An answer depends on the account's ledger alone: one kept under the ledger token read
+    // now is served as it is (read before the ledger, so a kept answer is never older than
+    // the token it is kept under).
+    let asked = format!(
+        "{from}|{to}|{step}|{group_by}|{group_limit}|{:?}|{:?}",
+        q.group_after, q.granularity
+    );
+    let token = s.store.ledger_token(&account).await?;
+    if let Some(body) = token.and_then(|t| s.usage_answers.get(&account, &asked, t)) {
+        return Ok(json_response(body));
+    }
+    // One computation per (account, query) at a time: the requests that missed together
+    // (a fold just moved the account) wait for the first and take its answer.
+    let flight = s.usage_answers.flight(&account, &asked);
+    let _computing = flight.lock().await;
+    let token = s.store.ledger_token(&account).await?;
+    if let Some(body) = token.and_then(|t| s.usage_answers.get(&account, &asked, t)) {
+        return Ok(json_response(body));
     }
     let ledger = s.store.usage_ledger(&account, from, to).await?;
     fn name_of<'k>(key: &'k billing_core::ledger::ResourceKey, group_by: &str) -> &'k str {
@@ -185,7 +204,7 @@ pub async fn usage(
                 .collect(),
         })
         .collect();
-    Ok(Json(json!({
+    let body: axum::body::Bytes = serde_json::to_vec(&json!({
         "account": account,
         "from": format_secs(from),
         "to": format_secs(page_end),
@@ -196,5 +215,76 @@ pub async fn usage(
         "next_from": (page_end < to).then(|| format_secs(page_end)),
         "group_limit": group_limit,
         "next_group_after": if more_groups { last } else { None },
-    })))
+    }))
+    .map_err(|e| ApiError::Internal(format!("usage answer: {e}")))?
+    .into();
+    if let Some(t) = token {
+        s.usage_answers.put(&account, asked, t, body.clone());
+    }
+    Ok(json_response(body))
+}
+
+fn json_response(body: axum::body::Bytes) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+/// Usage answers kept per (account, query) under the ledger token they were computed for
+/// (see [`billing_store::Store::ledger_token`]): a dashboard polling the same range gets the
+/// same bytes until a fold moves the account. At most [`MAX_KEPT_ANSWERS`] are kept (all are
+/// dropped when full: a cheap bound, refilled by the next requests).
+#[derive(Default)]
+pub struct Answers {
+    kept: std::sync::Mutex<std::collections::HashMap<(String, String), (i64, axum::body::Bytes)>>,
+    /// Per (account, query), the lock of whoever computes its answer now.
+    flights: std::sync::Mutex<std::collections::HashMap<(String, String), Flight>>,
+}
+
+type Flight = std::sync::Arc<tokio::sync::Mutex<()>>;
+
+/// Most usage answers [`Answers`] keeps (a page is at most [`MAX_CELLS`] cells).
+pub const MAX_KEPT_ANSWERS: usize = 4_096;
+
+/// Most bytes of one kept answer (larger answers are computed every time).
+const MAX_KEPT_BYTES: usize = 256 * 1024;
+
+impl Answers {
+    fn get(&self, account: &str, asked: &str, token: i64) -> Option<axum::body::Bytes> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        // The key is built only to look up: the map is small and the lock short.
+        match kept.get(&(account.to_string(), asked.to_string())) {
+            Some((t, body)) if *t == token => Some(body.clone()),
+            _ => None,
+        }
+    }
+
+    /// The computation lock of (account, query); locks nobody holds are dropped as the map
+    /// grows past [`MAX_KEPT_ANSWERS`].
+    fn flight(&self, account: &str, asked: &str) -> Flight {
+        let mut flights = self.flights.lock().unwrap_or_else(|e| e.into_inner());
+        if flights.len() >= MAX_KEPT_ANSWERS {
+            flights.retain(|_, f| std::sync::Arc::strong_count(f) > 1);
+        }
+        flights
+            .entry((account.to_string(), asked.to_string()))
+            .or_default()
+            .clone()
+    }
+
+    fn put(&self, account: &str, asked: String, token: i64, body: axum::body::Bytes) {
+        if body.len() > MAX_KEPT_BYTES {
+            return;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= MAX_KEPT_ANSWERS {
+            kept.clear();
+        }
+        kept.insert((account.to_string(), asked), (token, body));
+    }
 }

@@ -702,6 +702,21 @@ impl Store {
         Ok(all.remove(account).unwrap_or_default())
     }
 
+    /// The account's ledger token: a value every fold that moves the account's ledger
+    /// replaces with a fresh random one, in its transaction (see `ledger_cache`); `None`
+    /// before its first. While it reads the same, everything read from the account's ledger
+    /// (its usage, egress and rental facts) is unchanged, so answers derived from it alone
+    /// may be kept under it.
+    pub async fn ledger_token(&self, account: &str) -> Result<Option<i64>> {
+        Ok(
+            sqlx::query(include_str!("../queries/shared/select_ledger_token.sql"))
+                .bind(account)
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|r| r.get(0)),
+        )
+    }
+
     /// Accounts named by an accepted event or registered. Every accepted event left a ledger
     /// key or an egress row, which (unlike its identity) compaction never drops.
     pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {

@@ -98,6 +98,10 @@ pub struct LoadArgs {
     /// POST this JSON body instead of a GET (e.g. an authorization to `/v1/authorize`).
     #[arg(long)]
     pub post_json: Option<String>,
+    /// Send at the same rate for this many seconds first, not counted: the steady state is
+    /// measured, not the server's and the client's connection setup.
+    #[arg(long, default_value_t = 0)]
+    pub warmup_seconds: u32,
 }
 
 /// Fixed-rate GETs; prints latency percentiles.
@@ -107,10 +111,14 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
         .pool_max_idle_per_host(256)
         .build()?;
     let total = (args.rate as u64 * args.seconds as u64).max(1);
+    let warm = args.rate as u64 * args.warmup_seconds as u64;
     let gap = Duration::from_secs_f64(1.0 / args.rate.max(1) as f64);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Result<Duration, String>>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(bool, Result<Duration, String>)>();
     let start = tokio::time::Instant::now();
-    for i in 0..total {
+    // Counted requests are due from here on.
+    let measured = start + gap * warm as u32;
+    for i in 0..warm + total {
+        let counted = i >= warm;
         tokio::time::sleep_until(start + gap * i as u32).await;
         let (client, url, token, tx, body) = (
             client.clone(),
@@ -137,19 +145,22 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
                 Ok(resp) => Err(format!("status {}", resp.status())),
                 Err(e) => Err(e.to_string()),
             };
-            let _ = tx.send(r);
+            let _ = tx.send((counted, r));
         });
     }
     drop(tx);
     let mut lat = Vec::with_capacity(total as usize);
     let mut errors = Vec::new();
-    while let Some(r) = rx.recv().await {
+    while let Some((counted, r)) = rx.recv().await {
+        if !counted {
+            continue;
+        }
         match r {
             Ok(d) => lat.push(d),
             Err(e) => errors.push(e),
         }
     }
-    let wall = start.elapsed().as_secs_f64();
+    let wall = measured.elapsed().as_secs_f64();
     lat.sort();
     let pct = |p: f64| {
         lat.get(((lat.len() as f64 * p).ceil() as usize).saturating_sub(1))

@@ -359,6 +359,7 @@ impl Application {
                 None => None,
             },
             limiter: Arc::new(billing_api::limits::RateLimiter::new(settings.rate_limits)),
+            usage_answers: Default::default(),
         };
         Ok(Application {
             state,
