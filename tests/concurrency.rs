@@ -253,3 +253,95 @@ async fn ledger_rows(store: &Store) -> Vec<String> {
         .map(|r| r.get::<String, _>(0))
         .collect()
 }
+
+/// Issue 12, automatic closing (`serve --close-grace 72h`): a period closes once its end plus
+/// the grace has passed on the clock, not a millisecond before; two engines racing on one
+/// PostgreSQL close it exactly once (one set of invoices, one closed period); a later period
+/// with unpriced usage is refused and reported, not closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_racing() {
+    let url = fresh_db(Db::Postgres).await;
+    let a = std::sync::Arc::new(Store::open(&url).await.unwrap());
+    let b = std::sync::Arc::new(Store::open(&url).await.unwrap());
+    a.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    let nov = vec![
+        usage(
+            "n1",
+            "alpha",
+            "2026-11-03T00:00:00Z",
+            "2026-11-03T01:00:00Z",
+        ),
+        usage("n2", "beta", "2026-11-20T00:00:00Z", "2026-11-20T02:00:00Z"),
+    ];
+    a.ingest(nov, DEC_2_2026_MS).await.unwrap();
+    let grace = 72 * 3600;
+    // November ends 2026-12-01T00:00Z (UTC book): due at 2026-12-04T00:00Z.
+    let due_ms = DEC_2_2026_MS + 2 * 86_400_000;
+    let early = a.close_due(due_ms - 1, grace).await.unwrap();
+    assert!(
+        early.closed.is_empty() && early.blocked.is_none(),
+        "{early:?}"
+    );
+    assert!(!a.period_closed("2026-11").await.unwrap());
+
+    let (ra, rb) = tokio::join!(
+        {
+            let a = a.clone();
+            async move { a.close_due(due_ms, grace).await }
+        },
+        {
+            let b = b.clone();
+            async move { b.close_due(due_ms, grace).await }
+        }
+    );
+    let (ra, rb) = (ra.unwrap(), rb.unwrap());
+    assert!(
+        ra.closed.contains(&"2026-11".to_string()) || rb.closed.contains(&"2026-11".to_string()),
+        "{ra:?} {rb:?}"
+    );
+    let count = |q: &'static str| {
+        let a = a.clone();
+        async move {
+            use sqlx::Row;
+            sqlx::query(q)
+                .fetch_one(a.pool())
+                .await
+                .unwrap()
+                .get::<i64, _>(0)
+        }
+    };
+    assert_eq!(count("select count(*) from periods").await, 1);
+    assert_eq!(
+        count("select count(*) from invoices").await,
+        2,
+        "alpha and beta, once"
+    );
+    let issued = a.invoices(None, Some("2026-11")).await.unwrap();
+    assert_eq!(issued.len(), 2);
+    // Asked again later: nothing new.
+    let again = b.close_due(due_ms + 3_600_000, grace).await.unwrap();
+    assert!(
+        again.closed.is_empty() && again.blocked.is_none(),
+        "{again:?}"
+    );
+    assert_eq!(count("select count(*) from invoices").await, 2);
+
+    // December has usage of an sku the price book does not price: refused, reported, open.
+    let dec = vec![
+        json!({"specversion":"1.0","id":"d1","source":"node/1","type":"gpu.usage","subject":"alpha",
+            "data":{"lease":"L2","resource":"g1","sku":"gpu.unknown","start":"2026-12-10T00:00:00Z","end":"2026-12-10T01:00:00Z"}})
+        .to_string()
+        .into_bytes(),
+    ];
+    a.ingest(dec, JAN_2_2027_MS).await.unwrap();
+    let jan_4 = JAN_2_2027_MS + 2 * 86_400_000;
+    let blocked = a.close_due(jan_4, grace).await.unwrap();
+    assert!(blocked.closed.is_empty(), "{blocked:?}");
+    let (period, why) = blocked.blocked.expect("December is refused");
+    assert_eq!(period, "2026-12");
+    assert!(
+        matches!(why, billing_store::CloseError::Unpriced { .. }),
+        "{why}"
+    );
+    assert!(!a.period_closed("2026-12").await.unwrap());
+}

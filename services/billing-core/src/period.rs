@@ -109,6 +109,29 @@ fn local_day_start(tz: Tz, d: NaiveDate) -> i64 {
     midnight.and_utc().timestamp()
 }
 
+/// Most periods one automatic close looks at (a century of months: the supported range).
+pub const MAX_DUE_PERIODS: usize = 1_200;
+
+/// Issue 12, automatic closing: the periods due for closing at `now_s` with a grace of
+/// `grace_s` seconds, in order: from the period containing `from_s` on, every one whose end
+/// plus the grace is at or before `now_s` (at most [`MAX_DUE_PERIODS`]). Pure: the caller
+/// reads the clock and says which of them are closed already.
+pub fn due_for_close(from_s: i64, now_s: i64, grace_s: i64, tz: Tz) -> Vec<Period> {
+    let mut due = Vec::new();
+    let mut at = from_s;
+    while due.len() < MAX_DUE_PERIODS {
+        let Some(p) = Period::containing(at, tz) else {
+            break;
+        };
+        if p.end.saturating_add(grace_s) > now_s {
+            break;
+        }
+        at = p.end;
+        due.push(p);
+    }
+    due
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +190,52 @@ mod tests {
                 .label,
             "2026-11"
         );
+    }
+
+    #[test]
+    fn periods_are_due_for_closing_once_their_end_plus_the_grace_has_passed() {
+        use crate::timestamp::Timestamp;
+        let at = |t: &str| Timestamp::parse_rfc3339(t).unwrap().secs;
+        let labels = |v: Vec<Period>| v.into_iter().map(|p| p.label).collect::<Vec<_>>();
+        let grace = 72 * 3600;
+        let from = at("2026-10-15T12:00:00Z");
+        // UTC: November ends 2026-12-01T00:00Z, so with 72 h it is due at 2026-12-04T00:00Z.
+        assert_eq!(
+            labels(due_for_close(
+                from,
+                at("2026-12-03T23:59:59Z"),
+                grace,
+                Tz::UTC
+            )),
+            ["2026-10"]
+        );
+        assert_eq!(
+            labels(due_for_close(
+                from,
+                at("2026-12-04T00:00:00Z"),
+                grace,
+                Tz::UTC
+            )),
+            ["2026-10", "2026-11"]
+        );
+        // Asia/Shanghai: November ends 2026-11-30T16:00Z, due 2026-12-03T16:00Z.
+        let sh = chrono_tz::Asia::Shanghai;
+        assert_eq!(
+            labels(due_for_close(from, at("2026-12-03T15:59:59Z"), grace, sh)),
+            ["2026-10"]
+        );
+        assert_eq!(
+            labels(due_for_close(from, at("2026-12-03T16:00:00Z"), grace, sh)),
+            ["2026-10", "2026-11"]
+        );
+        // No grace: due the second the period ends; nothing before the first period ends.
+        assert_eq!(
+            labels(due_for_close(from, at("2026-11-01T00:00:00Z"), 0, Tz::UTC)),
+            ["2026-10"]
+        );
+        assert!(due_for_close(from, at("2026-10-31T23:59:59Z"), 0, Tz::UTC).is_empty());
+        // Bounded: from 2000 to 2100 is at most a century of months.
+        let all = due_for_close(at("2000-01-01T00:00:00Z"), i64::MAX, 0, Tz::UTC);
+        assert_eq!(all.len(), MAX_DUE_PERIODS);
     }
 }

@@ -71,6 +71,12 @@ impl Books {
         Ok(fresh)
     }
 
+    /// The timezone periods are labelled in (see [`Books::label_of`]); None without a price
+    /// book.
+    pub(crate) fn timezone(&self) -> Option<chrono_tz::Tz> {
+        self.0.first().map(|b| b.timezone)
+    }
+
     /// The label of the period containing `secs`, in the latest version's timezone.
     pub(crate) fn label_of(&self, secs: i64) -> Option<String> {
         Period::containing(secs, self.0.first()?.timezone).map(|p| p.label)

@@ -67,7 +67,65 @@ pub struct IssuedInvoice {
     pub invoice: Invoice,
 }
 
+/// What one automatic close did (see [`Store::close_due`]).
+#[derive(Debug, Default)]
+pub struct AutoClose {
+    /// Periods due and closed now (or found closed by another engine in the meantime).
+    pub closed: Vec<String>,
+    /// The first due period that could not be closed, and why (unpriced usage, no price
+    /// book): later periods wait for it, as credits carry from one period to the next.
+    pub blocked: Option<(String, CloseError)>,
+}
+
 impl Store {
+    /// Closes, in order, every period whose end plus `grace_s` is at or before `now_ms` and
+    /// that is not closed yet, from the first period with usage or egress on (issue 12,
+    /// `serve --close-grace`). The caller reads the clock; the store decides nothing about
+    /// time but what `billing_core::period::due_for_close` says. Each close is
+    /// [`Store::close_period`]: under the exclusive writer lock, so engines racing on one
+    /// database close a period once and the others get the same invoices. Stops at the first
+    /// period refused for unpriced usage or a missing price book ([`AutoClose::blocked`]).
+    pub async fn close_due(&self, now_ms: i64, grace_s: i64) -> Result<AutoClose, CloseError> {
+        let mut done = AutoClose::default();
+        let Some(from_s) = sqlx::query(include_str!("../queries/shared/select_close_start.sql"))
+            .fetch_one(&self.pool)
+            .await?
+            .get::<Option<i64>, _>(0)
+        else {
+            return Ok(done);
+        };
+        let tz = {
+            let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+            match self.books(&mut conn).await?.1.timezone() {
+                Some(tz) => tz,
+                None => return Ok(done),
+            }
+        };
+        let closed: BTreeSet<String> = sqlx::query(include_str!(
+            "../queries/shared/select_closed_period_labels.sql"
+        ))
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(|r| r.get(0))
+        .collect();
+        let now_s = now_ms.div_euclid(1000);
+        for period in billing_core::period::due_for_close(from_s, now_s, grace_s, tz) {
+            if closed.contains(&period.label) {
+                continue;
+            }
+            match self.close_period(&period.label, now_ms).await {
+                Ok(_) => done.closed.push(period.label),
+                Err(e @ (CloseError::Unpriced { .. } | CloseError::NoPriceBook(_))) => {
+                    done.blocked = Some((period.label, e));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+
     /// Issues the invoices of `period_label` for every account (named by an event, registered,
     /// or in the price book's terms). Closing a closed period returns the same invoices.
     pub async fn close_period(

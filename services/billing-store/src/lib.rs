@@ -40,7 +40,7 @@ mod sql;
 mod terms;
 mod writes;
 
-pub use close::{CloseError, IssuedInvoice};
+pub use close::{AutoClose, CloseError, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};
 pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};

@@ -543,3 +543,100 @@ fn batch_spans_are_exported_over_otlp_when_the_endpoint_is_set() {
     }
     drop(server);
 }
+
+/// GET `path` from the server on `port` with a bearer token: (status line, body).
+fn http_get(port: u16, path: &str, token: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// Issue 12: `serve --close-grace` closes a period by itself once its end plus the grace has
+/// passed on the server's clock (November 2026 has; the grace here is 0 and the check every
+/// second), and says so on `/metrics`.
+#[test]
+fn serve_closes_ended_periods_by_itself_with_close_grace() {
+    let dir = temp_dir("autoclose");
+    let port = free_port();
+    let token = "autoclose-admin-token-0123456789";
+    let _server = Server(
+        Command::new(env!("CARGO_BIN_EXE_gpubill"))
+            .args([
+                "serve",
+                "--dedupe-horizon-days",
+                "36500",
+                "--data-dir",
+                dir.to_str().unwrap(),
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--prices",
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../examples/pricebook.toml")
+                    .to_str()
+                    .unwrap(),
+                "--close-grace",
+                "0s",
+                "--close-check-seconds",
+                "1",
+            ])
+            .env("GPUBILL_ADMIN_TOKEN", token)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = gpubill(&[
+        "simulate",
+        "--gpus",
+        "8",
+        "--seconds",
+        "600",
+        "--start",
+        "2026-11-10T00:00:00Z",
+        "--post",
+        &format!("http://127.0.0.1:{port}"),
+        "--token",
+        token,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let export = "/v1/admin/exports/invoices?period=2026-11&format=jsonl";
+    let mut body = String::new();
+    for _ in 0..100 {
+        let (status, b) = http_get(port, export, token);
+        assert!(status.contains("200"), "{status} {b}");
+        if !b.trim().is_empty() {
+            body = b;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        body.contains("\"account\":\"acct-"),
+        "November was not closed automatically: {body:?}"
+    );
+    let (_, metrics) = http_get(port, "/metrics", token);
+    assert!(
+        metrics.contains("gpubill_periods_closed_automatically_total"),
+        "{metrics}"
+    );
+}
