@@ -317,7 +317,12 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
         "alpha and beta, once"
     );
     let issued = a.invoices(None, Some("2026-11")).await.unwrap();
-    assert_eq!(issued.len(), 2);
+    let numbers: Vec<&str> = issued.iter().map(|i| i.number.as_str()).collect();
+    assert_eq!(
+        numbers,
+        ["INV-2026-000001", "INV-2026-000002"],
+        "one close, no gap"
+    );
     // Asked again later: nothing new.
     let again = b.close_due(due_ms + 3_600_000, grace).await.unwrap();
     assert!(
@@ -344,4 +349,64 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
         "{why}"
     );
     assert!(!a.period_closed("2026-12").await.unwrap());
+}
+
+/// Issue 12, numbering: invoice numbers are `{prefix}-{year}-{nnnnnn}`, gapless per year of
+/// issue: closes in one year continue one series, the next year starts again at 1, a refused
+/// close takes no number and a repeated close issues none (both backends, custom prefix).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invoice_numbers_are_gapless_per_series_and_year() {
+    for db in BOTH {
+        let store = Store::open(&fresh_db(db).await)
+            .await
+            .unwrap()
+            .with_dedupe_horizon(CENTURY_S)
+            .with_invoice_prefix("GPU")
+            .unwrap();
+        assert!(
+            Store::open(&fresh_db(db).await)
+                .await
+                .unwrap()
+                .with_invoice_prefix("gpu-1")
+                .is_err()
+        );
+        store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+        let events = vec![
+            usage(
+                "o1",
+                "alpha",
+                "2026-10-03T00:00:00Z",
+                "2026-10-03T01:00:00Z",
+            ),
+            usage(
+                "n1",
+                "alpha",
+                "2026-11-03T00:00:00Z",
+                "2026-11-03T01:00:00Z",
+            ),
+            usage("n2", "beta", "2026-11-04T00:00:00Z", "2026-11-04T01:00:00Z"),
+        ];
+        store.ingest(events, DEC_2_2026_MS).await.unwrap();
+        let numbers = |v: Vec<billing_store::IssuedInvoice>| {
+            v.into_iter().map(|i| i.number).collect::<Vec<_>>()
+        };
+        let nov = numbers(store.close_period("2026-11", DEC_2_2026_MS).await.unwrap());
+        assert_eq!(nov, ["GPU-2026-000001", "GPU-2026-000002"], "{db:?}");
+        // Refused (December has not ended): no number taken. Again: the same invoices.
+        assert!(store.close_period("2026-12", DEC_2_2026_MS).await.is_err());
+        assert_eq!(
+            numbers(
+                store
+                    .close_period("2026-11", DEC_2_2026_MS + 1)
+                    .await
+                    .unwrap()
+            ),
+            nov
+        );
+        let oct = numbers(store.close_period("2026-10", DEC_2_2026_MS).await.unwrap());
+        assert_eq!(oct, ["GPU-2026-000003", "GPU-2026-000004"], "{db:?}");
+        // December closes in 2027: that year's series starts at 1.
+        let dec = numbers(store.close_period("2026-12", JAN_2_2027_MS).await.unwrap());
+        assert_eq!(dec, ["GPU-2027-000001", "GPU-2027-000002"], "{db:?}");
+    }
 }

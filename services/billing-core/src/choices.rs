@@ -204,3 +204,16 @@
 //!   Instants are Unix seconds. A subscription's `current_cycle` is the cycle holding now
 //!   (none before the start or after the last cycle); `cycles_left` counts cycles not
 //!   started.
+//!
+//! Finance (issue 12)
+//! - Invoice numbers are `{prefix}-{year}-{nnnnnn}` (`INV-2026-000123`, at least six digits),
+//!   gapless per (prefix, year). The year is the calendar year of the **issue date** in the
+//!   timezone of the price book version the invoice is rated with (a November invoice issued
+//!   in January is numbered in January's year), as fapiao and most VAT regimes number by
+//!   issue date. Within one close, invoices are numbered in account order. Zero invoices are
+//!   numbered like any other ([`crate::numbering`]).
+//! - Automatic closing (`serve --close-grace`) starts at the period of the first metered
+//!   second (usage or egress) and closes due periods in order; a refused one (unpriced usage,
+//!   no price book) holds back the later ones, since credits carry from one period to the
+//!   next. Periods before the first metered second are closed only by hand
+//!   ([`crate::period::due_for_close`]).

@@ -36,6 +36,7 @@ pub mod magnitude;
 pub mod meter;
 pub mod minimum;
 pub mod money;
+pub mod numbering;
 pub mod offpeak;
 pub mod ondemand;
 pub mod oversize;

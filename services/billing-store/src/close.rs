@@ -5,6 +5,7 @@ use crate::commands::{self, Command};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
 use billing_core::invoice::Invoice;
+use billing_core::numbering;
 use billing_core::rating::{RatingContext, Unpriced, rate_account};
 use billing_core::timestamp::format_secs;
 use serde::Serialize;
@@ -172,7 +173,13 @@ impl Store {
             .await?;
         let positions = commands::positions(tx).await?;
         let out = self
-            .issue(tx, period_label, version.version, issued, now_ms)
+            .issue(
+                tx,
+                period_label,
+                (version.version, version.book.timezone),
+                issued,
+                now_ms,
+            )
             .await?;
         sqlx::query(include_str!("../queries/shared/insert_period.sql"))
             .bind(period_label)
@@ -240,21 +247,27 @@ impl Store {
         Ok(issued)
     }
 
-    /// Writes the invoices with their ids and numbers, and their outbox rows.
+    /// Writes the invoices with their ids and numbers, and their outbox rows. Numbers come
+    /// from the invoice series of the issue date's year (`numbering`), taken in this
+    /// transaction: gapless and never reused, whatever rolls back.
     async fn issue(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         period_label: &str,
-        version: i64,
+        (version, tz): (i64, chrono_tz::Tz),
         invoices: Vec<Invoice>,
         now_ms: i64,
     ) -> Result<Vec<IssuedInvoice>, CloseError> {
-        let issued_at = format_secs(now_ms.div_euclid(1000));
+        let issued_s = now_ms.div_euclid(1000);
+        let issued_at = format_secs(issued_s);
+        let year = numbering::year_of(issued_s, tz)
+            .ok_or_else(|| StoreError::Corrupt(format!("no calendar year for {issued_at}")))?;
+        let first = take_numbers(tx, &self.invoice_prefix, year, invoices.len()).await?;
         let mut rows = Vec::new();
         let mut out = Vec::new();
         for (n, invoice) in invoices.into_iter().enumerate() {
             let id = invoice_id(&invoice.account, period_label);
-            let number = format!("{period_label}-{:05}", n + 1);
+            let number = numbering::number(&self.invoice_prefix, year, first + n as i64);
             let body =
                 serde_json::to_string(&invoice).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             rows.push(vec![
@@ -360,6 +373,27 @@ fn issued_from_row(r: sqlx::any::AnyRow) -> Result<IssuedInvoice> {
 
 /// `inv_` + the first 20 hex digits of SHA-256(account, period): stable, so a replay into an
 /// empty database issues invoices with the same ids.
+/// Takes the next `n` numbers of `prefix`'s series in `year` (in the caller's transaction)
+/// and answers the first of them.
+async fn take_numbers(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    prefix: &str,
+    year: i32,
+    n: usize,
+) -> Result<i64> {
+    if n == 0 {
+        return Ok(1);
+    }
+    let last: i64 = sqlx::query(include_str!("../queries/shared/take_numbers.sql"))
+        .bind(prefix)
+        .bind(year)
+        .bind(n as i64)
+        .fetch_one(&mut **tx)
+        .await?
+        .get(0);
+    Ok(last - n as i64 + 1)
+}
+
 pub fn invoice_id(account: &str, period: &str) -> String {
     let h = crate::keys::hash_key(&format!("{}:{account}|{period}", account.len()));
     format!("inv_{}", &h[..20])

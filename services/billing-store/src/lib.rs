@@ -190,6 +190,8 @@ pub struct Store {
     topics: Topics,
     /// Ingest requests waiting for the next group commit (see [`Store::ingest`]).
     ingests: std::sync::Mutex<std::collections::VecDeque<fold::QueuedIngest>>,
+    /// The prefix of invoice numbers (`INV-2026-000123`; see [`Store::with_invoice_prefix`]).
+    invoice_prefix: String,
     /// Group commits of ingest requests since the store was opened.
     ingest_groups: std::sync::atomic::AtomicU64,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
@@ -292,6 +294,7 @@ impl Store {
             topics: Topics::default(),
             ingests: Default::default(),
             ingest_groups: Default::default(),
+            invoice_prefix: billing_core::numbering::INVOICE_PREFIX.to_string(),
             authorizations: std::sync::Mutex::new(Vec::new()),
             holds: Mutex::new(()),
             held_cache: Default::default(),
@@ -304,6 +307,19 @@ impl Store {
                 DEFAULT_LEDGER_CACHE_KEYS,
             )),
         })
+    }
+
+    /// The same store numbering invoices `{prefix}-{year}-{nnnnnn}` (default `INV`); `Err`
+    /// unless `prefix` is 1 to 16 of `A-Z 0-9`. Every engine on one database (and every
+    /// replay of its commands) must use the same prefix.
+    pub fn with_invoice_prefix(mut self, prefix: &str) -> Result<Store, String> {
+        if !billing_core::numbering::is_prefix(prefix) {
+            return Err(format!(
+                "invoice prefix {prefix:?}: must be 1 to 16 of A-Z 0-9"
+            ));
+        }
+        self.invoice_prefix = prefix.to_string();
+        Ok(self)
     }
 
     /// How many transactions [`Store::ingest`] committed (or tried) for its requests since the

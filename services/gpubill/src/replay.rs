@@ -20,6 +20,9 @@ pub struct ReplayArgs {
     /// The commands topic (price books, accounts, period closes).
     #[arg(long, default_value = "billing.commands.v1")]
     pub commands_topic: String,
+    /// The invoice number prefix the engines used (`serve --invoice-prefix`).
+    #[arg(long, env = "GPUBILL_INVOICE_PREFIX", default_value = billing_core::numbering::INVOICE_PREFIX)]
+    pub invoice_prefix: String,
 }
 
 pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
@@ -31,7 +34,9 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         Store::open(&args.database)
             .await
             .context("cannot open the database")?
-            .with_topics(topics),
+            .with_topics(topics)
+            .with_invoice_prefix(&args.invoice_prefix)
+            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?,
     );
     let clock = billing_api::system_clock();
     let started = std::time::Instant::now();

@@ -106,6 +106,10 @@ pub struct ServeArgs {
     /// database on every use; see `billing_store::Store::with_ledger_cache_keys`); 0: off.
     #[arg(long, default_value_t = billing_store::DEFAULT_LEDGER_CACHE_KEYS)]
     pub ledger_cache_keys: usize,
+    /// Invoice numbers are `{prefix}-{year}-{nnnnnn}`, gapless per year (1 to 16 of A-Z 0-9).
+    /// Every engine on one database, and `gpubill replay`, must use the same.
+    #[arg(long, env = "GPUBILL_INVOICE_PREFIX", default_value = billing_core::numbering::INVOICE_PREFIX)]
+    pub invoice_prefix: String,
     /// Requests per second per customer API key (burst twice as many); 0: unlimited.
     #[arg(long, default_value_t = 100)]
     pub rate_limit_customer: u32,
@@ -208,6 +212,7 @@ pub struct Settings {
     pub durable_holds: bool,
     pub ledger_cache_keys: usize,
     pub rate_limits: billing_api::limits::RateLimits,
+    pub invoice_prefix: String,
 }
 
 impl Settings {
@@ -271,6 +276,7 @@ impl Settings {
             dedupe_horizon_s: args.dedupe_horizon_days.saturating_mul(86_400),
             durable_holds: args.durable_holds,
             ledger_cache_keys: args.ledger_cache_keys,
+            invoice_prefix: args.invoice_prefix.clone(),
             rate_limits: args.rate_limits(),
         })
     }
@@ -326,7 +332,9 @@ impl Application {
             .with_max_future(settings.max_future_s)
             .with_dedupe_horizon(settings.dedupe_horizon_s)
             .with_durable_holds(settings.durable_holds)
-            .with_ledger_cache_keys(settings.ledger_cache_keys);
+            .with_ledger_cache_keys(settings.ledger_cache_keys)
+            .with_invoice_prefix(&settings.invoice_prefix)
+            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?;
         let clock = system_clock();
         // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
         // `run`).

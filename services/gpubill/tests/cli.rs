@@ -305,7 +305,7 @@ fn demo_runs_the_embedded_engine_end_to_end() {
         "sla_compensation     gpu.h100-80g       tier 0 x-               1800 unit_seconds       0.00",
         "compensation: 8.23",
         "package_usage        gpu.h100-80g       tier 0 x-               7200 unit_seconds       0.00",
-        "acct-3   2026-11-00004           7      10.77      0.00     10.77     0.00       0.00",
+        "acct-3   INV-2026-000004         7      10.77      0.00     10.77     0.00       0.00",
     ] {
         assert!(text.contains(line), "{line:?} not in {text}");
     }
