@@ -711,3 +711,76 @@ async fn usage_answers_follow_every_fold_of_the_account(db: Db) {
     assert_eq!(by_resource["groups"].as_array().unwrap().len(), 3);
 }
 on_both!(usage_answers_follow_every_fold_of_the_account);
+
+/// Section 7's preview recomputes a closed period as its close rated it: with the price book
+/// version the invoice was issued with (not a later upload) and the credit balance the account
+/// had at the close (not the credit the invoice drew). Issue 12's worked example: credits
+/// 500, an issued subtotal of 100 at 6% tax (credit 100, total 0.00), 50 more arriving late:
+/// the recomputed invoice draws 150 of the 500 and still totals 0.00 (the old preview, taking
+/// the issued credit of 100 as the balance, said 53.00).
+async fn adjustments_recompute_with_the_issued_version_and_the_credit_balance(db: Db) {
+    let t = TestApp::fresh(db).await;
+    let book = |rate: &str| {
+        format!(
+            "currency = \"USD\"\ntimezone = \"UTC\"\n[skus.\"gpu\"]\nrate_per_hour = \"{rate}\"\n[tax]\nrate = \"0.06\"\n[[credits]]\naccount = \"acme\"\namount = \"500.00\"\n"
+        )
+    };
+    t.put_pricebook(&book("100.00")).await;
+    let ev = |id: &str, subject: &str, start: &str, end: &str| {
+        format!(
+            r#"{{"specversion":"1.0","id":"{id}","source":"n","type":"gpu.usage","subject":"{subject}","data":{{"lease":"L-{id}","resource":"g","sku":"gpu","start":"{start}","end":"{end}"}}}}"#
+        )
+    };
+    t.ingest(&[
+        ev("a1", "acme", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z"),
+        ev("b1", "beta", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z"),
+    ])
+    .await;
+    let closed = t.close("2026-11").await;
+    let total_of = |who: &str| {
+        closed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["account"] == who)
+            .map(|i| (i["credit"].clone(), i["total"].clone()))
+            .unwrap()
+    };
+    assert_eq!(
+        total_of("acme"),
+        (serde_json::json!("100.00"), serde_json::json!("0.00"))
+    );
+    assert_eq!(
+        total_of("beta"),
+        (serde_json::json!("0.00"), serde_json::json!("106.00"))
+    );
+    // Late: half an hour more for acme (50.00), an hour more for beta (100.00); then a new
+    // price book version at twice the rate, applicable to November too.
+    t.ingest(&[
+        ev("a2", "acme", "2026-11-04T00:00:00Z", "2026-11-04T00:30:00Z"),
+        ev("b2", "beta", "2026-11-04T00:00:00Z", "2026-11-04T01:00:00Z"),
+    ])
+    .await;
+    t.put_pricebook(&book("200.00")).await;
+    let (s, adj) = t.get("/v1/admin/adjustments?period=2026-11", ADMIN).await;
+    assert_eq!(s, StatusCode::OK, "{adj}");
+    let of = |who: &str| {
+        adj["pending_adjustments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["account"] == who)
+            .map(|a| (a["recomputed_total"].clone(), a["difference"].clone()))
+            .unwrap_or_else(|| panic!("no adjustment for {who}: {adj}"))
+    };
+    assert_eq!(
+        of("acme"),
+        (serde_json::json!("0.00"), serde_json::json!("0.00"))
+    );
+    // beta at the issued version's 100.00/h: 2 h x 100 x 1.06 = 212.00 (not 424.00 at 200.00).
+    assert_eq!(
+        of("beta"),
+        (serde_json::json!("212.00"), serde_json::json!("106.00"))
+    );
+}
+on_both!(adjustments_recompute_with_the_issued_version_and_the_credit_balance);

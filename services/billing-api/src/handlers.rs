@@ -7,9 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use billing_core::period::Period;
-use billing_core::rating::{RatingContext, rate_account};
 use billing_store::{CloseError, IssuedInvoice, MAX_BATCH_RECORDS, Outcome, hash_key};
-use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -370,8 +368,7 @@ pub async fn pending_adjustments(
         let Some(issued) = issued.into_iter().next() else {
             // No invoice was issued to this account for the period (it was unknown when the
             // period closed): everything it owes for the period is the adjustment.
-            let credit = s.store.credit_left(&account, &period).await?;
-            let recomputed = rate_now(&s, &account, &period, credit).await?;
+            let recomputed = recompute(&s, &account, &period).await?;
             adjustments.push(json!({
                 "account": account,
                 "period": period,
@@ -383,7 +380,7 @@ pub async fn pending_adjustments(
             }));
             continue;
         };
-        let recomputed = rate_now(&s, &account, &period, issued.invoice.credit).await?;
+        let recomputed = recompute(&s, &account, &period).await?;
         adjustments.push(json!({
             "account": account,
             "period": period,
@@ -397,24 +394,23 @@ pub async fn pending_adjustments(
     Ok(Json(json!({ "pending_adjustments": adjustments })))
 }
 
-/// Rates `account` for `period` from the ledger as it is now.
-async fn rate_now(
+/// The closed period's invoice of `account` rated again as the close rated it (its price book
+/// version, the credit balance at the close) over the ledger as it is now.
+async fn recompute(
     s: &AppState,
     account: &str,
     period: &str,
-    credit_balance: Decimal,
 ) -> Result<billing_core::Invoice, ApiError> {
-    let (version, p) = s.store.pricebook_for(period).await?.ok_or_else(|| {
-        ApiError::Conflict(format!(
-            "no price book applies to {period}: upload one with PUT /v1/admin/pricebook"
-        ))
-    })?;
-    let platform = s.store.platform().await?;
-    let ctx = RatingContext::with_platform(&version.book, p, &platform);
-    let ledger = s.store.account_ledger(account).await?;
-    let rated = rate_account(&ctx, account, Some(&ledger), credit_balance)
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(rated.invoice)
+    s.store
+        .recompute_closed(account, period)
+        .await
+        .map_err(|e| match e {
+            CloseError::Store(e) => e.into(),
+            CloseError::NoPriceBook(_) | CloseError::NotClosed(_) => {
+                ApiError::Conflict(e.to_string())
+            }
+            other => ApiError::Internal(other.to_string()),
+        })
 }
 
 /// `GET /v1/cost/current`: the current period rated so far, shaped like an invoice. It reads

@@ -25,6 +25,8 @@ pub enum CloseError {
         period: String,
         unpriced: Vec<Unpriced>,
     },
+    #[error("period {0} is not closed")]
+    NotClosed(String),
     #[error("{0}")]
     Rating(#[from] billing_core::rating::RatingError),
     #[error(transparent)]
@@ -245,6 +247,53 @@ impl Store {
             });
         }
         Ok(issued)
+    }
+
+    /// The invoice of `account` for the closed period `period_label` rated again over the
+    /// ledger as it is now (late usage included), exactly as the close rated it otherwise:
+    /// with the price book version the period was closed with (not the one applicable now)
+    /// and the credit balance the account had at that close, after its invoices of earlier
+    /// periods only (not the credit the invoice itself drew, nor later periods' draws).
+    /// What billing-semantics.md section 7 compares with the issued invoice.
+    pub async fn recompute_closed(
+        &self,
+        account: &str,
+        period_label: &str,
+    ) -> Result<Invoice, CloseError> {
+        let version: i64 = sqlx::query(include_str!("../queries/shared/select_period_version.sql"))
+            .bind(period_label)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| CloseError::NotClosed(period_label.to_string()))?
+            .get(0);
+        let book = self
+            .pricebooks()
+            .await?
+            .into_iter()
+            .find(|v| v.version == version)
+            .ok_or_else(|| CloseError::NoPriceBook(period_label.to_string()))?
+            .book;
+        let period = billing_core::Period::month(period_label, book.timezone)
+            .map_err(|e| StoreError::Corrupt(format!("closed period {period_label}: {e}")))?;
+        let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+        let platform = crate::rental::load_platform(&mut conn).await?;
+        let issued =
+            crate::provisional::issued_credits(&mut conn, crate::sql::ONE_ACCOUNT, account).await?;
+        drop(conn);
+        let earlier: Vec<_> = issued
+            .get(account)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|(label, _, _)| {
+                billing_core::Period::month(label, book.timezone)
+                    .is_ok_and(|p| p.start < period.start)
+            })
+            .cloned()
+            .collect();
+        let balance = crate::provisional::credit_balance(&book, account, &earlier, &period);
+        let ctx = RatingContext::with_platform(&book, period, &platform);
+        let ledger = self.account_ledger(account).await?;
+        Ok(rate_account(&ctx, account, Some(&ledger), balance)?.invoice)
     }
 
     /// Writes the invoices with their ids and numbers, and their outbox rows. Numbers come
