@@ -472,35 +472,17 @@ fn batch_spans_are_exported_over_otlp_when_the_endpoint_is_set() {
     let dir = temp_dir("otel");
     let port = free_port();
     let server = Server(
-        Command::new(env!("CARGO_BIN_EXE_gpubill"))
-            .args([
-                "serve",
-                "--dedupe-horizon-days",
-                "36500",
-                "--data-dir",
-                dir.to_str().unwrap(),
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-            ])
+        serve_command(&dir, port)
             .env("GPUBILL_ADMIN_TOKEN", "otel-admin-token-0123456789abcdef")
             .env(
                 "OTEL_EXPORTER_OTLP_ENDPOINT",
                 format!("http://127.0.0.1:{collector}"),
             )
             .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap(),
     );
-    let mut up = false;
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            up = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert!(up, "gpubill serve did not come up on {port}");
+    wait_for_port(port);
     let out = gpubill(&[
         "simulate",
         "--gpus",
@@ -571,15 +553,8 @@ fn serve_closes_ended_periods_by_itself_with_close_grace() {
     let port = free_port();
     let token = "autoclose-admin-token-0123456789";
     let _server = Server(
-        Command::new(env!("CARGO_BIN_EXE_gpubill"))
+        serve_command(&dir, port)
             .args([
-                "serve",
-                "--dedupe-horizon-days",
-                "36500",
-                "--data-dir",
-                dir.to_str().unwrap(),
-                "--listen",
-                &format!("127.0.0.1:{port}"),
                 "--prices",
                 PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                     .join("../../examples/pricebook.toml")
@@ -591,16 +566,10 @@ fn serve_closes_ended_periods_by_itself_with_close_grace() {
                 "1",
             ])
             .env("GPUBILL_ADMIN_TOKEN", token)
-            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap(),
     );
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_for_port(port);
     let out = gpubill(&[
         "simulate",
         "--gpus",
@@ -639,4 +608,32 @@ fn serve_closes_ended_periods_by_itself_with_close_grace() {
         metrics.contains("gpubill_periods_closed_automatically_total"),
         "{metrics}"
     );
+}
+
+/// `gpubill serve` on `port` with its data in `dir` (a century's dedupe horizon), to add
+/// arguments and environment to.
+fn serve_command(dir: &std::path::Path, port: u16) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpubill"));
+    c.args([
+        "serve",
+        "--dedupe-horizon-days",
+        "36500",
+        "--data-dir",
+        dir.to_str().unwrap(),
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+    ])
+    .stderr(std::process::Stdio::null());
+    c
+}
+
+/// Waits up to 10 s for a server to listen on `port`; panics if none does.
+fn wait_for_port(port: u16) {
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("gpubill serve did not come up on {port}");
 }
