@@ -100,22 +100,22 @@ pub async fn usage(
     // now is served as it is (read before the ledger, so a kept answer is never older than
     // the token it is kept under).
     let asked = format!(
-        "{from}|{to}|{step}|{group_by}|{group_limit}|{:?}|{:?}",
+        "{account}\n{from}|{to}|{step}|{group_by}|{group_limit}|{:?}|{:?}",
         q.group_after, q.granularity
     );
     let token = s.store.ledger_token(&account).await?;
-    if let Some(body) = token.and_then(|t| s.usage_answers.get(&account, &asked, t)) {
+    if let Some(body) = token.and_then(|t| s.usage_answers.get(&asked, t)) {
         return Ok(json_response(body));
     }
     // One computation per (account, query) at a time: the requests that missed together
     // (a fold just moved the account) wait for the first and take its answer.
-    let flight = s.usage_answers.flight(&account, &asked);
+    let flight = s.usage_answers.flight(&asked);
     let _computing = flight.lock().await;
     let token = s.store.ledger_token(&account).await?;
-    if let Some(body) = token.and_then(|t| s.usage_answers.get(&account, &asked, t)) {
+    if let Some(body) = token.and_then(|t| s.usage_answers.get(&asked, t)) {
         return Ok(json_response(body));
     }
-    let ledger = s.store.usage_ledger(&account, from, to).await?;
+    let ledger = s.store.usage_ledger_at(&account, token, from, to).await?;
     fn name_of<'k>(key: &'k billing_core::ledger::ResourceKey, group_by: &str) -> &'k str {
         match group_by {
             "lease" => &key.lease,
@@ -219,7 +219,7 @@ pub async fn usage(
     .map_err(|e| ApiError::Internal(format!("usage answer: {e}")))?
     .into();
     if let Some(t) = token {
-        s.usage_answers.put(&account, asked, t, body.clone());
+        s.usage_answers.put(asked, t, body.clone());
     }
     Ok(json_response(body))
 }
@@ -235,15 +235,16 @@ fn json_response(body: axum::body::Bytes) -> Response {
         .into_response()
 }
 
-/// Usage answers kept per (account, query) under the ledger token they were computed for
+/// Usage answers kept per (account, query) (one key: the account, a newline, the query's
+/// normalized parameters) under the ledger token they were computed for
 /// (see [`billing_store::Store::ledger_token`]): a dashboard polling the same range gets the
 /// same bytes until a fold moves the account. At most [`MAX_KEPT_ANSWERS`] are kept (all are
 /// dropped when full: a cheap bound, refilled by the next requests).
 #[derive(Default)]
 pub struct Answers {
-    kept: std::sync::Mutex<std::collections::HashMap<(String, String), (i64, axum::body::Bytes)>>,
+    kept: std::sync::Mutex<std::collections::HashMap<String, (i64, axum::body::Bytes)>>,
     /// Per (account, query), the lock of whoever computes its answer now.
-    flights: std::sync::Mutex<std::collections::HashMap<(String, String), Flight>>,
+    flights: std::sync::Mutex<std::collections::HashMap<String, Flight>>,
 }
 
 type Flight = std::sync::Arc<tokio::sync::Mutex<()>>;
@@ -255,10 +256,9 @@ pub const MAX_KEPT_ANSWERS: usize = 4_096;
 const MAX_KEPT_BYTES: usize = 256 * 1024;
 
 impl Answers {
-    fn get(&self, account: &str, asked: &str, token: i64) -> Option<axum::body::Bytes> {
+    fn get(&self, asked: &str, token: i64) -> Option<axum::body::Bytes> {
         let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        // The key is built only to look up: the map is small and the lock short.
-        match kept.get(&(account.to_string(), asked.to_string())) {
+        match kept.get(asked) {
             Some((t, body)) if *t == token => Some(body.clone()),
             _ => None,
         }
@@ -266,18 +266,18 @@ impl Answers {
 
     /// The computation lock of (account, query); locks nobody holds are dropped as the map
     /// grows past [`MAX_KEPT_ANSWERS`].
-    fn flight(&self, account: &str, asked: &str) -> Flight {
+    fn flight(&self, asked: &str) -> Flight {
         let mut flights = self.flights.lock().unwrap_or_else(|e| e.into_inner());
         if flights.len() >= MAX_KEPT_ANSWERS {
             flights.retain(|_, f| std::sync::Arc::strong_count(f) > 1);
         }
-        flights
-            .entry((account.to_string(), asked.to_string()))
-            .or_default()
-            .clone()
+        if let Some(f) = flights.get(asked) {
+            return f.clone();
+        }
+        flights.entry(asked.to_string()).or_default().clone()
     }
 
-    fn put(&self, account: &str, asked: String, token: i64, body: axum::body::Bytes) {
+    fn put(&self, asked: String, token: i64, body: axum::body::Bytes) {
         if body.len() > MAX_KEPT_BYTES {
             return;
         }
@@ -285,6 +285,6 @@ impl Answers {
         if kept.len() >= MAX_KEPT_ANSWERS {
             kept.clear();
         }
-        kept.insert((account.to_string(), asked), (token, body));
+        kept.insert(asked, (token, body));
     }
 }

@@ -699,13 +699,19 @@ impl Store {
     /// memory when its token is the stored one (see `ledger_cache`), else from the database,
     /// only those keys (the usage API's path: never the account's whole history).
     pub async fn usage_ledger(&self, account: &str, from: i64, to: i64) -> Result<AccountLedger> {
-        let mut conn = self.pool.acquire().await?;
-        let token: Option<i64> =
-            sqlx::query(include_str!("../queries/shared/select_ledger_token.sql"))
-                .bind(account)
-                .fetch_optional(&mut *conn)
-                .await?
-                .map(|r| r.get(0));
+        let token = self.ledger_token(account).await?;
+        self.usage_ledger_at(account, token, from, to).await
+    }
+
+    /// [`Store::usage_ledger`] for a caller that has just read the account's ledger token
+    /// ([`Store::ledger_token`]): the kept ledger is used only if it is that token's.
+    pub async fn usage_ledger_at(
+        &self,
+        account: &str,
+        token: Option<i64>,
+        from: i64,
+        to: i64,
+    ) -> Result<AccountLedger> {
         let kept = self
             .ledger_cache
             .lock()
@@ -714,6 +720,7 @@ impl Store {
         if let Some(ledger) = kept {
             return Ok(ledger);
         }
+        let mut conn = self.pool.acquire().await?;
         let mut all = load_ledgers(&mut conn, None, &[account], &[(from, to)]).await?;
         Ok(all.remove(account).unwrap_or_default())
     }
@@ -829,24 +836,6 @@ impl Store {
             q.execute(&self.pool).await?;
         }
         Ok(())
-    }
-
-    /// The credit `account` has left for `period`: the credits of the price book version
-    /// rating it, less what its issued invoices consumed (zero when no version applies).
-    pub async fn credit_left(&self, account: &str, period: &str) -> Result<rust_decimal::Decimal> {
-        use rust_decimal::Decimal;
-        let Some((version, p)) = self.pricebook_for(period).await? else {
-            return Ok(Decimal::ZERO);
-        };
-        let mut conn = self.pool.acquire().await?;
-        let issued = provisional::issued_credits(&mut conn, sql::ONE_ACCOUNT, account).await?;
-        let issued = issued.get(account).map_or(&[][..], Vec::as_slice);
-        Ok(provisional::credit_balance(
-            &version.book,
-            account,
-            issued,
-            &p,
-        ))
     }
 
     /// The platform's spot curves and node faults (billing-semantics sections 9 and 10), as
