@@ -1,11 +1,66 @@
 //! Loading accounts' ledgers (usage keys and egress) from the store, whole or only what
 //! rating some periods reads.
 
-use crate::{Backend, Result, StoreError};
+use crate::{Backend, Result, Store, StoreError};
 use billing_core::Class;
 use billing_core::ledger::{AccountLedger, EgressRecord, ResourceKey, Runs};
 use billing_core::timestamp::Timestamp;
 use sqlx::Row;
+
+/// Reads of accounts' ledgers for the API (outside any fold).
+impl Store {
+    /// Everything metered for `account`: all its usage keys and egress records.
+    pub async fn account_ledger(&self, account: &str) -> Result<AccountLedger> {
+        let mut conn = self.pool.acquire().await?;
+        load_ledger(&mut conn, account).await
+    }
+
+    /// What `account`'s usage in `[from, to)` seconds reads: the usage keys with a second in
+    /// it (whole) and the egress in it, as committed. From the ledger this process keeps in
+    /// memory when its token is the stored one (see `ledger_cache`), else from the database,
+    /// only those keys (the usage API's path: never the account's whole history).
+    pub async fn usage_ledger(&self, account: &str, from: i64, to: i64) -> Result<AccountLedger> {
+        let token = self.ledger_token(account).await?;
+        self.usage_ledger_at(account, token, from, to).await
+    }
+
+    /// [`Store::usage_ledger`] for a caller that has just read the account's ledger token
+    /// ([`Store::ledger_token`]): the kept ledger is used only if it is that token's.
+    pub async fn usage_ledger_at(
+        &self,
+        account: &str,
+        token: Option<i64>,
+        from: i64,
+        to: i64,
+    ) -> Result<AccountLedger> {
+        let kept = self
+            .ledger_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .peek(account, token, (from, to));
+        if let Some(ledger) = kept {
+            return Ok(ledger);
+        }
+        let mut conn = self.pool.acquire().await?;
+        let mut all = load_ledgers(&mut conn, None, &[account], &[(from, to)]).await?;
+        Ok(all.remove(account).unwrap_or_default())
+    }
+
+    /// The account's ledger token: a value every fold that moves the account's ledger
+    /// replaces with a fresh random one, in its transaction (see `ledger_cache`); `None`
+    /// before its first. While it reads the same, everything read from the account's ledger
+    /// (its usage, egress and rental facts) is unchanged, so answers derived from it alone
+    /// may be kept under it.
+    pub async fn ledger_token(&self, account: &str) -> Result<Option<i64>> {
+        Ok(
+            sqlx::query(include_str!("../queries/shared/select_ledger_token.sql"))
+                .bind(account)
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|r| r.get(0)),
+        )
+    }
+}
 
 /// An account's ledger as `conn` sees it (inside a batch's transaction: with the batch).
 pub(crate) async fn load_ledger(

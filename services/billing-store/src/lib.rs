@@ -28,6 +28,7 @@ mod dead_letters;
 mod decisions;
 mod fold;
 mod identities;
+mod ingest;
 mod keys;
 mod ledger_cache;
 mod ledgers;
@@ -53,7 +54,6 @@ pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 
-use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::pricebook::{PriceBook, PriceBookError};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
@@ -189,7 +189,7 @@ pub struct Store {
     writer: Mutex<()>,
     topics: Topics,
     /// Ingest requests waiting for the next group commit (see [`Store::ingest`]).
-    ingests: std::sync::Mutex<std::collections::VecDeque<fold::QueuedIngest>>,
+    ingests: std::sync::Mutex<std::collections::VecDeque<ingest::QueuedIngest>>,
     /// The prefix of invoice numbers (`INV-2026-000123`; see [`Store::with_invoice_prefix`]).
     invoice_prefix: String,
     /// Group commits of ingest requests since the store was opened.
@@ -684,60 +684,6 @@ impl Store {
             }
         }
         Ok(None)
-    }
-
-    // ---- the ledger -----------------------------------------------------------------------
-
-    /// Everything metered for `account`: all its usage keys and egress records.
-    pub async fn account_ledger(&self, account: &str) -> Result<AccountLedger> {
-        let mut conn = self.pool.acquire().await?;
-        load_ledger(&mut conn, account).await
-    }
-
-    /// What `account`'s usage in `[from, to)` seconds reads: the usage keys with a second in
-    /// it (whole) and the egress in it, as committed. From the ledger this process keeps in
-    /// memory when its token is the stored one (see `ledger_cache`), else from the database,
-    /// only those keys (the usage API's path: never the account's whole history).
-    pub async fn usage_ledger(&self, account: &str, from: i64, to: i64) -> Result<AccountLedger> {
-        let token = self.ledger_token(account).await?;
-        self.usage_ledger_at(account, token, from, to).await
-    }
-
-    /// [`Store::usage_ledger`] for a caller that has just read the account's ledger token
-    /// ([`Store::ledger_token`]): the kept ledger is used only if it is that token's.
-    pub async fn usage_ledger_at(
-        &self,
-        account: &str,
-        token: Option<i64>,
-        from: i64,
-        to: i64,
-    ) -> Result<AccountLedger> {
-        let kept = self
-            .ledger_cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .peek(account, token, (from, to));
-        if let Some(ledger) = kept {
-            return Ok(ledger);
-        }
-        let mut conn = self.pool.acquire().await?;
-        let mut all = load_ledgers(&mut conn, None, &[account], &[(from, to)]).await?;
-        Ok(all.remove(account).unwrap_or_default())
-    }
-
-    /// The account's ledger token: a value every fold that moves the account's ledger
-    /// replaces with a fresh random one, in its transaction (see `ledger_cache`); `None`
-    /// before its first. While it reads the same, everything read from the account's ledger
-    /// (its usage, egress and rental facts) is unchanged, so answers derived from it alone
-    /// may be kept under it.
-    pub async fn ledger_token(&self, account: &str) -> Result<Option<i64>> {
-        Ok(
-            sqlx::query(include_str!("../queries/shared/select_ledger_token.sql"))
-                .bind(account)
-                .fetch_optional(&self.pool)
-                .await?
-                .map(|r| r.get(0)),
-        )
     }
 
     /// Accounts named by an accepted event or registered. Every accepted event left a ledger

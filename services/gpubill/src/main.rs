@@ -1,5 +1,6 @@
 //! `gpubill`: the single binary. Roles are subcommands.
 
+mod autoclose;
 mod bench;
 mod bench_copy;
 mod bench_kafka;

@@ -91,7 +91,7 @@ pub struct ServeArgs {
     /// (e.g. `72h`, `3d`, `90m`, `0s`), checked every `--close-check-seconds`; still refused while usage is
     /// unpriced (logged, and `gpubill_close_blocked` is 1 on `/metrics`). Off when not given:
     /// periods are closed by hand (`POST /v1/admin/invoices/close`), which always works.
-    #[arg(long, value_parser = parse_grace)]
+    #[arg(long, value_parser = crate::autoclose::parse_grace)]
     pub close_grace: Option<i64>,
     /// How often `--close-grace` looks for periods due, in seconds.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -416,16 +416,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         })
     };
     let closer = args.close_grace.map(|grace_s| {
-        let (store, clock) = (app.state.store.clone(), app.state.clock.clone());
         let check = std::time::Duration::from_secs(args.close_check_seconds);
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(check);
-            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                every.tick().await;
-                close_due(&store, clock(), grace_s).await;
-            }
-        })
+        crate::autoclose::spawn(
+            app.state.store.clone(),
+            app.state.clock.clone(),
+            grace_s,
+            check,
+        )
     });
     let consumer = args.kafka_brokers.as_ref().map(|brokers| {
         let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
@@ -588,69 +585,6 @@ mod tests {
         .unwrap();
         if std::env::var("GPUBILL__DATABASE__URL").is_err() {
             assert_eq!(s.database_url.expose(), "sqlite:///tmp/x/gpubill.db");
-        }
-    }
-}
-
-/// `--close-grace`: a whole number of seconds, minutes, hours or days (`72h`, `3d`).
-pub fn parse_grace(text: &str) -> Result<i64, String> {
-    let (digits, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
-    let n: i64 = digits
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a whole number with s, m, h or d (e.g. 72h)"))?;
-    let per = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        _ => {
-            return Err(format!(
-                "{text:?}: the unit must be s, m, h or d (e.g. 72h)"
-            ));
-        }
-    };
-    n.checked_mul(per)
-        .filter(|s| *s <= 366 * 86_400)
-        .ok_or_else(|| format!("{text:?}: at most a year"))
-}
-
-/// One automatic-close round: closes what is due, logs and counts what it did, and reports
-/// a close refused for unpriced usage on `/metrics` (`gpubill_close_blocked` 1) until it
-/// goes through.
-pub async fn close_due(store: &billing_store::Store, now_ms: i64, grace_s: i64) {
-    match store.close_due(now_ms, grace_s).await {
-        Ok(done) => {
-            for period in &done.closed {
-                tracing::info!(period = %period, "closed the period automatically");
-                metrics::counter!("gpubill_periods_closed_automatically_total").increment(1);
-            }
-            match &done.blocked {
-                Some((period, why)) => {
-                    tracing::error!(period = %period, reason = %why, "cannot close the period automatically");
-                    metrics::gauge!("gpubill_close_blocked").set(1.0);
-                }
-                None => metrics::gauge!("gpubill_close_blocked").set(0.0),
-            }
-        }
-        Err(e) => tracing::error!(error = %e, "automatic close failed; retrying at the next check"),
-    }
-}
-
-#[cfg(test)]
-mod grace_tests {
-    use super::parse_grace;
-
-    #[test]
-    fn close_grace_takes_whole_seconds_minutes_hours_or_days() {
-        assert_eq!(parse_grace("72h"), Ok(259_200));
-        assert_eq!(parse_grace("3d"), Ok(259_200));
-        assert_eq!(parse_grace("90m"), Ok(5_400));
-        assert_eq!(parse_grace("0s"), Ok(0));
-        for bad in ["", "72", "h", "1.5h", "-1h", "72 h", "2y", "400d"] {
-            assert!(parse_grace(bad).is_err(), "{bad:?}");
         }
     }
 }
