@@ -19,6 +19,7 @@
 //! partition's table name) is text the store writes itself, from integers and fixed fragments
 //! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
 
+mod authorize;
 mod batch;
 mod books;
 mod capture;
@@ -195,7 +196,7 @@ pub struct Store {
     /// Group commits of ingest requests since the store was opened.
     ingest_groups: std::sync::atomic::AtomicU64,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
-    authorizations: std::sync::Mutex<Vec<quota::Queued>>,
+    authorizations: std::sync::Mutex<Vec<authorize::Queued>>,
     /// Authorizations decide one group at a time (see [`Store::authorize`]); on PostgreSQL
     /// they do not wait for folds, on SQLite (one writer) this is not used.
     holds: Mutex<()>,
