@@ -10,7 +10,10 @@
 #             storage is memory: nothing is lost). A long-lived in-memory broker keeps every
 #             benchmark's records; after ~3 GB of them (an afternoon of benchmarks) tansu 0.6.0
 #             stopped completing consumer group joins, so the test suite starts from a new one.
-# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh]   (default: postgres)
+#   chromium: Debian's chromium (headless: the printable invoices' PDF and the tests that
+#             render them), poppler-utils (pdftotext, for the tests reading a PDF back) and
+#             fonts-noto-cjk (the Chinese labels), installed when missing; nothing is started.
+# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh] [chromium]   (default: postgres)
 set -euo pipefail
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -101,11 +104,24 @@ PY
     return 1
 }
 
+ensure_chromium() {
+    if command -v chromium >/dev/null 2>&1 && command -v pdftotext >/dev/null 2>&1 &&
+        fc-list :lang=zh 2>/dev/null | grep -q .; then
+        return 0
+    fi
+    log "installing Chromium and pdftotext (Debian packages chromium, poppler-utils)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends chromium poppler-utils fonts-noto-cjk >/dev/null
+    chromium --version >&2 || { log "chromium does not run after installing it"; return 1; }
+}
+
 for service in "${@:-postgres}"; do
     case "$service" in
         postgres) ensure_postgres ;;
         kafka) ensure_tansu ;;
         kafka-fresh) ensure_tansu fresh ;;
-        *) log "unknown service $service (postgres, kafka, kafka-fresh)"; exit 2 ;;
+        chromium) ensure_chromium ;;
+        *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium)"; exit 2 ;;
     esac
 done

@@ -315,7 +315,16 @@ pub fn offline_invoices(book: &str, events: &[String], period: &str) -> Vec<Valu
 pub fn section6(issued: &Value) -> Value {
     let mut v = issued.clone();
     let o = v.as_object_mut().unwrap();
-    for k in ["id", "number", "status", "issued_at", "pricebook_version"] {
+    for k in [
+        "kind",
+        "id",
+        "number",
+        "status",
+        "issued_at",
+        "pricebook_version",
+        "amount_due",
+        "paid",
+    ] {
         o.remove(k);
     }
     v
@@ -336,11 +345,17 @@ pub async fn projections(store: &Store) -> Vec<String> {
         "select 'account|' || id || '|' || created_at_ms from accounts order by id",
         "select 'key|' || key_hash || '|' || account from api_keys order by key_hash",
         "select 'period|' || period || '|' || start_s || '|' || end_s || '|' || pricebook_version || '|' || closed_at_ms from periods order by period",
-        "select 'invoice|' || id || '|' || number || '|' || issued_at_ms || '|' || pricebook_version || '|' || credit || '|' || total || '|' || body from invoices order by id",
+        "select 'invoice|' || id || '|' || number || '|' || issued_at_ms || '|' || pricebook_version || '|' || credit || '|' || total || '|' || body || '|' || coalesce(amount_due, '') || '|' || coalesce(adjustments, '') || '|' || coalesce(credit_note, '') from invoices order by id",
         "select 'late|' || source || '|' || id || '|' || period || '|' || log_seq from late_usage order by source, id, period",
         "select 'decision|' || id || '|' || account || '|' || quota || '|' || period || '|' || kind from quota_decisions order by id",
         "select 'quotas|' || account || '|' || body || '|' || updated_at_ms from quotas order by account",
         "select 'offset|' || consumer || '|' || partition || '|' || next_offset from consumer_offsets order by consumer, partition",
+        "select 'adjustment|' || account || '|' || period || '|' || closed_period || '|' || document_id || '|' || body from adjustments order by account, period, closed_period",
+        "select 'credit_note|' || id || '|' || number || '|' || body from credit_notes order by id",
+        "select 'movement|' || account || '|' || kind || '|' || amount || '|' || reference || '|' || at_ms from wallet_movements order by account, reference",
+        "select 'payment|' || invoice_id || '|' || amount || '|' || method || '|' || reference || '|' || at_ms from invoice_payments order by invoice_id, reference",
+        "select 'wallet|' || account || '|' || balance || '|' || outstanding from wallets order by account",
+        "select 'series|' || series || '|' || year || '|' || last from number_series order by series, year",
     ];
     let mut out = Vec::new();
     for q in queries {

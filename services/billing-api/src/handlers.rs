@@ -226,8 +226,11 @@ pub async fn close_period(
     }
 }
 
-/// The invoice as the API shows it: section 6's JSON plus id, number, status, issued_at.
-pub fn csv(invoices: &[IssuedInvoice]) -> String {
+/// Invoices and credit notes as CSV (issue 12: finance reconciles to the cent): one row per
+/// line, per adjustment line (`adjustment:<component>`, `reference` naming the original
+/// invoice's number, or its period when none was issued), then the totals, what is due and
+/// paid; a credit note has a row per original it credits and its amount.
+pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> String {
     fn field(s: &str) -> String {
         if s.contains([',', '"', '\n', '\r']) {
             format!("\"{}\"", s.replace('"', "\"\""))
@@ -236,13 +239,15 @@ pub fn csv(invoices: &[IssuedInvoice]) -> String {
         }
     }
     let mut out = String::from(
-        "invoice_id,number,account,currency,period_start,period_end,component,sku,dest,tier,multiplier,quantity,unit,amount\n",
+        "invoice_id,kind,number,status,account,currency,period_start,period_end,component,sku,dest,tier,multiplier,quantity,unit,reference,amount\n",
     );
     for i in invoices {
         let inv = &i.invoice;
         let head = [
             i.id.as_str(),
+            "invoice",
             &i.number,
+            &i.status,
             &inv.account,
             &inv.currency,
             &inv.period.start,
@@ -251,17 +256,13 @@ pub fn csv(invoices: &[IssuedInvoice]) -> String {
         .map(field)
         .join(",");
         for l in &inv.lines {
-            let comp = serde_json::to_value(l.component)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
             let unit = serde_json::to_value(l.unit)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
             out.push_str(&format!(
-                "{head},{},{},{},{},{},{},{},{}\n",
-                comp,
+                "{head},{},{},{},{},{},{},{},,{}\n",
+                l.component.as_str(),
                 field(l.sku.as_deref().unwrap_or("")),
                 field(l.dest.as_deref().unwrap_or("")),
                 l.tier,
@@ -278,13 +279,52 @@ pub fn csv(invoices: &[IssuedInvoice]) -> String {
             ("tax", inv.tax),
             ("total", inv.total),
         ] {
-            out.push_str(&format!("{head},{name},,,,,,,{v}\n"));
+            out.push_str(&format!("{head},{name},,,,,,,,{v}\n"));
         }
+        for a in &i.adjustments {
+            let reference = a.invoice_number.as_deref().unwrap_or(&a.period);
+            out.push_str(&format!(
+                "{head},adjustment:{},,,,,,,{},{}\n",
+                field(&a.component),
+                field(reference),
+                a.amount
+            ));
+        }
+        out.push_str(&format!("{head},amount_due,,,,,,,,{}\n", i.amount_due));
+        out.push_str(&format!("{head},paid,,,,,,,,{}\n", i.paid));
+    }
+    for n in notes {
+        let head = [
+            n.id.as_str(),
+            "credit_note",
+            &n.number,
+            &n.status,
+            &n.account,
+            &n.currency,
+            "",
+            "",
+        ]
+        .map(field)
+        .join(",");
+        for r in &n.references {
+            let reference = r.invoice_number.as_deref().unwrap_or(&r.period);
+            out.push_str(&format!(
+                "{head},credits,,,,,,,{},{}\n",
+                field(reference),
+                r.amount
+            ));
+        }
+        out.push_str(&format!(
+            "{head},amount,,,,,,,{},{}\n",
+            field(&n.invoice_number),
+            n.amount
+        ));
     }
     out
 }
 
-/// `GET /v1/admin/exports/invoices?period=YYYY-MM&format=csv|jsonl`
+/// `GET /v1/admin/exports/invoices?period=YYYY-MM&format=csv|jsonl`: the period's invoices
+/// (status on the clock) and the credit notes its close issued.
 pub async fn export_invoices(
     principal: Principal,
     State(s): State<AppState>,
@@ -292,19 +332,32 @@ pub async fn export_invoices(
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     let period = period_label(q.period.as_ref())?;
-    let invoices = s.store.invoices(None, Some(&period)).await?;
+    let now = (s.clock)();
+    let invoices: Vec<IssuedInvoice> = s
+        .store
+        .invoices(None, Some(&period))
+        .await?
+        .into_iter()
+        .map(|i| i.at(now, s.store.payment_days()))
+        .collect();
+    let notes = s.store.credit_notes(None, Some(&period)).await?;
     match q.format.as_deref().unwrap_or("jsonl") {
         "csv" => Ok((
             [(header::CONTENT_TYPE, "text/csv; charset=utf-8")],
-            csv(&invoices),
+            csv(&invoices, &notes),
         )
             .into_response()),
         "jsonl" => {
             let mut body = String::new();
+            let json = |v: serde_json::Result<String>| {
+                v.map_err(|e| ApiError::Internal(e.to_string()))
+            };
             for i in &invoices {
-                body.push_str(
-                    &serde_json::to_string(i).map_err(|e| ApiError::Internal(e.to_string()))?,
-                );
+                body.push_str(&json(serde_json::to_string(i))?);
+                body.push('\n');
+            }
+            for n in &notes {
+                body.push_str(&json(serde_json::to_string(n))?);
                 body.push('\n');
             }
             Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
@@ -343,76 +396,6 @@ pub async fn dead_letters(
     Ok(Json(json!({ "dead_letters": items, "next_after": next })))
 }
 
-/// `GET /v1/admin/adjustments?period=YYYY-MM`: usage that arrived after its period was
-/// closed, with the difference it makes (billing-semantics.md section 7; not issued yet).
-pub async fn pending_adjustments(
-    principal: Principal,
-    State(s): State<AppState>,
-    Query(q): Query<PeriodQuery>,
-) -> Result<Json<Value>, ApiError> {
-    principal.admin()?;
-    let late = s.store.late_usage(q.period.as_deref()).await?;
-    let mut pairs: Vec<(String, String)> = late
-        .iter()
-        .map(|l| (l.account.clone(), l.period.clone()))
-        .collect();
-    pairs.sort();
-    pairs.dedup();
-    let mut adjustments = Vec::new();
-    for (account, period) in pairs {
-        let issued = s.store.invoices(Some(&account), Some(&period)).await?;
-        let events: Vec<_> = late
-            .iter()
-            .filter(|l| l.account == account && l.period == period)
-            .collect();
-        let Some(issued) = issued.into_iter().next() else {
-            // No invoice was issued to this account for the period (it was unknown when the
-            // period closed): everything it owes for the period is the adjustment.
-            let recomputed = recompute(&s, &account, &period).await?;
-            adjustments.push(json!({
-                "account": account,
-                "period": period,
-                "original_invoice": null,
-                "issued_total": "0.00",
-                "recomputed_total": recomputed.total,
-                "difference": recomputed.total,
-                "events": events,
-            }));
-            continue;
-        };
-        let recomputed = recompute(&s, &account, &period).await?;
-        adjustments.push(json!({
-            "account": account,
-            "period": period,
-            "original_invoice": issued.id,
-            "issued_total": issued.invoice.total,
-            "recomputed_total": recomputed.total,
-            "difference": recomputed.total - issued.invoice.total,
-            "events": events,
-        }));
-    }
-    Ok(Json(json!({ "pending_adjustments": adjustments })))
-}
-
-/// The closed period's invoice of `account` rated again as the close rated it (its price book
-/// version, the credit balance at the close) over the ledger as it is now.
-async fn recompute(
-    s: &AppState,
-    account: &str,
-    period: &str,
-) -> Result<billing_core::Invoice, ApiError> {
-    s.store
-        .recompute_closed(account, period)
-        .await
-        .map_err(|e| match e {
-            CloseError::Store(e) => e.into(),
-            CloseError::NoPriceBook(_) | CloseError::NotClosed(_) => {
-                ApiError::Conflict(e.to_string())
-            }
-            other => ApiError::Internal(other.to_string()),
-        })
-}
-
 /// `GET /v1/cost/current`: the current period rated so far, shaped like an invoice. It reads
 /// the provisional cost the engine keeps up to date as batches land (see
 /// `billing_store::Provisional`): `position` is the batch it was computed at (null when no
@@ -449,42 +432,55 @@ pub async fn cost_current(
     })))
 }
 
-/// `GET /v1/invoices?period=YYYY-MM`: the caller's invoices.
+/// `GET /v1/invoices?period=YYYY-MM`: the caller's invoices (with their status on the
+/// clock) and credit notes.
 pub async fn list_invoices(
     principal: Principal,
     State(s): State<AppState>,
     Query(q): Query<PeriodQuery>,
-) -> Result<Json<Vec<IssuedInvoice>>, ApiError> {
+) -> Result<Json<Vec<Value>>, ApiError> {
     let account = principal.customer()?;
-    Ok(Json(
-        s.store.invoices(Some(account), q.period.as_deref()).await?,
-    ))
+    let period = q.period.as_deref();
+    Ok(Json(crate::finance::documents(
+        s.store.invoices(Some(account), period).await?,
+        s.store.credit_notes(Some(account), period).await?,
+        (s.clock)(),
+        s.store.payment_days(),
+    )?))
 }
 
 /// `GET /v1/invoices/{id}` and `GET /v1/invoices/{id}.csv`. Another account's invoice is
-/// answered exactly like one that does not exist.
+/// answered exactly like one that does not exist. `.html` and `.pdf` print what this route
+/// answers in JSON (`printable.rs`).
 pub async fn get_invoice(
     principal: Principal,
     State(s): State<AppState>,
     Path(id): Path<String>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> Result<Response, ApiError> {
+    if let Some((id, format)) = crate::printable::Format::split(&id) {
+        return crate::printable::invoice(principal, s, id.to_string(), format, query).await;
+    }
     let account = principal.customer()?;
     let (id, as_csv) = match id.strip_suffix(".csv") {
         Some(i) => (i.to_string(), true),
         None => (id, false),
     };
-    let invoice = s
-        .store
-        .invoice(&id, Some(account))
+    let (invoices, notes) = crate::finance::document(&s, &id, Some(account))
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?;
+        .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?
+        .split();
     if as_csv {
         Ok((
             [(header::CONTENT_TYPE, "text/csv; charset=utf-8")],
-            csv(std::slice::from_ref(&invoice)),
+            csv(&invoices, &notes),
         )
             .into_response())
     } else {
-        Ok(Json(invoice).into_response())
+        match (invoices.into_iter().next(), notes.into_iter().next()) {
+            (Some(i), _) => Ok(Json(i).into_response()),
+            (None, Some(n)) => Ok(Json(n).into_response()),
+            (None, None) => Err(ApiError::NotFound(format!("no invoice {id:?}"))),
+        }
     }
 }

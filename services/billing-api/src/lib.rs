@@ -8,9 +8,11 @@
 
 mod auth;
 mod error;
+mod finance;
 mod handlers;
 pub mod limits;
 mod openapi;
+mod printable;
 mod quota;
 mod terms;
 mod usage;
@@ -85,6 +87,14 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/accounts/{id}/quotas", put(quota::put_quotas))
         .route("/v1/admin/accounts/{id}/terms", get(terms::list_terms))
         .route(
+            "/v1/admin/accounts/{id}/profile",
+            put(printable::put_account_profile).get(printable::get_account_profile),
+        )
+        .route(
+            "/v1/admin/seller",
+            put(printable::put_seller).get(printable::get_seller),
+        )
+        .route(
             "/v1/admin/accounts/{id}/terms/{kind}/{term_id}",
             put(terms::put_term).delete(terms::delete_term),
         )
@@ -96,7 +106,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/invoices/close", post(handlers::close_period))
         .route("/v1/admin/exports/invoices", get(handlers::export_invoices))
         .route("/v1/admin/dead-letters", get(handlers::dead_letters))
-        .route("/v1/admin/adjustments", get(handlers::pending_adjustments))
+        .route("/v1/admin/adjustments", get(finance::pending_adjustments))
+        .route("/v1/admin/accounts/{id}/topups", post(finance::topup))
+        .route("/v1/admin/accounts/{id}/refunds", post(finance::refund))
+        .route("/v1/admin/invoices/{id}/payments", post(finance::pay_invoice))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(limits::json_errors))
         .with_state(state)

@@ -6,7 +6,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, ingest, usage, cost_current, invoices, invoice, create_account, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms),
+    paths(health, ready, ingest, usage, cost_current, invoices, invoice, create_account, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount)),
     modifiers(&Bearer)
 )]
@@ -59,8 +59,11 @@ fn cost_current() {}
 #[allow(dead_code)]
 fn invoices() {}
 
-#[utoipa::path(get, path = "/v1/invoices/{id}", security(("bearer" = [])), params(("id" = String, Path, description = "invoice id; append .csv for CSV")),
-    responses((status = 200, description = "the invoice (JSON of billing-semantics.md section 6 plus id, number, status, issued_at)"), (status = 404, description = "no such invoice for this account")))]
+#[utoipa::path(get, path = "/v1/invoices/{id}", security(("bearer" = [])), params(("id" = String, Path, description = "invoice id; append .csv for CSV, .html for a printable A4 page, .pdf for that page as PDF"),
+        ("lang" = Option<String>, Query, description = ".html and .pdf: en (default) or zh, the labels' language")),
+    responses((status = 200, description = "the invoice (JSON of billing-semantics.md section 6 plus id, number, status, issued_at); .html: text/html with the seller's and buyer's profiles; .pdf: application/pdf"),
+        (status = 400, description = "lang neither en nor zh"), (status = 404, description = "no such invoice for this account"),
+        (status = 503, description = ".pdf: Chromium is not installed on the server (apt-get install chromium), or busy")))]
 #[allow(dead_code)]
 fn invoice() {}
 
@@ -142,3 +145,26 @@ fn delete_term() {}
     responses((status = 200, description = "{\"account\",\"terms\":[{kind, term_id, body, rev, updated_at_ms}]}: the live terms set by commands"), (status = 404, description = "unknown account")))]
 #[allow(dead_code)]
 fn list_terms() {}
+
+#[utoipa::path(put, path = "/v1/admin/accounts/{id}/profile", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+    request_body(content = String, content_type = "application/json", description = "the buyer's 增值税发票 fields: {\"name\" (名称, required, 1 to 200 characters), \"tax_id\" (纳税人识别号: 15, 17, 18 or 20 of 0-9 A-Z), \"address\", \"phone\", \"bank\" (开户行), \"bank_account\" (账号), \"email\"}; optional fields may be omitted or null; no control characters; no other field"),
+    responses((status = 200, description = "{\"account\",\"profile\",\"changed\"}: changed false when the account had this profile already"),
+        (status = 400, description = "invalid: the message names the field; nothing is stored"), (status = 403, description = "not the admin token"), (status = 404, description = "unknown account")))]
+#[allow(dead_code)]
+fn put_profile() {}
+
+#[utoipa::path(get, path = "/v1/admin/accounts/{id}/profile", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+    responses((status = 200, description = "{\"account\",\"profile\",\"updated_at_ms\"}: profile null when none was set"), (status = 404, description = "unknown account")))]
+#[allow(dead_code)]
+fn get_profile() {}
+
+#[utoipa::path(put, path = "/v1/admin/seller", security(("bearer" = [])),
+    request_body(content = String, content_type = "application/json", description = "the seller's (the platform's) fields, as an account's profile"),
+    responses((status = 200, description = "{\"profile\",\"changed\"}"), (status = 400, description = "invalid: the message names the field; nothing is stored"), (status = 403, description = "not the admin token")))]
+#[allow(dead_code)]
+fn put_seller() {}
+
+#[utoipa::path(get, path = "/v1/admin/seller", security(("bearer" = [])),
+    responses((status = 200, description = "{\"profile\",\"updated_at_ms\"}: profile null when none was set")))]
+#[allow(dead_code)]
+fn get_seller() {}

@@ -19,6 +19,7 @@
 //! `billing-semantics.md` (normative); every choice made where that page is silent is
 //! written down next to the code that makes it and collected in [`choices`].
 
+pub mod adjustment;
 pub mod choices;
 pub mod counters;
 pub mod credits;
@@ -43,6 +44,7 @@ pub mod oversize;
 pub mod period;
 pub mod platform;
 pub mod pricebook;
+pub mod profile;
 pub mod quota;
 pub mod rating;
 pub mod rental;

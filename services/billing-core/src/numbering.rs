@@ -7,6 +7,9 @@ use chrono_tz::Tz;
 /// The default prefix of invoice numbers.
 pub const INVOICE_PREFIX: &str = "INV";
 
+/// The default prefix of credit note numbers.
+pub const CREDIT_NOTE_PREFIX: &str = "CN";
+
 /// A series prefix: 1 to 16 of `A-Z 0-9`.
 pub fn is_prefix(p: &str) -> bool {
     (1..=16).contains(&p.len())

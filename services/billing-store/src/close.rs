@@ -1,16 +1,20 @@
 //! Closing a period: rating every account with the period's price book version and issuing
 //! immutable invoices, in one transaction.
 
+use crate::adjust::{Adjusted, credits_before};
 use crate::commands::{self, Command};
+use crate::provisional::credit_balance;
 use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
+use billing_core::adjustment::{AdjustmentLine, settle};
 use billing_core::invoice::Invoice;
 use billing_core::numbering;
 use billing_core::rating::{RatingContext, Unpriced, rate_account};
 use billing_core::timestamp::format_secs;
-use serde::Serialize;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 use sqlx::Row;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CloseError {
@@ -58,9 +62,14 @@ fn describe(u: &[Unpriced]) -> String {
         .join("; ")
 }
 
-/// An issued invoice: the invoice of billing-semantics.md section 6 with its identity.
+/// An issued invoice: the invoice of billing-semantics.md section 6 with its identity, the
+/// adjustment lines it carries (section 7), what it owes after them and what is paid of it.
+/// `status` is `paid` or `issued` as stored; [`IssuedInvoice::at`] tells `overdue` on the
+/// caller's clock.
 #[derive(Debug, Clone, Serialize)]
 pub struct IssuedInvoice {
+    /// Always `invoice` (a credit note says `credit_note`).
+    pub kind: &'static str,
     pub id: String,
     pub number: String,
     pub status: String,
@@ -68,6 +77,71 @@ pub struct IssuedInvoice {
     pub pricebook_version: i64,
     #[serde(flatten)]
     pub invoice: Invoice,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<AdjustmentLine>,
+    /// `total` plus the adjustment lines, never below 0.00.
+    pub amount_due: Decimal,
+    /// Payments so far (from the wallet at issue, or recorded by the admin).
+    pub paid: Decimal,
+    /// The credit note issued with this invoice, when its adjustments left one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit_note: Option<String>,
+    #[serde(skip)]
+    pub issued_at_ms: i64,
+}
+
+impl IssuedInvoice {
+    /// The invoice with its status at `now_ms`: `overdue` when not paid `payment_days` after
+    /// issue (`billing_core::adjustment::status`).
+    pub fn at(mut self, now_ms: i64, payment_days: i64) -> IssuedInvoice {
+        self.status = billing_core::adjustment::status(
+            self.amount_due,
+            self.paid,
+            self.issued_at_ms,
+            now_ms,
+            payment_days,
+        )
+        .to_string();
+        self
+    }
+}
+
+/// A credit note (issue 12): what an account's negative net adjustment left after its new
+/// invoice owed nothing more, credited to the account's wallet. Own number series.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreditNote {
+    /// Always `credit_note`.
+    pub kind: String,
+    pub id: String,
+    pub number: String,
+    pub account: String,
+    pub currency: String,
+    /// The period whose close issued it.
+    pub period: String,
+    pub issued_at: String,
+    /// The invoice issued with it (its adjustment lines hold the detail).
+    pub invoice_id: String,
+    pub invoice_number: String,
+    /// The original invoices whose net adjustment was negative, with that net.
+    pub references: Vec<CreditReference>,
+    /// Positive: what is credited.
+    pub amount: Decimal,
+    /// `credited` (to the wallet, at issue).
+    pub status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreditReference {
+    pub period: String,
+    pub invoice_id: Option<String>,
+    pub invoice_number: Option<String>,
+    pub amount: Decimal,
+}
+
+/// What a close issues to one account: its new invoice and the adjustments with it.
+pub(crate) struct Prepared {
+    invoice: Invoice,
+    adjusted: Adjusted,
 }
 
 /// What one automatic close did (see [`Store::close_due`]).
@@ -171,13 +245,13 @@ impl Store {
             });
         }
         let issued = self
-            .rate_for_close(&version.book, &period, period_label)
+            .prepare_close(&version.book, &period, period_label)
             .await?;
         let positions = commands::positions(tx).await?;
-        let out = self
+        let (out, _) = self
             .issue(
                 tx,
-                period_label,
+                (period_label, period.start),
                 (version.version, version.book.timezone),
                 issued,
                 now_ms,
@@ -211,34 +285,48 @@ impl Store {
     }
 
     /// Every account's invoice for the period (named by an event, registered, or in the
-    /// price book's terms), with the credit each has left; refuses while usage is unpriced.
-    async fn rate_for_close(
+    /// price book's terms), with the credit each has left, and the adjustments of its earlier
+    /// closed periods (`adjust.rs`); refuses while usage is unpriced, in this period or in a
+    /// recomputed one.
+    async fn prepare_close(
         &self,
         book: &billing_core::PriceBook,
         period: &billing_core::Period,
         period_label: &str,
-    ) -> Result<Vec<Invoice>, CloseError> {
-        let platform = {
-            let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
-            crate::rental::load_platform(&mut conn).await?
-        };
+    ) -> Result<Vec<Prepared>, CloseError> {
+        let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+        let platform = crate::rental::load_platform(&mut conn).await?;
+        let closed = self.closed_periods(&mut conn).await?;
+        let starts: BTreeMap<String, i64> = closed
+            .iter()
+            .map(|c| (c.period.label.clone(), c.period.start))
+            .collect();
         let ctx = RatingContext::with_platform(book, period.clone(), &platform);
         let mut accounts: BTreeSet<String> = self.known_accounts().await?;
         accounts.extend(book.accounts().into_iter().map(String::from));
-        let mut issued = Vec::new();
+        let mut out = Vec::new();
         let mut unpriced = Vec::new();
         for account in &accounts {
-            let ledger = self.account_ledger(account).await?;
-            let before = {
-                let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
-                crate::provisional::issued_credits(&mut conn, crate::sql::ONE_ACCOUNT, account)
-                    .await?
-            };
-            let before = before.get(account.as_str()).map_or(&[][..], Vec::as_slice);
-            let balance = crate::provisional::credit_balance(book, account, before, period);
+            let ledger = crate::load_ledger(&mut conn, account).await?;
+            let adjusted = self
+                .adjust_account(
+                    &mut conn,
+                    (&closed, &platform),
+                    account,
+                    &ledger,
+                    period.start,
+                    &mut unpriced,
+                )
+                .await?;
+            // Every closed period's effective invoice counts, as at any close.
+            let before = credits_before(&adjusted.effective, &starts, i64::MAX);
+            let balance = credit_balance(book, account, &before, period);
             let rated = rate_account(&ctx, account, Some(&ledger), balance)?;
             unpriced.extend(rated.unpriced);
-            issued.push(rated.invoice);
+            out.push(Prepared {
+                invoice: rated.invoice,
+                adjusted,
+            });
         }
         if !unpriced.is_empty() {
             return Err(CloseError::Unpriced {
@@ -246,120 +334,162 @@ impl Store {
                 unpriced,
             });
         }
-        Ok(issued)
+        Ok(out)
     }
 
-    /// The invoice of `account` for the closed period `period_label` rated again over the
-    /// ledger as it is now (late usage included), exactly as the close rated it otherwise:
-    /// with the price book version the period was closed with (not the one applicable now)
-    /// and the credit balance the account had at that close, after its invoices of earlier
-    /// periods only (not the credit the invoice itself drew, nor later periods' draws).
-    /// What billing-semantics.md section 7 compares with the issued invoice.
-    pub async fn recompute_closed(
-        &self,
-        account: &str,
-        period_label: &str,
-    ) -> Result<Invoice, CloseError> {
-        let version: i64 = sqlx::query(include_str!("../queries/shared/select_period_version.sql"))
-            .bind(period_label)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| CloseError::NotClosed(period_label.to_string()))?
-            .get(0);
-        let book = self
-            .pricebooks()
-            .await?
-            .into_iter()
-            .find(|v| v.version == version)
-            .ok_or_else(|| CloseError::NoPriceBook(period_label.to_string()))?
-            .book;
-        let period = billing_core::Period::month(period_label, book.timezone)
-            .map_err(|e| StoreError::Corrupt(format!("closed period {period_label}: {e}")))?;
-        let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
-        let platform = crate::rental::load_platform(&mut conn).await?;
-        let issued =
-            crate::provisional::issued_credits(&mut conn, crate::sql::ONE_ACCOUNT, account).await?;
-        drop(conn);
-        let earlier: Vec<_> = issued
-            .get(account)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .filter(|(label, _, _)| {
-                billing_core::Period::month(label, book.timezone)
-                    .is_ok_and(|p| p.start < period.start)
-            })
-            .cloned()
-            .collect();
-        let balance = crate::provisional::credit_balance(&book, account, &earlier, &period);
-        let ctx = RatingContext::with_platform(&book, period, &platform);
-        let ledger = self.account_ledger(account).await?;
-        Ok(rate_account(&ctx, account, Some(&ledger), balance)?.invoice)
-    }
-
-    /// Writes the invoices with their ids and numbers, and their outbox rows. Numbers come
-    /// from the invoice series of the issue date's year (`numbering`), taken in this
-    /// transaction: gapless and never reused, whatever rolls back.
+    /// Writes the invoices with their ids and numbers, the credit notes their adjustments
+    /// leave, the recomputations those adjustments were issued against, the wallets'
+    /// settlements, and the outbox rows. Numbers come from the series of the issue date's
+    /// year (`numbering`), taken in this transaction: gapless and never reused, whatever
+    /// rolls back.
     async fn issue(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        period_label: &str,
+        (period_label, period_start): (&str, i64),
         (version, tz): (i64, chrono_tz::Tz),
-        invoices: Vec<Invoice>,
+        prepared: Vec<Prepared>,
         now_ms: i64,
-    ) -> Result<Vec<IssuedInvoice>, CloseError> {
+    ) -> Result<(Vec<IssuedInvoice>, Vec<CreditNote>), CloseError> {
         let issued_s = now_ms.div_euclid(1000);
         let issued_at = format_secs(issued_s);
         let year = numbering::year_of(issued_s, tz)
             .ok_or_else(|| StoreError::Corrupt(format!("no calendar year for {issued_at}")))?;
-        let first = take_numbers(tx, &self.invoice_prefix, year, invoices.len()).await?;
-        let mut rows = Vec::new();
+        let first = take_numbers(tx, &self.invoice_prefix, year, prepared.len()).await?;
+        let notes = prepared
+            .iter()
+            .filter(|p| !settle(p.invoice.total, &p.adjusted.lines).1.is_zero())
+            .count();
+        let mut next_note = take_numbers(tx, &self.credit_note_prefix, year, notes).await?;
         let mut out = Vec::new();
-        for (n, invoice) in invoices.into_iter().enumerate() {
+        let mut credit_notes = Vec::new();
+        let mut adjustment_rows = Vec::new();
+        for (n, p) in prepared.into_iter().enumerate() {
+            let invoice = p.invoice;
             let id = invoice_id(&invoice.account, period_label);
             let number = numbering::number(&self.invoice_prefix, year, first + n as i64);
-            let body =
-                serde_json::to_string(&invoice).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            rows.push(vec![
-                Val::Text(id.clone()),
-                Val::Text(invoice.account.clone()),
-                Val::Text(period_label.to_string()),
-                Val::Text(number.clone()),
-                Val::Text("issued".into()),
-                Val::I64(now_ms),
-                Val::I64(version),
-                Val::Text(invoice.credit.to_string()),
-                Val::Text(invoice.total.to_string()),
-                Val::Text(body),
-            ]);
-            out.push(IssuedInvoice {
+            let (amount_due, note_amount) = settle(invoice.total, &p.adjusted.lines);
+            let note = (!note_amount.is_zero()).then(|| {
+                let note = CreditNote {
+                    kind: "credit_note".into(),
+                    id: credit_note_id(&invoice.account, period_label),
+                    number: numbering::number(&self.credit_note_prefix, year, next_note),
+                    account: invoice.account.clone(),
+                    currency: invoice.currency.clone(),
+                    period: period_label.to_string(),
+                    issued_at: issued_at.clone(),
+                    invoice_id: id.clone(),
+                    invoice_number: number.clone(),
+                    references: negative_references(&p.adjusted.lines),
+                    amount: note_amount,
+                    status: "credited".into(),
+                };
+                next_note += 1;
+                note
+            });
+            for (label, recomputed) in &p.adjusted.recomputed {
+                adjustment_rows.push(vec![
+                    Val::Text(invoice.account.clone()),
+                    Val::Text(label.clone()),
+                    Val::Text(period_label.to_string()),
+                    Val::Text(id.clone()),
+                    Val::I64(period_start),
+                    Val::Text(recomputed.credit.to_string()),
+                    Val::Text(to_json(recomputed)?),
+                    Val::I64(now_ms),
+                ]);
+            }
+            let paid = crate::wallet::settle_issued(
+                tx,
+                &invoice.account,
+                (&id, amount_due),
+                note.as_ref().map(|c| (c.id.as_str(), c.amount)),
+                now_ms,
+            )
+            .await?;
+            let issued = IssuedInvoice {
+                kind: "invoice",
                 id,
                 number,
-                status: "issued".into(),
+                status: if paid >= amount_due { "paid" } else { "issued" }.into(),
                 issued_at: issued_at.clone(),
                 pricebook_version: version,
                 invoice,
-            });
+                adjustments: p.adjusted.lines,
+                amount_due,
+                paid,
+                credit_note: note.as_ref().map(|c| c.id.clone()),
+                issued_at_ms: now_ms,
+            };
+            credit_notes.extend(note);
+            out.push(issued);
         }
-        insert_rows(
-            tx,
-            include_str!("../queries/shared/insert_invoices.sql"),
-            "",
-            rows,
-        )
-        .await
-        .map_err(StoreError::from)?;
-        let outbox: Vec<Vec<Val>> = out
+        let rows = out
             .iter()
             .map(|i| {
-                let payload = serde_json::to_string(i).unwrap_or_default();
-                vec![
-                    Val::Text(self.topics().invoices.clone()),
+                Ok(vec![
+                    Val::Text(i.id.clone()),
                     Val::Text(i.invoice.account.clone()),
-                    Val::Text(payload),
+                    Val::Text(period_label.to_string()),
+                    Val::Text(i.number.clone()),
+                    Val::Text("issued".into()),
                     Val::I64(now_ms),
-                ]
+                    Val::I64(version),
+                    Val::Text(i.invoice.credit.to_string()),
+                    Val::Text(i.invoice.total.to_string()),
+                    Val::Text(to_json(&i.invoice)?),
+                    Val::Text(i.amount_due.to_string()),
+                    Val::OptText(if i.adjustments.is_empty() {
+                        None
+                    } else {
+                        Some(to_json(&i.adjustments)?)
+                    }),
+                    Val::OptText(i.credit_note.clone()),
+                ])
             })
-            .collect();
+            .collect::<Result<Vec<_>>>()?;
+        let sql = |q| (q, "");
+        for ((q, tail), rows) in [
+            (sql(include_str!("../queries/shared/insert_invoices.sql")), rows),
+            (
+                sql(include_str!("../queries/shared/insert_adjustments.sql")),
+                adjustment_rows,
+            ),
+            (
+                sql(include_str!("../queries/shared/insert_credit_notes.sql")),
+                credit_notes
+                    .iter()
+                    .map(|c| {
+                        Ok(vec![
+                            Val::Text(c.id.clone()),
+                            Val::Text(c.account.clone()),
+                            Val::Text(period_label.to_string()),
+                            Val::Text(c.number.clone()),
+                            Val::Text(c.invoice_id.clone()),
+                            Val::Text(c.amount.to_string()),
+                            Val::I64(now_ms),
+                            Val::Text(to_json(c)?),
+                        ])
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+        ] {
+            insert_rows(tx, q, tail, rows)
+                .await
+                .map_err(StoreError::from)?;
+        }
+        let mut outbox = Vec::new();
+        for (account, payload) in out
+            .iter()
+            .map(|i| (&i.invoice.account, to_json(i)))
+            .chain(credit_notes.iter().map(|c| (&c.account, to_json(c))))
+        {
+            outbox.push(vec![
+                Val::Text(self.topics().invoices.clone()),
+                Val::Text(account.clone()),
+                Val::Text(payload?),
+                Val::I64(now_ms),
+            ]);
+        }
         insert_rows(
             tx,
             include_str!("../queries/shared/insert_outbox.sql"),
@@ -368,7 +498,7 @@ impl Store {
         )
         .await
         .map_err(StoreError::from)?;
-        Ok(out)
+        Ok((out, credit_notes))
     }
 
     pub async fn period_closed(&self, period_label: &str) -> Result<bool> {
@@ -381,7 +511,8 @@ impl Store {
         )
     }
 
-    /// Issued invoices, by account and/or period, ordered by period then number.
+    /// Issued invoices, by account and/or period, ordered by period then number, with what
+    /// is paid of each.
     pub async fn invoices(
         &self,
         account: Option<&str>,
@@ -392,7 +523,10 @@ impl Store {
             .bind(period.unwrap_or(""))
             .fetch_all(&self.pool)
             .await?;
-        rows.into_iter().map(issued_from_row).collect()
+        let paid = self.paid_amounts(account, period, None).await?;
+        rows.into_iter()
+            .map(|r| issued_from_row(r, &paid))
+            .collect()
     }
 
     /// One invoice by id, only when it belongs to `account` (when given).
@@ -402,26 +536,125 @@ impl Store {
             .bind(account.unwrap_or(""))
             .fetch_optional(&self.pool)
             .await?;
-        row.map(issued_from_row).transpose()
+        let paid = self.paid_amounts(account, None, Some(id)).await?;
+        row.map(|r| issued_from_row(r, &paid)).transpose()
+    }
+
+    /// Credit notes, by account and/or period, ordered by period then number.
+    pub async fn credit_notes(
+        &self,
+        account: Option<&str>,
+        period: Option<&str>,
+    ) -> Result<Vec<CreditNote>> {
+        sqlx::query(include_str!("../queries/shared/select_credit_notes.sql"))
+            .bind(account.unwrap_or(""))
+            .bind(period.unwrap_or(""))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| parse_note(&r.get::<String, _>(0)))
+            .collect()
+    }
+
+    /// One credit note by id, only when it belongs to `account` (when given).
+    pub async fn credit_note(&self, id: &str, account: Option<&str>) -> Result<Option<CreditNote>> {
+        sqlx::query(include_str!("../queries/shared/select_credit_note.sql"))
+            .bind(id)
+            .bind(account.unwrap_or(""))
+            .fetch_optional(&self.pool)
+            .await?
+            .map(|r| parse_note(&r.get::<String, _>(0)))
+            .transpose()
+    }
+
+    /// What is paid of each invoice the filters select.
+    async fn paid_amounts(
+        &self,
+        account: Option<&str>,
+        period: Option<&str>,
+        id: Option<&str>,
+    ) -> Result<HashMap<String, Decimal>> {
+        let mut out: HashMap<String, Decimal> = HashMap::new();
+        for r in sqlx::query(include_str!("../queries/shared/select_invoice_payments.sql"))
+            .bind(account.unwrap_or(""))
+            .bind(period.unwrap_or(""))
+            .bind(id.unwrap_or(""))
+            .fetch_all(&self.pool)
+            .await?
+        {
+            let amount: String = r.get(1);
+            *out.entry(r.get(0)).or_default() += amount
+                .parse::<Decimal>()
+                .map_err(|e| StoreError::Corrupt(format!("payment amount {amount:?}: {e}")))?;
+        }
+        Ok(out)
     }
 }
 
-fn issued_from_row(r: sqlx::any::AnyRow) -> Result<IssuedInvoice> {
-    let body: String = r.get(5);
-    let invoice: Invoice = serde_json::from_str(&body)
-        .map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))?;
+fn to_json<T: Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn parse_note(body: &str) -> Result<CreditNote> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("credit note body: {e}")))
+}
+
+/// The originals whose adjustment lines net below zero, with that net, in period order.
+fn negative_references(lines: &[AdjustmentLine]) -> Vec<CreditReference> {
+    let mut net: BTreeMap<&str, CreditReference> = BTreeMap::new();
+    for l in lines {
+        net.entry(l.period.as_str())
+            .or_insert_with(|| CreditReference {
+                period: l.period.clone(),
+                invoice_id: l.invoice_id.clone(),
+                invoice_number: l.invoice_number.clone(),
+                amount: Decimal::ZERO,
+            })
+            .amount += l.amount;
+    }
+    net.into_values()
+        .filter(|r| r.amount < Decimal::ZERO)
+        .collect()
+}
+
+fn issued_from_row(r: sqlx::any::AnyRow, paid: &HashMap<String, Decimal>) -> Result<IssuedInvoice> {
+    let invoice = crate::adjust::parse_invoice(&r.get::<String, _>(5))?;
+    let due: String = r.get(6);
+    let amount_due: Decimal = due
+        .parse()
+        .map_err(|e| StoreError::Corrupt(format!("amount due {due:?}: {e}")))?;
+    let adjustments = match r.get::<Option<String>, _>(7) {
+        Some(a) => serde_json::from_str(&a)
+            .map_err(|e| StoreError::Corrupt(format!("adjustment lines: {e}")))?,
+        None => Vec::new(),
+    };
+    let id: String = r.get(0);
+    let mut settled = paid.get(&id).copied().unwrap_or_default();
+    settled.rescale(2);
+    let issued_at_ms: i64 = r.get(3);
     Ok(IssuedInvoice {
-        id: r.get(0),
+        kind: "invoice",
+        status: if settled >= amount_due { "paid" } else { "issued" }.into(),
+        id,
         number: r.get(1),
-        status: r.get(2),
-        issued_at: format_secs(r.get::<i64, _>(3).div_euclid(1000)),
+        issued_at: format_secs(issued_at_ms.div_euclid(1000)),
         pricebook_version: r.get(4),
         invoice,
+        adjustments,
+        amount_due,
+        paid: settled,
+        credit_note: r.get(8),
+        issued_at_ms,
     })
 }
 
-/// `inv_` + the first 20 hex digits of SHA-256(account, period): stable, so a replay into an
-/// empty database issues invoices with the same ids.
+/// `cn_` + the first 20 hex digits of SHA-256(account, period, "credit_note"): stable, like
+/// [`invoice_id`].
+pub fn credit_note_id(account: &str, period: &str) -> String {
+    let h = crate::keys::hash_key(&format!("{}:{account}|{period}|credit_note", account.len()));
+    format!("cn_{}", &h[..20])
+}
+
 /// Takes the next `n` numbers of `prefix`'s series in `year` (in the caller's transaction)
 /// and answers the first of them.
 async fn take_numbers(
@@ -443,6 +676,8 @@ async fn take_numbers(
     Ok(last - n as i64 + 1)
 }
 
+/// `inv_` + the first 20 hex digits of SHA-256(account, period): stable, so a replay into an
+/// empty database issues invoices with the same ids.
 pub fn invoice_id(account: &str, period: &str) -> String {
     let h = crate::keys::hash_key(&format!("{}:{account}|{period}", account.len()));
     format!("inv_{}", &h[..20])

@@ -65,6 +65,31 @@ pub enum Command {
         rev: i64,
         at_ms: i64,
     },
+    /// A buyer's profile set (`account`), or the seller's (`account` is
+    /// [`crate::SELLER_PROFILE`]).
+    #[serde(rename = "profile.put")]
+    PutProfile {
+        account: String,
+        profile: billing_core::profile::Profile,
+        at_ms: i64,
+    },
+    /// A top-up or refund of an account's wallet (issue 12); unique by reference.
+    #[serde(rename = "wallet.movement")]
+    WalletMovement {
+        account: String,
+        kind: crate::wallet::AdminMovement,
+        amount: rust_decimal::Decimal,
+        reference: String,
+        at_ms: i64,
+    },
+    /// A payment of an invoice recorded by the admin (issue 12); unique by reference.
+    #[serde(rename = "invoice.payment")]
+    InvoicePayment {
+        invoice: String,
+        amount: Option<rust_decimal::Decimal>,
+        reference: String,
+        at_ms: i64,
+    },
     #[serde(rename = "period.close")]
     ClosePeriod {
         period: String,
@@ -81,11 +106,22 @@ impl Command {
             Command::PutPriceBook { version, .. } => format!("pricebook.put:{version}"),
             Command::CreateAccount { id, .. } => format!("account.create:{id}"),
             Command::ClosePeriod { period, .. } => format!("period.close:{period}"),
+            // References are unique per account and per invoice.
+            Command::WalletMovement {
+                account, reference, ..
+            } => format!("wallet.movement:{account}:{reference}"),
+            Command::InvoicePayment {
+                invoice, reference, ..
+            } => format!("invoice.payment:{invoice}:{reference}"),
             // The revision is store-wide and never reused.
             Command::PutTerm { rev, .. } => format!("terms.put:{rev}"),
             Command::DeleteTerm { rev, .. } => format!("terms.delete:{rev}"),
             // Quotas are set again and again: the time tells the settings apart.
             Command::SetQuotas { account, at_ms, .. } => format!("quotas.set:{account}:{at_ms}"),
+            // Likewise; setting the same profile again records nothing.
+            Command::PutProfile { account, at_ms, .. } => {
+                format!("profile.put:{account}:{at_ms}")
+            }
         }
     }
 }
@@ -168,6 +204,32 @@ impl Store {
             Command::ClosePeriod { period, at_ms, .. } => {
                 self.close_period(period, *at_ms).await?;
             }
+            Command::WalletMovement {
+                account,
+                kind,
+                amount,
+                reference,
+                at_ms,
+            } => {
+                self.wallet_movement(account, *kind, *amount, reference, *at_ms)
+                    .await
+                    .map_err(|e| replayed("wallet movement", e))?;
+            }
+            Command::InvoicePayment {
+                invoice,
+                amount,
+                reference,
+                at_ms,
+            } => {
+                self.pay_invoice(invoice, *amount, reference, *at_ms)
+                    .await
+                    .map_err(|e| replayed("invoice payment", e))?;
+            }
+            Command::PutProfile {
+                account,
+                profile,
+                at_ms,
+            } => self.apply_profile(account, profile, *at_ms).await?,
             Command::PutTerm {
                 account,
                 kind,
@@ -214,5 +276,13 @@ impl Store {
         .execute(&self.pool)
         .await?
         .rows_affected())
+    }
+}
+
+/// A replayed command the store refused: the commands topic and the database disagree.
+fn replayed(what: &str, e: crate::wallet::WalletError) -> StoreError {
+    match e {
+        crate::wallet::WalletError::Store(s) => s,
+        other => StoreError::Corrupt(format!("replayed {what}: {other}")),
     }
 }

@@ -13,7 +13,7 @@
 //! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
 
 use crate::provisional::{Books, Measure, measure};
-use crate::quota::{Quotas, invoiced_since};
+use crate::quota::{Quotas, prepaid_state};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, StoreError};
 use billing_core::quota::{self, DEFAULT_WARN_AT, Level};
@@ -58,7 +58,7 @@ pub(crate) async fn evaluate(
     if quotas.is_empty() {
         return Ok(());
     }
-    for (account, (q, set_at)) in &quotas {
+    for (account, (q, _)) in &quotas {
         let Some(label) = books.label_of(touched[account]) else {
             continue;
         };
@@ -70,10 +70,16 @@ pub(crate) async fn evaluate(
                 None => continue,
             },
         };
+        let mut q = q.clone();
         let invoiced = match q.prepaid_balance {
-            Some(_) => invoiced_since(conn, account, *set_at).await?,
+            Some(_) => {
+                let (wallet, outstanding) = prepaid_state(conn, account).await?;
+                q.prepaid_balance = Some(wallet);
+                outstanding
+            }
             None => Decimal::ZERO,
         };
+        let q = &q;
         let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
         for (quota, used, limit) in quota::measures(q, total, invoiced, &unit_seconds) {
             let level = Level::of(used, limit, warn_at);

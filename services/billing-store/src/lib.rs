@@ -19,6 +19,7 @@
 //! partition's table name) is text the store writes itself, from integers and fixed fragments
 //! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
 
+mod adjust;
 mod authorize;
 mod batch;
 mod books;
@@ -34,15 +35,18 @@ mod keys;
 mod ledger_cache;
 mod ledgers;
 mod partitions;
+mod profiles;
 mod provisional;
 mod quota;
 mod rental;
 mod spent;
 mod sql;
 mod terms;
+mod wallet;
 mod writes;
 
-pub use close::{AutoClose, CloseError, IssuedInvoice};
+pub use adjust::PendingAdjustment;
+pub use close::{AutoClose, CloseError, CreditNote, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};
 pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
@@ -51,8 +55,10 @@ pub use keys::{hash_key, key_id};
 pub use ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
 pub(crate) use ledgers::{load_ledger, load_ledgers};
 pub use partitions::{month_bounds, partition_month};
+pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
+pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 
 use billing_core::period::Period;
@@ -193,6 +199,11 @@ pub struct Store {
     ingests: std::sync::Mutex<std::collections::VecDeque<ingest::QueuedIngest>>,
     /// The prefix of invoice numbers (`INV-2026-000123`; see [`Store::with_invoice_prefix`]).
     invoice_prefix: String,
+    /// The prefix of credit note numbers (`CN-2026-000007`; see
+    /// [`Store::with_credit_note_prefix`]).
+    credit_note_prefix: String,
+    /// Days after issue an unpaid invoice becomes `overdue` (see [`Store::with_payment_days`]).
+    payment_days: i64,
     /// Group commits of ingest requests since the store was opened.
     ingest_groups: std::sync::atomic::AtomicU64,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
@@ -296,6 +307,8 @@ impl Store {
             ingests: Default::default(),
             ingest_groups: Default::default(),
             invoice_prefix: billing_core::numbering::INVOICE_PREFIX.to_string(),
+            credit_note_prefix: billing_core::numbering::CREDIT_NOTE_PREFIX.to_string(),
+            payment_days: billing_core::adjustment::DEFAULT_PAYMENT_DAYS,
             authorizations: std::sync::Mutex::new(Vec::new()),
             holds: Mutex::new(()),
             held_cache: Default::default(),
@@ -321,6 +334,33 @@ impl Store {
         }
         self.invoice_prefix = prefix.to_string();
         Ok(self)
+    }
+
+    /// The same store numbering credit notes `{prefix}-{year}-{nnnnnn}` (default `CN`); the
+    /// same rules as [`Store::with_invoice_prefix`], and it must differ from the invoices'.
+    pub fn with_credit_note_prefix(mut self, prefix: &str) -> Result<Store, String> {
+        if !billing_core::numbering::is_prefix(prefix) || prefix == self.invoice_prefix {
+            return Err(format!(
+                "credit note prefix {prefix:?}: must be 1 to 16 of A-Z 0-9, not the invoices' prefix"
+            ));
+        }
+        self.credit_note_prefix = prefix.to_string();
+        Ok(self)
+    }
+
+    /// The same store calling an invoice `overdue` when it is not paid `days` days after its
+    /// issue (default 30; 0 to 3650).
+    pub fn with_payment_days(mut self, days: i64) -> Result<Store, String> {
+        if !(0..=3650).contains(&days) {
+            return Err(format!("payment days {days}: must be 0 to 3650"));
+        }
+        self.payment_days = days;
+        Ok(self)
+    }
+
+    /// Days after issue an unpaid invoice becomes `overdue`.
+    pub fn payment_days(&self) -> i64 {
+        self.payment_days
     }
 
     /// How many transactions [`Store::ingest`] committed (or tried) for its requests since the

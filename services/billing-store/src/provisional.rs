@@ -65,7 +65,8 @@ pub(crate) async fn issued_credits(
     filter: &str,
     param: &str,
 ) -> Result<HashMap<String, Vec<IssuedCredit>>> {
-    let mut out: HashMap<String, Vec<IssuedCredit>> = HashMap::new();
+    // Rows come by (account, period, rank): a period's last row is what it effectively says.
+    let mut latest: Vec<(String, IssuedCredit)> = Vec::new();
     for r in sqlx::query(
         &include_str!("../queries/shared/select_issued_credits.sql").replace("{filter}", filter),
     )
@@ -82,9 +83,18 @@ pub(crate) async fn issued_credits(
             .filter_map(|l| l["compensation"].as_str()?.parse::<Decimal>().ok())
             .sum();
         let credit = r.get::<String, _>(2).parse::<Decimal>().unwrap_or_default();
-        out.entry(r.get(0))
-            .or_default()
-            .push((r.get(1), compensation, credit));
+        let (account, period): (String, String) = (r.get(0), r.get(1));
+        if latest
+            .last()
+            .is_some_and(|(a, (p, _, _))| *a == account && *p == period)
+        {
+            latest.pop();
+        }
+        latest.push((account, (period, compensation, credit)));
+    }
+    let mut out: HashMap<String, Vec<IssuedCredit>> = HashMap::new();
+    for (account, credit) in latest {
+        out.entry(account).or_default().push(credit);
     }
     Ok(out)
 }

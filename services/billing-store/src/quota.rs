@@ -35,7 +35,7 @@
 
 use crate::commands::Command;
 use crate::provisional::measure;
-pub(crate) use crate::spent::invoiced_since;
+pub(crate) use crate::spent::prepaid_state;
 use crate::{Result, Store, StoreError};
 pub use billing_core::quota::Quotas;
 use rust_decimal::Decimal;
@@ -135,6 +135,10 @@ pub struct Balance {
     pub sla_compensation_credited: Decimal,
     /// What of it is not consumed yet.
     pub sla_compensation_left: Decimal,
+    /// The prepaid wallet (issue 12): its balance, what invoices still owe, its movements.
+    /// With the `prepaid_balance` quota set, `prepaid_balance` is this balance and
+    /// `available` is it less `outstanding`, `period_cost` and `held`.
+    pub wallet: crate::wallet::Wallet,
 }
 
 /// What an account holds at an instant (the fields of [`Balance`] from issue 10).
@@ -210,6 +214,11 @@ impl Store {
             .bind(now_ms)
             .execute(&mut *tx)
             .await?;
+        // Setting a prepaid balance is a correction movement of the wallet (issue 12), not an
+        // overwrite: the movements keep adding up to the balance.
+        if let Some(target) = quotas.prepaid_balance {
+            self.correct_balance(&mut tx, account, target, now_ms).await?;
+        }
         self.record_command(
             &mut tx,
             &Command::SetQuotas {
@@ -299,7 +308,7 @@ impl Store {
     /// The account's balance, quotas and live holds.
     pub async fn balance(&self, account: &str, now_ms: i64) -> Result<Balance, HoldError> {
         let mut conn = self.pool.acquire().await?;
-        let (quotas, set_at) = quotas_of(&mut conn, account).await?.unwrap_or_default();
+        let (quotas, _) = quotas_of(&mut conn, account).await?.unwrap_or_default();
         // Holds before the cost: a fold committing in between can only make both count.
         let holds = live_holds(&mut conn, account, now_ms).await?;
         let held: Decimal = holds.iter().map(|h| h.amount).sum();
@@ -315,17 +324,16 @@ impl Store {
             Some((book, _)) => holdings(&mut conn, book, account, now_ms.div_euclid(1000)).await?,
             None => Holdings::default(),
         };
-        let available = match quotas.prepaid_balance {
-            Some(p) => {
-                Some(p - invoiced_since(&mut conn, account, set_at).await? - period_cost - held)
-            }
-            None => None,
-        };
+        // Prepaid: the wallet's balance less what invoices still owe, the open period's
+        // cost and the live holds.
+        let (wallet, outstanding) = prepaid_state(&mut conn, account).await?;
+        let prepaid = quotas.prepaid_balance.map(|_| wallet);
+        let available = prepaid.map(|w| w - outstanding - period_cost - held);
         Ok(Balance {
             account: account.to_string(),
             period_label: label,
             period_cost: cents(period_cost),
-            prepaid_balance: quotas.prepaid_balance.map(cents),
+            prepaid_balance: prepaid.map(cents),
             available: available.map(cents),
             held: cents(held),
             holds,
@@ -335,6 +343,7 @@ impl Store {
             subscriptions: held_terms.subscriptions,
             sla_compensation_credited: held_terms.sla_credited,
             sla_compensation_left: held_terms.sla_left,
+            wallet: self.wallet(account).await?,
         })
     }
 

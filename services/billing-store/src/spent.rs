@@ -124,7 +124,7 @@ async fn spent_of(
     row: &sqlx::any::AnyRow,
     now_ms: i64,
 ) -> Result<(Quotas, Spent)> {
-    let (quotas, set_at) = match row.get::<Option<String>, _>(0) {
+    let (quotas, _set_at) = match row.get::<Option<String>, _>(0) {
         Some(body) => (
             serde_json::from_str::<Quotas>(&body)
                 .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?,
@@ -155,12 +155,22 @@ async fn spent_of(
             .await?
             .unwrap_or_default(),
     };
-    let invoiced = match (quotas.prepaid_balance, row.get::<Option<String>, _>(4)) {
-        (None, _) => Decimal::ZERO,
-        (Some(_), Some(sum)) => sum
-            .parse::<Decimal>()
-            .map_err(|e| StoreError::Corrupt(format!("invoice totals: {e}")))?,
-        (Some(_), None) => invoiced_since(conn, account, set_at).await?,
+    // A prepaid account's limit is its wallet balance, and what its invoices still owe
+    // counts against it (issue 12: settlements have burned what the wallet paid).
+    let mut quotas = quotas;
+    let invoiced = match quotas.prepaid_balance {
+        None => Decimal::ZERO,
+        Some(_) => {
+            let text = |i: usize| -> Result<Decimal> {
+                row.get::<Option<String>, _>(i)
+                    .map_or(Ok(Decimal::ZERO), |v| {
+                        v.parse::<Decimal>()
+                            .map_err(|e| StoreError::Corrupt(format!("wallet: {e}")))
+                    })
+            };
+            quotas.prepaid_balance = Some(text(6)?);
+            text(4)?
+        }
     };
     let spent = Spent {
         period_cost,
@@ -172,24 +182,13 @@ async fn spent_of(
     Ok((quotas, spent))
 }
 
-/// Totals of the account's invoices issued at or after `since_ms` (what burned a prepaid
-/// balance set at `since_ms`).
-pub(crate) async fn invoiced_since(
+/// A prepaid account's limit and what counts against it besides the open period: its wallet
+/// balance and what its invoices still owe (issue 12; see `wallet.rs`).
+pub(crate) async fn prepaid_state(
     conn: &mut AnyConnection,
     account: &str,
-    since_ms: i64,
-) -> Result<Decimal> {
-    let rows = sqlx::query(include_str!(
-        "../queries/shared/select_invoice_totals_since.sql"
-    ))
-    .bind(account)
-    .bind(since_ms)
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(|r| r.get::<String, _>(0).parse::<Decimal>().unwrap_or_default())
-        .sum())
+) -> Result<(Decimal, Decimal)> {
+    crate::wallet::wallet_state(conn, account).await
 }
 
 /// An account's quotas and what counts against them, within one group.

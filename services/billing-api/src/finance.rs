@@ -1,0 +1,298 @@
+//! Finance routes (issue 12): wallet top-ups and refunds, invoice payments, the documents
+//! list with credit notes and invoice statuses, and the adjustments preview.
+
+use crate::{ApiError, AppState, Principal};
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use billing_store::{
+    AdminMovement, CloseError, CreditNote, IssuedInvoice, PendingAdjustment, WalletError,
+};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+impl From<WalletError> for ApiError {
+    fn from(e: WalletError) -> Self {
+        match e {
+            WalletError::UnknownAccount(_) | WalletError::UnknownInvoice(_) => {
+                ApiError::NotFound(e.to_string())
+            }
+            WalletError::Invalid(_) => ApiError::BadRequest(e.to_string()),
+            WalletError::ReferenceConflict { .. }
+            | WalletError::InsufficientBalance { .. }
+            | WalletError::AlreadyPaid(_)
+            | WalletError::Overpayment { .. } => ApiError::Conflict(e.to_string()),
+            WalletError::Store(s) => s.into(),
+        }
+    }
+}
+
+/// A decimal amount as the API takes it: a JSON string (or number) of a plain decimal.
+fn amount_of(v: Option<&Value>, field: &str) -> Result<Option<Decimal>, ApiError> {
+    let text = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "{field} must be a decimal string such as \"100.00\", got {other}"
+            )));
+        }
+    };
+    billing_core::decimal::parse_money(&text)
+        .map(Some)
+        .map_err(|e| ApiError::BadRequest(format!("{field} {text:?}: {e}")))
+}
+
+/// The body of a top-up, refund or payment: `{"amount", "reference"}`, nothing else.
+fn money_body(body: &Value, amount_required: bool) -> Result<(Option<Decimal>, String), ApiError> {
+    let obj = body.as_object().ok_or_else(|| {
+        ApiError::BadRequest("the body must be a JSON object {\"amount\", \"reference\"}".into())
+    })?;
+    if let Some(k) = obj.keys().find(|k| !["amount", "reference"].contains(&k.as_str())) {
+        return Err(ApiError::BadRequest(format!(
+            "unknown field {k:?}: the body takes \"amount\" and \"reference\""
+        )));
+    }
+    let amount = amount_of(obj.get("amount"), "amount")?;
+    if amount_required && amount.is_none() {
+        return Err(ApiError::BadRequest("amount is missing".into()));
+    }
+    let reference = match obj.get("reference") {
+        Some(Value::String(r)) => r.clone(),
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "reference must be a string, got {other}"
+            )));
+        }
+        None => {
+            return Err(ApiError::BadRequest(
+                "reference is missing: it makes the call idempotent".into(),
+            ));
+        }
+    };
+    Ok((amount, reference))
+}
+
+async fn movement(
+    s: &AppState,
+    account: &str,
+    kind: AdminMovement,
+    body: &Value,
+) -> Result<Response, ApiError> {
+    let (amount, reference) = money_body(body, true)?;
+    let (made, created) = s
+        .store
+        .wallet_movement(
+            account,
+            kind,
+            amount.unwrap_or_default(),
+            &reference,
+            (s.clock)(),
+        )
+        .await?;
+    let wallet = s.store.wallet(account).await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(json!({ "movement": made, "created": created, "balance": wallet.balance })),
+    )
+        .into_response())
+}
+
+/// `POST /v1/admin/accounts/{id}/topups` `{"amount","reference"}`: 201 when credited, 200
+/// with the stored movement when the reference was used already for the same top-up.
+pub async fn topup(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(account): Path<String>,
+    Json(body): Json<Value>,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    movement(&s, &account, AdminMovement::Topup, &body).await
+}
+
+/// `POST /v1/admin/accounts/{id}/refunds` `{"amount","reference"}`: never below a zero
+/// balance.
+pub async fn refund(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(account): Path<String>,
+    Json(body): Json<Value>,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    movement(&s, &account, AdminMovement::Refund, &body).await
+}
+
+/// `POST /v1/admin/invoices/{id}/payments` `{"amount"?, "reference"}`: records a payment made
+/// outside the wallet (without `amount`: all the invoice still owes).
+pub async fn pay_invoice(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    let (amount, reference) = money_body(&body, false)?;
+    let now = (s.clock)();
+    let (payment, created) = s.store.pay_invoice(&id, amount, &reference, now).await?;
+    let invoice = s
+        .store
+        .invoice(&id, None)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?
+        .at(now, s.store.payment_days());
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(json!({ "payment": payment, "created": created, "invoice": invoice })),
+    )
+        .into_response())
+}
+
+/// Invoices (with their status on the clock) and credit notes as one list, by period, then
+/// invoices before credit notes, then number.
+pub fn documents(
+    invoices: Vec<IssuedInvoice>,
+    notes: Vec<CreditNote>,
+    now_ms: i64,
+    payment_days: i64,
+) -> Result<Vec<Value>, ApiError> {
+    let mut out: Vec<(String, u8, String, Value)> = Vec::new();
+    for i in invoices {
+        let i = i.at(now_ms, payment_days);
+        let (period, number) = (i.invoice.period.start.clone(), i.number.clone());
+        let v = serde_json::to_value(&i).map_err(|e| ApiError::Internal(e.to_string()))?;
+        out.push((period, 0, number, v));
+    }
+    let starts: std::collections::HashMap<String, String> = out
+        .iter()
+        .filter_map(|(start, _, _, v)| {
+            Some((v["id"].as_str()?.to_string(), start.clone()))
+        })
+        .collect();
+    for n in notes {
+        let period = starts.get(&n.invoice_id).cloned().unwrap_or_default();
+        let v = serde_json::to_value(&n).map_err(|e| ApiError::Internal(e.to_string()))?;
+        out.push((period, 1, n.number.clone(), v));
+    }
+    out.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
+    Ok(out.into_iter().map(|(_, _, _, v)| v).collect())
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct AdjustmentsQuery {
+    /// A closed period `YYYY-MM`; every closed period when absent.
+    pub period: Option<String>,
+    /// One account; every account with late usage (or no invoice) when absent.
+    pub account: Option<String>,
+}
+
+/// `GET /v1/admin/adjustments?period=YYYY-MM`: what the next close will issue as adjustment
+/// lines (billing-semantics.md section 7): per account and closed period with late usage (or
+/// named by `account`), the effective and the recomputed totals and the lines.
+pub async fn pending_adjustments(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<AdjustmentsQuery>,
+) -> Result<Json<Value>, ApiError> {
+    principal.admin()?;
+    let late = s.store.late_usage(q.period.as_deref()).await?;
+    let mut pairs: Vec<(String, String)> = late
+        .iter()
+        .map(|l| (l.account.clone(), l.period.clone()))
+        .collect();
+    if let Some(account) = &q.account {
+        pairs.retain(|(a, _)| a == account);
+        if let Some(p) = &q.period {
+            pairs.push((account.clone(), p.clone()));
+        }
+    }
+    pairs.sort();
+    pairs.dedup();
+    let mut adjustments = Vec::new();
+    for (account, period) in pairs {
+        let p: PendingAdjustment = s
+            .store
+            .pending_adjustment(&account, &period)
+            .await
+            .map_err(|e| match e {
+                CloseError::Store(e) => e.into(),
+                CloseError::NoPriceBook(_) | CloseError::NotClosed(_) => {
+                    ApiError::Conflict(e.to_string())
+                }
+                other => ApiError::Internal(other.to_string()),
+            })?;
+        let events: Vec<_> = late
+            .iter()
+            .filter(|l| l.account == account && l.period == period)
+            .collect();
+        adjustments.push(json!({
+            "account": account,
+            "period": period,
+            "original_invoice": p.invoice_id,
+            "original_number": p.invoice_number,
+            "issued_total": p.effective_total,
+            "recomputed_total": p.recomputed.total,
+            "difference": p.recomputed.total - p.effective_total,
+            "lines": p.lines,
+            "events": events,
+        }));
+    }
+    Ok(Json(json!({ "pending_adjustments": adjustments })))
+}
+
+/// One document of the invoices route: an invoice (status on the clock) or a credit note.
+#[derive(Debug, Clone)]
+pub enum Document {
+    Invoice(Box<IssuedInvoice>),
+    CreditNote(CreditNote),
+}
+
+impl Document {
+    /// As the lists `handlers::csv` takes.
+    pub fn split(self) -> (Vec<IssuedInvoice>, Vec<CreditNote>) {
+        match self {
+            Document::Invoice(i) => (vec![*i], vec![]),
+            Document::CreditNote(n) => (vec![], vec![n]),
+        }
+    }
+
+    /// The document's JSON, as `GET /v1/invoices/{id}` answers it.
+    pub fn to_value(&self) -> Result<Value, ApiError> {
+        match self {
+            Document::Invoice(i) => serde_json::to_value(i),
+            Document::CreditNote(n) => serde_json::to_value(n),
+        }
+        .map_err(|e| ApiError::Internal(e.to_string()))
+    }
+}
+
+/// The invoice or credit note `id` (credit notes' ids start with `cn_`), when it belongs to
+/// `account` (when given); another account's document is answered like a missing one.
+pub async fn document(
+    s: &AppState,
+    id: &str,
+    account: Option<&str>,
+) -> Result<Option<Document>, ApiError> {
+    if id.starts_with("cn_") {
+        return Ok(s
+            .store
+            .credit_note(id, account)
+            .await?
+            .map(Document::CreditNote));
+    }
+    Ok(s.store.invoice(id, account).await?.map(|i| {
+        Document::Invoice(Box::new(i.at((s.clock)(), s.store.payment_days())))
+    }))
+}

@@ -1,0 +1,306 @@
+//! Section 7 at a close (issue 12): every earlier closed period's invoice of an account is
+//! recomputed over the ledger as it is now (late usage and part-2 events included, and
+//! whatever an open period's events change in it: a minimum charge counts a resource's
+//! seconds over all its events, a lease state or a price point holds until the next point),
+//! with the price book version the period was closed with and the credit balance its close
+//! had after the (effective) invoices of earlier periods. Where the recomputation differs from
+//! what the period's invoice effectively says, the difference goes on the account's new
+//! invoice as adjustment lines (`billing_core::adjustment`), and the recomputation becomes
+//! what the period effectively says (the `adjustments` table): later credit balances count
+//! its credit and compensation, and the next close compares against it.
+//!
+//! Recomputing every closed period rather than only those with late usage is on purpose: what
+//! the rules read reaches beyond an event's own span, and a missed difference is money lost.
+//! Its cost is one rating per account and closed period at each close (see docs/scaling.md).
+
+use crate::close::CloseError;
+use crate::provisional::{IssuedCredit, credit_balance};
+use crate::{Result, Store, StoreError};
+use billing_core::adjustment::{AdjustmentLine, differences, needs_adjustment};
+use billing_core::invoice::Invoice;
+use billing_core::ledger::AccountLedger;
+use billing_core::period::Period;
+use billing_core::platform::Platform;
+use billing_core::pricebook::PriceBook;
+use billing_core::rating::{RatingContext, Unpriced, rate_account};
+use rust_decimal::Decimal;
+use sqlx::{AnyConnection, Row};
+use std::collections::BTreeMap;
+
+/// What an account's invoice of a closed period effectively says: the issued invoice (its id
+/// and number) or, once adjusted, the recomputation the latest adjustment was issued against.
+#[derive(Debug, Clone)]
+pub(crate) struct Effective {
+    pub(crate) id: Option<String>,
+    pub(crate) number: Option<String>,
+    pub(crate) invoice: Invoice,
+}
+
+/// A closed period with the price book version it was closed with.
+#[derive(Debug, Clone)]
+pub(crate) struct ClosedPeriod {
+    pub(crate) book: PriceBook,
+    pub(crate) period: Period,
+}
+
+/// What a close issues to one account besides its new invoice.
+#[derive(Debug, Default)]
+pub(crate) struct Adjusted {
+    /// The adjustment lines for the new invoice, by original period then component.
+    pub(crate) lines: Vec<AdjustmentLine>,
+    /// The recomputations that became effective: (period label, invoice).
+    pub(crate) recomputed: Vec<(String, Invoice)>,
+    /// The account's effective invoices after them, for the new invoice's credit balance.
+    pub(crate) effective: BTreeMap<String, Effective>,
+}
+
+/// What an invoice did to the credit pool: its period, the compensation it earned (section
+/// 10) and the credit it consumed.
+pub(crate) fn issued_credit(label: &str, invoice: &Invoice) -> IssuedCredit {
+    let compensation = invoice.lines.iter().filter_map(|l| l.compensation).sum();
+    (label.to_string(), compensation, invoice.credit)
+}
+
+/// The effective invoices of periods starting before `start`, as the credit pool reads them.
+pub(crate) fn credits_before(
+    effective: &BTreeMap<String, Effective>,
+    starts: &BTreeMap<String, i64>,
+    start: i64,
+) -> Vec<IssuedCredit> {
+    effective
+        .iter()
+        .filter(|(label, _)| starts.get(*label).is_some_and(|s| *s < start))
+        .map(|(label, e)| issued_credit(label, &e.invoice))
+        .collect()
+}
+
+impl Store {
+    /// Every closed period with its price book version, in time order.
+    pub(crate) async fn closed_periods(
+        &self,
+        conn: &mut AnyConnection,
+    ) -> Result<Vec<ClosedPeriod>> {
+        let rows = sqlx::query(include_str!(
+            "../queries/shared/select_closed_period_versions.sql"
+        ))
+        .fetch_all(&mut *conn)
+        .await?;
+        let books = self.pricebooks().await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let label: String = r.get(0);
+            let version: i64 = r.get(3);
+            let book = books
+                .iter()
+                .find(|v| v.version == version)
+                .map(|v| v.book.clone())
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "period {label} was closed with price book version {version}, which is not stored"
+                    ))
+                })?;
+            out.push(ClosedPeriod {
+                book,
+                period: Period {
+                    label,
+                    start: r.get(1),
+                    end: r.get(2),
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// The account's effective invoices of closed periods, by period label.
+    pub(crate) async fn effective_invoices(
+        &self,
+        conn: &mut AnyConnection,
+        account: &str,
+    ) -> Result<BTreeMap<String, Effective>> {
+        let mut out = BTreeMap::new();
+        for r in sqlx::query(include_str!("../queries/shared/select_account_invoices.sql"))
+            .bind(account)
+            .fetch_all(&mut *conn)
+            .await?
+        {
+            out.insert(
+                r.get::<String, _>(0),
+                Effective {
+                    id: Some(r.get(1)),
+                    number: Some(r.get(2)),
+                    invoice: parse_invoice(&r.get::<String, _>(3))?,
+                },
+            );
+        }
+        for r in sqlx::query(include_str!(
+            "../queries/shared/select_account_adjustments.sql"
+        ))
+        .bind(account)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            let label: String = r.get(0);
+            let invoice = parse_invoice(&r.get::<String, _>(1))?;
+            match out.get_mut(&label) {
+                Some(e) => e.invoice = invoice,
+                None => {
+                    out.insert(
+                        label,
+                        Effective {
+                            id: None,
+                            number: None,
+                            invoice,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Recomputes `account`'s invoices of the `closed` periods (time order) that start before
+    /// `until`, over `ledger`, each against what it effectively says, and answers the
+    /// adjustment lines, the recomputations that become effective and the effective invoices
+    /// after them. Unpriced usage found on the way is added to `unpriced`.
+    pub(crate) async fn adjust_account(
+        &self,
+        conn: &mut AnyConnection,
+        (closed, platform): (&[ClosedPeriod], &Platform),
+        account: &str,
+        ledger: &AccountLedger,
+        until: i64,
+        unpriced: &mut Vec<Unpriced>,
+    ) -> Result<Adjusted, CloseError> {
+        let mut effective = self.effective_invoices(conn, account).await?;
+        let starts: BTreeMap<String, i64> = closed
+            .iter()
+            .map(|c| (c.period.label.clone(), c.period.start))
+            .collect();
+        let mut out = Adjusted::default();
+        for c in closed.iter().filter(|c| c.period.start < until) {
+            let label = c.period.label.as_str();
+            let earlier = credits_before(&effective, &starts, c.period.start);
+            let balance = credit_balance(&c.book, account, &earlier, &c.period);
+            let ctx = RatingContext::with_platform(&c.book, c.period.clone(), platform);
+            let rated = rate_account(&ctx, account, Some(ledger), balance)?;
+            unpriced.extend(rated.unpriced);
+            let was = effective.get(label);
+            if !needs_adjustment(was.map(|e| &e.invoice), &rated.invoice) {
+                continue;
+            }
+            let (id, number) = was.map_or((None, None), |e| (e.id.clone(), e.number.clone()));
+            for (component, amount) in differences(was.map(|e| &e.invoice), &rated.invoice) {
+                out.lines.push(AdjustmentLine {
+                    period: label.to_string(),
+                    invoice_id: id.clone(),
+                    invoice_number: number.clone(),
+                    component,
+                    amount,
+                });
+            }
+            out.recomputed
+                .push((label.to_string(), rated.invoice.clone()));
+            effective.insert(
+                label.to_string(),
+                Effective {
+                    id,
+                    number,
+                    invoice: rated.invoice,
+                },
+            );
+        }
+        out.effective = effective;
+        Ok(out)
+    }
+
+    /// The invoice of `account` for the closed period `period_label` rated again over the
+    /// ledger as it is now (late usage included), exactly as the close rated it otherwise:
+    /// with the price book version the period was closed with (not the one applicable now)
+    /// and the credit balance the account had at that close, after the effective invoices
+    /// of earlier periods only (not the credit the invoice itself drew, nor later periods'
+    /// draws). What billing-semantics.md section 7 compares with the issued invoice.
+    pub async fn recompute_closed(
+        &self,
+        account: &str,
+        period_label: &str,
+    ) -> Result<Invoice, CloseError> {
+        Ok(self
+            .pending_adjustment(account, period_label)
+            .await?
+            .recomputed)
+    }
+
+    /// What the next close would adjust for `account`'s closed period `period_label`: what
+    /// the period's invoice effectively says now, its recomputation, and the lines.
+    pub async fn pending_adjustment(
+        &self,
+        account: &str,
+        period_label: &str,
+    ) -> Result<PendingAdjustment, CloseError> {
+        let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+        let closed = self.closed_periods(&mut conn).await?;
+        let Some(target) = closed.iter().position(|c| c.period.label == period_label) else {
+            return Err(CloseError::NotClosed(period_label.to_string()));
+        };
+        let platform = crate::rental::load_platform(&mut conn).await?;
+        let ledger = crate::load_ledger(&mut conn, account).await?;
+        let effective = self.effective_invoices(&mut conn, account).await?;
+        let mut unpriced = Vec::new();
+        let until = closed[target].period.end;
+        let adjusted = self
+            .adjust_account(
+                &mut conn,
+                (&closed[..=target], &platform),
+                account,
+                &ledger,
+                until,
+                &mut unpriced,
+            )
+            .await?;
+        let c = &closed[target];
+        let recomputed = match adjusted.effective.get(period_label) {
+            Some(e) => e.invoice.clone(),
+            None => {
+                let starts: BTreeMap<String, i64> = closed
+                    .iter()
+                    .map(|c| (c.period.label.clone(), c.period.start))
+                    .collect();
+                let balance = credit_balance(
+                    &c.book,
+                    account,
+                    &credits_before(&adjusted.effective, &starts, c.period.start),
+                    &c.period,
+                );
+                let ctx = RatingContext::with_platform(&c.book, c.period.clone(), &platform);
+                rate_account(&ctx, account, Some(&ledger), balance)?.invoice
+            }
+        };
+        let was = effective.get(period_label);
+        Ok(PendingAdjustment {
+            invoice_id: was.and_then(|e| e.id.clone()),
+            invoice_number: was.and_then(|e| e.number.clone()),
+            effective_total: was.map_or(Decimal::ZERO, |e| e.invoice.total),
+            lines: adjusted
+                .lines
+                .into_iter()
+                .filter(|l| l.period == period_label)
+                .collect(),
+            recomputed,
+        })
+    }
+}
+
+/// See [`Store::pending_adjustment`].
+#[derive(Debug, Clone)]
+pub struct PendingAdjustment {
+    pub invoice_id: Option<String>,
+    pub invoice_number: Option<String>,
+    /// The total the period's invoice effectively says (0 when none was issued).
+    pub effective_total: Decimal,
+    pub recomputed: Invoice,
+    pub lines: Vec<AdjustmentLine>,
+}
+
+pub(crate) fn parse_invoice(body: &str) -> Result<Invoice> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))
+}

@@ -1,0 +1,490 @@
+//! The prepaid wallet and invoice payments (issue 12).
+//!
+//! A wallet is an append-only ledger of money movements per account (`wallet_movements`):
+//! `topup` (+), `refund` (-), `settlement` (- : an invoice paid from the wallet when it is
+//! issued), `credit_note` (+ : a credit note's amount) and `correction` (either sign: what
+//! setting the `prepaid_balance` quota does now, instead of overwriting a balance). Every
+//! movement has a reference unique in its account, so a top-up or refund sent twice is stored
+//! once; the same reference with a different kind or amount is refused. The balance is the
+//! sum of the movements; `wallets` keeps it, with what the account's invoices still owe, in
+//! the same transactions, for authorization to read in its one statement.
+//!
+//! Top-ups, refunds and payments are admin commands (recorded for `gpubill replay`);
+//! settlements and credit notes are made by the close, which replay repeats.
+
+use crate::commands::Command;
+use crate::{Result, Store, StoreError};
+use billing_core::timestamp::format_secs;
+use rust_decimal::Decimal;
+use serde::Serialize;
+use sqlx::{AnyConnection, Row};
+
+/// What kinds of movement the admin makes (the close makes the others).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdminMovement {
+    Topup,
+    Refund,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Movement {
+    pub seq: i64,
+    pub kind: String,
+    /// Signed: what the movement did to the balance.
+    pub amount: Decimal,
+    pub reference: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document_id: Option<String>,
+    pub at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Wallet {
+    pub account: String,
+    /// The sum of the movements.
+    pub balance: Decimal,
+    /// What the account's issued invoices still owe (amount due less payments).
+    pub outstanding: Decimal,
+    pub movements: Vec<Movement>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Payment {
+    pub seq: i64,
+    pub amount: Decimal,
+    /// `wallet` (settled at issue) or `external` (recorded by the admin).
+    pub method: String,
+    pub reference: String,
+    pub at: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WalletError {
+    #[error("no account {0:?}")]
+    UnknownAccount(String),
+    #[error("no invoice {0:?}")]
+    UnknownInvoice(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(
+        "reference {reference:?} was used already for a {kind} of {amount}: another movement or payment cannot reuse it"
+    )]
+    ReferenceConflict {
+        reference: String,
+        kind: String,
+        amount: Decimal,
+    },
+    #[error("a refund of {amount} is more than the wallet balance of {balance}")]
+    InsufficientBalance { amount: Decimal, balance: Decimal },
+    #[error("invoice {0} is paid already")]
+    AlreadyPaid(String),
+    #[error("a payment of {amount} is more than invoice {id} still owes ({owed})")]
+    Overpayment {
+        id: String,
+        amount: Decimal,
+        owed: Decimal,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for WalletError {
+    fn from(e: sqlx::Error) -> Self {
+        WalletError::Store(StoreError::Db(e))
+    }
+}
+
+fn dec(s: &str, what: &str) -> Result<Decimal> {
+    s.parse()
+        .map_err(|e| StoreError::Corrupt(format!("{what} {s:?}: {e}")))
+}
+
+fn cents(mut d: Decimal) -> Decimal {
+    d.rescale(2);
+    d
+}
+
+/// The account's wallet balance and what its invoices still owe (zero without a row).
+pub(crate) async fn wallet_state(
+    conn: &mut AnyConnection,
+    account: &str,
+) -> Result<(Decimal, Decimal)> {
+    match sqlx::query(include_str!("../queries/shared/select_wallet.sql"))
+        .bind(account)
+        .fetch_optional(&mut *conn)
+        .await?
+    {
+        Some(r) => Ok((
+            dec(&r.get::<String, _>(0), "wallet balance")?,
+            dec(&r.get::<String, _>(1), "wallet outstanding")?,
+        )),
+        None => Ok((Decimal::ZERO, Decimal::ZERO)),
+    }
+}
+
+async fn set_wallet(
+    conn: &mut AnyConnection,
+    account: &str,
+    (balance, outstanding): (Decimal, Decimal),
+    now_ms: i64,
+) -> Result<()> {
+    sqlx::query(include_str!("../queries/shared/upsert_wallet.sql"))
+        .bind(account)
+        .bind(cents(balance).to_string())
+        .bind(cents(outstanding).to_string())
+        .bind(now_ms)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+fn movement_of(r: &sqlx::any::AnyRow) -> Result<Movement> {
+    Ok(Movement {
+        seq: r.get(0),
+        kind: r.get(1),
+        amount: dec(&r.get::<String, _>(2), "movement amount")?,
+        reference: r.get(3),
+        document_id: r.get(4),
+        at: format_secs(r.get::<i64, _>(5).div_euclid(1000)),
+    })
+}
+
+/// Appends a movement unless the account has its reference already; answers the stored
+/// movement of the reference and whether this call made it. Keeps `wallets` in step.
+pub(crate) async fn append(
+    conn: &mut AnyConnection,
+    account: &str,
+    (kind, amount, reference, document): (&str, Decimal, &str, Option<&str>),
+    now_ms: i64,
+) -> Result<(Movement, bool)> {
+    let inserted = sqlx::query(include_str!("../queries/shared/insert_wallet_movement.sql"))
+        .bind(account)
+        .bind(kind)
+        .bind(cents(amount).to_string())
+        .bind(reference)
+        .bind(document)
+        .bind(now_ms)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected()
+        == 1;
+    if inserted {
+        let (balance, outstanding) = wallet_state(conn, account).await?;
+        set_wallet(conn, account, (balance + amount, outstanding), now_ms).await?;
+    }
+    let row = sqlx::query(include_str!("../queries/shared/select_wallet_movement.sql"))
+        .bind(account)
+        .bind(reference)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((movement_of(&row)?, inserted))
+}
+
+/// At issue (the close's transaction): the invoice's credit note is credited to the wallet,
+/// then what the invoice owes is settled from the wallet as far as its balance goes; the rest
+/// is outstanding. Answers what the wallet paid.
+pub(crate) async fn settle_issued(
+    conn: &mut AnyConnection,
+    account: &str,
+    (invoice_id, amount_due): (&str, Decimal),
+    credit_note: Option<(&str, Decimal)>,
+    now_ms: i64,
+) -> Result<Decimal> {
+    if let Some((id, amount)) = credit_note {
+        let reference = format!("credit_note:{id}");
+        append(
+            conn,
+            account,
+            ("credit_note", amount, &reference, Some(id)),
+            now_ms,
+        )
+        .await?;
+    }
+    if amount_due <= Decimal::ZERO {
+        return Ok(cents(Decimal::ZERO));
+    }
+    let (balance, outstanding) = wallet_state(conn, account).await?;
+    let paid = balance.min(amount_due).max(Decimal::ZERO);
+    if paid > Decimal::ZERO {
+        let reference = format!("settlement:{invoice_id}");
+        append(
+            conn,
+            account,
+            ("settlement", -paid, &reference, Some(invoice_id)),
+            now_ms,
+        )
+        .await?;
+        sqlx::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
+            .bind(invoice_id)
+            .bind(cents(paid).to_string())
+            .bind("wallet")
+            .bind("wallet")
+            .bind(now_ms)
+            .execute(&mut *conn)
+            .await?;
+    }
+    let (balance, _) = wallet_state(conn, account).await?;
+    set_wallet(
+        conn,
+        account,
+        (balance, outstanding + amount_due - paid),
+        now_ms,
+    )
+    .await?;
+    Ok(cents(paid))
+}
+
+/// A movement amount as the API takes it: positive, at most 2 decimals, at most
+/// `billing_core::rating::MAX_AMOUNT`.
+pub fn check_amount(what: &str, amount: Decimal) -> std::result::Result<Decimal, WalletError> {
+    if amount <= Decimal::ZERO {
+        return Err(WalletError::Invalid(format!(
+            "{what} must be more than 0, got {amount}"
+        )));
+    }
+    if amount.normalize().scale() > 2 {
+        return Err(WalletError::Invalid(format!(
+            "{what} {amount} has more than 2 decimals"
+        )));
+    }
+    if amount > billing_core::rating::MAX_AMOUNT {
+        return Err(WalletError::Invalid(format!(
+            "{what} {amount} is over the largest amount {}",
+            billing_core::rating::MAX_AMOUNT
+        )));
+    }
+    Ok(cents(amount))
+}
+
+/// A reference: 1 to 128 printable ASCII characters.
+fn check_reference(reference: &str) -> std::result::Result<(), WalletError> {
+    if reference.is_empty()
+        || reference.len() > 128
+        || !reference.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+    {
+        return Err(WalletError::Invalid(format!(
+            "reference {reference:?} is not 1 to 128 printable ASCII characters"
+        )));
+    }
+    if reference.contains(':') {
+        // `settlement:`, `credit_note:` and `correction:` references are the engine's own.
+        return Err(WalletError::Invalid(format!(
+            "reference {reference:?} contains ':', which only the engine's own references use"
+        )));
+    }
+    Ok(())
+}
+
+impl Store {
+    /// A top-up or refund of `amount` (positive) with the admin's `reference`: idempotent by
+    /// reference (the same call again answers the stored movement, `false`); a refund never
+    /// takes the balance below zero.
+    pub async fn wallet_movement(
+        &self,
+        account: &str,
+        kind: AdminMovement,
+        amount: Decimal,
+        reference: &str,
+        now_ms: i64,
+    ) -> Result<(Movement, bool), WalletError> {
+        let amount = check_amount("amount", amount)?;
+        check_reference(reference)?;
+        if !self.account_exists(account).await? {
+            return Err(WalletError::UnknownAccount(account.to_string()));
+        }
+        let (name, signed) = match kind {
+            AdminMovement::Topup => ("topup", amount),
+            AdminMovement::Refund => ("refund", -amount),
+        };
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        if let Some(row) = sqlx::query(include_str!("../queries/shared/select_wallet_movement.sql"))
+            .bind(account)
+            .bind(reference)
+            .fetch_optional(&mut *tx)
+            .await?
+        {
+            let stored = movement_of(&row)?;
+            tx.rollback().await?;
+            if stored.kind == name && stored.amount == cents(signed) {
+                return Ok((stored, false));
+            }
+            return Err(WalletError::ReferenceConflict {
+                reference: reference.to_string(),
+                kind: stored.kind,
+                amount: stored.amount,
+            });
+        }
+        let (balance, _) = wallet_state(&mut tx, account).await?;
+        if balance + signed < Decimal::ZERO {
+            return Err(WalletError::InsufficientBalance {
+                amount,
+                balance: cents(balance),
+            });
+        }
+        let made = append(&mut tx, account, (name, signed, reference, None), now_ms).await?;
+        self.record_command(
+            &mut tx,
+            &Command::WalletMovement {
+                account: account.to_string(),
+                kind,
+                amount,
+                reference: reference.to_string(),
+                at_ms: now_ms,
+            },
+            now_ms,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(made)
+    }
+
+    /// Setting the `prepaid_balance` quota (in `set_quotas`' transaction): a `correction`
+    /// movement that brings the wallet's balance to `target`, when it is not there already.
+    pub(crate) async fn correct_balance(
+        &self,
+        conn: &mut AnyConnection,
+        account: &str,
+        target: Decimal,
+        now_ms: i64,
+    ) -> Result<()> {
+        let (balance, _) = wallet_state(conn, account).await?;
+        let delta = target - balance;
+        if !delta.is_zero() {
+            let reference = format!("correction:{now_ms}");
+            append(
+                conn,
+                account,
+                ("correction", delta, &reference, None),
+                now_ms,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The account's wallet: balance, outstanding and every movement.
+    pub async fn wallet(&self, account: &str) -> Result<Wallet> {
+        let mut conn = self.pool.acquire().await?;
+        let (balance, outstanding) = wallet_state(&mut conn, account).await?;
+        let movements = sqlx::query(include_str!(
+            "../queries/shared/select_wallet_movements.sql"
+        ))
+        .bind(account)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(movement_of)
+        .collect::<Result<Vec<_>>>()?;
+        Ok(Wallet {
+            account: account.to_string(),
+            balance: cents(balance),
+            outstanding: cents(outstanding),
+            movements,
+        })
+    }
+
+    /// Records a payment of invoice `id` made outside the wallet: `amount` (None: all it still
+    /// owes) with the admin's `reference` (idempotent like top-ups). Refused for an invoice
+    /// paid already and for more than it still owes.
+    pub async fn pay_invoice(
+        &self,
+        id: &str,
+        amount: Option<Decimal>,
+        reference: &str,
+        now_ms: i64,
+    ) -> Result<(Payment, bool), WalletError> {
+        check_reference(reference)?;
+        if let Some(a) = amount {
+            check_amount("amount", a)?;
+        }
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        let Some(owner) = sqlx::query(include_str!("../queries/shared/select_invoice_owner.sql"))
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+        else {
+            return Err(WalletError::UnknownInvoice(id.to_string()));
+        };
+        let account: String = owner.get(0);
+        let due = dec(&owner.get::<String, _>(1), "amount due")?;
+        let payments = payments_of(&mut tx, id).await?;
+        if let Some(p) = payments.iter().find(|p| p.reference == reference) {
+            tx.rollback().await?;
+            if amount.is_none_or(|a| cents(a) == p.amount) {
+                return Ok((p.clone(), false));
+            }
+            return Err(WalletError::ReferenceConflict {
+                reference: reference.to_string(),
+                kind: "payment".into(),
+                amount: p.amount,
+            });
+        }
+        let owed = due - payments.iter().map(|p| p.amount).sum::<Decimal>();
+        if owed <= Decimal::ZERO {
+            return Err(WalletError::AlreadyPaid(id.to_string()));
+        }
+        let amount = cents(amount.unwrap_or(owed));
+        if amount > owed {
+            return Err(WalletError::Overpayment {
+                id: id.to_string(),
+                amount,
+                owed: cents(owed),
+            });
+        }
+        sqlx::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
+            .bind(id)
+            .bind(amount.to_string())
+            .bind("external")
+            .bind(reference)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        let (balance, outstanding) = wallet_state(&mut tx, &account).await?;
+        set_wallet(&mut tx, &account, (balance, outstanding - amount), now_ms).await?;
+        self.record_command(
+            &mut tx,
+            &Command::InvoicePayment {
+                invoice: id.to_string(),
+                amount: Some(amount),
+                reference: reference.to_string(),
+                at_ms: now_ms,
+            },
+            now_ms,
+        )
+        .await?;
+        let made = payments_of(&mut tx, id)
+            .await?
+            .into_iter()
+            .find(|p| p.reference == reference)
+            .ok_or_else(|| StoreError::Corrupt(format!("payment {reference:?} not stored")))?;
+        tx.commit().await?;
+        Ok((made, true))
+    }
+
+    /// Invoice `id`'s payments in order.
+    pub async fn payments(&self, id: &str) -> Result<Vec<Payment>> {
+        let mut conn = self.pool.acquire().await?;
+        payments_of(&mut conn, id).await
+    }
+}
+
+async fn payments_of(conn: &mut AnyConnection, id: &str) -> Result<Vec<Payment>> {
+    sqlx::query(include_str!("../queries/shared/select_payments_of_invoice.sql"))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(Payment {
+                seq: r.get(0),
+                amount: dec(&r.get::<String, _>(1), "payment amount")?,
+                method: r.get(2),
+                reference: r.get(3),
+                at: format_secs(r.get::<i64, _>(4).div_euclid(1000)),
+            })
+        })
+        .collect()
+}
