@@ -506,3 +506,73 @@ async fn the_prepaid_quota_and_authorization_use_the_wallet(db: Db) {
     assert_eq!(kinds, ["correction", "topup"]);
 }
 on_both!(the_prepaid_quota_and_authorization_use_the_wallet);
+
+async fn as_known_at_answers_with_the_events_ingested_by_then(db: Db) {
+    const DAY: i64 = 86_400_000;
+    let t = TestApp::fresh(db).await.at(DEC_2_2026_MS + 8 * DAY);
+    t.put_pricebook(BOOK).await;
+    let key = t.account("acme").await;
+    // Ingested on 12-10: 1 hour on 12-05. On 12-12: 2 more hours on 12-06.
+    t.ingest(&[usage(
+        "d1",
+        "acme",
+        "L1",
+        "2026-12-05T00:00:00Z",
+        "2026-12-05T01:00:00Z",
+    )])
+    .await;
+    let t = t.at(DEC_2_2026_MS + 10 * DAY);
+    t.ingest(&[usage(
+        "d2",
+        "acme",
+        "L1",
+        "2026-12-06T00:00:00Z",
+        "2026-12-06T02:00:00Z",
+    )])
+    .await;
+    let (s, now) = t.get("/v1/cost/current", &key).await;
+    assert_eq!(s, StatusCode::OK, "{now}");
+    assert_eq!(now["invoice"]["total"], "31.80");
+    let then = "2026-12-11T00:00:00Z";
+    let (s, was) = t
+        .get(&format!("/v1/cost/current?as_known_at={then}"), &key)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{was}");
+    assert_eq!(was["invoice"]["total"], "10.60", "{was}");
+    assert_eq!(was["as_known_at"], then);
+    let usage = |known: &str| {
+        format!(
+            "/v1/usage?from=2026-12-01T00:00:00Z&to=2027-01-01T00:00:00Z&granularity=day{known}"
+        )
+    };
+    let total = |v: &Value| -> Decimal {
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["buckets"].as_array().unwrap().iter())
+            .map(|b| d(&b["unit_seconds"]))
+            .sum()
+    };
+    let (_, now) = t.get(&usage(""), &key).await;
+    assert_eq!(total(&now), Decimal::from(10_800));
+    let (s, was) = t
+        .get(&usage(&format!("&as_known_at={then}")), &key)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{was}");
+    assert_eq!(total(&was), Decimal::from(3600), "{was}");
+    // Before anything was ingested: nothing; the future is refused.
+    let (_, before) = t
+        .get("/v1/cost/current?as_known_at=2026-12-09T00:00:00Z", &key)
+        .await;
+    assert_eq!(before["invoice"]["total"], "0.00");
+    for bad in ["2027-06-01T00:00:00Z", "yesterday"] {
+        let (s, v) = t
+            .get(&format!("/v1/cost/current?as_known_at={bad}"), &key)
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}: {v}");
+        let (s, _) = t.get(&usage(&format!("&as_known_at={bad}")), &key).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}");
+    }
+}
+on_both!(as_known_at_answers_with_the_events_ingested_by_then);

@@ -296,3 +296,52 @@ pub async fn document(
         Document::Invoice(Box::new(i.at((s.clock)(), s.store.payment_days())))
     }))
 }
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct KnownAtQuery {
+    /// RFC 3339, not in the future: the answer as it was then, from only the events ingested
+    /// by that instant.
+    pub as_known_at: Option<String>,
+}
+
+/// `as_known_at` as Unix milliseconds (None: absent); 400 when it is not RFC 3339 or is after
+/// `now_ms` (the future is not known yet).
+pub fn known_at(text: Option<&String>, now_ms: i64) -> Result<Option<i64>, ApiError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let t = billing_core::timestamp::Timestamp::parse_rfc3339(text).ok_or_else(|| {
+        ApiError::BadRequest(format!("as_known_at {text:?} is not an RFC 3339 time"))
+    })?;
+    let ms = t
+        .secs
+        .saturating_mul(1000)
+        .saturating_add(i64::from(t.nanos / 1_000_000));
+    if ms > now_ms {
+        return Err(ApiError::BadRequest(format!(
+            "as_known_at {text:?} is in the future: nothing is known of it yet"
+        )));
+    }
+    Ok(Some(ms))
+}
+
+/// `GET /v1/cost/current?as_known_at=T`: the period holding `T` rated from the events
+/// ingested by `T`, shaped like the route's answer now.
+pub async fn cost_known_at(s: &AppState, account: &str, t_ms: i64) -> Result<Json<Value>, ApiError> {
+    let (label, invoice) = s
+        .store
+        .cost_known_at(account, t_ms)
+        .await
+        .map_err(|e| match e {
+            CloseError::Store(e) => e.into(),
+            other => ApiError::Conflict(other.to_string()),
+        })?
+        .ok_or_else(|| ApiError::Conflict("no price book applied at as_known_at".into()))?;
+    Ok(Json(json!({
+        "as_of": billing_core::timestamp::format_secs(t_ms.div_euclid(1000)),
+        "as_known_at": billing_core::timestamp::format_secs(t_ms.div_euclid(1000)),
+        "period_label": label,
+        "provisional": true,
+        "invoice": invoice,
+    })))
+}

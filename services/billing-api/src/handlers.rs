@@ -400,12 +400,19 @@ pub async fn dead_letters(
 /// the provisional cost the engine keeps up to date as batches land (see
 /// `billing_store::Provisional`): `position` is the batch it was computed at (null when no
 /// batch touched the period yet and it was rated on read).
+///
+/// With `as_known_at=T` (RFC 3339, not in the future): what the route said at `T`, from only
+/// the events ingested by then (issue 12; `crate::finance::known_at`).
 pub async fn cost_current(
     principal: Principal,
     State(s): State<AppState>,
+    Query(q): Query<crate::finance::KnownAtQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let account = principal.customer()?.to_string();
     let now_ms = (s.clock)();
+    if let Some(t_ms) = crate::finance::known_at(q.as_known_at.as_ref(), now_ms)? {
+        return crate::finance::cost_known_at(&s, &account, t_ms).await;
+    }
     let now_s = now_ms.div_euclid(1000);
     let label = s
         .store

@@ -293,6 +293,8 @@ enum L {
     AmountDue,
     Status,
     Currency,
+    OriginalInvoice,
+    OriginalNumber,
     Net,
     Difference,
     Description,
@@ -333,6 +335,8 @@ impl L {
             L::AmountDue => ("Amount due", "应付金额"),
             L::Status => ("Status", "状态"),
             L::Currency => ("Currency", "币种"),
+            L::OriginalInvoice => ("Original invoice", "原发票"),
+            L::OriginalNumber => ("Original number", "原发票号码"),
             L::Net => ("Net", "净额"),
             L::Difference => ("Difference", "差额"),
             L::Description => ("Description", "说明"),
@@ -350,8 +354,8 @@ impl L {
 fn key_label(key: &str, lang: Lang) -> String {
     let l = match key {
         "amount" => L::Amount,
-        "original_invoice" | "invoice" | "invoice_id" => L::Invoice,
-        "invoice_number" | "original_number" => L::Number,
+        "original_invoice" | "invoice" | "invoice_id" => L::OriginalInvoice,
+        "invoice_number" | "original_number" => L::OriginalNumber,
         "net" => L::Net,
         "difference" => L::Difference,
         "reason" | "description" => L::Description,
@@ -397,6 +401,18 @@ fn unit_label(unit: &str, lang: Lang) -> &str {
         ("package", Lang::En) => "package",
         ("package", Lang::Zh) => "套餐",
         (other, _) => other,
+    }
+}
+
+/// A document status in the page's language (an unknown one prints as it is).
+fn status_label(status: &str, lang: Lang) -> &str {
+    match (status, lang) {
+        (_, Lang::En) => status,
+        ("issued", Lang::Zh) => "已开具",
+        ("paid", Lang::Zh) => "已付清",
+        ("overdue", Lang::Zh) => "逾期未付",
+        ("credited", Lang::Zh) => "已入账",
+        (other, Lang::Zh) => other,
     }
 }
 
@@ -497,13 +513,13 @@ fn head_meta(h: &mut String, doc: &Value, lang: Lang) {
             _ => text_of(p),
         }
     });
-    let issue_date = field(doc, "issued_at");
+    let status = field(doc, "status").map(|st| status_label(&st, lang).to_string());
     let rows = [
         (L::Number, "number", field(doc, "number")),
         (L::DocumentId, "id", field(doc, "id")),
-        (L::IssueDate, "issued_at", issue_date),
+        (L::IssueDate, "issued_at", field(doc, "issued_at")),
         (L::Period, "period", period),
-        (L::Status, "status", field(doc, "status")),
+        (L::Status, "status", status),
         (L::Currency, "currency", field(doc, "currency")),
     ];
     h.push_str("<table class=\"meta\">");
@@ -635,9 +651,35 @@ fn lines(h: &mut String, doc: &Value, lang: Lang) {
     h.push_str("</tbody></table>\n");
 }
 
+/// Where a key of an entry stands among the columns: what names the original first, the
+/// figures last, any other key between them (by name).
+fn column_rank(key: &str) -> (usize, &str) {
+    const FIRST: [&str; 11] = [
+        "period",
+        "original_invoice",
+        "invoice",
+        "invoice_id",
+        "original_number",
+        "invoice_number",
+        "component",
+        "sku",
+        "dest",
+        "description",
+        "reason",
+    ];
+    const LAST: [&str; 3] = ["difference", "net", "amount"];
+    if let Some(i) = FIRST.iter().position(|k| *k == key) {
+        (i, "")
+    } else if let Some(i) = LAST.iter().position(|k| *k == key) {
+        (FIRST.len() + 1 + i, "")
+    } else {
+        (FIRST.len(), key)
+    }
+}
+
 /// A list of entries (`adjustments`, a credit note's `references`), whatever their shape: one
-/// column per key any entry has, in their first order of appearance, an amount marked
-/// `data-{key}-amount` (`data-adjustments-amount`); entries that are not objects print as text.
+/// column per key any entry has (see [`column_rank`]), a figure marked `data-{list}-{key}`
+/// (`data-adjustments-amount`); entries that are not objects print as text.
 fn entries(h: &mut String, doc: &Value, key: &str, heading: L, lang: Lang) {
     let list = match doc.get(key) {
         Some(Value::Array(a)) if !a.is_empty() => a.as_slice(),
@@ -654,6 +696,7 @@ fn entries(h: &mut String, doc: &Value, key: &str, heading: L, lang: Lang) {
             }
         }
     }
+    keys.sort_by_key(|k| column_rank(k));
     let _ = write!(
         h,
         "<h2>{}</h2><table class=\"grid\" id=\"{key}\"><thead><tr>",
@@ -902,14 +945,17 @@ mod tests {
         d["amount"] = json!("-5.00");
         d["amount_due"] = json!("0.00");
         d["references"] = json!([{"period": "2026-10", "invoice_id": "inv_0042", "net": "-5.00"}]);
-        d["adjustments"] = json!([{"original_invoice": "inv_0042", "amount": "-5.00"}]);
+        d["adjustments"] = json!([{"period": "2026-10", "invoice_id": "inv_0042",
+            "invoice_number": "INV-2026-000042", "component": "on_demand", "amount": "-5.00"}]);
         let page = render_value(&d, None, None, Lang::Zh);
         for needle in [
             "data-kind=\"credit_note\">贷项通知单</h1>",
             "<td class=\"num\" id=\"amount\">-5.00</td>",
             "<td class=\"num\" id=\"amount_due\">0.00</td>",
             "<tr data-references-entry><td>2026-10</td><td>inv_0042</td><td class=\"num\" data-references-net>-5.00</td></tr>",
-            "<td>inv_0042</td><td class=\"num\" data-adjustments-amount>-5.00</td>",
+            "<tr data-adjustments-entry><td>2026-10</td><td>inv_0042</td><td>INV-2026-000042</td>\
+             <td>on_demand</td><td class=\"num\" data-adjustments-amount>-5.00</td></tr>",
+            "<th>原发票</th><th>原发票号码</th>",
         ] {
             assert!(page.contains(needle), "lacks {needle}");
         }

@@ -304,3 +304,42 @@ pub struct PendingAdjustment {
 pub(crate) fn parse_invoice(body: &str) -> Result<Invoice> {
     serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))
 }
+
+impl Store {
+    /// What `GET /v1/cost/current` said at `t_ms` (issue 12, as-known-at): the period holding
+    /// `t_ms` rated from the ledger as the events ingested by then made it
+    /// ([`Store::ledger_known_at`]), with the credit balance after the invoices issued by
+    /// then. None: no price book applied then.
+    pub async fn cost_known_at(
+        &self,
+        account: &str,
+        t_ms: i64,
+    ) -> Result<Option<(String, Invoice)>, CloseError> {
+        let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+        let books = self.books(&mut conn).await?;
+        let Some(label) = books.1.label_of(t_ms.div_euclid(1000)) else {
+            return Ok(None);
+        };
+        let Some((book, period)) = books.1.for_period(&label) else {
+            return Ok(None);
+        };
+        let mut issued = Vec::new();
+        for r in sqlx::query(include_str!("../queries/shared/select_account_invoices.sql"))
+            .bind(account)
+            .fetch_all(&mut *conn)
+            .await?
+        {
+            if r.get::<i64, _>(4) <= t_ms {
+                let label: String = r.get(0);
+                issued.push(issued_credit(&label, &parse_invoice(&r.get::<String, _>(3))?));
+            }
+        }
+        let platform = crate::rental::load_platform(&mut conn).await?;
+        drop(conn);
+        let ledger = self.ledger_known_at(account, t_ms).await?;
+        let balance = credit_balance(book, account, &issued, &period);
+        let ctx = RatingContext::with_platform(book, period, &platform);
+        let rated = rate_account(&ctx, account, Some(&ledger), balance)?;
+        Ok(Some((label, rated.invoice)))
+    }
+}

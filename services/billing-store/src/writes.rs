@@ -126,11 +126,47 @@ pub(crate) async fn write_side_tables(
     now_ms: i64,
 ) -> Result<Vec<(String, i64)>> {
     let egress_seconds = moved_seconds(sorted);
+    // Every fact with its ingest time (issue 12, as-known-at; migration 0018).
+    let stamped = |rows: Vec<Vec<Val>>| -> Vec<Vec<Val>> {
+        rows.into_iter()
+            .map(|mut r| {
+                r.push(Val::I64(now_ms));
+                r
+            })
+            .collect()
+    };
     insert_rows(
         conn,
         include_str!("../queries/shared/insert_rental_events.sql"),
         include_str!("../queries/shared/insert_rental_events_on_conflict.sql"),
-        std::mem::take(&mut sorted.rental),
+        stamped(std::mem::take(&mut sorted.rental)),
+    )
+    .await?;
+    let facts: Vec<Vec<Val>> = sorted
+        .usage
+        .values()
+        .flat_map(|(k, spans)| {
+            spans.iter().map(move |(from, to, quantity, source)| {
+                vec![
+                    Val::Text(k.account.to_string()),
+                    Val::Text(k.lease.to_string()),
+                    Val::Text(k.resource.to_string()),
+                    Val::Text(k.sku.to_string()),
+                    Val::Text(k.class.as_str().to_string()),
+                    Val::Text(source.to_string()),
+                    Val::I64(*from),
+                    Val::I64(*to),
+                    Val::Text(quantity.to_string()),
+                    Val::I64(now_ms),
+                ]
+            })
+        })
+        .collect();
+    insert_rows(
+        conn,
+        include_str!("../queries/shared/insert_usage_facts.sql"),
+        "",
+        facts,
     )
     .await?;
     for note in std::mem::take(&mut sorted.platform_late) {
@@ -146,7 +182,7 @@ pub(crate) async fn write_side_tables(
         conn,
         include_str!("../queries/shared/insert_egress.sql"),
         "",
-        std::mem::take(&mut sorted.egress),
+        stamped(std::mem::take(&mut sorted.egress)),
     )
     .await?;
     insert_rows(

@@ -1,3 +1,3 @@
--- Egress records: source, id, account, dest, time_s, time_ns, bytes (the rows follow:
--- crate::sql::insert_rows).
-insert into egress (source, id, account, dest, time_s, time_ns, bytes)
+-- Egress records: source, id, account, dest, time_s, time_ns, bytes, ingested_ms (the rows
+-- follow: crate::sql::insert_rows).
+insert into egress (source, id, account, dest, time_s, time_ns, bytes, ingested_ms)
