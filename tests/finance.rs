@@ -33,6 +33,10 @@ fn state(id: &str, account: &str, lease: &str, state: &str, at: &str) -> String 
     .to_string()
 }
 
+fn dec(s: &str) -> Decimal {
+    s.parse().unwrap()
+}
+
 fn d(v: &Value) -> Decimal {
     v.as_str()
         .unwrap_or_else(|| panic!("not a decimal string: {v}"))
@@ -144,8 +148,8 @@ async fn late_usage_is_adjusted_on_the_next_invoice_with_the_originals_number(db
     assert_eq!(s, StatusCode::OK);
     let csv = String::from_utf8(csv).unwrap();
     assert!(
-        csv.lines().any(|l| l.contains(",adjustment:on_demand,")
-            && l.ends_with(",INV-2026-000001,50.00")),
+        csv.lines()
+            .any(|l| l.contains(",adjustment:on_demand,") && l.ends_with(",INV-2026-000001,50.00")),
         "{csv}"
     );
     assert!(
@@ -328,15 +332,39 @@ async fn wallet_settlement_payments_status_and_bad_input(db: Db) {
     t.account("beta").await;
     // Bad input: clear 4xx, nothing stored.
     for (body, status) in [
-        (json!({"amount":"-5.00","reference":"r"}), StatusCode::BAD_REQUEST),
-        (json!({"amount":"0","reference":"r"}), StatusCode::BAD_REQUEST),
-        (json!({"amount":"1.001","reference":"r"}), StatusCode::BAD_REQUEST),
-        (json!({"amount":"1e3","reference":"r"}), StatusCode::BAD_REQUEST),
-        (json!({"amount":1.5,"reference":"r"}), StatusCode::BAD_REQUEST),
+        (
+            json!({"amount":"-5.00","reference":"r"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"amount":"0","reference":"r"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"amount":"1.001","reference":"r"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"amount":"1e3","reference":"r"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"amount":1.5,"reference":"r"}),
+            StatusCode::BAD_REQUEST,
+        ),
         (json!({"amount":"5.00"}), StatusCode::BAD_REQUEST),
-        (json!({"amount":"5.00","reference":""}), StatusCode::BAD_REQUEST),
-        (json!({"amount":"5.00","reference":"settlement:x"}), StatusCode::BAD_REQUEST),
-        (json!({"amount":"5.00","reference":"r","extra":1}), StatusCode::BAD_REQUEST),
+        (
+            json!({"amount":"5.00","reference":""}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"amount":"5.00","reference":"settlement:x"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"amount":"5.00","reference":"r","extra":1}),
+            StatusCode::BAD_REQUEST,
+        ),
     ] {
         let (s, v) = t
             .admin("POST", "/v1/admin/accounts/acme/topups", body.to_string())
@@ -349,7 +377,10 @@ async fn wallet_settlement_payments_status_and_bad_input(db: Db) {
     let (_, balance) = t.get("/v1/balance", &acme).await;
     assert_eq!(balance["wallet"]["movements"], json!([]), "{balance}");
     // Top-up, the same reference with another amount, a refund over the balance.
-    assert_eq!(topup(&t, "acme", "500.00", "wire-1").await.0, StatusCode::CREATED);
+    assert_eq!(
+        topup(&t, "acme", "500.00", "wire-1").await.0,
+        StatusCode::CREATED
+    );
     let (s, v) = topup(&t, "acme", "501.00", "wire-1").await;
     assert_eq!(s, StatusCode::CONFLICT, "{v}");
     let refund = |amount: &str, reference: &str| {
@@ -366,21 +397,49 @@ async fn wallet_settlement_payments_status_and_bad_input(db: Db) {
     assert_eq!(v["balance"], "400.00");
     // November: acme 10 h (106.00) settled from the wallet; beta 2 h (21.20) unpaid.
     t.ingest(&[
-        usage("a1", "acme", "L1", "2026-11-10T00:00:00Z", "2026-11-10T10:00:00Z"),
-        usage("b1", "beta", "L1", "2026-11-10T00:00:00Z", "2026-11-10T02:00:00Z"),
+        usage(
+            "a1",
+            "acme",
+            "L1",
+            "2026-11-10T00:00:00Z",
+            "2026-11-10T10:00:00Z",
+        ),
+        usage(
+            "b1",
+            "beta",
+            "L1",
+            "2026-11-10T00:00:00Z",
+            "2026-11-10T02:00:00Z",
+        ),
     ])
     .await;
     let nov = t.close("2026-11").await;
     let (a, b) = (&nov[0], &nov[1]);
-    assert_eq!((&a["account"], &a["status"], &a["paid"]), (&json!("acme"), &json!("paid"), &json!("106.00")));
-    assert_eq!((&b["account"], &b["status"], &b["paid"]), (&json!("beta"), &json!("issued"), &json!("0.00")));
+    assert_eq!(
+        (&a["account"], &a["status"], &a["paid"]),
+        (&json!("acme"), &json!("paid"), &json!("106.00"))
+    );
+    assert_eq!(
+        (&b["account"], &b["status"], &b["paid"]),
+        (&json!("beta"), &json!("issued"), &json!("0.00"))
+    );
     let (_, balance) = t.get("/v1/balance", &acme).await;
     let w = &balance["wallet"];
     assert_eq!(w["balance"], "294.00", "{w}");
-    let kinds: Vec<&str> = w["movements"].as_array().unwrap().iter().map(|m| m["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = w["movements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["topup", "refund", "settlement"]);
     assert_eq!(
-        w["movements"].as_array().unwrap().iter().map(|m| d(&m["amount"])).sum::<Decimal>(),
+        w["movements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| d(&m["amount"]))
+            .sum::<Decimal>(),
         d(&w["balance"])
     );
     // Payments: unknown invoice, paying a paid one, over-paying, then paying beta in two.
@@ -397,10 +456,20 @@ async fn wallet_settlement_payments_status_and_bad_input(db: Db) {
     // Overdue 30 days after issue while unpaid.
     let t = t.at(DEC_2_2026_MS + 30 * 86_400_000);
     let (s, v) = t
-        .raw("GET", "/v1/admin/exports/invoices?period=2026-11&format=jsonl", Some(ADMIN), "", "")
+        .raw(
+            "GET",
+            "/v1/admin/exports/invoices?period=2026-11&format=jsonl",
+            Some(ADMIN),
+            "",
+            "",
+        )
         .await;
     assert_eq!(s, StatusCode::OK);
-    let rows: Vec<Value> = String::from_utf8(v).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Value> = String::from_utf8(v)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows[1]["status"], "overdue", "{rows:?}");
     // The same payment again is answered with the stored one; the rest pays it.
     let (s, v) = pay(&t, beta_id, json!({"amount":"20.00","reference":"p1"})).await;
@@ -408,7 +477,10 @@ async fn wallet_settlement_payments_status_and_bad_input(db: Db) {
     let (s, v) = pay(&t, beta_id, json!({"reference":"p2"})).await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
     assert_eq!(v["payment"]["amount"], "1.20");
-    assert_eq!((&v["invoice"]["status"], &v["invoice"]["paid"]), (&json!("paid"), &json!("21.20")));
+    assert_eq!(
+        (&v["invoice"]["status"], &v["invoice"]["paid"]),
+        (&json!("paid"), &json!("21.20"))
+    );
     let (s, v) = pay(&t, beta_id, json!({"reference":"p3"})).await;
     assert_eq!(s, StatusCode::CONFLICT, "paying twice: {v}");
 }
@@ -445,7 +517,10 @@ async fn the_balance_always_equals_the_sum_of_the_movements(db: Db) {
             expected += if refund { -a } else { a };
         } else {
             assert!(
-                matches!(s, StatusCode::OK | StatusCode::CONFLICT | StatusCode::BAD_REQUEST),
+                matches!(
+                    s,
+                    StatusCode::OK | StatusCode::CONFLICT | StatusCode::BAD_REQUEST
+                ),
                 "step {step}: {s} {v}"
             );
         }
@@ -491,12 +566,18 @@ async fn the_prepaid_quota_and_authorization_use_the_wallet(db: Db) {
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["decision"], "denied", "{v}");
     assert_eq!(v["quota"], "prepaid_balance", "{v}");
-    assert_eq!(topup(&t, "acme", "50.00", "wire-1").await.0, StatusCode::CREATED);
+    assert_eq!(
+        topup(&t, "acme", "50.00", "wire-1").await.0,
+        StatusCode::CREATED
+    );
     let (_, v) = authorize(11 * 3600).await;
     assert_eq!(v["decision"], "allowed", "{v}");
     let (_, balance) = t.get("/v1/balance", &key).await;
     assert_eq!(balance["prepaid_balance"], "150.00", "{balance}");
-    assert_eq!(balance["available"], "40.00", "150.00 less the 110.00 hold: {balance}");
+    assert_eq!(
+        balance["available"], "40.00",
+        "150.00 less the 110.00 hold: {balance}"
+    );
     let kinds: Vec<&str> = balance["wallet"]["movements"]
         .as_array()
         .unwrap()
@@ -556,9 +637,7 @@ async fn as_known_at_answers_with_the_events_ingested_by_then(db: Db) {
     };
     let (_, now) = t.get(&usage(""), &key).await;
     assert_eq!(total(&now), Decimal::from(10_800));
-    let (s, was) = t
-        .get(&usage(&format!("&as_known_at={then}")), &key)
-        .await;
+    let (s, was) = t.get(&usage(&format!("&as_known_at={then}")), &key).await;
     assert_eq!(s, StatusCode::OK, "{was}");
     assert_eq!(total(&was), Decimal::from(3600), "{was}");
     // Before anything was ingested: nothing; the future is refused.
@@ -576,3 +655,149 @@ async fn as_known_at_answers_with_the_events_ingested_by_then(db: Db) {
     }
 }
 on_both!(as_known_at_answers_with_the_events_ingested_by_then);
+
+async fn journal(t: &TestApp, period: &str) -> Vec<Value> {
+    let (s, body) = t
+        .raw(
+            "GET",
+            &format!("/v1/admin/exports/journal?period={period}&format=jsonl"),
+            Some(ADMIN),
+            "",
+            "",
+        )
+        .await;
+    let body = String::from_utf8(body).unwrap();
+    assert_eq!(s, StatusCode::OK, "{body}");
+    body.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every document's debits equal its credits; answers the net (debit - credit) per ledger
+/// account over the documents `pick` selects.
+fn check_balanced(entries: &[Value]) {
+    let mut per_doc: std::collections::BTreeMap<String, Decimal> = Default::default();
+    for e in entries {
+        let (dr, cr) = (d(&e["debit"]), d(&e["credit"]));
+        assert!(dr.is_zero() || cr.is_zero(), "two-sided: {e}");
+        *per_doc
+            .entry(e["document"].as_str().unwrap().to_string())
+            .or_default() += dr - cr;
+    }
+    for (doc, net) in per_doc {
+        assert!(net.is_zero(), "{doc} is off by {net}: {entries:#?}");
+    }
+}
+
+fn net(entries: &[Value], account: &str, doc_prefix: &str) -> Decimal {
+    entries
+        .iter()
+        .filter(|e| {
+            e["account"] == account && e["document"].as_str().unwrap().starts_with(doc_prefix)
+        })
+        .map(|e| d(&e["debit"]) - d(&e["credit"]))
+        .sum()
+}
+
+async fn the_journal_balances_every_document_and_ties_out_to_the_invoices(db: Db) {
+    let book = format!(
+        "{BOOK}\n[[packages]]\naccount = \"acme\"\nid = \"pk-1\"\nsku = \"gpu\"\nhours = \"100\"\nfrom = \"2026-11-01T00:00:00Z\"\nto = \"2027-01-01T00:00:00Z\"\nprice = \"500.00\"\n"
+    );
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(&book).await;
+    t.account("acme").await;
+    t.account("beta").await;
+    assert_eq!(
+        topup(&t, "acme", "1000.00", "wire-1").await.0,
+        StatusCode::CREATED
+    );
+    t.ingest(&[
+        usage(
+            "a1",
+            "acme",
+            "L1",
+            "2026-11-10T00:00:00Z",
+            "2026-11-10T10:00:00Z",
+        ),
+        usage(
+            "b1",
+            "beta",
+            "L1",
+            "2026-11-10T00:00:00Z",
+            "2026-11-10T02:00:00Z",
+        ),
+    ])
+    .await;
+    // An open period has no journal yet.
+    let (s, _) = t
+        .get("/v1/admin/exports/journal?period=2026-11", ADMIN)
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    let nov = t.close("2026-11").await;
+    // acme: the package's price, 500.00 + 30.00 tax, settled from the wallet.
+    assert_eq!(nov[0]["total"], "530.00");
+    assert_eq!(nov[0]["status"], "paid");
+    let e = journal(&t, "2026-11").await;
+    check_balanced(&e);
+    let invoiced: Decimal = nov.as_array().unwrap().iter().map(|i| d(&i["total"])).sum();
+    assert_eq!(net(&e, "accounts_receivable", "inv_"), invoiced);
+    assert_eq!(
+        net(&e, "tax_payable", "inv_"),
+        -(d(&nov[0]["tax"]) + d(&nov[1]["tax"]))
+    );
+    // 10 of the package's 100 hours used: 50.00 of its 500.00 recognized.
+    assert_eq!(net(&e, "deferred_revenue", ""), dec("-450.00"));
+    assert_eq!(net(&e, "revenue:package", ""), dec("-50.00"));
+    // The wallet paid acme's invoice; beta's is still receivable.
+    assert_eq!(net(&e, "accounts_receivable", ""), dec("21.20"));
+    assert_eq!(net(&e, "wallet_liability", "payment:"), dec("530.00"));
+
+    // December: beta's lease was stopped all along (late): a credit note; the top-up of
+    // 12-02 is in December's journal.
+    let t = t.at(JAN_2_2027_MS);
+    t.ingest(&[state("s1", "beta", "L1", "stopped", "2026-11-01T00:00:00Z")])
+        .await;
+    let closed = t.close("2026-12").await;
+    let beta = closed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["account"] == "beta")
+        .unwrap();
+    assert!(beta["credit_note"].is_string(), "{beta}");
+    let e = journal(&t, "2026-12").await;
+    check_balanced(&e);
+    let with_adjustments: Decimal = closed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            d(&i["total"])
+                + i["adjustments"]
+                    .as_array()
+                    .map(|a| a.iter().map(|l| d(&l["amount"])).sum::<Decimal>())
+                    .unwrap_or_default()
+        })
+        .sum();
+    assert_eq!(net(&e, "accounts_receivable", "inv_"), with_adjustments);
+    assert_eq!(net(&e, "accounts_receivable", "cn_"), dec("21.20"));
+    assert_eq!(net(&e, "wallet_liability", "cn_"), dec("-21.20"));
+    assert_eq!(net(&e, "cash", "movement:"), dec("1000.00"));
+    // CSV has the same lines.
+    let (s, csv) = t
+        .raw(
+            "GET",
+            "/v1/admin/exports/journal?period=2026-12&format=csv",
+            Some(ADMIN),
+            "",
+            "",
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(String::from_utf8(csv).unwrap().lines().count(), e.len() + 1);
+    let (s, _) = t
+        .get("/v1/admin/exports/journal?period=2026-12&format=xml", ADMIN)
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+}
+on_both!(the_journal_balances_every_document_and_ties_out_to_the_invoices);

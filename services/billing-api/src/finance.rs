@@ -51,7 +51,10 @@ fn money_body(body: &Value, amount_required: bool) -> Result<(Option<Decimal>, S
     let obj = body.as_object().ok_or_else(|| {
         ApiError::BadRequest("the body must be a JSON object {\"amount\", \"reference\"}".into())
     })?;
-    if let Some(k) = obj.keys().find(|k| !["amount", "reference"].contains(&k.as_str())) {
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["amount", "reference"].contains(&k.as_str()))
+    {
         return Err(ApiError::BadRequest(format!(
             "unknown field {k:?}: the body takes \"amount\" and \"reference\""
         )));
@@ -177,9 +180,7 @@ pub fn documents(
     }
     let starts: std::collections::HashMap<String, String> = out
         .iter()
-        .filter_map(|(start, _, _, v)| {
-            Some((v["id"].as_str()?.to_string(), start.clone()))
-        })
+        .filter_map(|(start, _, _, v)| Some((v["id"].as_str()?.to_string(), start.clone())))
         .collect();
     for n in notes {
         let period = starts.get(&n.invoice_id).cloned().unwrap_or_default();
@@ -292,9 +293,10 @@ pub async fn document(
             .await?
             .map(Document::CreditNote));
     }
-    Ok(s.store.invoice(id, account).await?.map(|i| {
-        Document::Invoice(Box::new(i.at((s.clock)(), s.store.payment_days())))
-    }))
+    Ok(s.store
+        .invoice(id, account)
+        .await?
+        .map(|i| Document::Invoice(Box::new(i.at((s.clock)(), s.store.payment_days())))))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -327,7 +329,11 @@ pub fn known_at(text: Option<&String>, now_ms: i64) -> Result<Option<i64>, ApiEr
 
 /// `GET /v1/cost/current?as_known_at=T`: the period holding `T` rated from the events
 /// ingested by `T`, shaped like the route's answer now.
-pub async fn cost_known_at(s: &AppState, account: &str, t_ms: i64) -> Result<Json<Value>, ApiError> {
+pub async fn cost_known_at(
+    s: &AppState,
+    account: &str,
+    t_ms: i64,
+) -> Result<Json<Value>, ApiError> {
     let (label, invoice) = s
         .store
         .cost_known_at(account, t_ms)
@@ -344,4 +350,80 @@ pub async fn cost_known_at(s: &AppState, account: &str, t_ms: i64) -> Result<Jso
         "provisional": true,
         "invoice": invoice,
     })))
+}
+
+/// `GET /v1/admin/exports/journal?period=YYYY-MM&format=csv|jsonl`: the closed period's
+/// documents as double-entry lines (`billing_core::journal`), each document balanced.
+pub async fn export_journal(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<crate::handlers::PeriodQuery>,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    let period = q
+        .period
+        .clone()
+        .ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
+    billing_core::Period::month(&period, chrono_tz::Tz::UTC)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let entries = s.store.journal(&period).await.map_err(|e| match e {
+        CloseError::Store(e) => e.into(),
+        CloseError::NotClosed(_) => ApiError::Conflict(format!(
+            "period {period} is not closed: its journal is written at its close"
+        )),
+        other => ApiError::Internal(other.to_string()),
+    })?;
+    if !billing_core::journal::balanced(&entries) {
+        return Err(ApiError::Internal(format!(
+            "the journal of {period} does not balance"
+        )));
+    }
+    match q.format.as_deref().unwrap_or("jsonl") {
+        "csv" => {
+            fn field(s: &str) -> String {
+                if s.contains([',', '"', '\n', '\r']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s.to_string()
+                }
+            }
+            let mut body =
+                String::from("document,reference,date,customer,account,debit,credit,memo\n");
+            for e in &entries {
+                body.push_str(&format!(
+                    "{},{},{},{},{},{},{},{}\n",
+                    field(&e.document),
+                    field(&e.reference),
+                    field(&e.date),
+                    field(&e.customer),
+                    field(&e.account),
+                    e.debit,
+                    e.credit,
+                    field(&e.memo)
+                ));
+            }
+            Ok((
+                [(axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+                body,
+            )
+                .into_response())
+        }
+        "jsonl" => {
+            let mut body = String::new();
+            for e in &entries {
+                body.push_str(
+                    &serde_json::to_string(e).map_err(|e| ApiError::Internal(e.to_string()))?,
+                );
+                body.push('\n');
+            }
+            Ok((
+                [(axum::http::header::CONTENT_TYPE, "application/jsonl")],
+                body,
+            )
+                .into_response())
+        }
+        other => Err(ApiError::BadRequest(format!(
+            "format {other:?} is neither csv nor jsonl"
+        ))),
+    }
 }

@@ -349,9 +349,8 @@ pub async fn export_invoices(
             .into_response()),
         "jsonl" => {
             let mut body = String::new();
-            let json = |v: serde_json::Result<String>| {
-                v.map_err(|e| ApiError::Internal(e.to_string()))
-            };
+            let json =
+                |v: serde_json::Result<String>| v.map_err(|e| ApiError::Internal(e.to_string()));
             for i in &invoices {
                 body.push_str(&json(serde_json::to_string(i))?);
                 body.push('\n');

@@ -107,9 +107,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/exports/invoices", get(handlers::export_invoices))
         .route("/v1/admin/dead-letters", get(handlers::dead_letters))
         .route("/v1/admin/adjustments", get(finance::pending_adjustments))
+        .route("/v1/admin/exports/journal", get(finance::export_journal))
         .route("/v1/admin/accounts/{id}/topups", post(finance::topup))
         .route("/v1/admin/accounts/{id}/refunds", post(finance::refund))
-        .route("/v1/admin/invoices/{id}/payments", post(finance::pay_invoice))
+        .route(
+            "/v1/admin/invoices/{id}/payments",
+            post(finance::pay_invoice),
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(limits::json_errors))
         .with_state(state)

@@ -242,8 +242,14 @@ mod tests {
 
     #[test]
     fn settlement_leaves_a_credit_note_only_for_what_the_invoice_cannot_absorb() {
-        assert_eq!(settle(d("100.00"), &[adj("-30.00")]), (d("70.00"), d("0.00")));
-        assert_eq!(settle(d("20.00"), &[adj("-30.00")]), (d("0.00"), d("10.00")));
+        assert_eq!(
+            settle(d("100.00"), &[adj("-30.00")]),
+            (d("70.00"), d("0.00"))
+        );
+        assert_eq!(
+            settle(d("20.00"), &[adj("-30.00")]),
+            (d("0.00"), d("10.00"))
+        );
         assert_eq!(settle(d("0.00"), &[]), (d("0.00"), d("0.00")));
         assert_eq!(
             settle(d("5.00"), &[adj("12.50"), adj("-2.50")]),

@@ -29,6 +29,7 @@ pub mod egress;
 pub mod event;
 pub mod holdings;
 pub mod invoice;
+pub mod journal;
 pub mod json;
 pub mod lease;
 pub mod ledger;

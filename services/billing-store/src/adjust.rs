@@ -118,10 +118,12 @@ impl Store {
         account: &str,
     ) -> Result<BTreeMap<String, Effective>> {
         let mut out = BTreeMap::new();
-        for r in sqlx::query(include_str!("../queries/shared/select_account_invoices.sql"))
-            .bind(account)
-            .fetch_all(&mut *conn)
-            .await?
+        for r in sqlx::query(include_str!(
+            "../queries/shared/select_account_invoices.sql"
+        ))
+        .bind(account)
+        .fetch_all(&mut *conn)
+        .await?
         {
             out.insert(
                 r.get::<String, _>(0),
@@ -324,14 +326,19 @@ impl Store {
             return Ok(None);
         };
         let mut issued = Vec::new();
-        for r in sqlx::query(include_str!("../queries/shared/select_account_invoices.sql"))
-            .bind(account)
-            .fetch_all(&mut *conn)
-            .await?
+        for r in sqlx::query(include_str!(
+            "../queries/shared/select_account_invoices.sql"
+        ))
+        .bind(account)
+        .fetch_all(&mut *conn)
+        .await?
         {
             if r.get::<i64, _>(4) <= t_ms {
                 let label: String = r.get(0);
-                issued.push(issued_credit(&label, &parse_invoice(&r.get::<String, _>(3))?));
+                issued.push(issued_credit(
+                    &label,
+                    &parse_invoice(&r.get::<String, _>(3))?,
+                ));
             }
         }
         let platform = crate::rental::load_platform(&mut conn).await?;

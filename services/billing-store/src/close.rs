@@ -449,7 +449,10 @@ impl Store {
             .collect::<Result<Vec<_>>>()?;
         let sql = |q| (q, "");
         for ((q, tail), rows) in [
-            (sql(include_str!("../queries/shared/insert_invoices.sql")), rows),
+            (
+                sql(include_str!("../queries/shared/insert_invoices.sql")),
+                rows,
+            ),
             (
                 sql(include_str!("../queries/shared/insert_adjustments.sql")),
                 adjustment_rows,
@@ -575,12 +578,14 @@ impl Store {
         id: Option<&str>,
     ) -> Result<HashMap<String, Decimal>> {
         let mut out: HashMap<String, Decimal> = HashMap::new();
-        for r in sqlx::query(include_str!("../queries/shared/select_invoice_payments.sql"))
-            .bind(account.unwrap_or(""))
-            .bind(period.unwrap_or(""))
-            .bind(id.unwrap_or(""))
-            .fetch_all(&self.pool)
-            .await?
+        for r in sqlx::query(include_str!(
+            "../queries/shared/select_invoice_payments.sql"
+        ))
+        .bind(account.unwrap_or(""))
+        .bind(period.unwrap_or(""))
+        .bind(id.unwrap_or(""))
+        .fetch_all(&self.pool)
+        .await?
         {
             let amount: String = r.get(1);
             *out.entry(r.get(0)).or_default() += amount
@@ -634,7 +639,12 @@ fn issued_from_row(r: sqlx::any::AnyRow, paid: &HashMap<String, Decimal>) -> Res
     let issued_at_ms: i64 = r.get(3);
     Ok(IssuedInvoice {
         kind: "invoice",
-        status: if settled >= amount_due { "paid" } else { "issued" }.into(),
+        status: if settled >= amount_due {
+            "paid"
+        } else {
+            "issued"
+        }
+        .into(),
         id,
         number: r.get(1),
         issued_at: format_secs(issued_at_ms.div_euclid(1000)),

@@ -202,9 +202,9 @@ impl Store {
                 _ => Class::OnDemand,
             };
             let quantity: String = r.get(7);
-            let quantity = quantity
-                .parse()
-                .map_err(|e| StoreError::Corrupt(format!("usage fact quantity {quantity:?}: {e}")))?;
+            let quantity = quantity.parse().map_err(|e| {
+                StoreError::Corrupt(format!("usage fact quantity {quantity:?}: {e}"))
+            })?;
             ledger.insert_usage_from(
                 &r.get::<String, _>(4),
                 &r.get::<String, _>(0),

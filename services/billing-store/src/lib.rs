@@ -31,6 +31,7 @@ mod decisions;
 mod fold;
 mod identities;
 mod ingest;
+mod journal;
 mod keys;
 mod ledger_cache;
 mod ledgers;
@@ -58,8 +59,8 @@ pub use partitions::{month_bounds, partition_month};
 pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
-pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
+pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
 
 use billing_core::period::Period;
 use billing_core::pricebook::{PriceBook, PriceBookError};

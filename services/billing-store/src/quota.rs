@@ -217,7 +217,8 @@ impl Store {
         // Setting a prepaid balance is a correction movement of the wallet (issue 12), not an
         // overwrite: the movements keep adding up to the balance.
         if let Some(target) = quotas.prepaid_balance {
-            self.correct_balance(&mut tx, account, target, now_ms).await?;
+            self.correct_balance(&mut tx, account, target, now_ms)
+                .await?;
         }
         self.record_command(
             &mut tx,

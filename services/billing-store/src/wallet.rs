@@ -472,19 +472,21 @@ impl Store {
 }
 
 async fn payments_of(conn: &mut AnyConnection, id: &str) -> Result<Vec<Payment>> {
-    sqlx::query(include_str!("../queries/shared/select_payments_of_invoice.sql"))
-        .bind(id)
-        .fetch_all(&mut *conn)
-        .await?
-        .iter()
-        .map(|r| {
-            Ok(Payment {
-                seq: r.get(0),
-                amount: dec(&r.get::<String, _>(1), "payment amount")?,
-                method: r.get(2),
-                reference: r.get(3),
-                at: format_secs(r.get::<i64, _>(4).div_euclid(1000)),
-            })
+    sqlx::query(include_str!(
+        "../queries/shared/select_payments_of_invoice.sql"
+    ))
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?
+    .iter()
+    .map(|r| {
+        Ok(Payment {
+            seq: r.get(0),
+            amount: dec(&r.get::<String, _>(1), "payment amount")?,
+            method: r.get(2),
+            reference: r.get(3),
+            at: format_secs(r.get::<i64, _>(4).div_euclid(1000)),
         })
-        .collect()
+    })
+    .collect()
 }

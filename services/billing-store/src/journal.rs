@@ -1,0 +1,145 @@
+//! The accounting export of a closed period (issue 12, `GET /v1/admin/exports/journal`):
+//! the store gathers the period's documents, `billing_core::journal` posts them.
+
+use crate::close::CloseError;
+use crate::{Result, Store, StoreError};
+use billing_core::invoice::Component;
+use billing_core::journal::{
+    Entry, Head, credit_note_entries, invoice_entries, movement_entries, payment_entries,
+    recognition_entries, share,
+};
+use billing_core::subscriptions::cycle_bounds;
+use billing_core::timestamp::format_secs;
+use rust_decimal::Decimal;
+use sqlx::Row;
+
+fn dec(s: &str) -> Result<Decimal> {
+    s.parse()
+        .map_err(|e| StoreError::Corrupt(format!("amount {s:?}: {e}")))
+}
+
+impl Store {
+    /// The journal of the closed period `label`: its invoices and credit notes, the payments
+    /// of its invoices, the admin's wallet movements in the period, and the deferred revenue
+    /// recognized in it (packages by their `package_usage` lines, subscription cycles by
+    /// their seconds in the period).
+    pub async fn journal(&self, label: &str) -> Result<Vec<Entry>, CloseError> {
+        let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+        let closed = self.closed_periods(&mut conn).await?;
+        let Some(c) = closed.into_iter().find(|c| c.period.label == label) else {
+            return Err(CloseError::NotClosed(label.to_string()));
+        };
+        let (book, period) = (c.book, c.period);
+        let mut out = Vec::new();
+        let invoices = self.invoices(None, Some(label)).await?;
+        for i in &invoices {
+            let date = &i.issued_at;
+            let head = Head {
+                document: &i.id,
+                reference: &i.number,
+                date,
+                customer: &i.invoice.account,
+            };
+            out.extend(invoice_entries(&head, &i.invoice, &i.adjustments));
+            // Packages used in the period: their share of the price.
+            for l in &i.invoice.lines {
+                if l.component != Component::PackageUsage {
+                    continue;
+                }
+                let Some(p) = book
+                    .packages
+                    .iter()
+                    .find(|p| Some(&p.id) == l.package.as_ref() && p.account == i.invoice.account)
+                else {
+                    continue;
+                };
+                let document = format!("recognition:{label}:package:{}:{}", p.account, p.id);
+                let head = Head {
+                    document: &document,
+                    reference: &p.id,
+                    date,
+                    customer: &p.account,
+                };
+                out.extend(recognition_entries(
+                    &head,
+                    Component::Package,
+                    share(p.price, l.quantity, p.unit_seconds),
+                ));
+            }
+        }
+        // Subscription cycles: the share of each cycle's seconds inside the period.
+        let close_date = invoices
+            .first()
+            .map(|i| i.issued_at.clone())
+            .unwrap_or_default();
+        for s in &book.subscriptions {
+            let bounds = cycle_bounds(s, book.timezone);
+            let mut recognized = Decimal::ZERO;
+            for w in bounds.windows(2) {
+                let overlap = (w[1].min(period.end) - w[0].max(period.start)).max(0);
+                recognized += share(s.price, Decimal::from(overlap), Decimal::from(w[1] - w[0]));
+            }
+            let document = format!("recognition:{label}:subscription:{}:{}", s.account, s.id);
+            let head = Head {
+                document: &document,
+                reference: &s.id,
+                date: &close_date,
+                customer: &s.account,
+            };
+            out.extend(recognition_entries(
+                &head,
+                Component::Subscription,
+                recognized,
+            ));
+        }
+        for n in self.credit_notes(None, Some(label)).await? {
+            let head = Head {
+                document: &n.id,
+                reference: &n.number,
+                date: &n.issued_at,
+                customer: &n.account,
+            };
+            out.extend(credit_note_entries(&head, n.amount));
+        }
+        for r in sqlx::query(include_str!("../queries/shared/select_period_payments.sql"))
+            .bind(label)
+            .fetch_all(&mut *conn)
+            .await?
+        {
+            let document = format!("payment:{}", r.get::<i64, _>(0));
+            let (number, customer, method): (String, String, String) =
+                (r.get(2), r.get(3), r.get(5));
+            let date = format_secs(r.get::<i64, _>(6).div_euclid(1000));
+            let head = Head {
+                document: &document,
+                reference: &number,
+                date: &date,
+                customer: &customer,
+            };
+            out.extend(payment_entries(
+                &head,
+                &method,
+                dec(&r.get::<String, _>(4))?,
+            ));
+        }
+        for r in sqlx::query(include_str!("../queries/shared/select_admin_movements.sql"))
+            .bind(period.start.saturating_mul(1000))
+            .bind(period.end.saturating_mul(1000))
+            .fetch_all(&mut *conn)
+            .await?
+        {
+            let document = format!("movement:{}", r.get::<i64, _>(0));
+            let (customer, kind, reference): (String, String, String) =
+                (r.get(1), r.get(2), r.get(4));
+            let date = format_secs(r.get::<i64, _>(5).div_euclid(1000));
+            let head = Head {
+                document: &document,
+                reference: &reference,
+                date: &date,
+                customer: &customer,
+            };
+            out.extend(movement_entries(&head, &kind, dec(&r.get::<String, _>(3))?));
+        }
+        Ok(out)
+    }
+}
