@@ -801,3 +801,51 @@ async fn the_journal_balances_every_document_and_ties_out_to_the_invoices(db: Db
     assert_eq!(s, StatusCode::BAD_REQUEST);
 }
 on_both!(the_journal_balances_every_document_and_ties_out_to_the_invoices);
+
+/// "Late" follows what the rules read (issue 12): usage in an open period changes a closed
+/// period's minimum charge, which counts a resource's seconds over all its events.
+async fn usage_in_an_open_period_adjusts_a_closed_minimum_charge(db: Db) {
+    let book = BOOK.replace(
+        "rate_per_hour = \"10.00\"\n",
+        "rate_per_hour = \"10.00\"\nminimum_seconds = 3600\n",
+    );
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(&book).await;
+    t.account("acme").await;
+    // 30 minutes on the last evening of November: 5.00 of usage plus a 30-minute minimum
+    // (5.00): 10.00 + 0.60 tax.
+    t.ingest(&[usage(
+        "n1",
+        "acme",
+        "L1",
+        "2026-11-30T23:00:00Z",
+        "2026-11-30T23:30:00Z",
+    )])
+    .await;
+    let nov = t.close("2026-11").await;
+    assert_eq!(nov[0]["total"], "10.60", "{nov}");
+    // The same resource runs on into December: its seconds over all its events reach the
+    // minimum, so November owes none after all (-5.00 and -0.30 tax on December's invoice).
+    let t = t.at(JAN_2_2027_MS);
+    t.ingest(&[usage(
+        "d1",
+        "acme",
+        "L1",
+        "2026-12-01T00:00:00Z",
+        "2026-12-01T01:00:00Z",
+    )])
+    .await;
+    let dec = t.close("2026-12").await;
+    assert_eq!(dec[0]["total"], "10.60");
+    assert_eq!(
+        dec[0]["adjustments"],
+        json!([
+            {"period":"2026-11","invoice_id":nov[0]["id"],"invoice_number":"INV-2026-000001",
+             "component":"minimum","amount":"-5.00"},
+            {"period":"2026-11","invoice_id":nov[0]["id"],"invoice_number":"INV-2026-000001",
+             "component":"tax","amount":"-0.30"}
+        ])
+    );
+    assert_eq!(dec[0]["amount_due"], "5.30");
+}
+on_both!(usage_in_an_open_period_adjusts_a_closed_minimum_charge);

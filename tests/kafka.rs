@@ -299,7 +299,10 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     consume_until_offsets(&a, &topic, 9, Some(records.len() as i64)).await;
     let closed = a.close("2026-11").await;
     assert!(closed.as_array().unwrap().len() >= 2, "{closed}");
-    let late = events[0].replace("\"id\":\"", "\"id\":\"late-");
+    // Another lease of the same usage: it adds to November (an adjustment in December).
+    let late = events[0]
+        .replace("\"id\":\"", "\"id\":\"late-")
+        .replace("L1", "L9");
     produce(&topic, &[(3, late)]).await;
     consume_until(&a, &topic, 10).await;
     assert_eq!(
@@ -311,13 +314,45 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
             .len(),
         1
     );
+    // Finance (issue 12): a top-up, December's close carrying the late usage as an
+    // adjustment (settled from the wallet as far as it goes), a payment of the rest.
+    let a = a.at(JAN_2_2027_MS);
+    let (status, v) = a
+        .admin(
+            "POST",
+            "/v1/admin/accounts/acme/topups",
+            r#"{"amount":"5.00","reference":"wire-1"}"#,
+        )
+        .await;
+    assert_eq!(status, axum::http::StatusCode::CREATED, "{v}");
+    let december = a.close("2026-12").await;
+    let acme = december
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["account"] == "acme")
+        .unwrap()
+        .clone();
+    assert!(acme["adjustments"].is_array(), "{acme}");
+    assert_eq!(acme["paid"], "5.00", "{acme}");
+    let (status, v) = a
+        .admin(
+            "POST",
+            &format!(
+                "/v1/admin/invoices/{}/payments",
+                acme["id"].as_str().unwrap()
+            ),
+            r#"{"reference":"bank-1"}"#,
+        )
+        .await;
+    assert_eq!(status, axum::http::StatusCode::CREATED, "{v}");
     relay_all(&a).await;
     // A relay that crashed after the broker's acknowledgement publishes commands again.
     let commands = read_all(&topics.commands).await;
     assert_eq!(
         commands.len(),
-        6,
-        "price book, 2 accounts, 2 quotas, close: {commands:?}"
+        9,
+        "price book, 2 accounts, 2 quotas, close, top-up, close, payment: {commands:?}"
     );
     produce(&topics.commands, &[(0, commands[5].0.clone())]).await;
 
@@ -332,7 +367,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     .unwrap();
     assert_eq!(
         (report.commands, report.duplicate_commands),
-        (6, 1),
+        (9, 1),
         "{report:?}"
     );
     assert_eq!(report.records, records.len() as u64 + 1);
@@ -343,6 +378,12 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     assert!(original.iter().any(|r| r.starts_with("invoice|")));
     assert!(original.iter().any(|r| r.starts_with("late|")));
     assert!(original.iter().any(|r| r.starts_with("quotas|")));
+    for table in ["adjustment|", "movement|", "payment|", "wallet|", "series|"] {
+        assert!(
+            original.iter().any(|r| r.starts_with(table)),
+            "{table}: {original:#?}"
+        );
+    }
     let decisions: Vec<&String> = original
         .iter()
         .filter(|r| r.starts_with("decision|"))
