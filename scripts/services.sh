@@ -13,7 +13,11 @@
 #   chromium: Debian's chromium (headless: the printable invoices' PDF and the tests that
 #             render them), poppler-utils (pdftotext, for the tests reading a PDF back) and
 #             fonts-noto-cjk (the Chinese labels), installed when missing; nothing is started.
-# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh] [chromium]   (default: postgres)
+#   ops-tools: promtool (Debian's prometheus package: only its binary is used, the server is
+#             never started) and docker-compose (Debian's package, for `config` alone: no
+#             Docker engine is needed), installed when missing; tests/ops.rs checks the alert
+#             rules, the dashboard's queries and docker-compose.yml with them.
+# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh] [chromium] [ops-tools]   (default: postgres)
 set -euo pipefail
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -116,12 +120,44 @@ ensure_chromium() {
     chromium --version >&2 || { log "chromium does not run after installing it"; return 1; }
 }
 
+ensure_ops_tools() {
+    if command -v promtool >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1; then
+        return 0
+    fi
+    log "installing promtool and docker-compose (Debian packages prometheus, docker-compose)"
+    export DEBIAN_FRONTEND=noninteractive
+    # The prometheus package would start its server: a policy-rc.d answering 101 ("action
+    # forbidden") keeps every service from starting during the install (an existing one, as
+    # in Docker images, already does and is left as it is).
+    local policy=/usr/sbin/policy-rc.d made_policy=0
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod +x "$policy"
+        made_policy=1
+    fi
+    local status=0
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus docker-compose >/dev/null ||
+        status=$?
+    if [ "$made_policy" = 1 ]; then
+        rm -f "$policy"
+    fi
+    [ "$status" = 0 ] || return "$status"
+    # Only promtool is wanted: no Prometheus server at boot either.
+    update-rc.d prometheus disable >/dev/null 2>&1 || true
+    if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+        systemctl disable --now prometheus >/dev/null 2>&1 || true
+    fi
+    promtool --version >&2 && docker-compose version --short >&2 ||
+        { log "promtool or docker-compose does not run after installing them"; return 1; }
+}
+
 for service in "${@:-postgres}"; do
     case "$service" in
         postgres) ensure_postgres ;;
         kafka) ensure_tansu ;;
         kafka-fresh) ensure_tansu fresh ;;
         chromium) ensure_chromium ;;
-        *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium)"; exit 2 ;;
+        ops-tools) ensure_ops_tools ;;
+        *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium, ops-tools)"; exit 2 ;;
     esac
 done

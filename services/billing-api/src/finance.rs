@@ -192,6 +192,7 @@ pub fn documents(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AdjustmentsQuery {
     /// A closed period `YYYY-MM`; every closed period when absent.
     pub period: Option<String>,
@@ -300,6 +301,7 @@ pub async fn document(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct KnownAtQuery {
     /// RFC 3339, not in the future: the answer as it was then, from only the events ingested
     /// by that instant.

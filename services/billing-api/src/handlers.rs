@@ -43,7 +43,7 @@ pub struct IngestResult {
     pub rejected: usize,
     /// One per event, in request order: `{"status":"accepted"}`, `{"status":"duplicate"}` or
     /// `{"status":"rejected","reason":"...","detail":"..."}`.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<crate::openapi::schemas::EventOutcome>)]
     pub results: Vec<Outcome>,
 }
 
@@ -192,6 +192,7 @@ pub async fn put_pricebook(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PeriodQuery {
     /// `YYYY-MM`
     pub period: Option<String>,
@@ -368,6 +369,7 @@ pub async fn export_invoices(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// Return items after this sequence number.
     pub after: Option<i64>,
@@ -393,6 +395,49 @@ pub async fn dead_letters(
         .then(|| items.last().map(|d| d.seq))
         .flatten();
     Ok(Json(json!({ "dead_letters": items, "next_after": next })))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AccountsQuery {
+    /// Return accounts whose id sorts after this one (the previous page's `next_after`).
+    pub after: Option<String>,
+    /// At most this many (1 to 1000, default 100).
+    pub limit: Option<i64>,
+}
+
+/// `GET /v1/admin/accounts`: registered accounts in id order with their quotas (issue 13: the
+/// console's admin pages).
+pub async fn list_accounts(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<AccountsQuery>,
+) -> Result<Json<Value>, ApiError> {
+    principal.admin()?;
+    let max = billing_store::MAX_ACCOUNTS_PAGE;
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=max).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit {limit} is not between 1 and {max}"
+        )));
+    }
+    let items = s.store.accounts(q.after.as_deref(), limit).await?;
+    let next = (items.len() as i64 == limit)
+        .then(|| items.last().map(|a| a.id.clone()))
+        .flatten();
+    let accounts: Vec<Value> = items
+        .into_iter()
+        .map(|a| {
+            json!({
+                "id": a.id,
+                "created_at": billing_core::timestamp::format_secs(a.created_at_ms.div_euclid(1000)),
+                "quotas": a.quotas,
+                "quotas_updated_at": a.quotas_updated_at_ms
+                    .map(|ms| billing_core::timestamp::format_secs(ms.div_euclid(1000))),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "accounts": accounts, "next_after": next })))
 }
 
 /// `GET /v1/cost/current`: the current period rated so far, shaped like an invoice. It reads

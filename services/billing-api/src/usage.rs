@@ -25,10 +25,13 @@ pub const DEFAULT_GROUPS: usize = 100;
 pub const MAX_CELLS: i64 = 100_000;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct UsageQuery {
     /// Start, RFC 3339 (inclusive; floored to the granularity).
+    #[param(required = true)]
     pub from: Option<String>,
     /// End, RFC 3339 (exclusive).
+    #[param(required = true)]
     pub to: Option<String>,
     /// `second`, `minute`, `hour` (default), `day` or `month`... `month` is not offered:
     /// calendar months depend on the price book's timezone; use the invoices.

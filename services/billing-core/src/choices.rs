@@ -217,3 +217,43 @@
 //!   no price book) holds back the later ones, since credits carry from one period to the
 //!   next. Periods before the first metered second are closed only by hand
 //!   ([`crate::period::due_for_close`]).
+//! - Section 7, what "the difference" is: each close rates every earlier closed period of
+//!   each account again (over the ledger as it is now, with the period's price book version
+//!   and the credit balance after the earlier periods' effective invoices) and compares it
+//!   with what the period's invoice *effectively* says: the issued invoice, or the
+//!   recomputation its latest adjustment was issued against. The difference is shown per
+//!   line component plus `discount`, `credit` and `tax` (signed as they move what is owed),
+//!   so an original's adjustment lines add up to the difference of the totals; zero
+//!   differences make no line. A recomputation differing only in quantities or SLA
+//!   compensation (no money moves) still becomes effective, with no line
+//!   ([`crate::adjustment`]).
+//! - Adjustment lines do not enter the new invoice's section 5 arithmetic (its `total` stays a
+//!   pure function of its own period); they add to `amount_due = max(0, total + Σ
+//!   adjustments)`. When that sum is negative, the rest is one credit note per account and
+//!   close (its own series, `CN`), referencing every original whose net adjustment is
+//!   negative, and credited to the account's wallet.
+//! - An account with no invoice for a closed period (unknown at its close) gets adjustment
+//!   lines with no original id or number, naming the period.
+//! - Credits consumed by an adjustment count against later periods as if consumed in the
+//!   original period (the recomputation becomes that period's effective invoice).
+//! - The wallet settles an invoice at issue as far as its balance goes (partial settlement
+//!   possible); a top-up later does not settle older invoices by itself (finance records a
+//!   payment). A refund may not take the balance below zero. References are unique per
+//!   account across kinds; `:` is reserved for the engine's own references
+//!   (`settlement:`, `credit_note:`, `correction:`).
+//! - Status: `paid` when payments cover `amount_due` (an invoice owing 0.00 is paid at
+//!   issue), else `overdue` from `payment_days` (30) days after issue, else `issued`.
+//! - `prepaid_balance` in quotas sets the wallet by a `correction` movement and turns on the
+//!   prepaid check (wallet balance against what invoices still owe, the open period's cost
+//!   and live holds).
+//! - As-known-at rebuilds usage from each accepted event's fact with its ingest time (the
+//!   fold's clock; in a replay, the records' timestamps), and the credit balance from the
+//!   invoices issued by then; platform events (spot prices, node faults) count as they are
+//!   now, and events stored before migration 0018 have no ingest time (their egress and
+//!   rental facts count as known from the start, their usage not at all).
+//! - Journal: package and subscription lines are deferred revenue; a package is recognized
+//!   by its `package_usage` lines (price x used / its unit-seconds, rounded per period), a
+//!   subscription cycle by its seconds inside the period (rounded per period); rounding may
+//!   leave a cent of deferred revenue per term. Top-ups, refunds and corrections belong to
+//!   the journal of the period holding their time (price book timezone); payments to the
+//!   journal of the invoice's period.

@@ -422,6 +422,8 @@ pub async fn relay(
             return Ok(());
         }
         let rows = store.outbox_pending(500).await?;
+        // The backlog as this read sees it: exact below 500, "500 or more" at 500.
+        metrics::gauge!("gpubill_outbox_pending").set(rows.len() as f64);
         if rows.is_empty() {
             tokio::select! {
                 _ = stop.changed() => {}

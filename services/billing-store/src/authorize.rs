@@ -56,6 +56,9 @@ impl Store {
                 )));
             }
         }
+        // From here on, every return records `gpubill_authorize_duration_seconds`: the wait
+        // in the queue and the group's commit, as the caller sees them.
+        let _timer = AuthorizeTimer(std::time::Instant::now());
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         self.authorizations
             .lock()
@@ -341,4 +344,15 @@ fn decide(
         created_at_ms: now_ms,
         expires_at_ms: now_ms + ttl_ms,
     })))
+}
+
+/// Records an authorization's latency (`gpubill_authorize_duration_seconds`) when dropped,
+/// so that every return of `Store::authorize` is counted, an error's too.
+struct AuthorizeTimer(std::time::Instant);
+
+impl Drop for AuthorizeTimer {
+    fn drop(&mut self) {
+        metrics::histogram!("gpubill_authorize_duration_seconds")
+            .record(self.0.elapsed().as_secs_f64());
+    }
 }

@@ -19,6 +19,7 @@
 //! partition's table name) is text the store writes itself, from integers and fixed fragments
 //! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
 
+mod accounts;
 mod adjust;
 mod authorize;
 mod batch;
@@ -46,6 +47,7 @@ mod terms;
 mod wallet;
 mod writes;
 
+pub use accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use adjust::PendingAdjustment;
 pub use close::{AutoClose, CloseError, CreditNote, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};

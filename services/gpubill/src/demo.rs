@@ -76,6 +76,63 @@ fn rental_events() -> Vec<String> {
     ]
 }
 
+/// 2026-12-02T00:00:00Z and 2027-01-02T00:00:00Z: the tour's two closes.
+const DEC_2_2026_MS: i64 = 1_796_169_600_000;
+const JAN_2_2027_MS: i64 = DEC_2_2026_MS + 31 * 86_400_000;
+
+/// Section 7 in the tour: usage of November reported after November was invoiced is issued
+/// as adjustment lines on December's invoice, naming the original.
+async fn late_usage_tour(client: &Client, admin: &str) -> anyhow::Result<()> {
+    let late = serde_json::json!({"specversion":"1.0","id":"late-1","source":"node/late",
+        "type":"gpu.usage","subject":"acct-1",
+        "data":{"lease":"L-late","resource":"L-late-0","sku":"gpu.h100-80g",
+                "start":"2026-11-30T10:00:00+08:00","end":"2026-11-30T12:00:00+08:00"}});
+    let (s, v) = client
+        .call(
+            "POST",
+            "/v1/events",
+            admin,
+            late.to_string(),
+            "application/cloudevents+json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "late event: {v}");
+    let (s, v) = client
+        .call(
+            "POST",
+            "/v1/admin/invoices/close?period=2026-12",
+            admin,
+            "",
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "closing 2026-12 failed: {v}");
+    let inv = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|i| i["account"] == "acct-1")
+        .context("acct-1 December invoice")?;
+    println!(
+        "
+Late usage: acct-1's 2 H100 hours of 2026-11-30, reported after November was invoiced,
+are adjusted on its December invoice {} (total {}, November's invoice unchanged):",
+        inv["number"].as_str().unwrap_or(""),
+        inv["total"].as_str().unwrap_or("")
+    );
+    for a in inv["adjustments"].as_array().into_iter().flatten() {
+        println!(
+            "  adjustment of {} ({}) {:<12} {:>10}",
+            a["invoice_number"].as_str().unwrap_or("-"),
+            a["period"].as_str().unwrap_or(""),
+            a["component"].as_str().unwrap_or(""),
+            a["amount"].as_str().unwrap_or("")
+        );
+    }
+    println!("  amount due {}", inv["amount_due"].as_str().unwrap_or(""));
+    Ok(())
+}
+
 struct Client {
     app: axum::Router,
 }
@@ -123,9 +180,15 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let settings = Settings::resolve(&serve)?;
     let app = Application::build(&settings).await?;
     let admin = app.admin_token.expose().to_string();
-    let client = Client {
-        app: billing_api::router(app.state.clone()),
+    // The tour runs on its own clock, so that it reads the same whenever it runs: November is
+    // invoiced on 2026-12-02, December on 2027-01-02.
+    let at = |ms: i64| Client {
+        app: billing_api::router(billing_api::AppState {
+            clock: std::sync::Arc::new(move || ms),
+            ..app.state.clone()
+        }),
     };
+    let client = at(DEC_2_2026_MS);
     println!(
         "gpubill demo: embedded engine (SQLite) in {}",
         data_dir.display()
@@ -256,6 +319,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             }
         }
     }
+
+    late_usage_tour(&at(JAN_2_2027_MS), &admin).await?;
 
     let base = format!("http://{}", args.listen);
     let (id0, key0) = &keys[0];

@@ -23,6 +23,9 @@ pub struct ReplayArgs {
     /// The invoice number prefix the engines used (`serve --invoice-prefix`).
     #[arg(long, env = "GPUBILL_INVOICE_PREFIX", default_value = billing_core::numbering::INVOICE_PREFIX)]
     pub invoice_prefix: String,
+    /// The credit note number prefix the engines used (`serve --credit-note-prefix`).
+    #[arg(long, env = "GPUBILL_CREDIT_NOTE_PREFIX", default_value = billing_core::numbering::CREDIT_NOTE_PREFIX)]
+    pub credit_note_prefix: String,
 }
 
 pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
@@ -36,7 +39,9 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
             .context("cannot open the database")?
             .with_topics(topics)
             .with_invoice_prefix(&args.invoice_prefix)
-            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?,
+            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?
+            .with_credit_note_prefix(&args.credit_note_prefix)
+            .map_err(|e| anyhow::anyhow!("--credit-note-prefix: {e}"))?,
     );
     let clock = billing_api::system_clock();
     let started = std::time::Instant::now();

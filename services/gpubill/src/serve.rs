@@ -110,6 +110,13 @@ pub struct ServeArgs {
     /// Every engine on one database, and `gpubill replay`, must use the same.
     #[arg(long, env = "GPUBILL_INVOICE_PREFIX", default_value = billing_core::numbering::INVOICE_PREFIX)]
     pub invoice_prefix: String,
+    /// Credit note numbers are `{prefix}-{year}-{nnnnnn}` (issue 12), like invoice numbers
+    /// and different from their prefix. Every engine and `gpubill replay` must use the same.
+    #[arg(long, env = "GPUBILL_CREDIT_NOTE_PREFIX", default_value = billing_core::numbering::CREDIT_NOTE_PREFIX)]
+    pub credit_note_prefix: String,
+    /// Days after issue an unpaid invoice is `overdue` (0 to 3650).
+    #[arg(long, default_value_t = billing_core::adjustment::DEFAULT_PAYMENT_DAYS)]
+    pub payment_days: i64,
     /// Requests per second per customer API key (burst twice as many); 0: unlimited.
     #[arg(long, default_value_t = 100)]
     pub rate_limit_customer: u32,
@@ -213,6 +220,8 @@ pub struct Settings {
     pub ledger_cache_keys: usize,
     pub rate_limits: billing_api::limits::RateLimits,
     pub invoice_prefix: String,
+    pub credit_note_prefix: String,
+    pub payment_days: i64,
 }
 
 impl Settings {
@@ -277,6 +286,8 @@ impl Settings {
             durable_holds: args.durable_holds,
             ledger_cache_keys: args.ledger_cache_keys,
             invoice_prefix: args.invoice_prefix.clone(),
+            credit_note_prefix: args.credit_note_prefix.clone(),
+            payment_days: args.payment_days,
             rate_limits: args.rate_limits(),
         })
     }
@@ -334,7 +345,11 @@ impl Application {
             .with_durable_holds(settings.durable_holds)
             .with_ledger_cache_keys(settings.ledger_cache_keys)
             .with_invoice_prefix(&settings.invoice_prefix)
-            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?
+            .with_credit_note_prefix(&settings.credit_note_prefix)
+            .map_err(|e| anyhow::anyhow!("--credit-note-prefix: {e}"))?
+            .with_payment_days(settings.payment_days)
+            .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?;
         let clock = system_clock();
         // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
         // `run`).

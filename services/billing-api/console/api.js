@@ -1,0 +1,112 @@
+// The console's only way to data: the same HTTP API routes customers and scripts use, with
+// the signed-in key as the bearer token. The key lives in sessionStorage only (gone when the
+// tab closes; never in localStorage, a cookie or a URL).
+
+const SESSION = 'gpubill.session';
+
+/** { token, role: 'customer' | 'admin', account? } or null. */
+export function session() {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(SESSION) || 'null');
+    return s && typeof s.token === 'string' && (s.role === 'customer' || s.role === 'admin') ? s : null;
+  } catch {
+    return null;
+  }
+}
+
+export function setSession(s) {
+  sessionStorage.setItem(SESSION, JSON.stringify(s));
+}
+
+export function clearSession() {
+  sessionStorage.removeItem(SESSION);
+}
+
+/** An answer other than 2xx: the API's `{"error", "message"}`. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || `HTTP ${status}`);
+    this.status = status;
+    this.code = code || '';
+  }
+}
+
+export async function request(method, path, { token } = {}) {
+  const bearer = token ?? session()?.token;
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: bearer ? { Authorization: `Bearer ${bearer}` } : {},
+      cache: 'no-store',
+      credentials: 'omit',
+    });
+  } catch (e) {
+    throw new ApiError(0, 'network', String(e && e.message ? e.message : e));
+  }
+  if (!res.ok) {
+    let body = null;
+    try {
+      body = await res.json();
+    } catch {
+      body = null;
+    }
+    throw new ApiError(res.status, body?.error, body?.message || res.statusText);
+  }
+  return res;
+}
+
+export async function get(path, opts) {
+  return (await request('GET', path, opts)).json();
+}
+
+export async function post(path, opts) {
+  return (await request('POST', path, opts)).json();
+}
+
+/** Links cannot carry the bearer header: fetch with it and save the answer as a file. */
+export async function download(path, filename) {
+  const res = await request('GET', path);
+  const blob = await res.blob();
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  a.hidden = true;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return blob.size;
+}
+
+/**
+ * Which principal a token is: the admin token reads the account list, a customer key its
+ * invoices (and its balance names its account); anything else is refused with the API's
+ * answer (an ingest token: 403 from both).
+ */
+export async function whoIs(token) {
+  try {
+    await get('/v1/admin/accounts?limit=1', { token });
+    return { token, role: 'admin' };
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 403) {
+      throw e;
+    }
+  }
+  try {
+    await get('/v1/invoices', { token });
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 403) {
+      throw new ApiError(403, 'ingest_token', e.message);
+    }
+    throw e;
+  }
+  let account = null;
+  try {
+    account = (await get('/v1/balance', { token })).account;
+  } catch {
+    // No price book yet, say: the account's name is only shown, never needed.
+  }
+  return { token, role: 'customer', account };
+}
