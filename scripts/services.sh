@@ -17,7 +17,15 @@
 #             never started) and docker-compose (Debian's package, for `config` alone: no
 #             Docker engine is needed), installed when missing; tests/ops.rs checks the alert
 #             rules, the dashboard's queries and docker-compose.yml with them.
-# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh] [chromium] [ops-tools]   (default: postgres)
+#   python-tools: a Python venv in ~/.cache/gpubill/venv-openapi with openapi-spec-validator
+#             and openapi-python-client pinned by tests/openapi/requirements.txt (PyPI; Python
+#             3.11 or later), made when missing or when that file changed; tests/openapi_client.rs
+#             validates /openapi.json and generates a client with them.
+#   browser-deps: Node.js (20 or later; Debian's nodejs and npm when missing) and the browser
+#             test's npm packages (playwright-core, pinned by tests/browser/package-lock.json),
+#             installed with `npm ci` when tests/browser/node_modules is missing or older than
+#             the lock file; tests/console.rs drives Debian's chromium (service chromium) with them.
+# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh] [chromium] [ops-tools] [python-tools] [browser-deps]   (default: postgres)
 set -euo pipefail
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -151,6 +159,55 @@ ensure_ops_tools() {
         { log "promtool or docker-compose does not run after installing them"; return 1; }
 }
 
+ensure_python_tools() {
+    local venv="$cache/venv-openapi" req want
+    req="$(cd "$(dirname "$0")/.." && pwd)/tests/openapi/requirements.txt"
+    want=$(sha256sum "$req" | cut -d ' ' -f 1)
+    if [ -x "$venv/bin/openapi-spec-validator" ] && [ -x "$venv/bin/openapi-python-client" ] &&
+        [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" = "$want" ]; then
+        return 0
+    fi
+    python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+        { log "python-tools need Python 3.11 or later, python3 is $(python3 --version 2>&1)"; return 1; }
+    log "installing openapi-spec-validator and openapi-python-client into $venv (PyPI, pinned by $req)"
+    rm -rf "$venv"
+    mkdir -p "$cache"
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+        # Debian's python3 keeps venv (ensurepip) in a package of its own.
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    "$venv/bin/openapi-spec-validator" --help >/dev/null && "$venv/bin/openapi-python-client" --version >&2 ||
+        { log "the tools in $venv do not run after installing them"; return 1; }
+    printf '%s\n' "$want" >"$venv/.requirements.sha256"
+}
+
+ensure_browser_deps() {
+    local dir major
+    dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        log "installing Node.js and npm (Debian packages nodejs, npm)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+    fi
+    major=$(node -p 'process.versions.node.split(".")[0]')
+    if [ "$major" -lt 20 ]; then
+        log "Node.js $(node --version) is too old for playwright-core (tests/browser): 20 or later is needed"
+        return 1
+    fi
+    if [ -f "$dir/node_modules/playwright-core/package.json" ] &&
+        [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+        return 0
+    fi
+    log "installing the browser test's npm packages (npm ci in tests/browser)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2) ||
+        { log "npm ci in $dir failed"; return 1; }
+}
+
 for service in "${@:-postgres}"; do
     case "$service" in
         postgres) ensure_postgres ;;
@@ -158,6 +215,8 @@ for service in "${@:-postgres}"; do
         kafka-fresh) ensure_tansu fresh ;;
         chromium) ensure_chromium ;;
         ops-tools) ensure_ops_tools ;;
-        *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium, ops-tools)"; exit 2 ;;
+        python-tools) ensure_python_tools ;;
+        browser-deps) ensure_browser_deps ;;
+        *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium, ops-tools, python-tools, browser-deps)"; exit 2 ;;
     esac
 done

@@ -849,3 +849,76 @@ async fn usage_in_an_open_period_adjusts_a_closed_minimum_charge(db: Db) {
     assert_eq!(dec[0]["amount_due"], "5.30");
 }
 on_both!(usage_in_an_open_period_adjusts_a_closed_minimum_charge);
+
+/// `gpubill verify`'s check (issue 14) over adjustments, a credit note, payments and
+/// as-known-at ledgers: clean, then each corruption found.
+async fn verify_recomputes_invoices_and_adjustments_and_finds_corruption(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    t.account("acme").await;
+    t.account("beta").await;
+    assert_eq!(
+        topup(&t, "acme", "50.00", "wire-1").await.0,
+        StatusCode::CREATED
+    );
+    t.ingest(&[
+        usage(
+            "a1",
+            "acme",
+            "L1",
+            "2026-11-10T00:00:00Z",
+            "2026-11-10T10:00:00Z",
+        ),
+        usage(
+            "b1",
+            "beta",
+            "L1",
+            "2026-11-10T00:00:00Z",
+            "2026-11-10T02:00:00Z",
+        ),
+    ])
+    .await;
+    t.close("2026-11").await;
+    let t = t.at(JAN_2_2027_MS);
+    t.ingest(&[
+        usage(
+            "a2",
+            "acme",
+            "L2",
+            "2026-11-20T00:00:00Z",
+            "2026-11-20T05:00:00Z",
+        ),
+        state("s1", "beta", "L1", "stopped", "2026-11-01T00:00:00Z"),
+        usage(
+            "a3",
+            "acme",
+            "L3",
+            "2026-12-05T00:00:00Z",
+            "2026-12-05T01:00:00Z",
+        ),
+    ])
+    .await;
+    let dec = t.close("2026-12").await;
+    assert!(
+        dec[0]["adjustments"].is_array() && dec[1]["credit_note"].is_string(),
+        "{dec}"
+    );
+    let store = &t.state.store;
+    let report = store.verify(None).await.unwrap();
+    assert!(report.differences.is_empty(), "{:#?}", report.differences);
+    assert_eq!((report.invoices, report.adjustments), (4, 2), "{report:?}");
+    assert!(report.usage_keys >= 4, "{report:?}");
+    // Corrupt an adjustment's recomputation and an invoice's amount due.
+    for sql in [
+        "update adjustments set body = replace(body, '\"total\":\"', '\"total\":\"7') where account = 'acme'",
+        "update invoices set amount_due = '0.01' where account = 'acme' and period = '2026-12'",
+    ] {
+        let done = sqlx::query(sql).execute(store.pool()).await.unwrap();
+        assert_eq!(done.rows_affected(), 1, "{sql}");
+    }
+    let report = store.verify(Some("2026-11")).await.unwrap();
+    let kinds: Vec<&str> = report.differences.iter().map(|d| d.kind.as_str()).collect();
+    assert!(kinds.contains(&"adjustment"), "{:#?}", report.differences);
+    assert!(kinds.contains(&"amount_due"), "{:#?}", report.differences);
+}
+on_both!(verify_recomputes_invoices_and_adjustments_and_finds_corruption);

@@ -36,14 +36,20 @@ function choice(value, allowed, fallback) {
   return allowed.includes(value) ? value : fallback;
 }
 
-/** The month shown first: the open period when it has usage, else the last invoiced one. */
+/** Whether an invoice (or the open period's) has metered usage: a unit-seconds line. */
+function hasUsage(inv) {
+  return inv.lines.some((l) => l.unit === 'unit_seconds' && num.cmp(l.quantity, '0') > 0);
+}
+
+/** The month shown first: the open period when it has usage, else the last invoiced month
+ * that had some, else the open period. */
 function defaultPeriod(cost, invoices) {
   const open = failed(cost) ? null : cost;
-  if (open && open.invoice.lines.length > 0) {
+  if (open && hasUsage(open.invoice)) {
     return open.period_label;
   }
   const labels = invoices
-    .filter((i) => i.kind === 'invoice')
+    .filter((i) => i.kind === 'invoice' && hasUsage(i))
     .map(labelOf)
     .filter(Boolean)
     .sort();

@@ -258,7 +258,7 @@ pub async fn pending_adjustments(
 #[derive(Debug, Clone)]
 pub enum Document {
     Invoice(Box<IssuedInvoice>),
-    CreditNote(CreditNote),
+    CreditNote(Box<CreditNote>),
 }
 
 impl Document {
@@ -266,7 +266,7 @@ impl Document {
     pub fn split(self) -> (Vec<IssuedInvoice>, Vec<CreditNote>) {
         match self {
             Document::Invoice(i) => (vec![*i], vec![]),
-            Document::CreditNote(n) => (vec![], vec![n]),
+            Document::CreditNote(n) => (vec![], vec![*n]),
         }
     }
 
@@ -292,7 +292,7 @@ pub async fn document(
             .store
             .credit_note(id, account)
             .await?
-            .map(Document::CreditNote));
+            .map(|n| Document::CreditNote(Box::new(n))));
     }
     Ok(s.store
         .invoice(id, account)

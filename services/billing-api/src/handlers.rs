@@ -47,8 +47,16 @@ pub struct IngestResult {
     pub results: Vec<Outcome>,
 }
 
-/// Splits an ingest body into raw event records by content type.
+/// Splits an ingest body into raw event records by content type. A binary-mode CloudEvent
+/// (a `ce-specversion` header, attributes in `ce-*` headers, the data as the body) is one
+/// record: its structured form, or a stand-in that is dead-lettered with the reason it could
+/// not be converted ([`billing_core::binary_mode::record`]).
 fn records(headers: &HeaderMap, body: &[u8]) -> Result<Vec<Vec<u8>>, ApiError> {
+    use billing_core::binary_mode::{Binding, is_binary, record};
+    let pairs = || headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()));
+    if is_binary(Binding::Http, pairs()) {
+        return Ok(vec![record(Binding::Http, pairs(), body)]);
+    }
     let ctype = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -5,8 +5,10 @@
 //! the admin (accounts, price books, closing periods, exports, dead letters), ingest clients
 //! (node agents, rental backends: `POST /v1/events`) and customers (an API key that names one
 //! account: their own usage, cost and invoices, nobody else's).
+//! The web console (`console.rs`, issue 13) is served at `/` and calls these same routes.
 
 mod auth;
+mod console;
 mod error;
 mod finance;
 mod handlers;
@@ -73,6 +75,8 @@ pub trait EventSink: Send + Sync {
 
 pub fn router(state: AppState) -> Router {
     Router::new()
+        // The web console: static files, not API routes (not in the OpenAPI document).
+        .merge(console::routes())
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
         .route("/openapi.json", get(openapi::document))
@@ -82,7 +86,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/cost/current", get(handlers::cost_current))
         .route("/v1/invoices", get(handlers::list_invoices))
         .route("/v1/invoices/{id}", get(handlers::get_invoice))
-        .route("/v1/admin/accounts", post(handlers::create_account))
+        .route(
+            "/v1/admin/accounts",
+            post(handlers::create_account).get(handlers::list_accounts),
+        )
         .route("/v1/admin/pricebook", put(handlers::put_pricebook))
         .route("/v1/admin/accounts/{id}/quotas", put(quota::put_quotas))
         .route("/v1/admin/accounts/{id}/terms", get(terms::list_terms))

@@ -34,6 +34,17 @@
 //! - In a batch body (a JSON array), each element is a record of its own: one that is not
 //!   valid JSON is dead-lettered as `malformed_json` and the others are stored; only a body
 //!   that is not an array of elements at all is refused as a whole.
+//! - CloudEvents binary content mode ([`crate::binary_mode`]; HTTP `ce-*` headers, Kafka
+//!   `ce_*` record headers, the data alone as the body) is read as the structured record it
+//!   stands for, so one event sent in both modes is a duplicate, not a conflict. Binary mode
+//!   is a `ce-specversion` header without a CloudEvents content type (structured and batch
+//!   messages may repeat attributes in headers). HTTP header values are unquoted, then
+//!   percent-decoded once (`node%2F1` is `node/1`), and must be UTF-8; Kafka header values are
+//!   UTF-8 as they are. The data must be JSON (`application/json`, a `+json` type, or no
+//!   content type): another content type is `wrong_type`, a body that is not JSON
+//!   `malformed_json`, as are headers that do not decode, an attribute given twice, and a
+//!   `ce-datacontenttype` or `ce-data` header. No new reason. A message that cannot be
+//!   converted is kept as received in a stand-in that decoding refuses with that reason.
 //! - Reason names beyond the page's examples: `record_too_large`, `malformed_json`,
 //!   `bad_specversion`, `unknown_type`, `missing_id`, `missing_source`, `missing_subject`,
 //!   `missing_field`, `wrong_type`, `string_too_long`, `bad_subject`, `bad_time`,
@@ -248,8 +259,8 @@
 //!   and live holds).
 //! - As-known-at rebuilds usage from each accepted event's fact with its ingest time (the
 //!   fold's clock; in a replay, the records' timestamps), and the credit balance from the
-//!   invoices issued by then; platform events (spot prices, node faults) count as they are
-//!   now, and events stored before migration 0018 have no ingest time (their egress and
+//!   invoices issued by then; platform events (spot prices, node faults) likewise by their
+//!   ingest time. Events stored before migration 0018 have no ingest time (their egress and
 //!   rental facts count as known from the start, their usage not at all).
 //! - Journal: package and subscription lines are deferred revenue; a package is recognized
 //!   by its `package_usage` lines (price x used / its unit-seconds, rounded per period), a

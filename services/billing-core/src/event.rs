@@ -36,7 +36,9 @@ use std::fmt;
 pub enum RejectReason {
     /// The record is over 64 KiB.
     RecordTooLarge,
-    /// Not a JSON object (bad JSON, bad UTF-8, duplicate attribute, an array, ...).
+    /// Not a JSON object (bad JSON, bad UTF-8, duplicate attribute, an array, ...); in
+    /// binary mode ([`crate::binary_mode`]), headers that do not decode or repeat an
+    /// attribute, or a body that is not JSON.
     MalformedJson,
     /// `specversion` missing or not `1.0`.
     BadSpecversion,
@@ -49,7 +51,8 @@ pub enum RejectReason {
     /// A required data field (`lease`, `resource`, `sku`, `start`, `end`, `dest`, `bytes`,
     /// or `time` on egress) or `data` itself is missing.
     MissingField,
-    /// An attribute or field has the wrong JSON type (a number where a string belongs, ...).
+    /// An attribute or field has the wrong JSON type (a number where a string belongs, ...);
+    /// in binary mode, data whose content type is not JSON.
     WrongType,
     /// A string over 256 bytes.
     StringTooLong,
@@ -679,6 +682,10 @@ pub fn decode_any(record: &[u8]) -> Result<AnyEvent<'_>, Rejection> {
     }
     if let Some((len, digest, _)) = oversize_header(record) {
         return Err(too_large(len, digest));
+    }
+    // A binary-mode message that could not be converted (crate::binary_mode::record).
+    if let Some(r) = crate::binary_mode::refused(record) {
+        return Err(r);
     }
     // Validating UTF-8 once for the record is cheaper than string by string.
     let Ok(text) = std::str::from_utf8(record) else {

@@ -20,6 +20,7 @@
 //! written down next to the code that makes it and collected in [`choices`].
 
 pub mod adjustment;
+pub mod binary_mode;
 pub mod choices;
 pub mod counters;
 pub mod credits;

@@ -192,7 +192,7 @@ async fn fold_range(
         |offset, msg| {
             use rdkafka::Message;
             let at = msg.timestamp().to_millis();
-            pending.push((offset, msg.payload().unwrap_or_default().to_vec(), at));
+            pending.push((offset, crate::usage_record(msg), at));
             Ok(())
         },
     )

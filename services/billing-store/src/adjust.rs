@@ -341,7 +341,7 @@ impl Store {
                 ));
             }
         }
-        let platform = crate::rental::load_platform(&mut conn).await?;
+        let platform = crate::rental::load_platform_known_at(&mut conn, t_ms).await?;
         drop(conn);
         let ledger = self.ledger_known_at(account, t_ms).await?;
         let balance = credit_balance(book, account, &issued, &period);

@@ -181,8 +181,8 @@ impl Store {
     /// `account`'s ledger as the events ingested at or before `t_ms` made it (issue 12,
     /// as-known-at): usage from the facts each accepted event left (`usage_facts`), folded
     /// again with the ledger's own union; egress and the account's rental facts ingested by
-    /// then (those stored before migration 0018 count as known from the start). Platform
-    /// events (spot prices, node faults) are taken as they are now. Whole history: the
+    /// then (those stored before migration 0018 count as known from the start); platform
+    /// events come with the rating (`rental::load_platform_known_at`). Whole history: the
     /// minimum charge counts a resource's seconds over all its events.
     pub async fn ledger_known_at(&self, account: &str, t_ms: i64) -> Result<AccountLedger> {
         let mut conn = self.pool.acquire().await?;

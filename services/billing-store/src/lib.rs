@@ -44,6 +44,7 @@ mod rental;
 mod spent;
 mod sql;
 mod terms;
+mod verify;
 mod wallet;
 mod writes;
 
@@ -62,6 +63,7 @@ pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
+pub use verify::{Difference, VerifyReport};
 pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
 
 use billing_core::period::Period;

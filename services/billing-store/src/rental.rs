@@ -111,6 +111,25 @@ pub(crate) async fn load_platform(conn: &mut sqlx::AnyConnection) -> Result<Plat
     let rows = sqlx::query(include_str!("../queries/shared/select_platform_facts.sql"))
         .fetch_all(&mut *conn)
         .await?;
+    platform_of(rows)
+}
+
+/// [`load_platform`] as the platform events ingested at or before `t_ms` made it (issue 12,
+/// as-known-at and `gpubill verify`).
+pub(crate) async fn load_platform_known_at(
+    conn: &mut sqlx::AnyConnection,
+    t_ms: i64,
+) -> Result<Platform> {
+    let rows = sqlx::query(include_str!(
+        "../queries/shared/select_platform_facts_known_at.sql"
+    ))
+    .bind(t_ms)
+    .fetch_all(&mut *conn)
+    .await?;
+    platform_of(rows)
+}
+
+fn platform_of(rows: Vec<sqlx::any::AnyRow>) -> Result<Platform> {
     let mut platform = Platform::new();
     for r in rows {
         let (kind, key): (String, String) = (r.get(0), r.get(1));

@@ -337,6 +337,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         println!("\nServing on {base} (Ctrl-C to stop); OpenAPI at {base}/openapi.json");
+        println!(
+            "\nWeb console: {base}/\n  sign in as {id0} with its API key {key0}\n  (the admin token {admin} is the other sign-in: accounts, dead letters, closing)"
+        );
         axum::serve(listener, billing_api::router(app.state.clone()))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
@@ -344,7 +347,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             .await?;
     } else {
         println!(
-            "\n(run `cargo run --release -- demo --keep-serving` to keep the API up and try these)"
+            "\n(run `cargo run --release -- demo --keep-serving` to keep the API and its web console up and try these)"
         );
     }
     app.state.store.close().await;

@@ -11,6 +11,7 @@ mod rate;
 mod replay;
 mod serve;
 mod soak;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -50,6 +51,9 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Fixed-rate GETs against a running server, with latency percentiles (benchmarks).
     Load(load::LoadArgs),
+    /// Recompute the ledger and every issued invoice from the stored events; exit 1 on any
+    /// difference (the auditor's check).
+    Verify(verify::VerifyArgs),
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -136,6 +140,7 @@ fn run() -> ExitCode {
         Command::Demo(args) => runtime()
             .and_then(|rt| rt.block_on(demo::run(args)))
             .map(|()| ExitCode::SUCCESS),
+        Command::Verify(args) => runtime().and_then(|rt| rt.block_on(verify::run(args))),
         Command::Replay(args) => runtime()
             .and_then(|rt| rt.block_on(replay::run(args)))
             .map(|()| ExitCode::SUCCESS),

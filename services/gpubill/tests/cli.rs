@@ -311,6 +311,40 @@ fn demo_runs_the_embedded_engine_end_to_end() {
     }
     assert!(text.contains("0 rejected"), "{text}");
     assert!(dir.join("data/admin-token").exists());
+    // The late event turned into an adjustment of November's invoice.
+    assert!(
+        text.contains("adjustment of INV-2026-000002 (2026-11) on_demand"),
+        "{text}"
+    );
+    // The auditor's check (issue 14): clean, then with a corrupted invoice and ledger row.
+    let db = format!("sqlite://{}", dir.join("data/gpubill.db").display());
+    let out = gpubill(&["verify", "--database", &db]);
+    let report = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains(": 0 differences"), "{report}");
+    let corrupt = |sql: &str| {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            sqlx::any::install_default_drivers();
+            let pool = sqlx::AnyPool::connect(&db).await.unwrap();
+            let done = sqlx::query(sql).execute(&pool).await.unwrap();
+            assert!(done.rows_affected() > 0, "{sql}");
+            pool.close().await;
+        });
+    };
+    corrupt(
+        "update invoices set body = replace(body, '\"total\":\"', '\"total\":\"1') where account = 'acct-2'",
+    );
+    corrupt(
+        "update ledger_keys set runs = '[[1796169600,1796169660,\"9\"]]' where rowid = (select min(rowid) from ledger_keys where account = 'acct-1')",
+    );
+    let out = gpubill(&["verify", "--database", &db, "--period", "2026-11"]);
+    let report = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("invoice acct-2"), "{report}");
+    assert!(report.contains("ledger acct-1"), "{report}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["differences"].as_array().unwrap().len() >= 2, "{json}");
 }
 
 /// Kills the server when the test ends, however it ends.

@@ -1,0 +1,793 @@
+//! CloudEvents binary content mode: a message whose attributes travel as `ce-*` HTTP headers
+//! (HTTP protocol binding 3.1) or `ce_*` Kafka record headers (Kafka protocol binding 3.2),
+//! with the data alone as the body, turned into the structured-mode JSON record it stands
+//! for. That record then goes through [`crate::event::decode_any`] like any other, so an event
+//! sent in binary mode and the same event sent structured have one identity and one
+//! fingerprint (the fingerprint reads subject, time, type and data, none of the envelope):
+//! a redelivery in the other mode is a duplicate, never a conflict.
+//!
+//! Pure: the engine hands in the header names and values and the body.
+//!
+//! Choices (collected in [`crate::choices`]):
+//! - A message is in binary mode when it has a `ce-specversion` (`ce_specversion`) header
+//!   and its content type is not a CloudEvents event format (`application/cloudevents...`):
+//!   structured and batch messages may repeat their attributes in headers (HTTP binding
+//!   3.2.3), and then the body is the event. The Kafka binding decides by the content type
+//!   alone, but the official SDKs' structured Kafka records carry the data's content type
+//!   (`application/json`), so gpubill asks for the attribute that every binary message has.
+//! - Header names match case-insensitively and are lower-cased; what follows the prefix must
+//!   be an attribute name (`a`-`z`, `0`-`9`). `data` (it is the body) and `datacontenttype`
+//!   (the content type says it; HTTP binding 3.1.1) are refused as headers, as is an
+//!   attribute or a content type given twice: `malformed_json`, as structured mode's
+//!   duplicate members.
+//! - HTTP header values are unquoted when they are a quoted string, then percent-decoded
+//!   once (HTTP binding 3.1.3.2: `node%2F1` is `node/1`; unnecessary encoding is accepted,
+//!   lower-case hex too); the result must be UTF-8, else `malformed_json`. Kafka header values
+//!   are UTF-8 text as they are (Kafka binding 3.2.3).
+//! - Every attribute becomes a JSON string member; the content type becomes
+//!   `datacontenttype`.
+//! - The data must be JSON, as gpubill's event types all carry JSON data: with a JSON content
+//!   type (`application/json` or a `+json` type, parameters aside) or none (JSON is implied,
+//!   as in the JSON event format) the body is embedded as `data` once it is checked to be one
+//!   JSON value (else `malformed_json`); any other content type is `wrong_type`, as a
+//!   structured event whose `data` is not an object. An empty body means no data.
+//! - A message that cannot be converted is stored as a stand-in ([`record`]) that
+//!   [`crate::event::decode_any`] refuses with the same rejection, like an oversize record
+//!   ([`crate::oversize`]): the dead letter keeps what was received, and a replay of the log
+//!   refuses it again.
+
+use crate::event::{RejectReason, Rejection};
+use serde::Deserialize;
+use std::borrow::Cow;
+
+/// The protocol binding a message came through: it says the header prefix and how header
+/// values are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// `ce-` headers, percent-encoded values.
+    Http,
+    /// `ce_` record headers, UTF-8 values.
+    Kafka,
+}
+
+impl Binding {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Binding::Http => "ce-",
+            Binding::Kafka => "ce_",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Binding::Http => "HTTP header",
+            Binding::Kafka => "Kafka header",
+        }
+    }
+}
+
+/// Whether a message with these headers is in binary content mode: it has the `specversion`
+/// attribute header and its content type is not a CloudEvents event format.
+pub fn is_binary<'h>(
+    binding: Binding,
+    headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
+) -> bool {
+    let (mut specversion, mut event_format) = (false, false);
+    for (name, value) in headers {
+        if let Some(attr) = strip_prefix(binding, name) {
+            specversion |= attr.eq_ignore_ascii_case("specversion");
+        } else if name.eq_ignore_ascii_case("content-type") {
+            event_format |= is_event_format(value);
+        }
+    }
+    specversion && !event_format
+}
+
+/// `application/cloudevents...` (structured `+json`, batch `-batch+json`, other formats).
+fn is_event_format(content_type: &[u8]) -> bool {
+    const FORMAT: &[u8] = b"application/cloudevents";
+    let v = content_type.trim_ascii_start();
+    v.len() >= FORMAT.len() && v[..FORMAT.len()].eq_ignore_ascii_case(FORMAT)
+}
+
+fn strip_prefix(binding: Binding, name: &str) -> Option<&str> {
+    let prefix = binding.prefix();
+    match name.get(..prefix.len()) {
+        Some(p) if p.eq_ignore_ascii_case(prefix) => Some(&name[prefix.len()..]),
+        _ => None,
+    }
+}
+
+/// Whether a media type is JSON: `application/json` or any `+json` type (RFC 6839),
+/// parameters (`; charset=utf-8`) aside, case-insensitively.
+pub fn is_json(content_type: &str) -> bool {
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    mime == "application/json"
+        || (mime.ends_with("+json")
+            && mime
+                .split_once('/')
+                .is_some_and(|(t, s)| !t.is_empty() && s.len() > "+json".len()))
+}
+
+/// Decodes the value of an HTTP header that carries a CloudEvents attribute (HTTP binding
+/// 3.1.3.2): a quoted string (RFC 7230 3.2.6) is unquoted first, then one round of
+/// percent-decoding is applied; the bytes must then be UTF-8 (so an overlong sequence such
+/// as `%C0%A0` is refused). Characters the spec says to encode but that came raw are
+/// accepted as they are. The error says what is wrong.
+pub fn decode_http_value(raw: &[u8]) -> Result<String, &'static str> {
+    let unquoted = unquote(raw)?;
+    let mut out = Vec::with_capacity(unquoted.len());
+    let mut i = 0;
+    while i < unquoted.len() {
+        if unquoted[i] == b'%' {
+            let hex = |j: usize| unquoted.get(j).and_then(|&c| (c as char).to_digit(16));
+            match (hex(i + 1), hex(i + 2)) {
+                (Some(hi), Some(lo)) => out.push((hi * 16 + lo) as u8),
+                _ => return Err("a % not followed by two hex digits"),
+            }
+            i += 3;
+        } else {
+            out.push(unquoted[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "not UTF-8 once percent-decoded")
+}
+
+/// The content of a quoted string, or the value itself when it is not one.
+fn unquote(raw: &[u8]) -> Result<Cow<'_, [u8]>, &'static str> {
+    let Some(inner) = raw.strip_prefix(b"\"") else {
+        return Ok(Cow::Borrowed(raw));
+    };
+    let mut out = Vec::with_capacity(inner.len());
+    let mut bytes = inner.iter();
+    while let Some(&c) = bytes.next() {
+        match c {
+            b'\\' => match bytes.next() {
+                Some(&escaped) => out.push(escaped),
+                None => break,
+            },
+            b'"' if bytes.as_slice().is_empty() => return Ok(Cow::Owned(out)),
+            b'"' => return Err("text after a quoted string"),
+            _ => out.push(c),
+        }
+    }
+    Err("a quoted string that is not closed")
+}
+
+/// The attributes and content type of a binary-mode message, read from its headers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Envelope {
+    /// `(name, value)`: names without the prefix, lower-cased; values decoded. In header
+    /// order, not yet checked (see [`to_structured`]).
+    pub attributes: Vec<(String, String)>,
+    /// The `content-type` header: the data's media type.
+    pub content_type: Option<String>,
+}
+
+/// Reads a binary-mode message's attributes and content type from its headers; other headers
+/// are ignored. Refuses a header value that does not decode and a second content type.
+pub fn read_headers<'h>(
+    binding: Binding,
+    headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
+) -> Result<Envelope, Rejection> {
+    let mut envelope = Envelope::default();
+    for (name, value) in headers {
+        if let Some(attr) = strip_prefix(binding, name) {
+            let decoded = match binding {
+                Binding::Http => decode_http_value(value),
+                Binding::Kafka => String::from_utf8(value.to_vec()).map_err(|_| "not UTF-8"),
+            };
+            let decoded = decoded.map_err(|e| {
+                malformed(format!(
+                    "{} {}: {e}",
+                    binding.what(),
+                    name.to_ascii_lowercase()
+                ))
+            })?;
+            envelope
+                .attributes
+                .push((attr.to_ascii_lowercase(), decoded));
+        } else if name.eq_ignore_ascii_case("content-type") {
+            if envelope.content_type.is_some() {
+                return Err(malformed(format!(
+                    "{} content-type appears twice",
+                    binding.what()
+                )));
+            }
+            let Ok(text) = std::str::from_utf8(value) else {
+                return Err(malformed(format!(
+                    "{} content-type is not UTF-8",
+                    binding.what()
+                )));
+            };
+            envelope.content_type = Some(text.trim().to_string()).filter(|t| !t.is_empty());
+        }
+    }
+    Ok(envelope)
+}
+
+/// The attributes gpubill reads, in the order the structured record lists them first.
+const FIRST: [&str; 6] = crate::json::EVENT_MEMBERS;
+
+/// Builds the structured-mode JSON record of a binary-mode event: `attributes` (names
+/// without the prefix, lower-cased; values decoded, see [`read_headers`]) as string members,
+/// `content_type` as `datacontenttype`, and `data` (the body) as the `data` member. The
+/// record lists gpubill's attributes first, then `datacontenttype`, the extensions by name
+/// and `data`. Attributes are not validated here beyond their names: the record goes through
+/// [`crate::event::decode_any`], which refuses a missing `id` or a bad `time` as it does in
+/// structured mode. The rejection carries the event's identity when the attributes name it.
+pub fn to_structured<N: AsRef<str>, V: AsRef<str>>(
+    attributes: &[(N, V)],
+    content_type: Option<&str>,
+    data: &[u8],
+) -> Result<Vec<u8>, Rejection> {
+    let attrs: Vec<(&str, &str)> = attributes
+        .iter()
+        .map(|(n, v)| (n.as_ref(), v.as_ref()))
+        .collect();
+    build(&attrs, content_type, data).map_err(|r| identified(r, &attrs))
+}
+
+fn build(
+    attrs: &[(&str, &str)],
+    content_type: Option<&str>,
+    data: &[u8],
+) -> Result<Vec<u8>, Rejection> {
+    for (i, (name, _)) in attrs.iter().enumerate() {
+        check_name(name)?;
+        if attrs[..i].iter().any(|(n, _)| n == name) {
+            return Err(malformed(format!("attribute {name} appears twice")));
+        }
+    }
+    let data = json_data(content_type, data)?;
+    let mut ordered: Vec<(&str, &str)> = Vec::with_capacity(attrs.len() + 1);
+    for first in FIRST {
+        ordered.extend(attrs.iter().filter(|(n, _)| *n == first));
+    }
+    if let Some(ct) = content_type {
+        ordered.push(("datacontenttype", ct));
+    }
+    let mut rest: Vec<(&str, &str)> = attrs
+        .iter()
+        .filter(|(n, _)| !FIRST.contains(n))
+        .copied()
+        .collect();
+    rest.sort_unstable();
+    ordered.extend(rest);
+
+    let mut out = Vec::with_capacity(64 + data.map_or(0, <[u8]>::len));
+    out.push(b'{');
+    for (i, (name, value)) in ordered.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Names are a-z 0-9 (checked above); values may hold anything and are escaped.
+        out.extend_from_slice(format!("\"{name}\":").as_bytes());
+        out.extend_from_slice(json_string(value).as_bytes());
+    }
+    if let Some(d) = data {
+        if !ordered.is_empty() {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"data\":");
+        out.extend_from_slice(d);
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
+/// A CloudEvents attribute name, and not one that binary mode carries elsewhere.
+fn check_name(name: &str) -> Result<(), Rejection> {
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    {
+        let shown: String = name.escape_debug().take(40).collect();
+        return Err(malformed(format!(
+            "\"{shown}\" is not a CloudEvents attribute name (a-z, 0-9)"
+        )));
+    }
+    match name {
+        "data" => Err(malformed(
+            "data is the body of a binary-mode message, not an attribute header",
+        )),
+        "datacontenttype" => Err(malformed(
+            "datacontenttype must not be an attribute header: content-type says it",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The body as the `data` member's JSON text (None: no data), or why it cannot be.
+fn json_data<'d>(
+    content_type: Option<&str>,
+    data: &'d [u8],
+) -> Result<Option<&'d [u8]>, Rejection> {
+    let said = match content_type {
+        Some(ct) if !is_json(ct) => {
+            let shown: String = ct.escape_debug().take(80).collect();
+            return Err(Rejection::new(
+                RejectReason::WrongType,
+                format!(
+                    "binary mode: content-type \"{shown}\" is not JSON (application/json or a +json type); gpubill's events carry JSON data"
+                ),
+            ));
+        }
+        Some(ct) => format!(
+            "content-type {}",
+            ct.escape_debug().take(80).collect::<String>()
+        ),
+        None => "no content-type, so JSON".to_string(),
+    };
+    let body = data.trim_ascii();
+    if body.is_empty() {
+        return Ok(None);
+    }
+    // One JSON value and nothing after it, or embedding it could add members to the record.
+    let checked = std::str::from_utf8(body)
+        .map_err(|e| e.to_string())
+        .and_then(|text| {
+            serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| e.to_string())
+        });
+    match checked {
+        Ok(_) => Ok(Some(body)),
+        Err(e) => Err(Rejection::new(
+            RejectReason::MalformedJson,
+            format!("binary mode: the body ({said}) is not JSON: {e}"),
+        )),
+    }
+}
+
+fn json_string(s: &str) -> String {
+    // Serializing a string cannot fail.
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+fn malformed(detail: impl AsRef<str>) -> Rejection {
+    Rejection::new(
+        RejectReason::MalformedJson,
+        format!("binary mode: {}", detail.as_ref()),
+    )
+}
+
+/// Adds the event's identity (its `source` and `id` attributes, when non-empty) to a rejection.
+fn identified(mut r: Rejection, attrs: &[(&str, &str)]) -> Rejection {
+    let attr = |name: &str| {
+        attrs
+            .iter()
+            .find(|(n, v)| *n == name && !v.is_empty())
+            .map(|(_, v)| v.to_string())
+    };
+    r.source = r.source.or_else(|| attr("source"));
+    r.id = r.id.or_else(|| attr("id"));
+    r
+}
+
+/// The record gpubill stores for a binary-mode message: its structured record
+/// ([`read_headers`], then [`to_structured`]), or, when it cannot be converted, a stand-in
+/// that [`crate::event::decode_any`] refuses with the same rejection (identity included) and
+/// that keeps what was received: the headers that binary mode reads and the body.
+pub fn record<'h>(
+    binding: Binding,
+    headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
+    body: &[u8],
+) -> Vec<u8> {
+    let headers: Vec<(&str, &[u8])> = headers.into_iter().collect();
+    let converted = read_headers(binding, headers.iter().copied())
+        .and_then(|e| to_structured(&e.attributes, e.content_type.as_deref(), body));
+    match converted {
+        Ok(record) => record,
+        Err(r) => stand_in(
+            &with_identity(r, binding, &headers),
+            binding,
+            &headers,
+            body,
+        ),
+    }
+}
+
+/// A rejection made before the attributes were all decoded gets the identity from the
+/// `source` and `id` headers that do decode.
+fn with_identity(r: Rejection, binding: Binding, headers: &[(&str, &[u8])]) -> Rejection {
+    let decoded: Vec<(String, String)> = headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let attr = strip_prefix(binding, name)?.to_ascii_lowercase();
+            let value = match binding {
+                Binding::Http => decode_http_value(value).ok()?,
+                Binding::Kafka => String::from_utf8(value.to_vec()).ok()?,
+            };
+            Some((attr, value))
+        })
+        .collect();
+    let attrs: Vec<(&str, &str)> = decoded
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    identified(r, &attrs)
+}
+
+/// Starts a refused binary-mode message's stand-in; JSON never starts with a NUL byte.
+const REFUSED_MAGIC: &[u8] = b"\0gpubill-binary-mode-refused\0";
+
+/// `MAGIC`, the rejection as one JSON line, the received headers binary mode reads as a JSON
+/// array of `[name, value]` (lossy UTF-8), a newline, the body.
+fn stand_in(r: &Rejection, binding: Binding, headers: &[(&str, &[u8])], body: &[u8]) -> Vec<u8> {
+    let received: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(n, _)| {
+            strip_prefix(binding, n).is_some() || n.eq_ignore_ascii_case("content-type")
+        })
+        .map(|(n, v)| {
+            (
+                n.to_ascii_lowercase(),
+                String::from_utf8_lossy(v).into_owned(),
+            )
+        })
+        .collect();
+    let mut out = REFUSED_MAGIC.to_vec();
+    // Strings and a unit enum always serialize.
+    out.extend(serde_json::to_vec(r).unwrap_or_default());
+    out.push(b'\n');
+    out.extend(serde_json::to_vec(&received).unwrap_or_default());
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
+#[derive(Deserialize)]
+struct Refusal {
+    reason: RejectReason,
+    detail: String,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+/// The rejection a stand-in made by [`record`] stands for; None for any other record.
+pub(crate) fn refused(record: &[u8]) -> Option<Rejection> {
+    let rest = record.strip_prefix(REFUSED_MAGIC)?;
+    let line = &rest[..rest.iter().position(|&b| b == b'\n')?];
+    let r: Refusal = serde_json::from_slice(line).ok()?;
+    Some(Rejection {
+        reason: r.reason,
+        detail: r.detail,
+        source: r.source,
+        id: r.id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::decode_any;
+
+    fn http<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
+        pairs.iter().map(|(n, v)| (*n, v.as_bytes()))
+    }
+
+    const USAGE_DATA: &str = r#"{"lease":"l-9","resource":"GPU-5f1c","sku":"gpu.h100-80g","start":"2026-11-03T10:00:00Z","end":"2026-11-03T12:00:00Z","quantity":"1"}"#;
+
+    const HEADERS: [(&str, &str); 7] = [
+        ("content-type", "application/json"),
+        ("ce-specversion", "1.0"),
+        ("ce-id", "hb-000042"),
+        ("ce-source", "node%2Fgz-a-017"),
+        ("ce-type", "gpu.usage"),
+        ("ce-subject", "acme"),
+        ("ce-time", "2026-11-03T10:00:30Z"),
+    ];
+
+    #[test]
+    fn percent_encoded_header_values_decode_once_as_the_http_binding_says() {
+        assert_eq!(decode_http_value(b"node%2F1").unwrap(), "node/1");
+        assert_eq!(decode_http_value(b"node/1").unwrap(), "node/1");
+        // The spec's own example, and lower-case hex.
+        assert_eq!(
+            decode_http_value(b"Euro%20%E2%82%AC%20%F0%9F%98%80").unwrap(),
+            "Euro \u{20AC} \u{1F600}"
+        );
+        assert_eq!(decode_http_value(b"%e2%82%ac").unwrap(), "\u{20AC}");
+        // One round only: %2541 is "%41", not "A".
+        assert_eq!(decode_http_value(b"%2541").unwrap(), "%41");
+        // Raw UTF-8 that should have been encoded is still read.
+        assert_eq!(
+            decode_http_value("gz-a \u{20AC}".as_bytes()).unwrap(),
+            "gz-a \u{20AC}"
+        );
+    }
+
+    #[test]
+    fn bad_percent_encoding_and_invalid_utf8_are_refused() {
+        // An overlong encoding of a space: the spec says it MUST be rejected.
+        assert!(decode_http_value(b"%C0%A0").is_err());
+        assert!(decode_http_value(b"%FF").is_err());
+        assert!(decode_http_value(b"100%").is_err());
+        assert!(decode_http_value(b"%2").is_err());
+        assert!(decode_http_value(b"%G1").is_err());
+    }
+
+    #[test]
+    fn quoted_string_header_values_are_unquoted_before_percent_decoding() {
+        assert_eq!(decode_http_value(br#""node 1""#).unwrap(), "node 1");
+        assert_eq!(decode_http_value(br#""a\"b\\c""#).unwrap(), r#"a"b\c"#);
+        assert_eq!(decode_http_value(br#""node%2F1""#).unwrap(), "node/1");
+        assert!(decode_http_value(br#""not closed"#).is_err());
+        assert!(decode_http_value(br#""a"b"#).is_err());
+    }
+
+    #[test]
+    fn binary_mode_is_ce_specversion_without_a_cloudevents_content_type() {
+        assert!(is_binary(Binding::Http, http(&HEADERS)));
+        // Structured and batch modes may repeat attributes in headers: their body counts.
+        let structured = [
+            (
+                "content-type",
+                "application/cloudevents+json; charset=utf-8",
+            ),
+            ("ce-specversion", "1.0"),
+        ];
+        assert!(!is_binary(Binding::Http, http(&structured)));
+        let batch = [
+            ("Content-Type", "Application/CloudEvents-Batch+JSON"),
+            ("CE-SpecVersion", "1.0"),
+        ];
+        assert!(!is_binary(Binding::Http, http(&batch)));
+        assert!(!is_binary(
+            Binding::Http,
+            http(&[("content-type", "application/json")])
+        ));
+        // Each binding has its own prefix.
+        assert!(!is_binary(Binding::Kafka, http(&HEADERS)));
+        assert!(is_binary(
+            Binding::Kafka,
+            http(&[("ce_specversion", "1.0")])
+        ));
+    }
+
+    #[test]
+    fn json_media_types() {
+        for ct in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/vnd.gpubill.usage+json",
+        ] {
+            assert!(is_json(ct), "{ct}");
+        }
+        for ct in [
+            "text/plain",
+            "application/octet-stream",
+            "+json",
+            "application/jsonx",
+            "text/json",
+        ] {
+            assert!(!is_json(ct), "{ct}");
+        }
+    }
+
+    #[test]
+    fn a_binary_event_becomes_the_structured_record_with_its_attributes_first() {
+        let env = read_headers(Binding::Http, http(&HEADERS)).unwrap();
+        assert_eq!(env.content_type.as_deref(), Some("application/json"));
+        let record = to_structured(
+            &env.attributes,
+            env.content_type.as_deref(),
+            USAGE_DATA.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(record).unwrap(),
+            format!(
+                r#"{{"specversion":"1.0","id":"hb-000042","source":"node/gz-a-017","type":"gpu.usage","subject":"acme","time":"2026-11-03T10:00:30Z","datacontenttype":"application/json","data":{USAGE_DATA}}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn binary_and_structured_deliveries_of_one_event_are_duplicates() {
+        let binary = record(Binding::Http, http(&HEADERS), USAGE_DATA.as_bytes());
+        // The same event as an agent sends it structured: other member order, whitespace,
+        // another spelling of the same instant, an extension, no datacontenttype.
+        let structured = format!(
+            r#"{{ "data": {USAGE_DATA}, "time": "2026-11-03T18:00:30+08:00", "subject": "acme", "zone": "gz-a",
+               "type": "gpu.usage", "source": "node/gz-a-017", "id": "hb-000042", "specversion": "1.0" }}"#
+        );
+        let (a, b) = (
+            decode_any(&binary).unwrap(),
+            decode_any(structured.as_bytes()).unwrap(),
+        );
+        assert_eq!((&a.source, &a.id), (&b.source, &b.id));
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        // A change of what is billed is a conflict, whatever the mode.
+        let more = record(
+            Binding::Http,
+            http(&HEADERS),
+            USAGE_DATA
+                .replace(r#""quantity":"1""#, r#""quantity":"2""#)
+                .as_bytes(),
+        );
+        assert_ne!(decode_any(&more).unwrap().fingerprint(), b.fingerprint());
+    }
+
+    #[test]
+    fn kafka_headers_are_utf8_as_they_are() {
+        let headers = [
+            ("content-type", "application/json"),
+            ("ce_specversion", "1.0"),
+            ("ce_id", "hb-000042"),
+            ("ce_source", "node%2Fgz-a-017"),
+            ("ce_type", "gpu.usage"),
+            ("ce_subject", "acme"),
+        ];
+        let stored = record(Binding::Kafka, http(&headers), USAGE_DATA.as_bytes());
+        let e = decode_any(&stored).unwrap();
+        // No percent-decoding in the Kafka binding.
+        assert_eq!(e.source, "node%2Fgz-a-017");
+        let bad = [
+            ("ce_specversion", b"1.0".as_slice()),
+            ("ce_id", b"\xff".as_slice()),
+        ];
+        let r = decode_any(&record(Binding::Kafka, bad.iter().copied(), b"{}")).unwrap_err();
+        assert_eq!(r.reason, RejectReason::MalformedJson, "{r}");
+        assert_eq!(r.detail, "binary mode: Kafka header ce_id: not UTF-8");
+    }
+
+    /// Decodes the record stored for HTTP `headers` with `body`.
+    fn decoded(headers: &[(&str, &str)], body: &str) -> Result<String, Rejection> {
+        decode_any(&record(Binding::Http, http(headers), body.as_bytes()))
+            .map(|e| e.id.into_owned())
+    }
+
+    fn without(name: &str) -> Vec<(&'static str, &'static str)> {
+        HEADERS
+            .iter()
+            .copied()
+            .filter(|(n, _)| *n != name)
+            .collect()
+    }
+
+    fn with(name: &'static str, value: &'static str) -> Vec<(&'static str, &'static str)> {
+        let mut h = without(name);
+        h.push((name, value));
+        h
+    }
+
+    #[test]
+    fn missing_or_bad_attributes_are_refused_as_in_structured_mode() {
+        assert_eq!(decoded(&HEADERS, USAGE_DATA).unwrap(), "hb-000042");
+        let r = decoded(&without("ce-id"), USAGE_DATA).unwrap_err();
+        assert_eq!(
+            (r.reason, r.source.as_deref()),
+            (RejectReason::MissingId, Some("node/gz-a-017"))
+        );
+        let r = decoded(&with("ce-time", "yesterday"), USAGE_DATA).unwrap_err();
+        assert_eq!(r.reason, RejectReason::BadTime);
+        assert_eq!(r.id.as_deref(), Some("hb-000042"));
+        let r = decoded(&with("ce-specversion", "0.3"), USAGE_DATA).unwrap_err();
+        assert_eq!(r.reason, RejectReason::BadSpecversion);
+        let r = decoded(&with("ce-subject", "acme%20corp"), USAGE_DATA).unwrap_err();
+        assert_eq!(r.reason, RejectReason::BadSubject);
+    }
+
+    #[test]
+    fn data_that_is_not_json_is_refused_with_a_reason_and_the_identity() {
+        let r = decoded(&with("content-type", "text/plain"), "8 GPUs for an hour").unwrap_err();
+        assert_eq!(r.reason, RejectReason::WrongType, "{r}");
+        assert_eq!(
+            r.detail,
+            "binary mode: content-type \"text/plain\" is not JSON (application/json or a +json type); gpubill's events carry JSON data"
+        );
+        assert_eq!(
+            (r.source.as_deref(), r.id.as_deref()),
+            (Some("node/gz-a-017"), Some("hb-000042"))
+        );
+        let r = decoded(&HEADERS, "{\"lease\": ").unwrap_err();
+        assert_eq!(r.reason, RejectReason::MalformedJson, "{r}");
+        assert!(
+            r.detail
+                .starts_with("binary mode: the body (content-type application/json) is not JSON: "),
+            "{r}"
+        );
+        assert_eq!(r.id.as_deref(), Some("hb-000042"));
+        // No content type: JSON is implied, and checked.
+        assert_eq!(
+            decoded(&without("content-type"), USAGE_DATA).unwrap(),
+            "hb-000042"
+        );
+        let r = decoded(&without("content-type"), "lease=l-9").unwrap_err();
+        assert_eq!(r.reason, RejectReason::MalformedJson, "{r}");
+        // JSON, but not an object: as a structured event's data.
+        let r = decoded(&HEADERS, "[1, 2]").unwrap_err();
+        assert_eq!(r.reason, RejectReason::WrongType, "{r}");
+        // No body, no data.
+        let r = decoded(&HEADERS, "").unwrap_err();
+        assert_eq!(
+            (r.reason, r.detail.as_str()),
+            (RejectReason::MissingField, "data is missing")
+        );
+    }
+
+    #[test]
+    fn a_body_cannot_add_members_to_the_record() {
+        let body = format!(r#"{USAGE_DATA}, "subject": "victim""#);
+        let r = decoded(&HEADERS, &body).unwrap_err();
+        assert_eq!(r.reason, RejectReason::MalformedJson, "{r}");
+        // Attribute values are escaped, whatever they hold.
+        let quoted = with("ce-id", r#"a%22%2C%22subject%22%3A%22victim%5C"#);
+        assert_eq!(
+            decoded(&quoted, USAGE_DATA).unwrap(),
+            r#"a","subject":"victim\"#
+        );
+    }
+
+    #[test]
+    fn envelope_mistakes_are_malformed() {
+        let cases: [(Vec<(&str, &str)>, &str); 6] = [
+            (
+                with("ce-source", "node%2"),
+                "binary mode: HTTP header ce-source: a % not followed by two hex digits",
+            ),
+            (
+                with("ce-source", "%C0%A0"),
+                "binary mode: HTTP header ce-source: not UTF-8 once percent-decoded",
+            ),
+            (
+                [HEADERS.to_vec(), vec![("ce-id", "hb-2")]].concat(),
+                "binary mode: attribute id appears twice",
+            ),
+            (
+                with("ce-datacontenttype", "application/json"),
+                "binary mode: datacontenttype must not be an attribute header: content-type says it",
+            ),
+            (
+                with("ce-data", "{}"),
+                "binary mode: data is the body of a binary-mode message, not an attribute header",
+            ),
+            (
+                with("ce-node_id", "n1"),
+                "binary mode: \"node_id\" is not a CloudEvents attribute name (a-z, 0-9)",
+            ),
+        ];
+        for (headers, detail) in cases {
+            let r = decoded(&headers, USAGE_DATA).unwrap_err();
+            assert_eq!(
+                (r.reason, r.detail.as_str()),
+                (RejectReason::MalformedJson, detail)
+            );
+        }
+        let twice = [HEADERS.to_vec(), vec![("content-type", "text/plain")]].concat();
+        let r = decoded(&twice, USAGE_DATA).unwrap_err();
+        assert_eq!(
+            r.detail,
+            "binary mode: HTTP header content-type appears twice"
+        );
+        // The identity still comes with it, from the headers that decode.
+        assert_eq!(
+            (r.source.as_deref(), r.id.as_deref()),
+            (Some("node/gz-a-017"), Some("hb-000042"))
+        );
+    }
+
+    #[test]
+    fn a_refused_message_is_kept_as_received() {
+        let headers = with("content-type", "text/plain");
+        let stored = record(Binding::Http, http(&headers), b"8 GPUs");
+        let text = String::from_utf8_lossy(&stored);
+        assert!(
+            text.contains(r#"["ce-source","node%2Fgz-a-017"]"#),
+            "{text}"
+        );
+        assert!(text.ends_with("\n8 GPUs"), "{text}");
+        // Any other record is not a stand-in.
+        assert!(refused(USAGE_DATA.as_bytes()).is_none());
+        assert!(refused(b"\0gpubill-binary-mode-refused\0not json\n").is_none());
+    }
+}

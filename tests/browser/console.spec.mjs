@@ -1,0 +1,423 @@
+// The web console in a real headless Chromium (Debian's `chromium`), driven by playwright-core.
+// Run by tests/console.rs, which starts gpubill's HTTP server in-process, seeds it through the
+// API and passes what the API answers as the expected figures:
+//
+//   GPUBILL_CONSOLE_URL     the server, e.g. http://127.0.0.1:40123
+//   GPUBILL_CONSOLE_EXPECT  JSON: { admin, keys: { acme, beta }, open_period, usage: [...],
+//                           cost_to_date, currency, spend_limit, prepaid_balance, wallet_balance,
+//                           dead_letter_reason, november: { acme, beta }, accounts }
+//   GPUBILL_CHROMIUM        the browser (default /usr/bin/chromium)
+//   GPUBILL_ARTIFACTS       where screenshots go (default ../../target/test-artifacts)
+//   GPUBILL_DOCS_SCREENSHOT where the README's screenshot goes (unset: none)
+//
+// Prints one line per step and a closing "console: N passed, M failed"; exits 1 on the first
+// failure (after a screenshot of the page as it was), 2 when it cannot start.
+
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function fail(message) {
+  console.error(`console.spec: ${message}`);
+  process.exit(2);
+}
+
+let chromium;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch (e) {
+  fail(`playwright-core is not installed in ${here} (${e.message}): run ./scripts/services.sh browser-deps (npm ci in tests/browser)`);
+}
+
+const base = process.env.GPUBILL_CONSOLE_URL || fail('GPUBILL_CONSOLE_URL is not set');
+const expect = JSON.parse(process.env.GPUBILL_CONSOLE_EXPECT || fail('GPUBILL_CONSOLE_EXPECT is not set'));
+const executablePath = process.env.GPUBILL_CHROMIUM || '/usr/bin/chromium';
+if (!existsSync(executablePath)) {
+  fail(`no Chromium at ${executablePath}: run ./scripts/services.sh chromium (Debian: apt-get install chromium fonts-noto-cjk)`);
+}
+const artifacts = resolve(process.env.GPUBILL_ARTIFACTS || join(here, '../../target/test-artifacts'));
+mkdirSync(artifacts, { recursive: true });
+
+/** Most time the whole run may take. */
+const RUN_TIMEOUT_MS = 240_000;
+setTimeout(() => {
+  console.error(`console.spec: still running after ${RUN_TIMEOUT_MS / 1000} s`);
+  process.exit(1);
+}, RUN_TIMEOUT_MS).unref();
+
+// ---- exact decimals (the page's figures are exact; so are these comparisons) ----------------
+
+function dec(text) {
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(String(text).trim());
+  if (!m) {
+    throw new Error(`not a decimal: ${JSON.stringify(text)}`);
+  }
+  const frac = (m[3] || '').replace(/0+$/, '');
+  const digits = `${m[2]}${frac}`.replace(/^0+(?=\d)/, '');
+  return `${m[1] === '-' && /[1-9]/.test(digits) ? '-' : ''}${digits}e-${frac.length}`;
+}
+
+function sameDecimal(a, b) {
+  return dec(a) === dec(b);
+}
+
+// ---- steps -------------------------------------------------------------------------------
+
+let passed = 0;
+let page;
+
+function check(condition, message) {
+  if (!condition) {
+    throw new Error(message);
+  }
+}
+
+function equalDecimal(actual, expected, what) {
+  check(sameDecimal(actual, expected), `${what}: the page shows ${JSON.stringify(actual)}, the API ${JSON.stringify(expected)}`);
+}
+
+async function step(name, fn) {
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok ${passed} - ${name}`);
+  } catch (e) {
+    console.log(`not ok ${passed + 1} - ${name}`);
+    console.log(`  ${String(e && e.stack ? e.stack : e).split('\n').join('\n  ')}`);
+    if (page) {
+      try {
+        await page.screenshot({ path: join(artifacts, 'console-failure.png'), fullPage: true });
+        console.log(`  screenshot: ${join(artifacts, 'console-failure.png')}`);
+        console.log(`  url: ${page.url()}`);
+      } catch {
+        // The browser is gone; the message above says why.
+      }
+    }
+    console.log(`console: ${passed} passed, 1 failed`);
+    process.exit(1);
+  }
+}
+
+const byTestId = (id) => page.getByTestId(id);
+const text = async (id) => (await byTestId(id).first().textContent()).trim();
+
+/** Waits until <main> has drawn the route starting with `prefix` (`exact`: the route itself);
+ * returns its state. */
+async function drawn(prefix, { allowError = false, exact = false } = {}) {
+  await page.waitForFunction(
+    ([p, whole]) => {
+      const m = document.getElementById('page');
+      const r = (m && m.dataset.route) || '';
+      return m && m.dataset.state !== 'loading' && (whole ? r === p : r.startsWith(p));
+    },
+    [prefix, exact],
+  );
+  const state = await page.locator('#page').getAttribute('data-state');
+  if (state === 'error' && !allowError) {
+    const message = await page.locator('[data-testid=page-error]').first().textContent().catch(() => '');
+    throw new Error(`${prefix} failed to draw: ${message}`);
+  }
+  return state;
+}
+
+async function go(hash, opts) {
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+  return drawn(hash, { ...opts, exact: true });
+}
+
+async function shot(name) {
+  const path = join(artifacts, `console-${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+async function signIn(token, landing) {
+  await go('#/signin');
+  await byTestId('signin-key').fill(token);
+  await byTestId('signin-submit').click();
+  await drawn(landing);
+}
+
+async function signOut() {
+  await byTestId('signout').click();
+  await drawn('#/signin');
+}
+
+/** The API from inside the page, with the key signed in with (as the console calls it). */
+async function apiStatus(path) {
+  return page.evaluate(async (p) => {
+    const s = JSON.parse(sessionStorage.getItem('gpubill.session') || 'null');
+    const r = await fetch(p, { headers: { Authorization: `Bearer ${s.token}` } });
+    return { status: r.status, body: await r.text() };
+  }, path);
+}
+
+/** Sum of every value the usage chart draws (unit-hours, floats). */
+async function chartSum(testid) {
+  return page.evaluate((id) => {
+    const el = document.querySelector(`[data-testid="${id}"]`);
+    const chart = window.echarts.getInstanceByDom(el);
+    const option = chart.getOption();
+    return option.series.reduce((acc, s) => acc + s.data.reduce((a, v) => a + (typeof v === 'number' ? v : v.value), 0), 0);
+  }, testid);
+}
+
+async function download(testid) {
+  const [file] = await Promise.all([page.waitForEvent('download'), byTestId(testid).first().click()]);
+  const path = join(artifacts, `console-download-${file.suggestedFilename()}`);
+  await file.saveAs(path);
+  return { name: file.suggestedFilename(), body: readFileSync(path, 'utf8') };
+}
+
+// ---- the run -----------------------------------------------------------------------------
+
+const browser = await chromium
+  .launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  })
+  .catch((e) => fail(`cannot start ${executablePath}: ${e.message}`));
+const context = await browser.newContext({
+  viewport: { width: 1400, height: 900 },
+  locale: 'en-US',
+  timezoneId: 'UTC',
+  acceptDownloads: true,
+});
+// Content-Security-Policy violations, counted in the page (this script is injected by the
+// browser's debugging protocol, not by the page, so the policy does not stop it).
+await context.addInitScript(() => {
+  window.__cspViolations = [];
+  document.addEventListener('securitypolicyviolation', (e) => {
+    window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
+  });
+});
+page = await context.newPage();
+page.setDefaultTimeout(20_000);
+const pageErrors = [];
+page.on('pageerror', (e) => pageErrors.push(String(e)));
+page.on('console', (m) => {
+  if (m.type() === 'error' && /Content Security Policy|Refused to/.test(m.text())) {
+    pageErrors.push(`console: ${m.text()}`);
+  }
+});
+const outside = [];
+page.on('request', (r) => {
+  const url = r.url();
+  if (!url.startsWith(base) && !url.startsWith('blob:') && !url.startsWith('data:')) {
+    outside.push(url);
+  }
+});
+
+async function clean() {
+  const violations = await page.evaluate(() => window.__cspViolations || []);
+  check(violations.length === 0, `Content-Security-Policy violations: ${violations.join('; ')}`);
+  check(pageErrors.length === 0, `errors in the page: ${pageErrors.join('; ')}`);
+  check(outside.length === 0, `the console loaded from outside the server: ${outside.join(', ')}`);
+}
+
+const [novHour, novDay] = expect.usage;
+let acmeInvoiceId;
+let betaInvoiceId;
+
+await step('the console is served at / with a strict Content-Security-Policy', async () => {
+  const res = await page.goto(`${base}/`);
+  check(res.status() === 200, `GET / answered ${res.status()}`);
+  const headers = res.headers();
+  check(headers['content-type'].startsWith('text/html'), `content type ${headers['content-type']}`);
+  const csp = headers['content-security-policy'] || '';
+  check(csp.includes("script-src 'self'") && !csp.includes('unsafe-inline') && !csp.includes('http'), `CSP ${csp}`);
+  await drawn('#/signin');
+  await clean();
+});
+
+await step('a wrong key is refused at sign-in', async () => {
+  await byTestId('signin-key').fill('gbk_not-a-key');
+  await byTestId('signin-submit').click();
+  await byTestId('signin-error').waitFor({ state: 'visible' });
+  check(await page.evaluate(() => sessionStorage.getItem('gpubill.session') === null), 'no session after a wrong key');
+});
+
+await step('the customer signs in with an API key and lands on usage and cost', async () => {
+  await signIn(expect.keys.acme, '#/overview');
+  check((await text('signed-in-as')).includes('acme'), 'the top bar names acme');
+  check(await page.evaluate(() => localStorage.getItem('gpubill.session') === null), 'the key is not in localStorage');
+  check((await byTestId('usage-period').inputValue()) === expect.open_period, `the open period ${expect.open_period} is shown first`);
+  await clean();
+});
+
+await step('cost to date equals GET /v1/cost/current, limits equal GET /v1/balance', async () => {
+  equalDecimal(await text('cost-to-date'), expect.cost_to_date, 'cost to date');
+  check((await text('cost-period')) === expect.open_period, 'the open period');
+  equalDecimal(await text('spend-limit'), expect.spend_limit, 'spend limit');
+  equalDecimal(await text('prepaid-balance'), expect.prepaid_balance, 'prepaid balance');
+  equalDecimal(await text('wallet-balance'), expect.wallet_balance, 'wallet balance');
+  const bars = await page.evaluate(() => window.echarts.getInstanceByDom(document.querySelector('[data-testid="cost-chart"]')).getOption().series[0].data.length);
+  check(bars >= 3, `the cost chart draws cost, limit and prepaid balance (${bars} bars)`);
+});
+
+await step('the period picker goes to November; the usage total equals GET /v1/usage (hour, sku)', async () => {
+  await byTestId('usage-prev').click();
+  await drawn('#/overview?period=2026-11');
+  check((await byTestId('usage-period').inputValue()) === novHour.period, 'the picker shows 2026-11');
+  const range = byTestId('usage-range-raw');
+  check((await range.getAttribute('data-from')) === novHour.from, `from ${await range.getAttribute('data-from')} != ${novHour.from}`);
+  check((await range.getAttribute('data-to')) === novHour.to, `to ${await range.getAttribute('data-to')} != ${novHour.to}`);
+  equalDecimal(await text('usage-total'), novHour.total, 'usage total (unit-seconds)');
+  equalDecimal(await text('usage-groups'), String(novHour.groups), 'groups');
+  const drawnHours = await chartSum('usage-chart');
+  const expected = Number(novHour.total) / 3600;
+  check(Math.abs(drawnHours - expected) < 1e-6 * Math.max(1, expected), `the chart draws ${drawnHours} unit-hours, the API says ${expected}`);
+  await shot('usage-hour');
+});
+
+await step('granularity day, stacked by resource: the total equals GET /v1/usage (day, resource)', async () => {
+  await byTestId('usage-granularity').selectOption('day');
+  await drawn('#/overview?period=2026-11&granularity=day');
+  await byTestId('usage-group-by').selectOption('resource');
+  await drawn('#/overview?period=2026-11&granularity=day&group_by=resource');
+  const range = byTestId('usage-range-raw');
+  check((await range.getAttribute('data-from')) === novDay.from, `from ${await range.getAttribute('data-from')} != ${novDay.from}`);
+  equalDecimal(await text('usage-total'), novDay.total, 'usage total (unit-seconds)');
+  equalDecimal(await text('usage-groups'), String(novDay.groups), 'groups');
+  const drawnHours = await chartSum('usage-chart');
+  const expected = Number(novDay.total) / 3600;
+  check(Math.abs(drawnHours - expected) < 1e-6 * Math.max(1, expected), `the chart draws ${drawnHours} unit-hours, the API says ${expected}`);
+  const path = await shot('overview');
+  if (process.env.GPUBILL_DOCS_SCREENSHOT) {
+    copyFileSync(path, process.env.GPUBILL_DOCS_SCREENSHOT);
+  }
+  await clean();
+});
+
+await step('balance shows the wallet, the quotas and what the account holds', async () => {
+  await go('#/balance');
+  equalDecimal(await text('wallet-balance'), expect.wallet_balance, 'wallet balance');
+  equalDecimal(await page.locator('[data-testid=quota-row][data-quota=spend_limit] [data-testid=quota-limit]').textContent(), expect.spend_limit, 'spend limit quota');
+  await shot('balance');
+});
+
+await step('quota decisions and invoices draw (no invoices before the close)', async () => {
+  await go('#/quota');
+  await byTestId('decisions-table').waitFor();
+  await go('#/invoices');
+  await byTestId('invoices-none').waitFor();
+});
+
+await step('a customer cannot reach admin pages or another account\'s data', async () => {
+  for (const hash of ['#/admin/accounts', '#/admin/close', '#/admin/dead-letters']) {
+    await go(hash);
+    await byTestId('page-refused').waitFor();
+    check((await byTestId('close-submit').count()) === 0, `${hash}: no close button for a customer`);
+  }
+  const accounts = await apiStatus('/v1/admin/accounts');
+  check(accounts.status === 403, `GET /v1/admin/accounts with a customer key: ${accounts.status}`);
+  const other = await apiStatus('/v1/balance?account=beta');
+  check(other.status === 200 && JSON.parse(other.body).account === 'acme', `?account=beta with acme's key answers acme's own balance: ${other.body.slice(0, 120)}`);
+  const close = await page.evaluate(async () => {
+    const s = JSON.parse(sessionStorage.getItem('gpubill.session'));
+    return (await fetch('/v1/admin/invoices/close?period=2026-11', { method: 'POST', headers: { Authorization: `Bearer ${s.token}` } })).status;
+  });
+  check(close === 403, `closing with a customer key: ${close}`);
+  await shot('refused');
+});
+
+await step('the admin signs in with the admin token and sees the accounts with their quotas', async () => {
+  await signOut();
+  await signIn(expect.admin, '#/admin/accounts');
+  const ids = await page.locator('[data-testid=account-row]').evaluateAll((rows) => rows.map((r) => r.dataset.accountId));
+  check(JSON.stringify(ids) === JSON.stringify(expect.accounts), `accounts ${ids} != ${expect.accounts}`);
+  equalDecimal(await page.locator('[data-testid=account-row][data-account-id=acme] [data-testid=account-spend-limit]').textContent(), expect.spend_limit, "acme's spend limit");
+  await go('#/overview');
+  await byTestId('page-refused').waitFor();
+  await go('#/admin/accounts/acme');
+  equalDecimal(await text('wallet-balance'), expect.wallet_balance, "acme's wallet, as the admin sees it");
+  await go('#/admin/accounts');
+  await shot('admin-accounts');
+  await clean();
+});
+
+await step('dead letters show their reasons', async () => {
+  await go('#/admin/dead-letters');
+  const reasons = await page.locator('[data-testid=dead-letter-reason]').allTextContents();
+  check(reasons.includes(expect.dead_letter_reason), `reasons ${reasons} include ${expect.dead_letter_reason}`);
+  await byTestId('dead-letters-chart').waitFor();
+  await shot('admin-dead-letters');
+  await go('#/admin/adjustments');
+  await byTestId('adjustments-none').waitFor();
+});
+
+await step('the admin closes 2026-11 and sees the invoices', async () => {
+  await go('#/admin/close');
+  await byTestId('close-period').fill('2026-11');
+  await byTestId('close-submit').click();
+  await page.waitForSelector('[data-testid=close-result][data-state=done]');
+  const rows = page.locator('[data-testid=closed-invoice-row]');
+  check((await rows.count()) === 2, `${await rows.count()} invoices`);
+  for (const account of ['acme', 'beta']) {
+    const r = page.locator(`[data-testid=closed-invoice-row][data-account=${account}]`);
+    equalDecimal(await r.locator('[data-testid=closed-invoice-total]').textContent(), expect.november[account], `${account}'s November total`);
+  }
+  acmeInvoiceId = await page.locator('[data-testid=closed-invoice-row][data-account=acme]').getAttribute('data-invoice-id');
+  betaInvoiceId = await page.locator('[data-testid=closed-invoice-row][data-account=beta]').getAttribute('data-invoice-id');
+  await shot('admin-close');
+  await byTestId('close-see-invoices').click();
+  await drawn('#/admin/invoices?period=2026-11');
+  check((await page.locator('[data-testid=period-invoice-row]').count()) === 2, 'the period lists both invoices');
+  const csv = await download('export-invoices-csv');
+  check(csv.body.startsWith('invoice_id,') && csv.body.includes(acmeInvoiceId), `the invoices CSV (${csv.name})`);
+  const journal = await download('export-journal-csv');
+  check(journal.body.length > 0 && journal.name === 'journal-2026-11.csv', `the journal CSV (${journal.name})`);
+  await clean();
+});
+
+await step('the language switch shows every label in Chinese', async () => {
+  await byTestId('lang-switch').click();
+  await drawn('#/admin/invoices');
+  check((await page.locator('html').getAttribute('lang')) === 'zh-CN', 'html lang zh-CN');
+  check((await text('nav-admin-accounts')) === '账户', `nav: ${await text('nav-admin-accounts')}`);
+  check((await text('nav-admin-close')) === '关账', `nav: ${await text('nav-admin-close')}`);
+  check((await page.locator('h1').first().textContent()) === '账单与导出', 'the title in Chinese');
+  const missing = await page.evaluate(async () => (await import('/console/i18n.js')).missingKeys());
+  check(missing.length === 0, `labels missing in a language: ${missing.join(', ')}`);
+  await shot('zh-admin');
+});
+
+await step('the customer sees the November invoice with its lines and downloads it (in Chinese too)', async () => {
+  await signOut();
+  await signIn(expect.keys.acme, '#/overview');
+  await shot('zh-overview');
+  await byTestId('lang-switch').click();
+  await drawn('#/overview');
+  await go('#/invoices');
+  const row = page.locator(`[data-testid=invoice-row][data-invoice-id="${acmeInvoiceId}"]`);
+  equalDecimal(await row.locator('[data-testid=invoice-total]').textContent(), expect.november.acme, 'the invoice total');
+  check((await page.locator('[data-testid=invoice-row]').count()) === 1, 'acme sees its own invoice only');
+  await shot('invoices');
+  await go(`#/invoices/${acmeInvoiceId}`);
+  equalDecimal(await text('invoice-detail-total'), expect.november.acme, 'the invoice total');
+  check((await page.locator('[data-testid=invoice-line]').count()) > 0, 'the invoice lines');
+  const csv = await download('download-csv');
+  check(csv.body.startsWith('invoice_id,') && csv.body.includes(acmeInvoiceId), `the invoice CSV (${csv.name})`);
+  const html = await download('download-html');
+  check(html.body.includes('<html') && html.name.endsWith('.html'), `the printable invoice (${html.name})`);
+  await shot('invoice');
+  await clean();
+});
+
+await step('another account\'s invoice is not found, by the console and by the API', async () => {
+  await go(`#/invoices/${betaInvoiceId}`, { allowError: true });
+  check((await byTestId('page-error').getAttribute('data-status')) === '404', 'the page says 404');
+  check((await byTestId('invoice-detail-total').count()) === 0, "no figure of beta's invoice");
+  const csv = await apiStatus(`/v1/invoices/${betaInvoiceId}.csv`);
+  check(csv.status === 404, `beta's invoice CSV with acme's key: ${csv.status}`);
+  await shot('not-found');
+  await clean();
+});
+
+await browser.close();
+console.log(`console: ${passed} passed, 0 failed`);

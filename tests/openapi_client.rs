@@ -1,0 +1,438 @@
+//! Issue 13: `/openapi.json` is a document an independent validator accepts, and a client
+//! generated from it by a standard generator works against a running server.
+//!
+//! The tools are Python's `openapi-spec-validator` and `openapi-python-client`, pinned in
+//! `tests/openapi/requirements.txt` and installed by `./scripts/services.sh python-tools` into
+//! `${XDG_CACHE_HOME:-$HOME/.cache}/gpubill/venv-openapi`. A missing or stale tool fails the
+//! test with how to install it; nothing is skipped.
+//!
+//! The generated client drives a real HTTP server (the app of [`TestApp`], served on a port of
+//! 127.0.0.1; its clock is 2026-12-02, after November ended) through
+//! `tests/openapi/use_client.py`; what it reads must equal what the API answers directly, and
+//! every answer must match its schema in the document with every object closed to fields the
+//! schema does not name (the schemas of `openapi.rs` mirror the JSON by hand: this is what
+//! keeps them exact).
+
+use axum::http::StatusCode;
+use gpubill_tests::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ACCOUNT: &str = "oa-acme";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The venv `scripts/services.sh python-tools` makes.
+fn venv() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache")
+        });
+    cache.join("gpubill").join("venv-openapi")
+}
+
+const INSTALL: &str = "install them with ./scripts/services.sh python-tools (./scripts/test does)";
+
+/// A program of the venv; panics when it is missing or not the pinned version.
+fn tool(name: &str) -> PathBuf {
+    let bin = venv().join("bin").join(name);
+    assert!(bin.is_file(), "{} is missing: {INSTALL}", bin.display());
+    bin
+}
+
+/// `name==version` of tests/openapi/requirements.txt.
+fn pinned(name: &str) -> String {
+    let path = repo().join("tests/openapi/requirements.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}==")))
+        .unwrap_or_else(|| panic!("{name} is not pinned in {}", path.display()))
+        .trim()
+        .to_string()
+}
+
+/// Fails unless the venv holds the versions requirements.txt pins.
+fn check_pinned_tools() {
+    let python = tool("python");
+    for name in ["openapi-spec-validator", "openapi-python-client"] {
+        let out = run(Command::new(&python)
+            .args([
+                "-c",
+                "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
+            ])
+            .arg(name));
+        let installed = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(
+            out.status.success() && installed == pinned(name),
+            "{name} {installed:?} in {} is not the pinned {}: {INSTALL}\n{}",
+            venv().display(),
+            pinned(name),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}; {INSTALL}"))
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A fresh directory under the system's temporary one, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("gpubill-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn document(t: &TestApp) -> Value {
+    let (s, doc) = t.call("GET", "/openapi.json", None, "", "").await;
+    assert_eq!(s, StatusCode::OK, "{doc}");
+    doc
+}
+
+fn validate_file(path: &Path) -> Output {
+    run(Command::new(tool("openapi-spec-validator")).arg(path))
+}
+
+#[tokio::test]
+async fn the_openapi_document_passes_openapi_spec_validator() {
+    check_pinned_tools();
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let doc = document(&t).await;
+    let dir = TempDir::new("openapi-validate");
+    let path = dir.0.join("openapi.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    let out = validate_file(&path);
+    assert!(
+        out.status.success(),
+        "openapi-spec-validator rejects /openapi.json: {}",
+        text(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("OK"),
+        "{}",
+        text(&out)
+    );
+    // The validator does look: a path parameter the path does not declare is an error (the
+    // document once declared every query parameter as one).
+    let mut broken = doc.clone();
+    broken["paths"]["/v1/usage"]["get"]["parameters"][0]["in"] = json!("path");
+    std::fs::write(&path, serde_json::to_vec_pretty(&broken).unwrap()).unwrap();
+    let out = validate_file(&path);
+    assert!(
+        !out.status.success(),
+        "a broken document passed: {}",
+        text(&out)
+    );
+}
+
+// ---- the answers against their schemas, closed ---------------------------------------------
+
+/// `schema` with every object schema that names properties closed to others, and references
+/// into `#/components/schemas` turned into `#/$defs` of one JSON Schema document.
+fn closed(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) => {
+            let mut out: serde_json::Map<String, Value> =
+                m.iter().map(|(k, v)| (k.clone(), closed(v))).collect();
+            if let Some(Value::String(r)) = out.get("$ref") {
+                let r = r.replace("#/components/schemas/", "#/$defs/");
+                out.insert("$ref".into(), Value::String(r));
+            }
+            if out.contains_key("properties") && !out.contains_key("additionalProperties") {
+                out.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(closed).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Asserts `answer` matches the `application/json` schema of `method path`'s `status` answer.
+fn conforms(doc: &Value, method: &str, path: &str, status: u16, answer: &Value) {
+    let op = &doc["paths"][path][method];
+    let schema = &op["responses"][status.to_string()]["content"]["application/json"]["schema"];
+    assert!(
+        schema.is_object(),
+        "{method} {path} {status}: no JSON schema in the document"
+    );
+    let mut root = closed(schema);
+    root["$defs"] = closed(&doc["components"]["schemas"]);
+    let validator =
+        jsonschema::validator_for(&root).unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(answer)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{} {path} {status}: the answer does not match its schema:\n{}\n{answer:#}",
+        method.to_uppercase(),
+        errors.join("\n")
+    );
+}
+
+// ---- the generated client against a running server ------------------------------------------
+
+/// Serves `t`'s app over HTTP on a free port of 127.0.0.1; the server lives as long as the
+/// test's runtime.
+async fn serve(t: &TestApp) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = t.app.clone();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+fn generate_client(doc: &Value, dir: &Path) -> PathBuf {
+    let file = dir.join("openapi.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(doc).unwrap()).unwrap();
+    let out = run(Command::new(tool("openapi-python-client"))
+        .arg("generate")
+        .arg("--path")
+        .arg(&file)
+        .arg("--output-path")
+        .arg(dir.join("gpubill_client"))
+        .args(["--meta", "none", "--fail-on-warning", "--config"])
+        .arg(repo().join("tests/openapi/client-config.json")));
+    assert!(
+        out.status.success(),
+        "openapi-python-client generate failed: {}",
+        text(&out)
+    );
+    assert!(
+        dir.join("gpubill_client/api/default/ingest.py").is_file(),
+        "{}",
+        text(&out)
+    );
+    dir.to_path_buf()
+}
+
+/// Runs tests/openapi/use_client.py against `url` with the generated package on its path;
+/// its JSON output.
+async fn use_client(package_root: PathBuf, url: String) -> Value {
+    let script = repo().join("tests/openapi/use_client.py");
+    let out = tokio::task::spawn_blocking(move || {
+        run(Command::new(tool("python"))
+            .arg(&script)
+            .env("PYTHONPATH", &package_root)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("GPUBILL_URL", &url)
+            .env("GPUBILL_ADMIN_TOKEN", ADMIN)
+            .env(
+                "GPUBILL_PRICEBOOK",
+                repo().join("tests/fixtures/worked-1/pricebook.toml"),
+            )
+            .env("GPUBILL_ACCOUNT", ACCOUNT))
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "use_client.py failed: {}", text(&out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("use_client.py printed no JSON ({e}): {}", text(&out)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_python_client_bills_an_account_as_the_api_does() {
+    check_pinned_tools();
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let doc = document(&t).await;
+    let dir = TempDir::new("openapi-client");
+    let root = generate_client(&doc, &dir.0);
+    let url = serve(&t).await;
+    let printed = use_client(root, url).await;
+    let answers = &printed["answers"];
+    let figures = &printed["figures"];
+
+    // What the client was told when it created the account and changed things.
+    let key = answers["create_account"]["api_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(answers["create_account"]["id"], ACCOUNT);
+    assert!(key.starts_with("gbk_"), "{key}");
+    conforms(
+        &doc,
+        "post",
+        "/v1/admin/accounts",
+        201,
+        &answers["create_account"],
+    );
+    assert_eq!(answers["put_pricebook"], json!({"version": 1}));
+    conforms(
+        &doc,
+        "put",
+        "/v1/admin/pricebook",
+        201,
+        &answers["put_pricebook"],
+    );
+    assert_eq!(answers["ingest"]["accepted"], 3, "{}", answers["ingest"]);
+    assert_eq!(answers["ingest"]["duplicates"], 1);
+    assert_eq!(answers["ingest"]["rejected"], 1);
+    assert_eq!(answers["ingest"]["results"][4]["reason"], "empty_interval");
+    conforms(&doc, "post", "/v1/events", 200, &answers["ingest"]);
+
+    // The same calls again, directly: idempotent ones answer the same.
+    let (s, topup) = t
+        .admin(
+            "POST",
+            &format!("/v1/admin/accounts/{ACCOUNT}/topups"),
+            r#"{"amount":"10.00","reference":"wire-openapi-1"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{topup}");
+    assert_eq!(topup["movement"], answers["topup"]["movement"]);
+    assert_eq!(topup["created"], false);
+    assert_eq!(answers["topup"]["created"], true);
+    conforms(
+        &doc,
+        "post",
+        "/v1/admin/accounts/{id}/topups",
+        201,
+        &answers["topup"],
+    );
+    conforms(&doc, "post", "/v1/admin/accounts/{id}/topups", 200, &topup);
+    let closed_again = t.close("2026-11").await;
+    assert_eq!(answers["close"], closed_again);
+    conforms(&doc, "post", "/v1/admin/invoices/close", 200, &closed_again);
+    let events: Vec<String> = printed["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    let again = t.ingest(&events).await;
+    assert_eq!(again["duplicates"], 4, "{again}");
+    conforms(&doc, "post", "/v1/events", 200, &again);
+
+    // What the account's key reads, directly and through the client.
+    let direct = [
+        (
+            "usage",
+            "/v1/usage",
+            "/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=day",
+        ),
+        ("cost_current", "/v1/cost/current", "/v1/cost/current"),
+        ("invoices", "/v1/invoices", "/v1/invoices?period=2026-11"),
+    ];
+    for (name, path, uri) in direct {
+        let (s, v) = t.get(uri, &key).await;
+        assert_eq!(s, StatusCode::OK, "{uri}: {v}");
+        assert_eq!(answers[name], v, "{uri}: the client read otherwise");
+        conforms(&doc, "get", path, 200, &v);
+    }
+    let id = answers["invoice"]["id"].as_str().unwrap();
+    let (s, invoice) = t.get(&format!("/v1/invoices/{id}"), &key).await;
+    assert_eq!(s, StatusCode::OK, "{invoice}");
+    assert_eq!(answers["invoice"], invoice);
+    conforms(&doc, "get", "/v1/invoices/{id}", 200, &invoice);
+    let (s, missing) = t.get("/v1/invoices/inv_nope", &key).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert_eq!(answers["missing_invoice"], missing);
+    conforms(&doc, "get", "/v1/invoices/{id}", 404, &missing);
+
+    // The figures the client's typed models carry are the API's.
+    let lines: Vec<Value> = invoice["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            json!({"component": l["component"], "sku": l["sku"], "tier": l["tier"],
+                   "quantity": l["quantity"], "unit": l["unit"], "amount": l["amount"]})
+        })
+        .collect();
+    assert_eq!(figures["lines"], json!(lines));
+    for field in [
+        "account",
+        "currency",
+        "subtotal",
+        "discount",
+        "credit",
+        "tax",
+        "total",
+        "amount_due",
+        "paid",
+        "status",
+        "number",
+    ] {
+        assert_eq!(figures[field], invoice[field], "{field}");
+    }
+    assert_eq!(
+        figures["period"],
+        json!([invoice["period"]["start"], invoice["period"]["end"]])
+    );
+    let (_, usage) = t
+        .get(
+            "/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=day",
+            &key,
+        )
+        .await;
+    for g in usage["groups"].as_array().unwrap() {
+        let sum: rust_decimal::Decimal = g["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                b["unit_seconds"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<rust_decimal::Decimal>()
+                    .unwrap()
+            })
+            .sum();
+        let key = g["key"].as_str().unwrap();
+        assert_eq!(
+            figures["usage_unit_seconds"][key],
+            sum.normalize().to_string(),
+            "{key}"
+        );
+    }
+    // 2 h + 1.5 h of one H100 each, 6 h of a quarter T4.
+    assert_eq!(figures["usage_unit_seconds"]["gpu.h100-80g"], "12600");
+    assert_eq!(figures["usage_unit_seconds"]["vgpu.t4-quarter"], "5400");
+    assert_eq!(figures["wallet_balance_after_topup"], "10.00");
+    assert_eq!(figures["error"], "not_found");
+    let (_, cost) = t.get("/v1/cost/current", &key).await;
+    assert_eq!(figures["cost_current_total"], cost["invoice"]["total"]);
+
+    // And they are the offline rater's (section 6), paid in part from the wallet.
+    let book =
+        std::fs::read_to_string(repo().join("tests/fixtures/worked-1/pricebook.toml")).unwrap();
+    let offline = offline_invoices(&book, &events, "2026-11");
+    let ours: Vec<&Value> = offline.iter().filter(|i| i["account"] == ACCOUNT).collect();
+    assert_eq!(ours.len(), 1, "{offline:?}");
+    let mut section = section6(&invoice);
+    section.as_object_mut().unwrap().remove("adjustments");
+    assert_eq!(&section, ours[0]);
+    assert_eq!(invoice["paid"], "10.00", "{invoice}");
+    assert_eq!(invoice["status"], "issued", "{invoice}");
+}
