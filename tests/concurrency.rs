@@ -410,3 +410,89 @@ async fn invoice_numbers_are_gapless_per_series_and_year() {
         assert_eq!(dec, ["GPU-2027-000001", "GPU-2027-000002"], "{db:?}");
     }
 }
+
+/// Issue 14: a key rotated on one engine works on both; the old key, revoked on one engine,
+/// stops working at once on the other; every change is in the audit log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_revoked_on_one_engine_stops_working_on_the_other_at_once() {
+    use axum::http::StatusCode;
+    let url = fresh_db(Db::Postgres).await;
+    let a = TestApp::open(&url).await;
+    let b = TestApp::open(&url).await;
+    let old = a.account("acme").await;
+    let (s, _) = b.get("/v1/invoices", &old).await;
+    assert_eq!(s, StatusCode::OK);
+    // Rotation: a second key, made on engine A, works on B; both keys are listed.
+    let (s, v) = a.admin("POST", "/v1/admin/accounts/acme/keys", "").await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let new = v["api_key"].as_str().unwrap().to_string();
+    let new_id = v["key_id"].as_str().unwrap().to_string();
+    assert_eq!(b.get("/v1/invoices", &new).await.0, StatusCode::OK);
+    let (_, listed) = b.get("/v1/admin/accounts/acme/keys", ADMIN).await;
+    let ids: Vec<String> = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["key_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{listed}");
+    assert!(ids.contains(&new_id));
+    let old_id = ids.iter().find(|i| **i != new_id).unwrap().clone();
+    // Revocation on B: the old key fails at once on A and B; the new one goes on working.
+    let (s, v) = b
+        .admin(
+            "DELETE",
+            &format!("/v1/admin/accounts/acme/keys/{old_id}"),
+            "",
+        )
+        .await;
+    assert_eq!(s, StatusCode::NO_CONTENT, "{v}");
+    for engine in [&a, &b] {
+        assert_eq!(
+            engine.get("/v1/invoices", &old).await.0,
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(engine.get("/v1/invoices", &new).await.0, StatusCode::OK);
+    }
+    // Revoking again, a key of nobody, a malformed id: clear 4xx.
+    let (s, _) = a
+        .admin(
+            "DELETE",
+            &format!("/v1/admin/accounts/acme/keys/{old_id}"),
+            "",
+        )
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, _) = a
+        .admin("DELETE", "/v1/admin/accounts/acme/keys/not-hex", "")
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let (s, _) = a.admin("POST", "/v1/admin/accounts/nobody/keys", "").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    // A customer key cannot manage keys.
+    let (s, _) = a
+        .call(
+            "POST",
+            "/v1/admin/accounts/acme/keys",
+            Some(&new),
+            "application/json",
+            "",
+        )
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    // The audit log: create, add, revoke, in order, by the admin.
+    let (s, audit) = a.get("/v1/admin/audit", ADMIN).await;
+    assert_eq!(s, StatusCode::OK, "{audit}");
+    let actions: Vec<&str> = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        ["account.create", "account.key.add", "account.key.revoke"]
+    );
+    assert_eq!(audit["entries"][2]["actor"], "admin");
+    assert_eq!(audit["entries"][2]["command"]["key_id"], old_id.as_str());
+}

@@ -7,6 +7,7 @@
 //! account: their own usage, cost and invoices, nobody else's).
 //! The web console (`console.rs`, issue 13) is served at `/` and calls these same routes.
 
+mod admin;
 mod auth;
 mod console;
 mod error;
@@ -115,6 +116,15 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/dead-letters", get(handlers::dead_letters))
         .route("/v1/admin/adjustments", get(finance::pending_adjustments))
         .route("/v1/admin/exports/journal", get(finance::export_journal))
+        .route(
+            "/v1/admin/accounts/{id}/keys",
+            get(admin::list_keys).post(admin::add_key),
+        )
+        .route(
+            "/v1/admin/accounts/{id}/keys/{key_id}",
+            axum::routing::delete(admin::revoke_key),
+        )
+        .route("/v1/admin/audit", get(admin::audit))
         .route("/v1/admin/accounts/{id}/topups", post(finance::topup))
         .route("/v1/admin/accounts/{id}/refunds", post(finance::refund))
         .route(

@@ -40,6 +40,20 @@ pub enum Command {
         key_hash: String,
         at_ms: i64,
     },
+    /// Another API key for an account (issue 14: rotation); only its hash travels.
+    #[serde(rename = "account.key.add")]
+    AddApiKey {
+        account: String,
+        key_hash: String,
+        at_ms: i64,
+    },
+    /// A key revoked by its id (the first 16 hex digits of its hash).
+    #[serde(rename = "account.key.revoke")]
+    RevokeApiKey {
+        account: String,
+        key_id: String,
+        at_ms: i64,
+    },
     #[serde(rename = "quotas.set")]
     SetQuotas {
         account: String,
@@ -105,6 +119,10 @@ impl Command {
         match self {
             Command::PutPriceBook { version, .. } => format!("pricebook.put:{version}"),
             Command::CreateAccount { id, .. } => format!("account.create:{id}"),
+            Command::AddApiKey { key_hash, .. } => format!("account.key.add:{key_hash}"),
+            Command::RevokeApiKey {
+                account, key_id, ..
+            } => format!("account.key.revoke:{account}:{key_id}"),
             Command::ClosePeriod { period, .. } => format!("period.close:{period}"),
             // References are unique per account and per invoice.
             Command::WalletMovement {
@@ -190,6 +208,25 @@ impl Store {
                 key_hash,
                 at_ms,
             } => self.create_account(id, key_hash, *at_ms).await?,
+            Command::AddApiKey {
+                account,
+                key_hash,
+                at_ms,
+            } => {
+                if !self.add_api_key(account, key_hash, *at_ms).await? {
+                    return Err(StoreError::Corrupt(format!(
+                        "replayed key for unknown account {account:?}"
+                    ))
+                    .into());
+                }
+            }
+            Command::RevokeApiKey {
+                account,
+                key_id,
+                at_ms,
+            } => {
+                self.revoke_api_key(account, key_id, *at_ms).await?;
+            }
             Command::SetQuotas {
                 account,
                 quotas,

@@ -21,6 +21,7 @@
 
 mod accounts;
 mod adjust;
+mod api_keys;
 mod authorize;
 mod batch;
 mod books;
@@ -50,6 +51,7 @@ mod writes;
 
 pub use accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use adjust::PendingAdjustment;
+pub use api_keys::{ApiKeyInfo, AuditEntry, key_id_of};
 pub use close::{AutoClose, CloseError, CreditNote, IssuedInvoice};
 pub use commands::{Command, PartitionPosition, Positions};
 pub use decisions::Decision;
