@@ -496,3 +496,82 @@ async fn a_key_revoked_on_one_engine_stops_working_on_the_other_at_once() {
     assert_eq!(audit["entries"][2]["actor"], "admin");
     assert_eq!(audit["entries"][2]["command"]["key_id"], old_id.as_str());
 }
+
+/// A request with headers the helpers do not set: (status, idempotent-replayed?, body).
+async fn with_key(
+    t: &TestApp,
+    method: &str,
+    uri: &str,
+    key: &str,
+    body: &str,
+) -> (axum::http::StatusCode, bool, String) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let req = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("authorization", format!("Bearer {ADMIN}"))
+        .header("content-type", "application/json")
+        .header("idempotency-key", key)
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let resp = t.app.clone().oneshot(req).await.unwrap();
+    let replayed = resp.headers().contains_key("idempotent-replayed");
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        replayed,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
+}
+
+/// Issue 14: `Idempotency-Key` on admin writes. Twenty concurrent retries of one key make
+/// one effect (one new API key, not twenty) and all get its answer; the same key with another
+/// request is 422; a kept 4xx is answered again; another key is another effect.
+async fn concurrent_retries_of_one_idempotency_key_make_one_effect(db: Db) {
+    use axum::http::StatusCode;
+    let t = std::sync::Arc::new(TestApp::fresh(db).await);
+    t.account("acme").await;
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let t = t.clone();
+            tokio::spawn(async move {
+                with_key(&t, "POST", "/v1/admin/accounts/acme/keys", "rotate-1", "").await
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.push(task.await.unwrap());
+    }
+    assert!(
+        answers.iter().all(|(s, _, _)| *s == StatusCode::CREATED),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().all(|(_, _, b)| *b == answers[0].2),
+        "one answer for all"
+    );
+    assert_eq!(answers.iter().filter(|(_, r, _)| !r).count(), 1, "one ran");
+    let (_, keys) = t.get("/v1/admin/accounts/acme/keys", ADMIN).await;
+    assert_eq!(keys["keys"].as_array().unwrap().len(), 2, "{keys}");
+    // The same key with another request.
+    let (s, _, body) = with_key(&t, "POST", "/v1/admin/accounts/beta/keys", "rotate-1", "").await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    // A 4xx is kept and answered again.
+    let bad = r#"{"id":"no spaces"}"#;
+    let first = with_key(&t, "POST", "/v1/admin/accounts", "make-1", bad).await;
+    assert_eq!(first.0, StatusCode::BAD_REQUEST);
+    let again = with_key(&t, "POST", "/v1/admin/accounts", "make-1", bad).await;
+    assert_eq!((again.0, again.1, &again.2), (first.0, true, &first.2));
+    // Another key: another effect; a bad key: 400.
+    let (s, replayed, _) =
+        with_key(&t, "POST", "/v1/admin/accounts/acme/keys", "rotate-2", "").await;
+    assert_eq!((s, replayed), (StatusCode::CREATED, false));
+    let (_, keys) = t.get("/v1/admin/accounts/acme/keys", ADMIN).await;
+    assert_eq!(keys["keys"].as_array().unwrap().len(), 3, "{keys}");
+    let (s, _, _) = with_key(&t, "POST", "/v1/admin/accounts/acme/keys", "bad key", "").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+}
+on_both!(concurrent_retries_of_one_idempotency_key_make_one_effect);

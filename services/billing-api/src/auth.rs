@@ -44,7 +44,7 @@ impl Principal {
 }
 
 /// Equal-time comparison of two hex hashes.
-fn same(a: &str, b: &str) -> bool {
+pub(crate) fn same(a: &str, b: &str) -> bool {
     a.len() == b.len()
         && a.bytes()
             .zip(b.bytes())

@@ -13,6 +13,7 @@ mod console;
 mod error;
 mod finance;
 mod handlers;
+mod idempotency;
 pub mod limits;
 mod openapi;
 mod printable;
@@ -131,6 +132,10 @@ pub fn router(state: AppState) -> Router {
             "/v1/admin/invoices/{id}/payments",
             post(finance::pay_invoice),
         )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::layer,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(limits::json_errors))
         .with_state(state)

@@ -1,0 +1,92 @@
+//! `Idempotency-Key` (issue 14): the store keeps each key's request fingerprint and answer,
+//! shared by every engine on the database. The HTTP layer (`billing_api::idempotency`)
+//! decides what to do with [`Claim`].
+
+use crate::{Result, Store};
+use sqlx::Row;
+
+/// What a request with an idempotency key finds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// The key is this request's now: run it, then [`Store::idempotency_finish`].
+    Run,
+    /// The key was used by a request with another fingerprint.
+    Mismatch,
+    /// The first request with the key is still running.
+    Running,
+    /// The first request's answer: status, content type, body.
+    Done(u16, Option<String>, Vec<u8>),
+}
+
+impl Store {
+    /// Claims `key` of `scope` for a request of `fingerprint`, or says who has it.
+    pub async fn idempotency_claim(
+        &self,
+        scope: &str,
+        key: &str,
+        fingerprint: &str,
+        now_ms: i64,
+    ) -> Result<Claim> {
+        let inserted = sqlx::query(include_str!("../queries/shared/insert_idempotency_key.sql"))
+            .bind(scope)
+            .bind(key)
+            .bind(fingerprint)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+            == 1;
+        if inserted {
+            return Ok(Claim::Run);
+        }
+        let Some(r) = sqlx::query(include_str!("../queries/shared/select_idempotency_key.sql"))
+            .bind(scope)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?
+        else {
+            // Forgotten in between (its request failed): claim it again.
+            return Box::pin(self.idempotency_claim(scope, key, fingerprint, now_ms)).await;
+        };
+        if r.get::<String, _>(0) != fingerprint {
+            return Ok(Claim::Mismatch);
+        }
+        let status: i64 = r.get(1);
+        if status == 0 {
+            return Ok(Claim::Running);
+        }
+        Ok(Claim::Done(
+            status as u16,
+            r.get(2),
+            r.get::<Option<Vec<u8>>, _>(3).unwrap_or_default(),
+        ))
+    }
+
+    /// Keeps the answer of the request that claimed `key`.
+    pub async fn idempotency_finish(
+        &self,
+        scope: &str,
+        key: &str,
+        (status, content_type, body): (u16, Option<&str>, &[u8]),
+    ) -> Result<()> {
+        sqlx::query(include_str!("../queries/shared/finish_idempotency_key.sql"))
+            .bind(scope)
+            .bind(key)
+            .bind(i64::from(status))
+            .bind(content_type)
+            .bind(body)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Forgets `key` (its request failed with a 5xx; a retry runs again).
+    pub async fn idempotency_forget(&self, scope: &str, key: &str) -> Result<()> {
+        sqlx::query(include_str!("../queries/shared/delete_idempotency_key.sql"))
+            .bind(scope)
+            .bind(key)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
