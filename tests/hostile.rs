@@ -566,3 +566,206 @@ async fn the_server_times_out_slow_clients_and_bounds_connections() {
         t0.elapsed()
     );
 }
+
+/// The campaign's valid events: 500 minutes of usage, for two accounts, each its own key.
+fn campaign_valid() -> Vec<String> {
+    (0..500)
+        .map(|i| {
+            let start = 1_793_700_000 + i * 60; // 2026-11-04T...
+            let rfc = |s: i64| {
+                chrono::DateTime::from_timestamp(s, 0)
+                    .unwrap()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            };
+            usage(
+                &format!("v{i}"),
+                if i % 2 == 0 { "acme" } else { "beta" },
+                &format!("r{i}"),
+                &rfc(start),
+                &rfc(start + 60),
+            )
+        })
+        .collect()
+}
+
+/// Hostile record `n`: certainly invalid, in one of 20 ways picked by `n` (the parameters
+/// vary with a hash of `n`). Kinds 0 and 1 break a batch's framing (a truncated record, a
+/// lone quote): they travel alone.
+fn hostile(n: u64) -> (bool, String) {
+    let mut x = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xdead_beef;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let base = usage(
+        &format!("h{n}"),
+        "acme",
+        "g0",
+        "2026-11-03T10:00:00Z",
+        "2026-11-03T10:01:00Z",
+    );
+    let with = |from: &str, to: &str| base.replacen(from, to, 1);
+    let record = match n % 20 {
+        0 => base[..1 + next(base.len() as u64 - 2) as usize].to_string(),
+        1 => format!("{{\"id\":\"{}", "x".repeat(next(50) as usize)),
+        2 => with("\"specversion\":\"1.0\"", "\"specversion\":\"0.3\""),
+        3 => with(
+            "\"subject\":\"acme\"",
+            [
+                "\"subject\":\"\"",
+                "\"subject\":\"a/b\"",
+                "\"subject\":\"x\\u0000\"",
+                "\"subject\":\"ü\"",
+                "\"subject\":7",
+            ][next(5) as usize],
+        ),
+        4 => with(
+            "\"quantity\":\"1\"",
+            [
+                "\"quantity\":\"1e3\"",
+                "\"quantity\":\"1_000\"",
+                "\"quantity\":\"-1\"",
+                "\"quantity\":\"NaN\"",
+                "\"quantity\":\"0x10\"",
+                "\"quantity\":\"99999999\"",
+            ][next(6) as usize],
+        ),
+        5 => with(
+            "\"end\":\"2026-11-03T10:01:00Z\"",
+            "\"end\":\"2026-11-03T09:59:00Z\"",
+        ),
+        6 => with("2026-11-03T10:00:00Z", "1969-12-31T23:00:00Z"),
+        7 => with(&format!("\"id\":\"h{n}\","), ""),
+        8 => with("\"type\":\"gpu.usage\"", "\"type\":\"gpu.usagee\""),
+        9 => {
+            let data = base.find("\"data\":").unwrap();
+            format!("{}\"data\":[1,2]}}", &base[..data])
+        }
+        10 => with("\"lease\":\"L1\"", "\"lease\":\"L\\q\""),
+        11 => format!("{},}}", &base[..base.len() - 1]),
+        12 => with("\"lease\":\"L1\"", "\"lease\":\"L\u{1}1\""),
+        13 => {
+            let depth = 2000 + next(5000) as usize;
+            format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+        }
+        14 => json!({"specversion":"1.0","id":format!("h{n}"),"source":"gw/1","type":"net.egress",
+                "subject":"acme","time":"2026-11-03T10:00:00Z",
+                "data":{"dest":"internet","bytes":"18446744073709551616"}})
+        .to_string(),
+        15 => with(
+            "2026-11-03T10:00:00Z",
+            ["2026-13-40T99:00:00Z", "yesterday", "2026-11-03 10:00"][next(3) as usize],
+        ),
+        16 => ["42", "\"str\"", "null", "[]", "true"][next(5) as usize].to_string(),
+        17 => with(
+            "\"lease\":\"L1\"",
+            &format!("\"lease\":\"{}\"", "L".repeat(257 + next(1000) as usize)),
+        ),
+        18 => with("2026-11-03T10:01:00Z", "2030-01-01T00:00:00Z"),
+        // A redelivery of a valid event with other content: a conflict.
+        _ => usage(
+            &format!("v{}", next(500)),
+            "acme",
+            "other",
+            "2026-11-05T00:00:00Z",
+            "2026-11-05T00:01:00Z",
+        ),
+    };
+    (matches!(n % 20, 0 | 1), record)
+}
+
+/// Every dead letter, page by page.
+async fn all_dead_letters(store: &billing_store::Store) -> Vec<billing_store::DeadLetter> {
+    let mut out = Vec::new();
+    loop {
+        let after = out.last().map_or(0, |d: &billing_store::DeadLetter| d.seq);
+        let page = store.dead_letters(after, 1000).await.unwrap();
+        if page.is_empty() {
+            return out;
+        }
+        out.extend(page);
+    }
+}
+
+/// Issue 14's hostile-input campaign over HTTP: 10,000 generated hostile records around 500
+/// valid events: no 5xx, every hostile one dead-lettered with a reason, the valid ones billed
+/// exactly as the offline rater bills them.
+async fn ten_thousand_hostile_records_over_http_are_dead_lettered_and_the_valid_billed(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    let valid = campaign_valid();
+    let v = t.ingest(&valid).await;
+    assert_eq!(v["accepted"], 500, "{v}");
+    let (alone, batched): (Vec<_>, Vec<_>) = (0..10_000u64).map(hostile).partition(|(a, _)| *a);
+    let mut rejected = 0;
+    for chunk in batched.chunks(500) {
+        let body = format!(
+            "[{}]",
+            chunk
+                .iter()
+                .map(|(_, r)| r.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let (s, v) = t
+            .call("POST", "/v1/events", Some(INGEST), "application/json", body)
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        for (r, (_, record)) in v["results"].as_array().unwrap().iter().zip(chunk) {
+            assert_eq!(r["status"], "rejected", "{record}: {r}");
+            assert!(r["reason"].as_str().is_some_and(|x| !x.is_empty()), "{r}");
+        }
+        rejected += chunk.len();
+    }
+    for (_, record) in &alone {
+        let (s, v) = t
+            .call(
+                "POST",
+                "/v1/events",
+                Some(INGEST),
+                "application/cloudevents+json",
+                record.clone(),
+            )
+            .await;
+        assert!(!s.is_server_error(), "{s}: {v}");
+        assert_eq!(s, StatusCode::OK, "{record}: {v}");
+        assert_eq!(v["rejected"], 1, "{record}: {v}");
+        rejected += 1;
+    }
+    assert_eq!(rejected, 10_000);
+    let dead = all_dead_letters(&t.state.store).await;
+    assert_eq!(dead.len(), 10_000);
+    assert!(dead.iter().all(|d| !d.reason.is_empty()));
+    assert_eq!(t.state.store.event_count().await.unwrap(), 500);
+    let closed = t.close("2026-11").await;
+    let offline = offline_invoices(BOOK, &valid, "2026-11");
+    let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline);
+}
+on_both!(ten_thousand_hostile_records_over_http_are_dead_lettered_and_the_valid_billed);
+
+/// The same campaign through Kafka: one partition, the valid events first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_hostile_records_over_kafka_are_dead_lettered_and_the_valid_billed() {
+    let t = TestApp::fresh(Db::Postgres).await;
+    t.put_pricebook(BOOK).await;
+    let topic = topic_with_partitions(1).await;
+    let valid = campaign_valid();
+    let mut records: Vec<(String, Vec<u8>)> = valid
+        .iter()
+        .map(|v| ("k".to_string(), v.clone().into_bytes()))
+        .collect();
+    records.extend((0..10_000u64).map(|n| ("k".to_string(), hostile(n).1.into_bytes())));
+    produce_keyed(&topic, &records).await;
+    consume_until_offsets(&t, &topic, 500, Some(records.len() as i64)).await;
+    let dead = all_dead_letters(&t.state.store).await;
+    assert_eq!(dead.len(), 10_000);
+    assert!(dead.iter().all(|d| !d.reason.is_empty()));
+    assert_eq!(t.state.store.event_count().await.unwrap(), 500);
+    let closed = t.close("2026-11").await;
+    let offline = offline_invoices(BOOK, &valid, "2026-11");
+    let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline);
+}
