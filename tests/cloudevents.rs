@@ -397,12 +397,17 @@ async fn kafka_structured_mode_from_the_sdk_bills_like_gpubill_rate() {
 }
 
 /// Binary mode as the SDK's Kafka producer writes it: `ce_*` headers, the data as the value.
-/// A record whose data is not JSON is dead-lettered with its reason and the partition moves on.
+/// A record whose data is not JSON (with a NUL byte) is dead-lettered with its reason and the
+/// partition moves on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kafka_binary_mode_from_the_sdk_bills_like_gpubill_rate() {
     let topic = topic_with_partitions(4).await;
     let binary = messages("kafka-binary.json");
-    let mut records = vec![binary[0].with("content-type", "text/plain").body("8 GPUs")];
+    let mut records = vec![
+        binary[0]
+            .with("content-type", "text/plain")
+            .body("8 GPUs\u{0}"),
+    ];
     records.extend(binary.iter().cloned());
     produce_messages(&topic, &records).await;
     let t = ready(Db::Postgres).await;

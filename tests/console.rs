@@ -100,16 +100,11 @@ fn shanghai(day: u32, hour: u32) -> String {
     format!("2026-11-{day:02}T{hour:02}:00:00+08:00")
 }
 
-fn usage(
-    id: &str,
-    account: &str,
-    lease: &str,
-    resource: &str,
-    sku: &str,
-    q: &str,
-    start: &str,
-    end: &str,
-) -> String {
+/// A usage event of `account`: `what` is its lease, resource, sku and quantity, `span` its
+/// start and end.
+fn usage(id: &str, account: &str, what: [&str; 4], span: [&str; 2]) -> String {
+    let [lease, resource, sku, q] = what;
+    let [start, end] = span;
     json!({"specversion":"1.0","id":id,"source":format!("node/{resource}"),"type":"gpu.usage","subject":account,
         "data":{"lease":lease,"resource":resource,"sku":sku,"quantity":q,"start":start,"end":end}})
     .to_string()
@@ -135,12 +130,8 @@ fn fleet() -> Vec<String> {
             out.push(usage(
                 &format!("f-{day}-{r}"),
                 "acme",
-                lease,
-                &format!("{lease}-{r}"),
-                sku,
-                q,
-                &shanghai(day, start),
-                &shanghai(day, start + hours),
+                [lease, &format!("{lease}-{r}"), sku, q],
+                [&shanghai(day, start), &shanghai(day, start + hours)],
             ));
         }
     }
@@ -153,32 +144,20 @@ fn december() -> Vec<String> {
         usage(
             "d-1",
             "acme",
-            "L-dec",
-            "L-dec-0",
-            "gpu.h100-80g",
-            "1",
-            "2026-12-01T09:00:00+08:00",
-            "2026-12-01T13:00:00+08:00",
+            ["L-dec", "L-dec-0", "gpu.h100-80g", "1"],
+            ["2026-12-01T09:00:00+08:00", "2026-12-01T13:00:00+08:00"],
         ),
         usage(
             "d-2",
             "acme",
-            "L-dec",
-            "L-dec-1",
-            "gpu.h100-80g",
-            "1",
-            "2026-12-01T09:00:00+08:00",
-            "2026-12-01T12:00:00+08:00",
+            ["L-dec", "L-dec-1", "gpu.h100-80g", "1"],
+            ["2026-12-01T09:00:00+08:00", "2026-12-01T12:00:00+08:00"],
         ),
         usage(
             "d-3",
             "beta",
-            "L-b",
-            "vgpu0",
-            "vgpu.t4-quarter",
-            "0.5",
-            "2026-12-01T10:00:00+08:00",
-            "2026-12-01T12:00:00+08:00",
+            ["L-b", "vgpu0", "vgpu.t4-quarter", "0.5"],
+            ["2026-12-01T10:00:00+08:00", "2026-12-01T12:00:00+08:00"],
         ),
     ]
 }
@@ -250,20 +229,18 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         .map(String::from)
         .collect();
     events.extend(fleet());
-    let november_events = events.clone();
-    events.extend(december());
-    let answer = t.ingest(&events).await;
-    assert_eq!(answer["rejected"], 0, "{answer}");
+    // November, then December, in two batches: a batch decides the quotas of the period of
+    // its latest usage, so November's crossing the limits is recorded.
+    for batch in [&events, &december()] {
+        let answer = t.ingest(batch).await;
+        assert_eq!(answer["rejected"], 0, "{answer}");
+    }
     // One record the engine refuses, for the dead letters page.
     let bad = usage(
         "bad-1",
         "acme",
-        "L-x",
-        "x0",
-        "gpu.h100-80g",
-        "-1",
-        "2026-11-10T10:00:00+08:00",
-        "2026-11-10T11:00:00+08:00",
+        ["L-x", "x0", "gpu.h100-80g", "-1"],
+        ["2026-11-10T10:00:00+08:00", "2026-11-10T11:00:00+08:00"],
     );
     let answer = t.ingest(&[bad]).await;
     assert_eq!(answer["rejected"], 1, "{answer}");
@@ -281,6 +258,10 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
             > Decimal::ZERO,
         "December has a cost to date: {cost}"
     );
+    let (s, decisions) = t.get("/v1/quota/decisions?limit=1000", &acme).await;
+    assert_eq!(s, StatusCode::OK, "{decisions}");
+    let decisions = decisions["decisions"].as_array().unwrap().len();
+    assert!(decisions > 0, "acme's November crossed its limits");
     let (s, balance) = t.get("/v1/balance", &acme).await;
     assert_eq!(s, StatusCode::OK, "{balance}");
     // November in the price book's timezone (Asia/Shanghai), as the console finds it from the
@@ -290,7 +271,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         usage_total(&t, &acme, from, to, "hour", "sku").await,
         usage_total(&t, &acme, from, to, "day", "resource").await,
     ];
-    let november: Value = offline_invoices(&book, &november_events, "2026-11")
+    let november: Value = offline_invoices(&book, &events, "2026-11")
         .into_iter()
         .map(|i| {
             (
@@ -313,6 +294,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         "dead_letter_reason": reason,
         "november": november,
         "accounts": ["acme", "beta"],
+        "decisions": decisions,
     });
 
     // The server, on a loopback port.

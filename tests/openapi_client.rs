@@ -11,7 +11,8 @@
 //! `tests/openapi/use_client.py`; what it reads must equal what the API answers directly, and
 //! every answer must match its schema in the document with every object closed to fields the
 //! schema does not name (the schemas of `openapi.rs` mirror the JSON by hand: this is what
-//! keeps them exact).
+//! keeps them exact). The admin, key, audit, quota, hold, profile and wallet routes are checked
+//! the same way directly, request bodies against their request schemas too.
 
 use axum::http::StatusCode;
 use gpubill_tests::*;
@@ -154,51 +155,223 @@ async fn the_openapi_document_passes_openapi_spec_validator() {
     );
 }
 
-// ---- the answers against their schemas, closed ---------------------------------------------
+// ---- bodies and answers against their schemas ----------------------------------------------
 
-/// `schema` with every object schema that names properties closed to others, and references
-/// into `#/components/schemas` turned into `#/$defs` of one JSON Schema document.
-fn closed(schema: &Value) -> Value {
+/// `schema` with references into `#/components/schemas` turned into `#/$defs` of one JSON
+/// Schema document; with `close`, every object schema that names properties closed to others.
+fn rewritten(schema: &Value, close: bool) -> Value {
     match schema {
         Value::Object(m) => {
-            let mut out: serde_json::Map<String, Value> =
-                m.iter().map(|(k, v)| (k.clone(), closed(v))).collect();
+            let mut out: serde_json::Map<String, Value> = m
+                .iter()
+                .map(|(k, v)| (k.clone(), rewritten(v, close)))
+                .collect();
             if let Some(Value::String(r)) = out.get("$ref") {
                 let r = r.replace("#/components/schemas/", "#/$defs/");
                 out.insert("$ref".into(), Value::String(r));
             }
-            if out.contains_key("properties") && !out.contains_key("additionalProperties") {
+            if close && out.contains_key("properties") && !out.contains_key("additionalProperties")
+            {
                 out.insert("additionalProperties".into(), Value::Bool(false));
             }
             Value::Object(out)
         }
-        Value::Array(a) => Value::Array(a.iter().map(closed).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(|v| rewritten(v, close)).collect()),
         other => other.clone(),
     }
 }
 
-/// Asserts `answer` matches the `application/json` schema of `method path`'s `status` answer.
+/// What is wrong with `instance` by `schema` (a schema of the document).
+fn problems(doc: &Value, schema: &Value, close: bool, instance: &Value) -> Vec<String> {
+    assert!(schema.is_object(), "no schema");
+    let mut root = rewritten(schema, close);
+    root["$defs"] = rewritten(&doc["components"]["schemas"], close);
+    let validator = jsonschema::validator_for(&root).unwrap_or_else(|e| panic!("{root}: {e}"));
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}
+
+/// Asserts `answer` matches the `application/json` schema of `method path`'s `status` answer,
+/// every object closed: a field the server writes and the schema does not name fails.
 fn conforms(doc: &Value, method: &str, path: &str, status: u16, answer: &Value) {
-    let op = &doc["paths"][path][method];
-    let schema = &op["responses"][status.to_string()]["content"]["application/json"]["schema"];
+    let schema = &doc["paths"][path][method]["responses"][status.to_string()]["content"]["application/json"]
+        ["schema"];
     assert!(
         schema.is_object(),
         "{method} {path} {status}: no JSON schema in the document"
     );
-    let mut root = closed(schema);
-    root["$defs"] = closed(&doc["components"]["schemas"]);
-    let validator =
-        jsonschema::validator_for(&root).unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-    let errors: Vec<String> = validator
-        .iter_errors(answer)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
+    let errors = problems(doc, schema, true, answer);
     assert!(
         errors.is_empty(),
         "{} {path} {status}: the answer does not match its schema:\n{}\n{answer:#}",
         method.to_uppercase(),
         errors.join("\n")
     );
+}
+
+/// Asserts `body` (one the server takes) matches `method path`'s JSON request schema.
+fn takes(doc: &Value, method: &str, path: &str, body: &Value) {
+    let schema =
+        &doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"];
+    let errors = problems(doc, schema, false, body);
+    assert!(
+        errors.is_empty(),
+        "{} {path}: the document refuses a body the server takes:\n{}\n{body:#}",
+        method.to_uppercase(),
+        errors.join("\n")
+    );
+}
+
+/// `method uri` with the admin token and a JSON body; asserts `status`, checks the body and
+/// the answer against `path`'s schemas.
+async fn admin_call(
+    t: &TestApp,
+    doc: &Value,
+    (method, path, uri): (&str, &str, &str),
+    body: Option<Value>,
+    status: StatusCode,
+) -> Value {
+    if let Some(b) = &body {
+        takes(doc, &method.to_lowercase(), path, b);
+    }
+    let text = body.map(|b| b.to_string()).unwrap_or_default();
+    let (s, v) = t.admin(method, uri, text).await;
+    assert_eq!(s, status, "{method} {uri}: {v}");
+    if status != StatusCode::NO_CONTENT {
+        conforms(doc, &method.to_lowercase(), path, status.as_u16(), &v);
+    }
+    v
+}
+
+#[tokio::test]
+async fn the_admin_and_quota_routes_answer_as_their_schemas_say() {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let doc = document(&t).await;
+    t.put_pricebook(&fixture("worked-1/pricebook.toml")).await;
+    let created = admin_call(
+        &t,
+        &doc,
+        ("POST", "/v1/admin/accounts", "/v1/admin/accounts"),
+        Some(json!({"id": ACCOUNT})),
+        StatusCode::CREATED,
+    )
+    .await;
+    let key = created["api_key"].as_str().unwrap();
+    let list = ("GET", "/v1/admin/accounts", "/v1/admin/accounts");
+    let accounts = admin_call(&t, &doc, list, None, StatusCode::OK).await;
+    assert_eq!(accounts["accounts"][0]["quotas"], Value::Null, "{accounts}");
+    let quotas =
+        json!({"spend_limit": "100.00", "gpu_hours": {"gpu.h100-80g": "10"}, "warn_at": "0.5"});
+    let at = "/v1/admin/accounts/oa-acme/quotas";
+    let q = ("PUT", "/v1/admin/accounts/{id}/quotas", at);
+    admin_call(&t, &doc, q, Some(quotas), StatusCode::OK).await;
+    let accounts = admin_call(&t, &doc, list, None, StatusCode::OK).await;
+    assert_eq!(accounts["accounts"][0]["quotas"]["spend_limit"], "100.00");
+
+    // Keys: another one, the list, a revocation; the audit log of it all.
+    let keys = "/v1/admin/accounts/oa-acme/keys";
+    let added = admin_call(
+        &t,
+        &doc,
+        ("POST", "/v1/admin/accounts/{id}/keys", keys),
+        None,
+        StatusCode::CREATED,
+    )
+    .await;
+    admin_call(
+        &t,
+        &doc,
+        ("GET", "/v1/admin/accounts/{id}/keys", keys),
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    let revoke = format!("{keys}/{}", added["key_id"].as_str().unwrap());
+    let path = "/v1/admin/accounts/{id}/keys/{key_id}";
+    admin_call(
+        &t,
+        &doc,
+        ("DELETE", path, &revoke),
+        None,
+        StatusCode::NO_CONTENT,
+    )
+    .await;
+    let audit = ("GET", "/v1/admin/audit", "/v1/admin/audit");
+    let log = admin_call(&t, &doc, audit, None, StatusCode::OK).await;
+    assert!(log["entries"].as_array().unwrap().len() >= 3, "{log}");
+
+    // A hold, allowed, extended and released.
+    let ask = json!({"account": ACCOUNT, "sku": "gpu.h100-80g", "quantity": "1", "seconds": 3600});
+    let authorize = ("POST", "/v1/authorize", "/v1/authorize");
+    let allowed = admin_call(&t, &doc, authorize, Some(ask), StatusCode::OK).await;
+    assert_eq!(allowed["decision"], "allowed", "{allowed}");
+    let hold = allowed["hold"].as_str().unwrap();
+    let extend = format!("/v1/holds/{hold}/extend");
+    let path = "/v1/holds/{id}/extend";
+    admin_call(
+        &t,
+        &doc,
+        ("POST", path, &extend),
+        Some(json!({"ttl_seconds": 600})),
+        StatusCode::OK,
+    )
+    .await;
+    let release = format!("/v1/holds/{hold}/release");
+    admin_call(
+        &t,
+        &doc,
+        ("POST", "/v1/holds/{id}/release", &release),
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    let too_much =
+        json!({"account": ACCOUNT, "sku": "gpu.h100-80g", "quantity": "8", "seconds": 86400});
+    let denied = admin_call(&t, &doc, authorize, Some(too_much), StatusCode::OK).await;
+    assert_eq!(denied["decision"], "denied", "{denied}");
+
+    // Profiles, the wallet.
+    let profile = "/v1/admin/accounts/oa-acme/profile";
+    let p = ("PUT", "/v1/admin/accounts/{id}/profile", profile);
+    admin_call(
+        &t,
+        &doc,
+        p,
+        Some(json!({"name": "Acme", "email": null})),
+        StatusCode::OK,
+    )
+    .await;
+    let p = ("GET", "/v1/admin/accounts/{id}/profile", profile);
+    admin_call(&t, &doc, p, None, StatusCode::OK).await;
+    let seller = ("GET", "/v1/admin/seller", "/v1/admin/seller");
+    let none = admin_call(&t, &doc, seller, None, StatusCode::OK).await;
+    assert_eq!(none["profile"], Value::Null);
+    let money = json!({"amount": "20.00", "reference": "wire-2"});
+    let topup = (
+        "POST",
+        "/v1/admin/accounts/{id}/topups",
+        "/v1/admin/accounts/oa-acme/topups",
+    );
+    admin_call(&t, &doc, topup, Some(money), StatusCode::CREATED).await;
+    let money = json!({"amount": "5.00", "reference": "refund-1"});
+    let refund = (
+        "POST",
+        "/v1/admin/accounts/{id}/refunds",
+        "/v1/admin/accounts/oa-acme/refunds",
+    );
+    admin_call(&t, &doc, refund, Some(money), StatusCode::CREATED).await;
+
+    // Errors: no token, a bad body.
+    let (s, v) = t.call("GET", "/v1/usage", None, "", "").await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    conforms(&doc, "get", "/v1/usage", 401, &v);
+    let (s, v) = t
+        .get("/v1/usage?from=nope&to=2026-12-01T00:00:00Z", key)
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    conforms(&doc, "get", "/v1/usage", 400, &v);
 }
 
 // ---- the generated client against a running server ------------------------------------------

@@ -5,7 +5,8 @@
 //   GPUBILL_CONSOLE_URL     the server, e.g. http://127.0.0.1:40123
 //   GPUBILL_CONSOLE_EXPECT  JSON: { admin, keys: { acme, beta }, open_period, usage: [...],
 //                           cost_to_date, currency, spend_limit, prepaid_balance, wallet_balance,
-//                           dead_letter_reason, november: { acme, beta }, accounts }
+//                           dead_letter_reason, november: { acme, beta }, accounts,
+//                           decisions }
 //   GPUBILL_CHROMIUM        the browser (default /usr/bin/chromium)
 //   GPUBILL_ARTIFACTS       where screenshots go (default ../../target/test-artifacts)
 //   GPUBILL_DOCS_SCREENSHOT where the README's screenshot goes (unset: none)
@@ -304,6 +305,9 @@ await step('balance shows the wallet, the quotas and what the account holds', as
 await step('quota decisions and invoices draw (no invoices before the close)', async () => {
   await go('#/quota');
   await byTestId('decisions-table').waitFor();
+  const decisions = await page.locator('[data-testid=decision-row]').count();
+  check(decisions === expect.decisions, `${decisions} quota decisions on the page, ${expect.decisions} from the API`);
+  await shot('quota');
   await go('#/invoices');
   await byTestId('invoices-none').waitFor();
 });

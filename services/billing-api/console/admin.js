@@ -134,7 +134,7 @@ export async function deadLetters(ctx) {
   const chartEl = h('div', { class: 'chart short', testid: 'dead-letters-chart', role: 'img', 'aria-label': t('admin.by_reason') });
   const bars = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([name, value]) => ({ name, value }));
   if (bars.length) {
-    ctx.later(() => charts.columns(chartEl, bars, t('admin.records')));
+    ctx.later(() => charts.columns(chartEl, bars, t('admin.records'), { counts: true }));
   }
   return [
     h('h1', null, t('nav.dead_letters')),

@@ -48,14 +48,31 @@ const base = {
  */
 export function usageChart(el, { categories, series }) {
   const chart = init(el);
+  // A month whose usage fills a few days opens zoomed on them (the slider shows the month).
+  let first = categories.length;
+  let last = -1;
+  for (const s of series) {
+    s.values.forEach((v, i) => {
+      if (v > 0) {
+        first = Math.min(first, i);
+        last = Math.max(last, i);
+      }
+    });
+  }
+  const zoom = { xAxisIndex: 0, filterMode: 'none' };
+  if (last >= 0 && last - first + 1 < categories.length / 2) {
+    const pad = Math.max(2, Math.round((last - first + 1) / 10));
+    zoom.startValue = Math.max(0, first - pad);
+    zoom.endValue = Math.min(categories.length - 1, last + pad);
+  }
   chart.setOption({
     ...base,
     tooltip: { ...base.tooltip, trigger: 'axis', axisPointer: { type: 'shadow' } },
-    legend: { type: 'scroll', top: 0 },
-    grid: { left: 56, right: 16, top: 36, bottom: 64 },
+    legend: { type: 'scroll', top: 0, left: 56, right: 16 },
+    grid: { left: 56, right: 16, top: 60, bottom: 64 },
     xAxis: { type: 'category', data: categories, axisLabel: { hideOverlap: true } },
     yAxis: { type: 'value', name: t('usage.axis_hours'), nameGap: 12 },
-    dataZoom: [{ type: 'inside' }, { type: 'slider', height: 18, bottom: 8 }],
+    dataZoom: [{ type: 'inside', ...zoom }, { type: 'slider', height: 18, bottom: 8, ...zoom }],
     series: series.map((s) => ({
       name: s.name,
       type: 'bar',
@@ -91,15 +108,15 @@ export function moneyBars(el, bars, currency) {
   return chart;
 }
 
-/** Vertical bars, one per category: [{ name, value, color? }]. */
-export function columns(el, bars, axisName) {
+/** Vertical bars, one per category: [{ name, value, color? }]; `counts`: whole numbers. */
+export function columns(el, bars, axisName, { counts = false } = {}) {
   const chart = init(el);
   chart.setOption({
     ...base,
     tooltip: { ...base.tooltip, trigger: 'item' },
     grid: { left: 8, right: 16, top: 28, bottom: 8, containLabel: true },
     xAxis: { type: 'category', data: bars.map((b) => b.name), axisLabel: { interval: 0, hideOverlap: true } },
-    yAxis: { type: 'value', name: axisName },
+    yAxis: { type: 'value', name: axisName, minInterval: counts ? 1 : 0 },
     series: [
       {
         type: 'bar',

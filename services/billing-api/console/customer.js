@@ -288,7 +288,8 @@ function historyCard(ctx, cost, invoices) {
   const bars = invoices
     .filter((i) => i.kind === 'invoice')
     .map((i) => ({ name: labelOf(i), value: num.toNumber(i.total) }));
-  if (!failed(cost)) {
+  // The open period, unless it is invoiced already (a close ahead of the server's clock).
+  if (!failed(cost) && !bars.some((b) => b.name === cost.period_label)) {
     bars.push({ name: `${cost.period_label} (${t('cost.open')})`, value: num.toNumber(cost.invoice.total), color: '#94a3b8' });
   }
   const chartEl = h('div', { class: 'chart short', testid: 'cost-history-chart', role: 'img', 'aria-label': t('cost.history') });
@@ -432,10 +433,11 @@ export function decisionsTable(first, query) {
       more.hidden = after === null || after === undefined;
     },
   }, t('common.more'));
-  const head = [t('balance.at'), t('decision.account'), t('balance.quota'), t('invoice.period'), t('balance.kind'), t('decision.used'), t('balance.limit')];
+  const head = [t('balance.at'), t('decision.account'), t('balance.quota'), t('invoice.period'), t('balance.kind')].map((x) => h('th', null, x));
+  head.push(h('th', { class: 'num' }, t('decision.used')), h('th', { class: 'num' }, t('balance.limit')));
   return [
     first.decisions.length === 0 ? h('p', { class: 'muted', testid: 'decisions-none' }, t('decision.none')) : null,
-    h('table', { class: 'grid', testid: 'decisions-table' }, h('thead', null, h('tr', null, head.map((x) => h('th', null, x)))), body),
+    h('table', { class: 'grid', testid: 'decisions-table' }, h('thead', null, h('tr', null, head)), body),
     more,
   ];
 }

@@ -33,8 +33,8 @@
 //!   structured event whose `data` is not an object. An empty body means no data.
 //! - A message that cannot be converted is stored as a stand-in ([`record`]) that
 //!   [`crate::event::decode_any`] refuses with the same rejection, like an oversize record
-//!   ([`crate::oversize`]): the dead letter keeps what was received, and a replay of the log
-//!   refuses it again.
+//!   ([`crate::oversize`]): the dead letter keeps what was received (the headers binary mode
+//!   reads and the body, as escaped JSON text), and a replay of the log refuses it again.
 
 use crate::event::{RejectReason, Rejection};
 use serde::Deserialize;
@@ -414,31 +414,36 @@ fn with_identity(r: Rejection, binding: Binding, headers: &[(&str, &[u8])]) -> R
     identified(r, &attrs)
 }
 
-/// Starts a refused binary-mode message's stand-in; JSON never starts with a NUL byte.
-const REFUSED_MAGIC: &[u8] = b"\0gpubill-binary-mode-refused\0";
+/// Starts a refused binary-mode message's stand-in; no JSON text starts with `g`.
+const REFUSED_MAGIC: &[u8] = b"gpubill-binary-mode-refused\n";
 
-/// `MAGIC`, the rejection as one JSON line, the received headers binary mode reads as a JSON
-/// array of `[name, value]` (lossy UTF-8), a newline, the body.
+/// What a stand-in holds after [`REFUSED_MAGIC`], as one JSON object: the rejection, the
+/// headers binary mode reads as `[name, value]` pairs and the body, as received (lossy
+/// UTF-8). Text only, escaped: no NUL byte, which PostgreSQL's `text` (the dead-letter
+/// outbox) refuses, even from a body that holds one.
+#[derive(serde::Serialize, Deserialize)]
+struct StandIn<R> {
+    rejection: R,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
 fn stand_in(r: &Rejection, binding: Binding, headers: &[(&str, &[u8])], body: &[u8]) -> Vec<u8> {
-    let received: Vec<(String, String)> = headers
-        .iter()
-        .filter(|(n, _)| {
-            strip_prefix(binding, n).is_some() || n.eq_ignore_ascii_case("content-type")
-        })
-        .map(|(n, v)| {
-            (
-                n.to_ascii_lowercase(),
-                String::from_utf8_lossy(v).into_owned(),
-            )
-        })
-        .collect();
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let kept = StandIn {
+        rejection: r,
+        headers: headers
+            .iter()
+            .filter(|(n, _)| {
+                strip_prefix(binding, n).is_some() || n.eq_ignore_ascii_case("content-type")
+            })
+            .map(|(n, v)| (n.to_ascii_lowercase(), lossy(v)))
+            .collect(),
+        body: lossy(body),
+    };
     let mut out = REFUSED_MAGIC.to_vec();
     // Strings and a unit enum always serialize.
-    out.extend(serde_json::to_vec(r).unwrap_or_default());
-    out.push(b'\n');
-    out.extend(serde_json::to_vec(&received).unwrap_or_default());
-    out.push(b'\n');
-    out.extend_from_slice(body);
+    out.extend(serde_json::to_vec(&kept).unwrap_or_default());
     out
 }
 
@@ -454,9 +459,9 @@ struct Refusal {
 
 /// The rejection a stand-in made by [`record`] stands for; None for any other record.
 pub(crate) fn refused(record: &[u8]) -> Option<Rejection> {
-    let rest = record.strip_prefix(REFUSED_MAGIC)?;
-    let line = &rest[..rest.iter().position(|&b| b == b'\n')?];
-    let r: Refusal = serde_json::from_slice(line).ok()?;
+    let kept: StandIn<Refusal> =
+        serde_json::from_slice(record.strip_prefix(REFUSED_MAGIC)?).ok()?;
+    let r = kept.rejection;
     Some(Rejection {
         reason: r.reason,
         detail: r.detail,
@@ -779,15 +784,19 @@ mod tests {
     #[test]
     fn a_refused_message_is_kept_as_received() {
         let headers = with("content-type", "text/plain");
-        let stored = record(Binding::Http, http(&headers), b"8 GPUs");
-        let text = String::from_utf8_lossy(&stored);
+        let stored = record(Binding::Http, http(&headers), b"8 GPUs\0");
+        let text = String::from_utf8(stored.clone()).unwrap();
+        let head = "gpubill-binary-mode-refused\n{\"rejection\":{\"reason\":\"wrong_type\"";
+        assert!(text.starts_with(head), "{text}");
         assert!(
             text.contains(r#"["ce-source","node%2Fgz-a-017"]"#),
             "{text}"
         );
-        assert!(text.ends_with("\n8 GPUs"), "{text}");
+        // A NUL byte of the body is kept escaped (PostgreSQL's text refuses NUL).
+        assert!(text.ends_with(r#""body":"8 GPUs\u0000"}"#), "{text}");
+        assert!(!stored.contains(&0));
         // Any other record is not a stand-in.
         assert!(refused(USAGE_DATA.as_bytes()).is_none());
-        assert!(refused(b"\0gpubill-binary-mode-refused\0not json\n").is_none());
+        assert!(refused(b"gpubill-binary-mode-refused\nnot json").is_none());
     }
 }

@@ -47,7 +47,7 @@
 //!   converted is kept as received in a stand-in that decoding refuses with that reason.
 //! - Reason names beyond the page's examples: `record_too_large`, `malformed_json`,
 //!   `bad_specversion`, `unknown_type`, `missing_id`, `missing_source`, `missing_subject`,
-//!   `missing_field`, `wrong_type`, `string_too_long`, `bad_subject`, `bad_time`,
+//!   `missing_field`, `wrong_type`, `string_too_long`, `control_character`, `bad_subject`, `bad_time`,
 //!   `time_out_of_range`, `too_early`, `too_late`, `empty_interval`, `interval_too_long`, `bad_quantity`,
 //!   `bad_bytes`, `bad_class`, `conflict`.
 //!

@@ -56,6 +56,9 @@ pub enum RejectReason {
     WrongType,
     /// A string over 256 bytes.
     StringTooLong,
+    /// A string attribute or field holding a control character (U+0000 to U+001F, U+007F):
+    /// no identity, account, lease or sku needs one, and a NUL cannot be stored as text.
+    ControlCharacter,
     /// `subject` is not an account id: 1 to 256 of `A-Z a-z 0-9 . _ -`.
     BadSubject,
     /// A time that is not RFC 3339.
@@ -91,7 +94,7 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// Every reason, in declaration order (for metrics and docs).
-    pub const ALL: [RejectReason; 23] = [
+    pub const ALL: [RejectReason; 24] = [
         RejectReason::RecordTooLarge,
         RejectReason::MalformedJson,
         RejectReason::BadSpecversion,
@@ -102,6 +105,7 @@ impl RejectReason {
         RejectReason::MissingField,
         RejectReason::WrongType,
         RejectReason::StringTooLong,
+        RejectReason::ControlCharacter,
         RejectReason::BadSubject,
         RejectReason::BadTime,
         RejectReason::TimeOutOfRange,
@@ -129,6 +133,7 @@ impl RejectReason {
             RejectReason::MissingField => "missing_field",
             RejectReason::WrongType => "wrong_type",
             RejectReason::StringTooLong => "string_too_long",
+            RejectReason::ControlCharacter => "control_character",
             RejectReason::BadSubject => "bad_subject",
             RejectReason::BadTime => "bad_time",
             RejectReason::TimeOutOfRange => "time_out_of_range",
@@ -533,6 +538,10 @@ pub(crate) fn optional_str<'a>(v: Scalar<'a>, name: &str) -> Check<Option<Cow<'a
                 "{name} is {} bytes, over the limit of {MAX_STRING_BYTES}",
                 s.len()
             ),
+        ),
+        Scalar::Str(s) if s.chars().any(|c| c.is_ascii_control()) => reject(
+            RejectReason::ControlCharacter,
+            format!("{name} holds a control character (U+0000 to U+001F or U+007F)"),
         ),
         Scalar::Str(s) => Ok(Some(s)),
         _ => reject(RejectReason::WrongType, format!("{name} must be a string")),
@@ -952,15 +961,19 @@ mod tests {
     #[test]
     fn subjects_follow_the_account_id_grammar() {
         // Issue 14, finding 8: these became billable accounts of their own.
-        for bad in [
-            r#""' OR 1=1; --""#,
-            r#""tenant-a\u0000""#,
-            r#""tenant а""#,
-            r#""a/b""#,
-        ] {
+        for bad in [r#""' OR 1=1; --""#, r#""tenant а""#, r#""a/b""#] {
             let r = decode(usage_with("subject", bad).as_bytes()).unwrap_err();
             assert_eq!(r.reason, RejectReason::BadSubject, "{bad}");
             assert_eq!(r.id.as_deref(), Some("hb-000042"));
+        }
+        // A NUL (or any control character) is refused in every string, the subject too.
+        for (field, bad) in [
+            ("subject", r#""tenant-a\u0000""#),
+            ("source", r#""node\u0000/1""#),
+            ("data.lease", r#""l\u001f9""#),
+        ] {
+            let r = decode(usage_with(field, bad).as_bytes()).unwrap_err();
+            assert_eq!(r.reason, RejectReason::ControlCharacter, "{field} {bad}");
         }
         let ok = usage_with("subject", r#""Tenant_A.prod-01""#);
         assert_eq!(decode(ok.as_bytes()).unwrap().subject, "Tenant_A.prod-01");

@@ -7,11 +7,16 @@ use billing_core::event::Rejection;
 /// The outbox row that sends a dead letter (a row of `dead_row`) to the dead-letter topic:
 /// the record as received, its reason and detail in headers, keyed by its source.
 pub(crate) fn dead_letter_outbox(topic: &str, dead: &[Val], now_ms: i64) -> Vec<Val> {
-    let text = |v: &Val| match v {
-        Val::Text(s) => s.clone(),
-        Val::OptText(s) => s.clone().unwrap_or_default(),
-        Val::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        _ => String::new(),
+    // Text columns and Kafka headers cannot hold a NUL (PostgreSQL refuses it): the relayed
+    // copy shows U+FFFD there; the dead letter itself keeps the bytes as received.
+    let text = |v: &Val| {
+        match v {
+            Val::Text(s) => s.clone(),
+            Val::OptText(s) => s.clone().unwrap_or_default(),
+            Val::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            _ => String::new(),
+        }
+        .replace('\0', "\u{fffd}")
     };
     let headers =
         serde_json::json!({ "gpubill-reason": text(&dead[1]), "gpubill-detail": text(&dead[2]) });
@@ -28,10 +33,15 @@ pub(crate) fn dead_row(seq: i64, r: &Rejection, raw: &[u8], now_ms: i64) -> Vec<
     vec![
         Val::OptI64(Some(seq)),
         Val::Text(r.reason.as_str().to_string()),
-        Val::Text(r.detail.clone()),
-        Val::OptText(r.source.clone()),
-        Val::OptText(r.id.clone()),
+        Val::Text(no_nul(&r.detail)),
+        Val::OptText(r.source.as_deref().map(no_nul)),
+        Val::OptText(r.id.as_deref().map(no_nul)),
         Val::Bytes(billing_core::event::kept_payload(raw).to_vec()),
         Val::I64(now_ms),
     ]
+}
+
+/// A text column's copy of `s`: a NUL (which PostgreSQL's text refuses) as U+FFFD.
+fn no_nul(s: &str) -> String {
+    s.replace('\0', "\u{fffd}")
 }
