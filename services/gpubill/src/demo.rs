@@ -17,9 +17,13 @@ use tower::ServiceExt;
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Keep serving the API after the tour.
+    /// Keep serving the API and the web console after the tour (the default when stdout is a
+    /// terminal: a person ran it and will open the console).
     #[arg(long)]
     pub keep_serving: bool,
+    /// End after the tour, even in a terminal.
+    #[arg(long, conflicts_with = "keep_serving")]
+    pub no_serve: bool,
     /// Address for --keep-serving.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
@@ -332,7 +336,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     println!(
         "  curl -s -H 'Authorization: Bearer {admin}' '{base}/v1/admin/exports/invoices?period=2026-11&format=csv'"
     );
-    if args.keep_serving {
+    use std::io::IsTerminal;
+    if args.keep_serving || (!args.no_serve && std::io::stdout().is_terminal()) {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -347,7 +352,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             .await?;
     } else {
         println!(
-            "\n(run `cargo run --release -- demo --keep-serving` to keep the API and its web console up and try these)"
+            "\n(run `cargo run --release -- demo --keep-serving`, or the demo in a terminal, to keep the API and its web console up and try these)"
         );
     }
     app.state.store.close().await;
