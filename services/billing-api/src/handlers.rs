@@ -293,8 +293,8 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
         for a in &i.adjustments {
             let reference = a.invoice_number.as_deref().unwrap_or(&a.period);
             out.push_str(&format!(
-                "{head},adjustment:{},,,,,,,{},{}\n",
-                field(&a.component),
+                "{head},{},,,,,,,{},{}\n",
+                field(&format!("adjustment:{}", a.component)),
                 field(reference),
                 a.amount
             ));

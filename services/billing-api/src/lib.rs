@@ -10,6 +10,7 @@
 mod admin;
 mod auth;
 mod console;
+mod csv_fuzz;
 mod error;
 mod finance;
 mod handlers;
