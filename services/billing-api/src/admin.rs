@@ -82,15 +82,8 @@ pub async fn audit(
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::BadRequest(format!(
-            "limit {limit} is not between 1 and 1000"
-        )));
-    }
+    let limit = crate::handlers::page_limit(q.limit, 1000)?;
     let entries = s.store.audit(q.after.unwrap_or(0), limit).await?;
-    let next = (entries.len() as i64 == limit)
-        .then(|| entries.last().map(|e| e.seq))
-        .flatten();
+    let next = crate::handlers::next_after(&entries, limit, |e| e.seq);
     Ok(Json(json!({ "entries": entries, "next_after": next })))
 }

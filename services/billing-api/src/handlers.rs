@@ -385,6 +385,24 @@ pub struct PageQuery {
     pub limit: Option<i64>,
 }
 
+/// A page size from the query (default 100), refused outside 1 to `max`.
+pub(crate) fn page_limit(limit: Option<i64>, max: i64) -> Result<i64, ApiError> {
+    let limit = limit.unwrap_or(100);
+    if !(1..=max).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit {limit} is not between 1 and {max}"
+        )));
+    }
+    Ok(limit)
+}
+
+/// The cursor of the next page: the last item's, when the page is full.
+pub(crate) fn next_after<T, C>(items: &[T], limit: i64, cursor: impl Fn(&T) -> C) -> Option<C> {
+    (items.len() as i64 == limit)
+        .then(|| items.last().map(cursor))
+        .flatten()
+}
+
 /// `GET /v1/admin/dead-letters`
 pub async fn dead_letters(
     principal: Principal,
@@ -392,16 +410,9 @@ pub async fn dead_letters(
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::BadRequest(format!(
-            "limit {limit} is not between 1 and 1000"
-        )));
-    }
+    let limit = page_limit(q.limit, 1000)?;
     let items = s.store.dead_letters(q.after.unwrap_or(0), limit).await?;
-    let next = (items.len() as i64 == limit)
-        .then(|| items.last().map(|d| d.seq))
-        .flatten();
+    let next = next_after(&items, limit, |d| d.seq);
     Ok(Json(json!({ "dead_letters": items, "next_after": next })))
 }
 
@@ -422,17 +433,9 @@ pub async fn list_accounts(
     Query(q): Query<AccountsQuery>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let max = billing_store::MAX_ACCOUNTS_PAGE;
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=max).contains(&limit) {
-        return Err(ApiError::BadRequest(format!(
-            "limit {limit} is not between 1 and {max}"
-        )));
-    }
+    let limit = page_limit(q.limit, billing_store::MAX_ACCOUNTS_PAGE)?;
     let items = s.store.accounts(q.after.as_deref(), limit).await?;
-    let next = (items.len() as i64 == limit)
-        .then(|| items.last().map(|a| a.id.clone()))
-        .flatten();
+    let next = next_after(&items, limit, |a| a.id.clone());
     let accounts: Vec<Value> = items
         .into_iter()
         .map(|a| {

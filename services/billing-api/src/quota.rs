@@ -227,12 +227,7 @@ pub async fn decisions(
             "kind = {k:?}: use warn, limit or clear"
         )));
     }
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::BadRequest(format!(
-            "limit = {limit}: use 1 to 1000"
-        )));
-    }
+    let limit = crate::handlers::page_limit(q.limit, 1000)?;
     let list = s
         .store
         .quota_decisions(
@@ -243,8 +238,6 @@ pub async fn decisions(
             limit,
         )
         .await?;
-    let next = (list.len() as i64 == limit)
-        .then(|| list.last().map(|d| d.seq))
-        .flatten();
+    let next = crate::handlers::next_after(&list, limit, |d| d.seq);
     Ok(Json(json!({ "decisions": list, "next_after": next })))
 }
