@@ -575,3 +575,29 @@ async fn concurrent_retries_of_one_idempotency_key_make_one_effect(db: Db) {
     assert_eq!(s, StatusCode::BAD_REQUEST);
 }
 on_both!(concurrent_retries_of_one_idempotency_key_make_one_effect);
+
+/// A claim whose request died without an answer (found by tests/simulation.rs: the database
+/// connection cut between the claim and the release) is taken over once stale, instead of
+/// answering "still running" for ever.
+async fn a_stale_idempotency_claim_is_taken_over(db: Db) {
+    use axum::http::StatusCode;
+    let t = TestApp::fresh(db).await;
+    t.account("acme").await;
+    let fingerprint = billing_store::hash_key("POST /v1/admin/accounts/acme/keys\n");
+    let died_at = DEC_2_2026_MS - billing_store::idempotency::STALE_CLAIM_MS - 1;
+    let claim = t
+        .state
+        .store
+        .idempotency_claim("admin", "stuck-1", &fingerprint, died_at)
+        .await
+        .unwrap();
+    assert_eq!(claim, billing_store::Claim::Run);
+    let (s, replayed, body) =
+        with_key(&t, "POST", "/v1/admin/accounts/acme/keys", "stuck-1", "").await;
+    assert_eq!((s, replayed), (StatusCode::CREATED, false), "{body}");
+    // And from then on it answers like any kept key.
+    let (s, replayed, again) =
+        with_key(&t, "POST", "/v1/admin/accounts/acme/keys", "stuck-1", "").await;
+    assert_eq!((s, replayed, &again), (StatusCode::CREATED, true, &body));
+}
+on_both!(a_stale_idempotency_claim_is_taken_over);

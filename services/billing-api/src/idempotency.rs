@@ -4,7 +4,10 @@
 //! gets the same answer again with `Idempotent-Replayed: true`, without running again; the
 //! same key with a different request is refused (422); a retry arriving while the first is
 //! still running waits for its answer (up to [`WAIT`], then 409). An answer with a 5xx is not
-//! kept: the retry runs again. Keys are the admin's (the only principal of these routes).
+//! kept: the retry runs again. A claim whose request died without an answer (an engine crash,
+//! a broken database connection) is taken over by a retry once it is
+//! `billing_store::idempotency::STALE_CLAIM_MS` old. Keys are the admin's (the only principal
+//! of these routes).
 
 use crate::{ApiError, AppState};
 use axum::body::Body;

@@ -5,6 +5,13 @@
 use crate::{Result, Store};
 use sqlx::Row;
 
+/// A claim "running" for longer than this is taken over by the next request with its key:
+/// its request died without releasing it (an engine crashed between the claim and the answer,
+/// or the connection broke so that neither the answer nor the release could be written).
+/// Longer than any admin request runs; a retry waiting for a live one gives up sooner
+/// (`billing_api::idempotency::WAIT`) and is told to retry.
+pub const STALE_CLAIM_MS: i64 = 120_000;
+
 /// What a request with an idempotency key finds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
@@ -53,7 +60,19 @@ impl Store {
         }
         let status: i64 = r.get(1);
         if status == 0 {
-            return Ok(Claim::Running);
+            let taken = sqlx::query(include_str!(
+                "../queries/shared/take_over_idempotency_key.sql"
+            ))
+            .bind(scope)
+            .bind(key)
+            .bind(fingerprint)
+            .bind(now_ms)
+            .bind(now_ms - STALE_CLAIM_MS)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+                == 1;
+            return Ok(if taken { Claim::Run } else { Claim::Running });
         }
         Ok(Claim::Done(
             status as u16,

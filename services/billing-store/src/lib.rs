@@ -31,7 +31,7 @@ mod commands;
 mod dead_letters;
 mod decisions;
 mod fold;
-mod idempotency;
+pub mod idempotency;
 mod identities;
 mod ingest;
 mod journal;
