@@ -369,10 +369,11 @@ impl Store {
             let number = numbering::number(&self.invoice_prefix, year, first + n as i64);
             let (amount_due, note_amount) = settle(invoice.total, &p.adjusted.lines);
             let note = (!note_amount.is_zero()).then(|| {
-                let note = CreditNote {
+                next_note += 1;
+                CreditNote {
                     kind: "credit_note".into(),
                     id: credit_note_id(&invoice.account, period_label),
-                    number: numbering::number(&self.credit_note_prefix, year, next_note),
+                    number: numbering::number(&self.credit_note_prefix, year, next_note - 1),
                     account: invoice.account.clone(),
                     currency: invoice.currency.clone(),
                     period: period_label.to_string(),
@@ -382,9 +383,7 @@ impl Store {
                     references: negative_references(&p.adjusted.lines),
                     amount: note_amount,
                     status: "credited".into(),
-                };
-                next_note += 1;
-                note
+                }
             });
             for (label, recomputed) in &p.adjusted.recomputed {
                 adjustment_rows.push(vec![
@@ -423,6 +422,25 @@ impl Store {
             credit_notes.extend(note);
             out.push(issued);
         }
+        self.write_documents(
+            tx,
+            (period_label, version, now_ms),
+            (&out, &credit_notes),
+            adjustment_rows,
+        )
+        .await?;
+        Ok((out, credit_notes))
+    }
+
+    /// The rows of what a close issues: invoices, the recomputations adjustments were issued
+    /// against, credit notes, and the outbox rows relaying the documents.
+    async fn write_documents(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        (period_label, version, now_ms): (&str, i64, i64),
+        (out, credit_notes): (&[IssuedInvoice], &[CreditNote]),
+        adjustment_rows: Vec<Vec<Val>>,
+    ) -> Result<()> {
         let rows = out
             .iter()
             .map(|i| {
@@ -501,7 +519,7 @@ impl Store {
         )
         .await
         .map_err(StoreError::from)?;
-        Ok((out, credit_notes))
+        Ok(())
     }
 
     pub async fn period_closed(&self, period_label: &str) -> Result<bool> {

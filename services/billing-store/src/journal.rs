@@ -32,66 +32,12 @@ impl Store {
         let (book, period) = (c.book, c.period);
         let mut out = Vec::new();
         let invoices = self.invoices(None, Some(label)).await?;
-        for i in &invoices {
-            let date = &i.issued_at;
-            let head = Head {
-                document: &i.id,
-                reference: &i.number,
-                date,
-                customer: &i.invoice.account,
-            };
-            out.extend(invoice_entries(&head, &i.invoice, &i.adjustments));
-            // Packages used in the period: their share of the price.
-            for l in &i.invoice.lines {
-                if l.component != Component::PackageUsage {
-                    continue;
-                }
-                let Some(p) = book
-                    .packages
-                    .iter()
-                    .find(|p| Some(&p.id) == l.package.as_ref() && p.account == i.invoice.account)
-                else {
-                    continue;
-                };
-                let document = format!("recognition:{label}:package:{}:{}", p.account, p.id);
-                let head = Head {
-                    document: &document,
-                    reference: &p.id,
-                    date,
-                    customer: &p.account,
-                };
-                out.extend(recognition_entries(
-                    &head,
-                    Component::Package,
-                    share(p.price, l.quantity, p.unit_seconds),
-                ));
-            }
-        }
-        // Subscription cycles: the share of each cycle's seconds inside the period.
+        invoice_documents(&mut out, &invoices, &book, label);
         let close_date = invoices
             .first()
             .map(|i| i.issued_at.clone())
             .unwrap_or_default();
-        for s in &book.subscriptions {
-            let bounds = cycle_bounds(s, book.timezone);
-            let mut recognized = Decimal::ZERO;
-            for w in bounds.windows(2) {
-                let overlap = (w[1].min(period.end) - w[0].max(period.start)).max(0);
-                recognized += share(s.price, Decimal::from(overlap), Decimal::from(w[1] - w[0]));
-            }
-            let document = format!("recognition:{label}:subscription:{}:{}", s.account, s.id);
-            let head = Head {
-                document: &document,
-                reference: &s.id,
-                date: &close_date,
-                customer: &s.account,
-            };
-            out.extend(recognition_entries(
-                &head,
-                Component::Subscription,
-                recognized,
-            ));
-        }
+        subscription_recognition(&mut out, &book, &period, &close_date);
         for n in self.credit_notes(None, Some(label)).await? {
             let head = Head {
                 document: &n.id,
@@ -101,6 +47,19 @@ impl Store {
             };
             out.extend(credit_note_entries(&head, n.amount));
         }
+        self.payments_and_movements(&mut conn, &mut out, label, &period)
+            .await?;
+        Ok(out)
+    }
+
+    /// The payments of the period's invoices, and the admin's wallet movements in it.
+    async fn payments_and_movements(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        out: &mut Vec<Entry>,
+        label: &str,
+        period: &billing_core::Period,
+    ) -> Result<()> {
         for r in sqlx::query(include_str!("../queries/shared/select_period_payments.sql"))
             .bind(label)
             .fetch_all(&mut *conn)
@@ -140,6 +99,80 @@ impl Store {
             };
             out.extend(movement_entries(&head, &kind, dec(&r.get::<String, _>(3))?));
         }
-        Ok(out)
+        Ok(())
+    }
+}
+
+/// Each invoice's entries, and the packages its `package_usage` lines used.
+fn invoice_documents(
+    out: &mut Vec<Entry>,
+    invoices: &[crate::IssuedInvoice],
+    book: &billing_core::PriceBook,
+    label: &str,
+) {
+    for i in invoices {
+        let date = &i.issued_at;
+        let head = Head {
+            document: &i.id,
+            reference: &i.number,
+            date,
+            customer: &i.invoice.account,
+        };
+        out.extend(invoice_entries(&head, &i.invoice, &i.adjustments));
+        // Packages used in the period: their share of the price.
+        for l in &i.invoice.lines {
+            if l.component != Component::PackageUsage {
+                continue;
+            }
+            let Some(p) = book
+                .packages
+                .iter()
+                .find(|p| Some(&p.id) == l.package.as_ref() && p.account == i.invoice.account)
+            else {
+                continue;
+            };
+            let document = format!("recognition:{label}:package:{}:{}", p.account, p.id);
+            let head = Head {
+                document: &document,
+                reference: &p.id,
+                date,
+                customer: &p.account,
+            };
+            out.extend(recognition_entries(
+                &head,
+                Component::Package,
+                share(p.price, l.quantity, p.unit_seconds),
+            ));
+        }
+    }
+}
+
+/// Subscription cycles: the share of each cycle's seconds inside the period.
+fn subscription_recognition(
+    out: &mut Vec<Entry>,
+    book: &billing_core::PriceBook,
+    period: &billing_core::Period,
+    close_date: &str,
+) {
+    let label = &period.label;
+    for s in &book.subscriptions {
+        let bounds = cycle_bounds(s, book.timezone);
+        let mut recognized = Decimal::ZERO;
+        for w in bounds.windows(2) {
+            let overlap = (w[1].min(period.end) - w[0].max(period.start)).max(0);
+            recognized += share(s.price, Decimal::from(overlap), Decimal::from(w[1] - w[0]));
+        }
+        let document = format!("recognition:{label}:subscription:{}:{}", s.account, s.id);
+        let head = Head {
+            document: &document,
+            reference: &s.id,
+            date: close_date,
+            customer: &s.account,
+        };
+        out.extend(recognition_entries(
+            &head,
+            Component::Subscription,
+            recognized,
+        ));
     }
 }
