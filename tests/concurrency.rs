@@ -601,3 +601,103 @@ async fn a_stale_idempotency_claim_is_taken_over(db: Db) {
     assert_eq!((s, replayed, &again), (StatusCode::CREATED, true, &body));
 }
 on_both!(a_stale_idempotency_claim_is_taken_over);
+
+/// Issue 14, the engine killed at chosen points: each fail point abandons its transaction
+/// once (as a kill would); the client retries; the end state equals a run without faults,
+/// invoice numbers included (gapless).
+async fn every_fail_point_leaves_nothing_half_written(db: Db) {
+    const BOOK: &str = "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.\"gpu\"]\nrate_per_hour = \"10.00\"\n[tax]\nrate = \"0.06\"\n";
+    let ev = |id: &str, account: &str, day: u32, hours: u32| {
+        json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage","subject":account,
+               "data":{"lease":"L1","resource":format!("r-{id}"),"sku":"gpu",
+                       "start":format!("2026-11-{day:02}T00:00:00Z"),
+                       "end":format!("2026-11-{day:02}T{hours:02}:00:00Z")}})
+        .to_string()
+    };
+    let batches = [
+        vec![
+            ev("a1", "acme", 3, 2),
+            ev("b1", "beta", 3, 1),
+            "{\"bad\":1,}".to_string(),
+        ],
+        vec![ev("a2", "acme", 4, 5), ev("a1", "acme", 3, 2)],
+    ];
+    // Runs the scenario, retrying each step until it succeeds; answers what it ends with and
+    // how many attempts failed.
+    async fn run(t: &TestApp, batches: &[Vec<String>]) -> (Vec<String>, u32) {
+        let mut failed = 0;
+        let mut attempt = async |method: &str, uri: &str, body: String| -> serde_json::Value {
+            for _ in 0..5 {
+                let (s, v) = t
+                    .call(method, uri, Some(ADMIN), "application/json", body.clone())
+                    .await;
+                if s.is_success() {
+                    return v;
+                }
+                assert!(s.is_server_error(), "{method} {uri}: {s} {v}");
+                failed += 1;
+            }
+            panic!("{method} {uri} never went through");
+        };
+        for b in batches {
+            attempt("POST", "/v1/events", format!("[{}]", b.join(","))).await;
+        }
+        attempt(
+            "POST",
+            "/v1/admin/accounts/acme/topups",
+            r#"{"amount":"15.00","reference":"wire-1"}"#.into(),
+        )
+        .await;
+        let closed = attempt(
+            "POST",
+            "/v1/admin/invoices/close?period=2026-11",
+            String::new(),
+        )
+        .await;
+        let mut state: Vec<String> = closed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                format!(
+                    "{} {} {} {} {} {}",
+                    i["account"], i["number"], i["total"], i["amount_due"], i["paid"], i["status"]
+                )
+            })
+            .collect();
+        let store = &t.state.store;
+        state.push(format!("events {}", store.event_count().await.unwrap()));
+        state.push(format!(
+            "dead letters {}",
+            store.dead_letters(0, 100).await.unwrap().len()
+        ));
+        let w = store.wallet("acme").await.unwrap();
+        state.push(format!("wallet {} {}", w.balance, w.movements.len()));
+        state.push(format!(
+            "verify {}",
+            store.verify(None).await.unwrap().differences.len()
+        ));
+        (state, failed)
+    }
+    let clean = TestApp::fresh(db).await;
+    clean.put_pricebook(BOOK).await;
+    for a in ["acme", "beta"] {
+        clean.account(a).await;
+    }
+    let (want, failed) = run(&clean, &batches).await;
+    assert_eq!(failed, 0);
+    assert!(want[0].contains("INV-2026-000001"), "{want:?}");
+    for point in billing_store::FAIL_POINTS {
+        let t = TestApp::fresh(db).await;
+        t.put_pricebook(BOOK).await;
+        for a in ["acme", "beta"] {
+            t.account(a).await;
+        }
+        t.state.store.arm_failpoint(point, 0).unwrap();
+        let (got, failed) = run(&t, &batches).await;
+        assert_eq!(failed, 1, "{point} fired once");
+        assert_eq!(got, want, "after {point}");
+    }
+    assert!(clean.state.store.arm_failpoint("no.such.point", 0).is_err());
+}
+on_both!(every_fail_point_leaves_nothing_half_written);

@@ -257,6 +257,7 @@ impl Store {
                 now_ms,
             )
             .await?;
+        self.failpoints.hit("close.after_issue")?;
         sqlx::query(include_str!("../queries/shared/insert_period.sql"))
             .bind(period_label)
             .bind(period.start)
@@ -281,6 +282,7 @@ impl Store {
             now_ms,
         )
         .await?;
+        self.failpoints.hit("close.before_commit")?;
         Ok(out)
     }
 

@@ -334,8 +334,10 @@ async fn fold_inner(
     let stamp = crate::ledger_cache::stamp(conn, store.backend, &sorted.accounts()).await?;
     let kept = (&store.ledger_cache, &stamp);
     let changed = crate::writes::write_ledger(conn, store.backend, &sorted.usage, kept).await?;
+    store.failpoints.hit("fold.after_ledger")?;
     let t_ledger = t0.elapsed();
     let egress_seconds = crate::writes::write_side_tables(conn, &mut sorted, now_ms).await?;
+    store.failpoints.hit("fold.after_side_tables")?;
     let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
     crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
     let t_side = t0.elapsed();
@@ -346,7 +348,9 @@ async fn fold_inner(
         stamp,
     };
     apply_effects(conn, store, parts, moved, now_ms).await?;
+    store.failpoints.hit("fold.after_effects")?;
     let t_written = t0.elapsed();
+    store.failpoints.hit("fold.before_offsets")?;
     advance_offsets(conn, parts).await?;
     count_outcomes(&sorted.outcomes);
     metrics::histogram!("gpubill_batch_duration_seconds").record(t0.elapsed().as_secs_f64());

@@ -29,6 +29,7 @@ mod capture;
 mod close;
 mod commands;
 mod dead_letters;
+mod failpoints;
 mod decisions;
 mod fold;
 pub mod idempotency;
@@ -58,6 +59,7 @@ pub use commands::{Command, PartitionPosition, Positions};
 pub use decisions::Decision;
 pub use fold::{Outcome, Part, Position};
 pub use idempotency::Claim;
+pub use failpoints::POINTS as FAIL_POINTS;
 pub use identities::identity;
 pub use keys::{hash_key, key_id};
 pub use ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
@@ -108,6 +110,9 @@ pub enum StoreError {
     /// the group was written, so the request may be retried as it is.
     #[error("the batch was committed with others and their transaction failed: {0}")]
     Group(String),
+    /// A test's fail point fired (see `failpoints`): the transaction was abandoned there.
+    #[error("fail point {0} fired: the transaction was abandoned there")]
+    FailPoint(&'static str),
 }
 
 impl StoreError {
@@ -208,6 +213,8 @@ pub struct Store {
     ingests: std::sync::Mutex<std::collections::VecDeque<ingest::QueuedIngest>>,
     /// The prefix of invoice numbers (`INV-2026-000123`; see [`Store::with_invoice_prefix`]).
     invoice_prefix: String,
+    /// Tests' fail points (see `failpoints`).
+    pub(crate) failpoints: failpoints::FailPoints,
     /// The prefix of credit note numbers (`CN-2026-000007`; see
     /// [`Store::with_credit_note_prefix`]).
     credit_note_prefix: String,
@@ -316,6 +323,7 @@ impl Store {
             ingests: Default::default(),
             ingest_groups: Default::default(),
             invoice_prefix: billing_core::numbering::INVOICE_PREFIX.to_string(),
+            failpoints: Default::default(),
             credit_note_prefix: billing_core::numbering::CREDIT_NOTE_PREFIX.to_string(),
             payment_days: billing_core::adjustment::DEFAULT_PAYMENT_DAYS,
             authorizations: std::sync::Mutex::new(Vec::new()),
@@ -365,6 +373,12 @@ impl Store {
         }
         self.payment_days = days;
         Ok(self)
+    }
+
+    /// Arms the fail point `name` (one of [`failpoints::POINTS`]) to fire once, after letting
+    /// `skip` hits pass (tests: "the engine is killed here").
+    pub fn arm_failpoint(&self, name: &str, skip: u64) -> Result<(), String> {
+        self.failpoints.arm(name, skip)
     }
 
     /// Days after issue an unpaid invoice becomes `overdue`.

@@ -324,6 +324,7 @@ impl Store {
             });
         }
         let made = append(&mut tx, account, (name, signed, reference, None), now_ms).await?;
+        self.failpoints.hit("wallet.after_movement")?;
         self.record_command(
             &mut tx,
             &Command::WalletMovement {
