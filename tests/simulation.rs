@@ -351,6 +351,8 @@ struct Stats {
     records_sent: u64,
     /// Admin commands whose `Idempotency-Key` stayed claimed (see `Sim::stuck_key`).
     stuck_keys: u64,
+    /// Fail points armed: the engine dies inside a fold, a close or a wallet movement.
+    failpoints_armed: u64,
 }
 
 /// The schedule's effects as the client knows them: what the invariants are checked against.
@@ -605,10 +607,18 @@ async fn setup(sim: &mut Sim, exp: &mut Expected, accounts: &[&str]) {
 }
 
 /// Before a step, the seed may restart the engine (perhaps losing the next answer), arm a
-/// connection cut or a stall on the PostgreSQL link.
+/// fail point (the engine dies inside a transaction), a connection cut or a stall on the
+/// PostgreSQL link.
 async fn fault(sim: &mut Sim) {
     if sim.rng.permille(80) {
         sim.restart().await;
+    }
+    if sim.rng.permille(100) {
+        let points = billing_store::FAIL_POINTS;
+        let point = points[sim.rng.below(points.len() as u64) as usize];
+        let skip = sim.rng.below(3);
+        sim.app().state.store.arm_failpoint(point, skip).unwrap();
+        sim.stats.failpoints_armed += 1;
     }
     if sim.rng.permille(60) {
         sim.lose_next = true;
@@ -1023,6 +1033,7 @@ async fn run_seeds(db: Db) {
                 let s = o.stats;
                 total.steps += s.steps;
                 total.restarts += s.restarts;
+                total.failpoints_armed += s.failpoints_armed;
                 total.lost_answers += s.lost_answers;
                 total.cuts_armed += s.cuts_armed;
                 total.stalls_armed += s.stalls_armed;
@@ -1044,13 +1055,14 @@ async fn run_seeds(db: Db) {
     }
     eprintln!(
         "simulation {db:?}: {ran} seeds in {:.1} s: {} steps, {} distinct valid events, {} records sent, \
-         {} restarts ({} lost answers), {} connection cuts ({} armed), {} stalls armed, {} retries, {} stuck idempotency keys; {holds} holds, {decisions} quota decisions",
+         {} restarts ({} lost answers), {} fail points armed, {} connection cuts ({} armed), {} stalls armed, {} retries, {} stuck idempotency keys; {holds} holds, {decisions} quota decisions",
         started.elapsed().as_secs_f64(),
         total.steps,
         events,
         total.records_sent,
         total.restarts,
         total.lost_answers,
+        total.failpoints_armed,
         cuts,
         total.cuts_armed,
         total.stalls_armed,
