@@ -299,14 +299,46 @@ impl Store {
         };
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
+        // Rolled back here on any refusal or failure, not whenever the dropped transaction's
+        // connection gets to it: a retry must not find the write lock still held (SQLite).
+        match self
+            .movement_in(
+                &mut tx,
+                account,
+                (kind, name, signed, amount),
+                reference,
+                now_ms,
+            )
+            .await
+        {
+            Ok(made) => {
+                tx.commit().await?;
+                Ok(made)
+            }
+            Err(e) => {
+                tx.rollback().await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Store::wallet_movement`] in its transaction: the stored movement of a repeated
+    /// reference (`false`), or the new one with its command.
+    async fn movement_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        account: &str,
+        (kind, name, signed, amount): (AdminMovement, &str, Decimal, Decimal),
+        reference: &str,
+        now_ms: i64,
+    ) -> Result<(Movement, bool), WalletError> {
         if let Some(row) = sqlx::query(include_str!("../queries/shared/select_wallet_movement.sql"))
             .bind(account)
             .bind(reference)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut **tx)
             .await?
         {
             let stored = movement_of(&row)?;
-            tx.rollback().await?;
             if stored.kind == name && stored.amount == cents(signed) {
                 return Ok((stored, false));
             }
@@ -316,17 +348,17 @@ impl Store {
                 amount: stored.amount,
             });
         }
-        let (balance, _) = wallet_state(&mut tx, account).await?;
+        let (balance, _) = wallet_state(tx, account).await?;
         if balance + signed < Decimal::ZERO {
             return Err(WalletError::InsufficientBalance {
                 amount,
                 balance: cents(balance),
             });
         }
-        let made = append(&mut tx, account, (name, signed, reference, None), now_ms).await?;
+        let made = append(tx, account, (name, signed, reference, None), now_ms).await?;
         self.failpoints.hit("wallet.after_movement")?;
         self.record_command(
-            &mut tx,
+            tx,
             &Command::WalletMovement {
                 account: account.to_string(),
                 kind,
@@ -337,7 +369,6 @@ impl Store {
             now_ms,
         )
         .await?;
-        tx.commit().await?;
         Ok(made)
     }
 
@@ -407,6 +438,7 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?
         else {
+            tx.rollback().await?;
             return Err(WalletError::UnknownInvoice(id.to_string()));
         };
         let account: String = owner.get(0);
@@ -425,10 +457,12 @@ impl Store {
         }
         let owed = due - payments.iter().map(|p| p.amount).sum::<Decimal>();
         if owed <= Decimal::ZERO {
+            tx.rollback().await?;
             return Err(WalletError::AlreadyPaid(id.to_string()));
         }
         let amount = cents(amount.unwrap_or(owed));
         if amount > owed {
+            tx.rollback().await?;
             return Err(WalletError::Overpayment {
                 id: id.to_string(),
                 amount,
