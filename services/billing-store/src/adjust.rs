@@ -215,23 +215,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The invoice of `account` for the closed period `period_label` rated again over the
-    /// ledger as it is now (late usage included), exactly as the close rated it otherwise:
-    /// with the price book version the period was closed with (not the one applicable now)
-    /// and the credit balance the account had at that close, after the effective invoices
-    /// of earlier periods only (not the credit the invoice itself drew, nor later periods'
-    /// draws). What billing-semantics.md section 7 compares with the issued invoice.
-    pub async fn recompute_closed(
-        &self,
-        account: &str,
-        period_label: &str,
-    ) -> Result<Invoice, CloseError> {
-        Ok(self
-            .pending_adjustment(account, period_label)
-            .await?
-            .recomputed)
-    }
-
     /// What the next close would adjust for `account`'s closed period `period_label`: what
     /// the period's invoice effectively says now, its recomputation, and the lines.
     pub async fn pending_adjustment(
@@ -246,7 +229,6 @@ impl Store {
         };
         let platform = crate::rental::load_platform(&mut conn).await?;
         let ledger = crate::load_ledger(&mut conn, account).await?;
-        let effective = self.effective_invoices(&mut conn, account).await?;
         let mut unpriced = Vec::new();
         let until = closed[target].period.end;
         let adjusted = self
@@ -277,16 +259,18 @@ impl Store {
                 rate_account(&ctx, account, Some(&ledger), balance)?.invoice
             }
         };
-        let was = effective.get(period_label);
+        // What the period effectively says now is the recomputation less its lines.
+        let was = adjusted.effective.get(period_label);
+        let lines: Vec<AdjustmentLine> = adjusted
+            .lines
+            .into_iter()
+            .filter(|l| l.period == period_label)
+            .collect();
         Ok(PendingAdjustment {
             invoice_id: was.and_then(|e| e.id.clone()),
             invoice_number: was.and_then(|e| e.number.clone()),
-            effective_total: was.map_or(Decimal::ZERO, |e| e.invoice.total),
-            lines: adjusted
-                .lines
-                .into_iter()
-                .filter(|l| l.period == period_label)
-                .collect(),
+            effective_total: recomputed.total - lines.iter().map(|l| l.amount).sum::<Decimal>(),
+            lines,
             recomputed,
         })
     }

@@ -13,7 +13,7 @@
 //! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
 
 use crate::provisional::{Books, Measure, measure};
-use crate::quota::{Quotas, prepaid_state};
+use crate::quota::Quotas;
 use crate::sql::{Val, insert_rows};
 use crate::{Result, StoreError};
 use billing_core::quota::{self, DEFAULT_WARN_AT, Level};
@@ -73,7 +73,7 @@ pub(crate) async fn evaluate(
         let mut q = q.clone();
         let invoiced = match q.prepaid_balance {
             Some(_) => {
-                let (wallet, outstanding) = prepaid_state(conn, account).await?;
+                let (wallet, outstanding) = crate::wallet::wallet_state(conn, account).await?;
                 q.prepaid_balance = Some(wallet);
                 outstanding
             }

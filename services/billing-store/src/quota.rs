@@ -35,7 +35,6 @@
 
 use crate::commands::Command;
 use crate::provisional::measure;
-pub(crate) use crate::spent::prepaid_state;
 use crate::{Result, Store, StoreError};
 pub use billing_core::quota::Quotas;
 use rust_decimal::Decimal;
@@ -327,7 +326,7 @@ impl Store {
         };
         // Prepaid: the wallet's balance less what invoices still owe, the open period's
         // cost and the live holds.
-        let (wallet, outstanding) = prepaid_state(&mut conn, account).await?;
+        let (wallet, outstanding) = crate::wallet::wallet_state(&mut conn, account).await?;
         let prepaid = quotas.prepaid_balance.map(|_| wallet);
         let available = prepaid.map(|w| w - outstanding - period_cost - held);
         Ok(Balance {

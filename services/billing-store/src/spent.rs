@@ -182,15 +182,6 @@ async fn spent_of(
     Ok((quotas, spent))
 }
 
-/// A prepaid account's limit and what counts against it besides the open period: its wallet
-/// balance and what its invoices still owe (issue 12; see `wallet.rs`).
-pub(crate) async fn prepaid_state(
-    conn: &mut AnyConnection,
-    account: &str,
-) -> Result<(Decimal, Decimal)> {
-    crate::wallet::wallet_state(conn, account).await
-}
-
 /// An account's quotas and what counts against them, within one group.
 pub(crate) struct AccountState {
     pub(crate) quotas: Quotas,
