@@ -922,3 +922,59 @@ async fn verify_recomputes_invoices_and_adjustments_and_finds_corruption(db: Db)
     assert!(kinds.contains(&"amount_due"), "{:#?}", report.differences);
 }
 on_both!(verify_recomputes_invoices_and_adjustments_and_finds_corruption);
+
+/// Found by the simulation (issue 14): `verify` counted as known to a close the events
+/// ingested in the same millisecond after it (and, with concurrent writers, those whose fold
+/// read its clock before the close but committed after it), and reported a difference that
+/// was none. Facts and closes are now ordered by their folds' stamps, not by clocks.
+async fn verify_orders_facts_and_closes_by_fold_not_by_clock(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    t.account("acme").await;
+    t.ingest(&[usage(
+        "a1",
+        "acme",
+        "L1",
+        "2026-11-10T00:00:00Z",
+        "2026-11-10T10:00:00Z",
+    )])
+    .await;
+    let nov = t.close("2026-11").await;
+    // Late usage in the very millisecond of the close (the test clock stands still), a
+    // platform fact too: neither was known to the close.
+    t.ingest(&[
+        usage(
+            "a2",
+            "acme",
+            "L2",
+            "2026-11-20T00:00:00Z",
+            "2026-11-20T05:00:00Z",
+        ),
+        state("s1", "acme", "L1", "stopped", "2026-11-10T08:00:00Z"),
+    ])
+    .await;
+    let store = &t.state.store;
+    let report = store.verify(None).await.unwrap();
+    assert!(report.differences.is_empty(), "{:#?}", report.differences);
+    assert_eq!(report.invoices, 1);
+    // The late usage is there to adjust, and a corrupted total is still found.
+    let (_, pending) = t.get("/v1/admin/adjustments?period=2026-11", ADMIN).await;
+    assert_ne!(
+        pending["pending_adjustments"][0]["difference"], "0.00",
+        "{pending}"
+    );
+    let id = nov[0]["id"].as_str().unwrap();
+    sqlx::query(&format!(
+        "update invoices set body = replace(body, '\"total\":\"', '\"total\":\"9') where id = '{id}'"
+    ))
+    .execute(store.pool())
+    .await
+    .unwrap();
+    let report = store.verify(None).await.unwrap();
+    assert!(
+        report.differences.iter().any(|d| d.kind == "invoice"),
+        "{:#?}",
+        report.differences
+    );
+}
+on_both!(verify_orders_facts_and_closes_by_fold_not_by_clock);

@@ -105,7 +105,11 @@ pub async fn usage(
     let known_at = crate::finance::known_at(q.as_known_at.as_ref(), (s.clock)())?;
     let ledger = match known_at {
         // Support's question, not the hot path: rebuilt each time, never kept.
-        Some(t_ms) => Some(s.store.ledger_known_at(&account, t_ms).await?),
+        Some(t_ms) => Some(
+            s.store
+                .ledger_known_at(&account, billing_store::Known::ByTime(t_ms))
+                .await?,
+        ),
         None => None,
     };
     // An answer depends on the account's ledger alone: one kept under the ledger token read

@@ -14,6 +14,7 @@
 //! Its cost is one rating per account and closed period at each close (see docs/scaling.md).
 
 use crate::close::CloseError;
+use crate::ledgers::Known;
 use crate::provisional::{IssuedCredit, credit_balance};
 use crate::{Result, Store, StoreError};
 use billing_core::adjustment::{AdjustmentLine, differences, needs_adjustment};
@@ -325,9 +326,10 @@ impl Store {
                 ));
             }
         }
-        let platform = crate::rental::load_platform_known_at(&mut conn, t_ms).await?;
+        let platform =
+            crate::rental::load_platform_known_at(&mut conn, Known::ByTime(t_ms)).await?;
         drop(conn);
-        let ledger = self.ledger_known_at(account, t_ms).await?;
+        let ledger = self.ledger_known_at(account, Known::ByTime(t_ms)).await?;
         let balance = credit_balance(book, account, &issued, &period);
         let ctx = RatingContext::with_platform(book, period, &platform);
         let rated = rate_account(&ctx, account, Some(&ledger), balance)?;

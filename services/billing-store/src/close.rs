@@ -173,6 +173,7 @@ impl Store {
             .prepare_close(&version.book, &period, period_label)
             .await?;
         let positions = commands::positions(tx).await?;
+        let stamp = crate::writes::next_stamp(tx, self.backend).await?;
         let (out, _) = self
             .issue(
                 tx,
@@ -189,6 +190,7 @@ impl Store {
             .bind(period.end)
             .bind(version.version)
             .bind(now_ms)
+            .bind(stamp)
             .execute(&mut **tx)
             .await?;
         // The closed period's provisional costs give way to its invoices; later periods are

@@ -336,7 +336,9 @@ async fn fold_inner(
     let changed = crate::writes::write_ledger(conn, store.backend, &sorted.usage, kept).await?;
     store.failpoints.hit("fold.after_ledger")?;
     let t_ledger = t0.elapsed();
-    let egress_seconds = crate::writes::write_side_tables(conn, &mut sorted, now_ms).await?;
+    let fold_stamp = crate::writes::next_stamp(conn, store.backend).await?;
+    let egress_seconds =
+        crate::writes::write_side_tables(conn, &mut sorted, (now_ms, fold_stamp)).await?;
     store.failpoints.hit("fold.after_side_tables")?;
     let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
     crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;

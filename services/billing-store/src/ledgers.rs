@@ -178,13 +178,14 @@ pub(crate) fn parse_sources(text: Option<String>) -> Result<Sources> {
 }
 
 impl Store {
-    /// `account`'s ledger as the events ingested at or before `t_ms` made it (issue 12,
-    /// as-known-at): usage from the facts each accepted event left (`usage_facts`), folded
+    /// `account`'s ledger as the events `known` counts made it (issue 12, as-known-at: those
+    /// ingested at or before a time; `verify`: those folded before a close): usage from the facts each accepted event left (`usage_facts`), folded
     /// again with the ledger's own union; egress and the account's rental facts ingested by
     /// then (those stored before migration 0018 count as known from the start); platform
     /// events come with the rating (`rental::load_platform_known_at`). Whole history: the
     /// minimum charge counts a resource's seconds over all its events.
-    pub async fn ledger_known_at(&self, account: &str, t_ms: i64) -> Result<AccountLedger> {
+    pub async fn ledger_known_at(&self, account: &str, known: Known) -> Result<AccountLedger> {
+        let (t_ms, stamp) = known.bounds();
         let mut conn = self.pool.acquire().await?;
         let mut ledger = AccountLedger::new();
         for r in sqlx::query(include_str!(
@@ -194,6 +195,7 @@ impl Store {
         .bind(t_ms)
         .bind(i64::MIN)
         .bind(i64::MAX)
+        .bind(stamp)
         .fetch_all(&mut *conn)
         .await?
         {
@@ -216,8 +218,7 @@ impl Store {
                 quantity,
             );
         }
-        // The known-at condition is an integer the store writes itself.
-        let known = format!(" and coalesce(ingested_ms, 0) <= {t_ms}");
+        let known = known.condition();
         let mut all = std::collections::HashMap::new();
         all.insert(account.to_string(), ledger);
         for r in sqlx::query(
@@ -243,5 +244,36 @@ impl Store {
         let filter = format!("{}{known}", crate::sql::ONE_ACCOUNT);
         crate::rental::load_account_facts(&mut conn, &filter, account, &mut all).await?;
         Ok(all.remove(account).unwrap_or_default())
+    }
+}
+
+/// Which events an as-known-at read counts: those ingested at or before a time (`ByTime`, ms:
+/// the usage API's `as_known_at`), or those whose fold committed before the close that drew
+/// stamp `BeforeStamp` (`verify`: exact, whatever the clocks of concurrent folds and closes
+/// read; migration 0020). Rows stored before migrations 0018 and 0020 have no ingest time or
+/// stamp and count as known from the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Known {
+    ByTime(i64),
+    BeforeStamp(i64),
+}
+
+impl Known {
+    /// Everything stored.
+    pub const ALL: Known = Known::ByTime(i64::MAX);
+
+    /// (latest ingest time, first stamp not counted).
+    pub(crate) fn bounds(self) -> (i64, i64) {
+        match self {
+            Known::ByTime(t) => (t, i64::MAX),
+            Known::BeforeStamp(s) => (i64::MAX, s),
+        }
+    }
+
+    /// The condition on a fact table's `ingested_ms` and `stamp`, to append to a `where`
+    /// (integers the store computes itself, never input).
+    pub(crate) fn condition(self) -> String {
+        let (t, s) = self.bounds();
+        format!(" and coalesce(ingested_ms, 0) <= {t} and coalesce(stamp, 0) < {s}")
     }
 }

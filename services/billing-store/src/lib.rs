@@ -65,6 +65,7 @@ pub use idempotency::Claim;
 pub use identities::identity;
 pub use keys::{hash_key, key_id};
 pub use ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
+pub use ledgers::Known;
 pub(crate) use ledgers::{load_ledger, load_ledgers};
 pub use partitions::{month_bounds, partition_month};
 pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};

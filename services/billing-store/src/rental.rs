@@ -118,12 +118,14 @@ pub(crate) async fn load_platform(conn: &mut sqlx::AnyConnection) -> Result<Plat
 /// as-known-at and `gpubill verify`).
 pub(crate) async fn load_platform_known_at(
     conn: &mut sqlx::AnyConnection,
-    t_ms: i64,
+    known: crate::ledgers::Known,
 ) -> Result<Platform> {
+    let (t_ms, stamp) = known.bounds();
     let rows = sqlx::query(include_str!(
         "../queries/shared/select_platform_facts_known_at.sql"
     ))
     .bind(t_ms)
+    .bind(stamp)
     .fetch_all(&mut *conn)
     .await?;
     platform_of(rows)

@@ -4,8 +4,9 @@
 //! - **the ledger**: every account's usage keys folded again from the facts each accepted
 //!   usage event left (`usage_facts`, with the ledger's own union) against the stored runs;
 //! - **every issued invoice**: its period rated again with the price book version it was
-//!   issued with, from the events ingested by its issue time (usage facts, egress, rental and
-//!   platform facts, by their ingest times) and the credit balance after the invoices and
+//!   issued with, from the events folded before the close that issued it (usage facts,
+//!   egress, rental and platform facts, by their folds' stamps, migration 0020; for closes
+//!   before it, by their ingest times) and the credit balance after the invoices and
 //!   adjustments issued by then, against the stored body; and its `amount_due` against its
 //!   total plus its adjustment lines;
 //! - **every adjustment's recomputation** likewise at its issue time.
@@ -15,6 +16,7 @@
 
 use crate::adjust::{issued_credit, parse_invoice};
 use crate::close::CloseError;
+use crate::ledgers::Known;
 use crate::provisional::{IssuedCredit, credit_balance};
 use crate::{Result, Store, StoreError};
 use billing_core::adjustment::{AdjustmentLine, settle};
@@ -50,6 +52,9 @@ struct Issued {
     account: String,
     period: String,
     issued_ms: i64,
+    /// What the close that issued it knew: the events folded before its stamp (migration
+    /// 0020), or for a close before that migration those ingested by its time.
+    known: Known,
     invoice: Invoice,
 }
 
@@ -60,6 +65,19 @@ impl Store {
         let mut report = VerifyReport::default();
         self.verify_ledgers(&mut report).await?;
         let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+        let mut stamps: BTreeMap<String, i64> = BTreeMap::new();
+        for r in sqlx::query(include_str!("../queries/shared/select_period_stamps.sql"))
+            .fetch_all(&mut *conn)
+            .await?
+        {
+            if let Some(s) = r.get::<Option<i64>, _>(1) {
+                stamps.insert(r.get(0), s);
+            }
+        }
+        let known = |issuing_period: &str, issued_ms: i64| match stamps.get(issuing_period) {
+            Some(s) => Known::BeforeStamp(*s),
+            None => Known::ByTime(issued_ms),
+        };
         let mut invoices = Vec::new();
         for r in sqlx::query(include_str!(
             "../queries/shared/select_all_invoice_rows.sql"
@@ -67,9 +85,11 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
+            let period: String = r.get(1);
             let issued = Issued {
                 account: r.get(0),
-                period: r.get(1),
+                known: known(&period, r.get(5)),
+                period,
                 issued_ms: r.get(5),
                 invoice: parse_invoice(&r.get::<String, _>(4))?,
             };
@@ -99,9 +119,11 @@ impl Store {
             .fetch_all(&mut *conn)
             .await?
         {
+            // Issued by the close of `closed_period`.
             adjustments.push(Issued {
                 account: r.get(0),
                 period: r.get(1),
+                known: known(&r.get::<String, _>(2), r.get(5)),
                 issued_ms: r.get(5),
                 invoice: parse_invoice(&r.get::<String, _>(4))?,
             });
@@ -143,7 +165,7 @@ impl Store {
     async fn verify_ledgers(&self, report: &mut VerifyReport) -> Result<()> {
         for account in self.known_accounts().await? {
             report.accounts += 1;
-            let again = self.ledger_known_at(&account, i64::MAX).await?;
+            let again = self.ledger_known_at(&account, Known::ALL).await?;
             let stored = self.account_ledger(&account).await?;
             let rebuilt: BTreeMap<_, _> = again.usage().collect();
             for (key, runs) in stored.usage() {
@@ -209,7 +231,7 @@ impl Store {
             .iter()
             .find(|c| c.period.label == issued.period)
             .ok_or_else(|| CloseError::NotClosed(issued.period.clone()))?;
-        let platform = crate::rental::load_platform_known_at(&mut conn, t).await?;
+        let platform = crate::rental::load_platform_known_at(&mut conn, issued.known).await?;
         drop(conn);
         // What every other period effectively said at `t`: its invoice issued by then, or
         // the latest adjustment issued by then (an adjustment's own period: only those
@@ -239,7 +261,7 @@ impl Store {
             .map(|(label, (_, inv))| issued_credit(label, inv))
             .collect();
         let balance = credit_balance(&c.book, &issued.account, &credits, &c.period);
-        let ledger = self.ledger_known_at(&issued.account, t).await?;
+        let ledger = self.ledger_known_at(&issued.account, issued.known).await?;
         let ctx = RatingContext::with_platform(&c.book, c.period.clone(), &platform);
         Ok(rate_account(&ctx, &issued.account, Some(&ledger), balance)?.invoice)
     }

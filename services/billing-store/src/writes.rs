@@ -123,14 +123,16 @@ pub(crate) async fn write_ledger(
 pub(crate) async fn write_side_tables(
     conn: &mut AnyConnection,
     sorted: &mut Sorted<'_>,
-    now_ms: i64,
+    (now_ms, stamp): (i64, i64),
 ) -> Result<Vec<(String, i64)>> {
     let egress_seconds = moved_seconds(sorted);
-    // Every fact with its ingest time (issue 12, as-known-at; migration 0018).
+    // Every fact with its ingest time (issue 12, as-known-at; migration 0018) and its fold's
+    // stamp (migration 0020: what `verify` orders facts and closes by).
     let stamped = |rows: Vec<Vec<Val>>| -> Vec<Vec<Val>> {
         rows.into_iter()
             .map(|mut r| {
                 r.push(Val::I64(now_ms));
+                r.push(Val::I64(stamp));
                 r
             })
             .collect()
@@ -158,6 +160,7 @@ pub(crate) async fn write_side_tables(
                     Val::I64(*to),
                     Val::Text(quantity.to_string()),
                     Val::I64(now_ms),
+                    Val::I64(stamp),
                 ]
             })
         })
@@ -242,4 +245,16 @@ fn moved_seconds(sorted: &Sorted<'_>) -> Vec<(String, i64)> {
             }),
     );
     egress_seconds
+}
+
+/// The next fold stamp (migration 0020), drawn by every fold and every close under the writer
+/// lock (PostgreSQL: folds hold it shared, a close exclusively; SQLite: one writer), so a fact
+/// stamped below a close's stamp was committed before that close: what `verify` rates an
+/// issued invoice from, whatever the clocks of concurrent folds and closes read.
+pub(crate) async fn next_stamp(conn: &mut AnyConnection, backend: crate::Backend) -> Result<i64> {
+    let sql = match backend {
+        crate::Backend::Postgres => include_str!("../queries/postgres/next_fold_stamp.sql"),
+        crate::Backend::Sqlite => include_str!("../queries/sqlite/next_fold_stamp.sql"),
+    };
+    Ok(sqlx::query(sql).fetch_one(conn).await?.get(0))
 }

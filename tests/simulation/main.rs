@@ -1,33 +1,52 @@
 //! Issue 14: a deterministic simulation of the engine with injected faults. One seed drives a
-//! schedule over November 2026 for 2 to 4 accounts: ingest batches (new, redelivered,
-//! shuffled, conflicting, hostile records), price book versions, credit terms, quotas,
-//! authorizations and releases, then the close of 2026-11. Faults: engine restarts (some
-//! losing the answer of the request in flight, which the client then retries) and, on
-//! PostgreSQL, a TCP proxy inside the test that cuts every live connection (mid-transaction)
-//! or stalls at a message count the seed chose. After each run: the invoices equal
-//! `gpubill rate` over the accepted events, no record is both accepted and dead-lettered,
-//! every hold is accounted for, each quota decision is recorded once, `verify` is clean.
+//! schedule from 2026-12-02 to the first days of 2027 for 2 to 4 accounts: ingest batches (new,
+//! redelivered, shuffled, conflicting, hostile records; November's and December's), price book
+//! versions, credit terms, quotas, authorizations and releases, time passing, the close of
+//! 2026-11 somewhere in the middle (later November usage is late) and the close of 2026-12 at
+//! the end (which carries November's adjustments). Faults: engine restarts (some losing the
+//! answer of the request in flight, which the client then retries), fail points (the engine
+//! dies inside a fold, a close or a wallet movement) and, on PostgreSQL, a TCP proxy inside
+//! the test that cuts every live connection (mid-transaction) or stalls at a message count the
+//! seed chose, and a server of the simulation's own that it crashes and restarts
+//! (`pg_ctl restart -m immediate`). In Kafka mode the broker is librdkafka's mock cluster,
+//! taken down for a number of failed requests the seed chose, and each run ends with
+//! `gpubill replay` of its topics into an empty database.
 //!
-//! `GPUBILL_SIM_SEEDS=N` runs N SQLite seeds and N/10 PostgreSQL seeds (default 200 and 20);
-//! `GPUBILL_SIM_SEED=S` replays seed S alone on both backends. A failing seed names itself.
+//! After each run: November's invoices equal `gpubill rate` over the events accepted before
+//! its close; December's equal `gpubill rate` over December's, and their adjustment lines add
+//! up to what `gpubill rate` over all of November's events says minus what was issued; no
+//! record is both accepted and dead-lettered; every hold is accounted for; each quota
+//! decision is recorded once; `verify` is clean; a replay rebuilds the same projections.
+//!
+//! `GPUBILL_SIM_SEEDS=N` runs N SQLite seeds, N/10 PostgreSQL seeds and N/20 Kafka seeds
+//! (default 200, 20 and 10); `GPUBILL_SIM_SEED=S` replays seed S alone in every mode. A
+//! failing seed names itself. An `Idempotency-Key` whose claim is left behind by a fault is
+//! taken over once it is stale on the engine's clock (the client lets the clock pass).
 //! Soak: `GPUBILL_SIM_SEEDS=5000 cargo test --release -p gpubill-tests --test simulation -- --nocapture`.
+
+mod check;
+mod faults;
+mod kafka_rig;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use billing_api::{AppState, router};
 use billing_store::{Store, hash_key};
+use faults::{PrivatePostgres, Proxy};
 use gpubill_tests::*;
 use http_body_util::BodyExt;
+use kafka_rig::{Rig, Workers};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
 
 /// 2026-11-01T00:00:00Z.
 const NOV_1_S: i64 = DEC_2_2026_MS / 1000 - 31 * 86_400;
+/// 2026-12-01T00:00:00Z.
+const DEC_1_S: i64 = NOV_1_S + 30 * 86_400;
 /// Attempts of one request before the run fails (faults are single events: a handful do).
 const ATTEMPTS_MAX: u32 = 30;
 /// How long a keyed retry may wait before the client calls its key stuck (the engine waits
@@ -74,17 +93,17 @@ fn usage(
     .to_string()
 }
 
-/// A new valid event: mostly November, a few on 2026-12-01 (the open period, where quotas
-/// and hold captures act).
-fn valid_event(rng: &mut Rng, n: u64, accounts: &[&str]) -> String {
+/// A new valid event: mostly November, some in December up to two hours before `now_s` (the
+/// open period, where quotas and hold captures act).
+fn valid_event(rng: &mut Rng, n: u64, accounts: &[&str], now_s: i64) -> String {
     let account = accounts[rng.below(accounts.len() as u64) as usize];
     let lease = format!("L-{account}-{}", rng.below(3));
     let resource = format!("g{}", rng.below(4));
     let sku = SKUS[rng.below(2) as usize];
     let quantity = ["1", "2", "4", "8", "0.25"][rng.below(5) as usize];
     let span_s = 60 * (1 + rng.below(60) as i64);
-    let start_s = if rng.permille(100) {
-        NOV_1_S + 30 * 86_400 + rng.below(20 * 3600) as i64
+    let start_s = if rng.permille(150) {
+        DEC_1_S + rng.below((now_s - DEC_1_S - 2 * 3600) as u64) as i64
     } else {
         NOV_1_S + rng.below(30 * 86_400 - 3600) as i64
     };
@@ -159,117 +178,6 @@ fn price_book(rng: &mut Rng, accounts: &[&str]) -> String {
     book
 }
 
-// ---- the faulty PostgreSQL link ------------------------------------------------------------
-
-/// A TCP proxy to PostgreSQL that drops every live connection, or stalls, when its countdown
-/// of forwarded messages (both directions) reaches zero: the point comes from the seed.
-struct Proxy {
-    port: u16,
-    cut_in: Arc<AtomicI64>,
-    stall_in: Arc<AtomicI64>,
-    cuts: Arc<AtomicU64>,
-    generation: Arc<tokio::sync::watch::Sender<u64>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Proxy {
-    async fn start(upstream: String) -> Proxy {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let link = Link {
-            cut_in: Arc::new(AtomicI64::new(0)),
-            stall_in: Arc::new(AtomicI64::new(0)),
-            cuts: Arc::new(AtomicU64::new(0)),
-            generation: Arc::new(tokio::sync::watch::channel(0u64).0),
-        };
-        let each = link.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
-                    continue;
-                };
-                tokio::spawn(each.clone().run(client, server));
-            }
-        });
-        Proxy {
-            port,
-            cut_in: link.cut_in,
-            stall_in: link.stall_in,
-            cuts: link.cuts,
-            generation: link.generation,
-            task,
-        }
-    }
-
-    /// Cuts every connection at the `n`th message forwarded from now (that message is lost).
-    fn cut_after(&self, n: i64) {
-        self.cut_in.store(n, Ordering::SeqCst);
-    }
-
-    fn stall_after(&self, n: i64) {
-        self.stall_in.store(n, Ordering::SeqCst);
-    }
-
-    fn disarm(&self) {
-        self.cut_in.store(0, Ordering::SeqCst);
-        self.stall_in.store(0, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.task.abort();
-        self.generation.send_modify(|g| *g += 1);
-    }
-}
-
-#[derive(Clone)]
-struct Link {
-    cut_in: Arc<AtomicI64>,
-    stall_in: Arc<AtomicI64>,
-    cuts: Arc<AtomicU64>,
-    generation: Arc<tokio::sync::watch::Sender<u64>>,
-}
-
-impl Link {
-    async fn run(self, client: tokio::net::TcpStream, server: tokio::net::TcpStream) {
-        let (cr, cw) = client.into_split();
-        let (sr, sw) = server.into_split();
-        let mut cut = self.generation.subscribe();
-        // Whichever direction ends first ends the connection: both halves are dropped.
-        tokio::select! {
-            _ = self.clone().pump(cr, sw) => {}
-            _ = self.clone().pump(sr, cw) => {}
-            _ = cut.changed() => {}
-        }
-    }
-
-    async fn pump(
-        self,
-        mut from: tokio::net::tcp::OwnedReadHalf,
-        mut to: tokio::net::tcp::OwnedWriteHalf,
-    ) {
-        let mut buf = vec![0u8; 16 * 1024];
-        loop {
-            let n = match from.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => n,
-            };
-            if self.stall_in.fetch_sub(1, Ordering::SeqCst) == 1 {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            if self.cut_in.fetch_sub(1, Ordering::SeqCst) == 1 {
-                self.cuts.fetch_add(1, Ordering::SeqCst);
-                self.generation.send_modify(|g| *g += 1);
-                return;
-            }
-            if to.write_all(&buf[..n]).await.is_err() {
-                return;
-            }
-        }
-    }
-}
-
 // ---- the client: retries as an agent or an operator would ---------------------------------
 
 #[derive(Clone)]
@@ -283,18 +191,22 @@ struct Req {
     key: Option<String>,
 }
 
-/// An app like `TestApp::open`, that reports a failed open (a cut link) instead of panicking.
-async fn open(url: &str) -> Result<TestApp, String> {
+/// An app like `TestApp::open` on the simulation's clock (and, in Kafka mode, handing
+/// ingested records to the broker), that reports a failed open (a cut link) instead of
+/// panicking.
+async fn open(url: &str, now: &Arc<AtomicI64>, rig: Option<&Rig>) -> Result<TestApp, String> {
     let store = Store::open(url)
         .await
         .map_err(|e| e.to_string())?
+        .with_topics(Rig::topics())
         .with_dedupe_horizon(CENTURY_S);
+    let now = now.clone();
     let state = AppState {
         store: Arc::new(store),
         admin_token_hash: hash_key(ADMIN),
         ingest_token_hash: Some(hash_key(INGEST)),
-        clock: clock_at(DEC_2_2026_MS),
-        sink: None,
+        clock: Arc::new(move || now.load(Ordering::SeqCst)),
+        sink: rig.map(Rig::sink),
         metrics: Some(metrics_handle()),
         limiter: Default::default(),
         usage_answers: Default::default(),
@@ -304,18 +216,6 @@ async fn open(url: &str) -> Result<TestApp, String> {
         state,
         url: url.to_string(),
     })
-}
-
-async fn open_retrying(url: &str) -> TestApp {
-    let mut last = String::new();
-    for _ in 0..ATTEMPTS_MAX {
-        match open(url).await {
-            Ok(t) => return t,
-            Err(e) => last = e,
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the engine does not open: {last}")
 }
 
 async fn once(t: &TestApp, r: &Req) -> (StatusCode, Value) {
@@ -349,10 +249,35 @@ struct Stats {
     stalls_armed: u64,
     retries: u64,
     records_sent: u64,
-    /// Admin commands whose `Idempotency-Key` stayed claimed (see `Sim::stuck_key`).
-    stuck_keys: u64,
+    /// `Idempotency-Key` claims left behind by a fault and taken over once stale.
+    stale_claims: u64,
     /// Fail points armed: the engine dies inside a fold, a close or a wallet movement.
     failpoints_armed: u64,
+    /// PostgreSQL crashed and restarted (the simulation's own server).
+    pg_restarts: u64,
+    /// Kafka mode: broker outages, and engines whose consumer or relay died (restarted).
+    broker_outages: u64,
+    engines_died: u64,
+    /// Kafka mode: records the end-of-run replay folded again.
+    replayed_records: u64,
+}
+
+impl Stats {
+    fn add(&mut self, o: &Stats) {
+        self.steps += o.steps;
+        self.restarts += o.restarts;
+        self.lost_answers += o.lost_answers;
+        self.cuts_armed += o.cuts_armed;
+        self.stalls_armed += o.stalls_armed;
+        self.retries += o.retries;
+        self.records_sent += o.records_sent;
+        self.stale_claims += o.stale_claims;
+        self.failpoints_armed += o.failpoints_armed;
+        self.pg_restarts += o.pg_restarts;
+        self.broker_outages += o.broker_outages;
+        self.engines_died += o.engines_died;
+        self.replayed_records += o.replayed_records;
+    }
 }
 
 /// The schedule's effects as the client knows them: what the invariants are checked against.
@@ -367,7 +292,11 @@ struct Expected {
     dead_sure: u64,
     dead_maybe: u64,
     book: Option<String>,
+    /// Credit terms per account: November's, then (after its close) December's.
     credits: BTreeMap<String, String>,
+    dec_credits: BTreeMap<String, String>,
+    /// What November's close saw: the book and credits in force, the events accepted.
+    november: Option<(String, Vec<String>)>,
     /// Holds granted by an answer; those released by us (200); authorizations whose answer
     /// was lost (each may have left a hold we never heard of).
     granted: BTreeSet<String>,
@@ -375,11 +304,44 @@ struct Expected {
     authorize_unanswered: u64,
 }
 
+impl Expected {
+    /// The book in force with the credit terms written into it (how `gpubill rate` reads
+    /// them).
+    fn book_with_credits(&self) -> String {
+        let mut book = self.book.clone().unwrap();
+        for (credits, from, to) in [
+            (&self.credits, "2026-11-01", "2026-12-01"),
+            (&self.dec_credits, "2026-12-01", "2027-01-01"),
+        ] {
+            let id = if from == "2026-11-01" {
+                "sim"
+            } else {
+                "sim-dec"
+            };
+            for (a, amount) in credits {
+                book.push_str(&format!(
+                    "\n[[credits]]\naccount = \"{a}\"\nid = \"{id}-{a}\"\namount = \"{amount}\"\nfrom = \"{from}T00:00:00Z\"\nto = \"{to}T00:00:00Z\"\n"
+                ));
+            }
+        }
+        book
+    }
+}
+
 struct Sim {
     app: Option<TestApp>,
     url: String,
     rng: Rng,
+    /// The engine's clock (ms): moves forward only, by the schedule.
+    now: Arc<AtomicI64>,
     proxy: Option<Proxy>,
+    /// PostgreSQL mode: the server the simulation may crash and restart.
+    server: Option<Arc<PrivatePostgres>>,
+    /// A restart in flight beside the current request.
+    restarting: Option<tokio::task::JoinHandle<()>>,
+    /// Kafka mode: the broker and the engine's consumer and relay.
+    rig: Option<Rig>,
+    workers: Option<Workers>,
     stats: Stats,
     /// The next request's answer is lost to a restart (the engine was killed after its
     /// effect, before its answer reached the client).
@@ -391,14 +353,65 @@ impl Sim {
         self.app.as_ref().unwrap()
     }
 
+    fn now_ms(&self) -> i64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    fn pass_time(&self, ms: i64) {
+        self.now.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    async fn start_engine(&mut self) {
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS_MAX {
+            match open(&self.url, &self.now, self.rig.as_ref()).await {
+                Ok(t) => {
+                    if let Some(rig) = &self.rig {
+                        self.workers =
+                            Some(rig.start(t.state.store.clone(), t.state.clock.clone()));
+                    }
+                    self.app = Some(t);
+                    return;
+                }
+                Err(e) => last = e,
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the engine does not open: {last}")
+    }
+
+    async fn stop_engine(&mut self) {
+        if let Some(w) = self.workers.take() {
+            w.stop().await;
+        }
+        if let Some(t) = self.app.take() {
+            t.shutdown().await;
+        }
+    }
+
     async fn restart(&mut self) {
         if let Some(p) = &self.proxy {
             p.disarm();
         }
-        let t = self.app.take().unwrap();
-        t.shutdown().await;
-        self.app = Some(open_retrying(&self.url).await);
+        self.stop_engine().await;
+        self.start_engine().await;
         self.stats.restarts += 1;
+    }
+
+    /// Kafka mode: a consumer or relay that stopped on an error is an engine that died; the
+    /// supervisor (this) starts it again.
+    async fn supervise(&mut self) {
+        if self.workers.as_ref().is_some_and(Workers::died) {
+            self.stats.engines_died += 1;
+            self.restart().await;
+        }
+    }
+
+    /// A PostgreSQL restart started by `fault` is over.
+    async fn restarted(&mut self) {
+        if let Some(h) = self.restarting.take() {
+            h.await.unwrap();
+        }
     }
 
     /// Sends until an answer that is not a server error; `on_attempt(answered, status, body)`
@@ -408,28 +421,32 @@ impl Sim {
         r: &Req,
         mut on_attempt: impl FnMut(bool, StatusCode, &Value),
     ) -> (StatusCode, Value) {
+        self.supervise().await;
         if std::mem::take(&mut self.lose_next) {
             let (s, v) = once(self.app(), r).await;
             on_attempt(!s.is_server_error(), s, &v);
             self.stats.lost_answers += 1;
             self.restart().await;
         }
-        let mut r = r.clone();
         let mut last = (StatusCode::OK, Value::Null);
         for attempt in 0..ATTEMPTS_MAX {
             if attempt > 0 {
                 self.stats.retries += 1;
-                tokio::time::sleep(Duration::from_millis(5 * u64::from(attempt))).await;
+                tokio::time::sleep(Duration::from_millis(5 * u64::from(attempt.min(20)))).await;
+                self.supervise().await;
             }
             // The client is sequential: a retry that waits on its own key waits on nobody.
-            let Ok((s, v)) = tokio::time::timeout(STUCK_KEY_WAIT, once(self.app(), &r)).await
-            else {
-                self.stuck_key(&mut r).await;
+            let Ok((s, v)) = tokio::time::timeout(STUCK_KEY_WAIT, once(self.app(), r)).await else {
+                self.stale_claim(r).await;
                 continue;
             };
             on_attempt(!s.is_server_error(), s, &v);
             if !s.is_server_error() {
+                self.restarted().await;
                 return (s, v);
+            }
+            if let Some(rig) = self.rig.as_mut() {
+                rig.failed();
             }
             last = (s, v);
         }
@@ -440,32 +457,15 @@ impl Sim {
     }
 
     /// Found by this simulation (PostgreSQL with connection cuts): when the link is cut
-    /// around an admin command, its `Idempotency-Key` claim can stay `running` (status 0)
-    /// with no request running it. The engine now takes such a claim over once it is
-    /// `billing_store::idempotency::STALE_CLAIM_MS` old on its clock (tests/concurrency.rs,
-    /// `a_stale_idempotency_claim_is_taken_over`); the simulation's clock stands still, so
-    /// here the client goes on with a new key, as an operator in a hurry would, and the run
-    /// counts it. Strict mode fails the seed instead.
-    async fn stuck_key(&mut self, r: &mut Req) {
-        use sqlx::Row;
-        let key = r.key.clone().expect("only keyed requests wait on a claim");
-        let row =
-            sqlx::query("select status from idempotency_keys where scope = 'admin' and key = $1")
-                .bind(&key)
-                .fetch_optional(self.app().state.store.pool())
-                .await
-                .ok()
-                .flatten()
-                .map(|r| r.get::<i64, _>(0));
-        assert!(
-            std::env::var_os("GPUBILL_SIM_STRICT").is_none(),
-            "{} {}: Idempotency-Key {key:?} stuck (claim status {row:?}): every retry waits on a \
-             request nobody runs",
-            r.method,
-            r.uri
-        );
-        self.stats.stuck_keys += 1;
-        r.key = Some(format!("{key}~{}", self.stats.stuck_keys));
+    /// around an admin command, its `Idempotency-Key` claim can stay `running` with no
+    /// request running it, and every retry waits on it. The engine takes such a claim over
+    /// once it is `STALE_CLAIM_MS` old on its clock (tests/concurrency.rs,
+    /// `a_stale_idempotency_claim_is_taken_over`): the client lets that time pass and
+    /// retries with the same key, which must then go through.
+    async fn stale_claim(&mut self, r: &Req) {
+        assert!(r.key.is_some(), "{} {}: no answer", r.method, r.uri);
+        self.pass_time(billing_store::idempotency::STALE_CLAIM_MS + 1000);
+        self.stats.stale_claims += 1;
     }
 
     async fn admin(
@@ -485,9 +485,37 @@ impl Sim {
         };
         self.send(&r, |_, _, _| {}).await
     }
+
+    /// Kafka mode: waits until the consumer folded everything the broker holds.
+    async fn catch_up(&mut self) {
+        let Some(rig) = self.rig.as_mut() else { return };
+        rig.up();
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            self.supervise().await;
+            let store = self.app().state.store.clone();
+            if self.rig.as_ref().unwrap().caught_up(&store).await {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the consumer does not catch up"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 // ---- one run ----------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Sqlite,
+    /// PostgreSQL behind the cutting proxy, on a server the simulation restarts.
+    Postgres,
+    /// PostgreSQL (the suite's server) with the mock Kafka cluster.
+    Kafka,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Outcome {
@@ -498,70 +526,104 @@ struct Outcome {
     events: u64,
 }
 
-async fn run(seed: u64, db: Db) -> Outcome {
+async fn run(seed: u64, mode: Mode, server: Option<Arc<PrivatePostgres>>) -> Outcome {
     let mut rng = Rng(seed
-        ^ if db == Db::Postgres {
-            0x5eed_0000_0000
-        } else {
-            0
+        ^ match mode {
+            Mode::Sqlite => 0,
+            Mode::Postgres => 0x5eed_0000_0000,
+            Mode::Kafka => 0x5eed_0000_ca4a,
         });
     let accounts: Vec<&str> = ACCOUNTS[..2 + rng.below(3) as usize].to_vec();
-    let url = fresh_db(db).await;
-    let (proxy, url) = match db {
-        Db::Sqlite => (None, url),
-        Db::Postgres => {
-            let base = postgres_base();
-            let upstream = base.rsplit('@').next().unwrap().to_string();
+    let (proxy, url) = match (&server, mode) {
+        (Some(pg), Mode::Postgres) => {
+            let url = fresh_db_on(&pg.url()).await;
+            let upstream = format!("127.0.0.1:{}", pg.port);
             let p = Proxy::start(upstream.clone()).await;
             let via = url.replacen(&upstream, &format!("127.0.0.1:{}", p.port), 1);
             (Some(p), via)
         }
+        (_, Mode::Sqlite) => (None, fresh_db(Db::Sqlite).await),
+        _ => (None, fresh_db(Db::Postgres).await),
     };
-    let app = open_retrying(&url).await;
     let mut sim = Sim {
-        app: Some(app),
+        app: None,
         url,
         rng,
+        now: Arc::new(AtomicI64::new(DEC_2_2026_MS)),
         proxy,
+        server,
+        restarting: None,
+        rig: (mode == Mode::Kafka).then(Rig::new),
+        workers: None,
         stats: Stats::default(),
         lose_next: false,
     };
+    sim.start_engine().await;
     let mut exp = Expected::default();
     setup(&mut sim, &mut exp, &accounts).await;
     let steps = 10 + sim.rng.below(30);
+    let close_at = steps / 3 + sim.rng.below(steps / 3);
     let mut n = 0u64;
     for step in 0..steps {
         sim.stats.steps += 1;
         fault(&mut sim).await;
+        if step == close_at {
+            close_november(&mut sim, &mut exp).await;
+            continue;
+        }
         match sim.rng.below(100) {
-            0..55 => ingest(&mut sim, &mut exp, &accounts, &mut n, step).await,
-            55..62 => upload_book(&mut sim, &mut exp, &accounts, step).await,
-            62..68 => credit(&mut sim, &mut exp, &accounts, step).await,
-            68..76 => quotas(&mut sim, &accounts, step).await,
-            76..90 => authorize(&mut sim, &mut exp, &accounts).await,
-            _ => release(&mut sim, &mut exp).await,
+            0..50 => ingest(&mut sim, &mut exp, &accounts, &mut n, step).await,
+            50..57 => upload_book(&mut sim, &mut exp, &accounts, step).await,
+            57..63 => credit(&mut sim, &mut exp, &accounts, step).await,
+            63..70 => quotas(&mut sim, &accounts, step).await,
+            70..83 => authorize(&mut sim, &mut exp, &accounts).await,
+            83..93 => release(&mut sim, &mut exp).await,
+            // Up to 10 hours pass; the schedule stays inside December.
+            _ => {
+                let left = JAN_1_2027_MS - 2 * 3_600_000 - sim.now_ms();
+                let ms = (sim.rng.below(36_000) as i64 * 1000).min(left.max(0));
+                sim.pass_time(ms);
+            }
         }
     }
+    // December is over: one more December event per account (every account is billed),
+    // then its close carries November's adjustments.
+    let last: Vec<String> = accounts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let s = DEC_1_S + 86_400 + 3600 * i as i64;
+            usage(
+                2,
+                &format!("dec-{a}"),
+                a,
+                ["L0", "g1", "gpu.a100", "2"],
+                (s, s + 900),
+            )
+        })
+        .collect();
+    send_batch(&mut sim, &mut exp, last, 0).await;
+    sim.now.fetch_max(JAN_2_2027_MS, Ordering::SeqCst);
     fault(&mut sim).await;
-    let (s, v) = sim
-        .admin(
-            "POST",
-            "/v1/admin/invoices/close?period=2026-11".into(),
-            String::new(),
-            "close-2026-11".into(),
-        )
-        .await;
-    assert_eq!(s, StatusCode::OK, "close: {v}");
+    sim.catch_up().await;
+    close(&mut sim, "2026-12").await;
+    sim.restarted().await;
     let cuts = sim.proxy.as_ref().map_or(0, |p| {
         p.disarm();
         p.cuts.load(Ordering::SeqCst)
     });
-    let (holds, decisions) = check(&sim, &exp).await;
+    if let Some(rig) = sim.rig.as_mut() {
+        rig.up();
+    }
+    sim.catch_up().await;
+    let (holds, decisions) = check::check(&sim, &exp).await;
+    if sim.rig.is_some() {
+        replay(&mut sim).await;
+    }
+    sim.stats.broker_outages = sim.rig.as_ref().map_or(0, |r| r.outages);
     let events = exp.valid.len() as u64;
     let stats = sim.stats;
-    if let Some(t) = sim.app.take() {
-        t.shutdown().await;
-    }
+    sim.stop_engine().await;
     Outcome {
         holds,
         decisions,
@@ -569,6 +631,97 @@ async fn run(seed: u64, db: Db) -> Outcome {
         cuts,
         events,
     }
+}
+
+/// A fresh database on another PostgreSQL server than the suite's.
+async fn fresh_db_on(server: &str) -> String {
+    use sqlx::Connection;
+    let name = format!("gpubill_sim_{}", NEXT_DB.fetch_add(1, Ordering::SeqCst));
+    let mut c = sqlx::PgConnection::connect(&format!("{server}/postgres"))
+        .await
+        .unwrap();
+    sqlx::query(&format!("drop database if exists {name}"))
+        .execute(&mut c)
+        .await
+        .unwrap();
+    sqlx::query(&format!("create database {name}"))
+        .execute(&mut c)
+        .await
+        .unwrap();
+    format!("{server}/{name}")
+}
+
+static NEXT_DB: AtomicI64 = AtomicI64::new(0);
+
+/// 2027-01-01T00:00:00Z.
+const JAN_1_2027_MS: i64 = JAN_2_2027_MS - 86_400_000;
+
+async fn close(sim: &mut Sim, period: &str) -> Value {
+    let (s, v) = sim
+        .admin(
+            "POST",
+            format!("/v1/admin/invoices/close?period={period}"),
+            String::new(),
+            format!("close-{period}"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "close {period}: {v}");
+    v
+}
+
+/// November's close, once everything sent has been folded; what it saw is remembered.
+async fn close_november(sim: &mut Sim, exp: &mut Expected) {
+    sim.catch_up().await;
+    close(sim, "2026-11").await;
+    let events = exp.valid.values().cloned().collect();
+    exp.november = Some((exp.book_with_credits(), events));
+}
+
+/// Kafka mode: every command relayed, the engine stopped, its topics replayed into an empty
+/// database: the same projections.
+async fn replay(sim: &mut Sim) {
+    let store = sim.app().state.store.clone();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !store.outbox_pending(1).await.unwrap().is_empty() {
+        sim.supervise().await;
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the outbox is not relayed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let original = replayable(&projections(&store).await);
+    let into = open(&fresh_db(Db::Postgres).await, &sim.now, None)
+        .await
+        .unwrap();
+    let report = sim
+        .rig
+        .as_ref()
+        .unwrap()
+        .replay(into.state.store.clone(), sim.now_ms())
+        .await;
+    sim.stats.replayed_records += report.records;
+    let replayed = replayable(&projections(&into.state.store).await);
+    into.shutdown().await;
+    if original != replayed {
+        let a: BTreeSet<&String> = original.iter().collect();
+        let b: BTreeSet<&String> = replayed.iter().collect();
+        panic!(
+            "the replay differs ({report:?}):\nonly in the original: {:#?}\nonly in the replay: {:#?}",
+            a.difference(&b).collect::<Vec<_>>(),
+            b.difference(&a).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// The projections a replay rebuilds from the topics. Not from them: holds and what the
+/// live engine decided from them (quota decisions, the provisional figures) and the times
+/// rows were written at fold time.
+fn replayable(rows: &[String]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| !r.starts_with("decision|"))
+        .cloned()
+        .collect()
 }
 
 /// Accounts, the first price book and one valid event per account (every account is billed).
@@ -582,11 +735,7 @@ async fn setup(sim: &mut Sim, exp: &mut Expected, accounts: &[&str]) {
                 format!("account-{a}"),
             )
             .await;
-        // 409: the account exists, from an attempt under a key that got stuck.
-        assert!(
-            s == StatusCode::CREATED || s == StatusCode::CONFLICT && sim.stats.stuck_keys > 0,
-            "{s}: {v}"
-        );
+        assert_eq!(s, StatusCode::CREATED, "{v}");
     }
     upload_book(sim, exp, accounts, u64::MAX).await;
     let first: Vec<String> = accounts
@@ -608,8 +757,10 @@ async fn setup(sim: &mut Sim, exp: &mut Expected, accounts: &[&str]) {
 
 /// Before a step, the seed may restart the engine (perhaps losing the next answer), arm a
 /// fail point (the engine dies inside a transaction), a connection cut or a stall on the
-/// PostgreSQL link.
+/// PostgreSQL link, crash PostgreSQL (it restarts while the step runs), or take the broker
+/// down (Kafka mode) for a number of failed requests.
 async fn fault(sim: &mut Sim) {
+    sim.restarted().await;
     if sim.rng.permille(80) {
         sim.restart().await;
     }
@@ -633,13 +784,31 @@ async fn fault(sim: &mut Sim) {
             sim.stats.stalls_armed += 1;
         }
     }
+    if let Some(pg) = sim.server.clone()
+        && sim.rng.permille(60)
+    {
+        let delay = Duration::from_millis(sim.rng.below(20));
+        sim.stats.pg_restarts += 1;
+        sim.restarting = Some(tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            tokio::task::spawn_blocking(move || pg.restart())
+                .await
+                .unwrap();
+        }));
+    }
+    if let Some(rig) = sim.rig.as_mut()
+        && sim.rng.permille(150)
+    {
+        rig.down(1 + sim.rng.below(4) as u32);
+    }
 }
 
 async fn ingest(sim: &mut Sim, exp: &mut Expected, accounts: &[&str], n: &mut u64, step: u64) {
     let mut records = Vec::new();
     for _ in 0..1 + sim.rng.below(30) {
         *n += 1;
-        records.push(valid_event(&mut sim.rng, *n, accounts));
+        let now_s = sim.now_ms() / 1000;
+        records.push(valid_event(&mut sim.rng, *n, accounts, now_s));
     }
     // Exact redeliveries of anything sent before.
     let sent: Vec<String> = exp.valid.values().cloned().collect();
@@ -767,6 +936,8 @@ async fn send_batch(sim: &mut Sim, exp: &mut Expected, records: Vec<String>, bad
                     exp.acked.push(i.clone());
                 }
             }
+            // Kafka mode settles conflicts when it folds (then dead-lettered).
+            Some(_) if sim.rig.is_some() => assert_eq!(status, "accepted", "{record}: {r}"),
             Some(_) => assert_eq!(r["reason"], "conflict", "{record}: {r}"),
             None => {
                 assert_eq!(status, "rejected", "{record}: {r}");
@@ -791,21 +962,26 @@ async fn upload_book(sim: &mut Sim, exp: &mut Expected, accounts: &[&str], step:
     exp.book = Some(book);
 }
 
+/// Credit terms: November's until its close, then December's (a closed period's terms are
+/// left alone).
 async fn credit(sim: &mut Sim, exp: &mut Expected, accounts: &[&str], step: u64) {
     let a = accounts[sim.rng.below(accounts.len() as u64) as usize];
     let amount = format!("{}.{:02}", sim.rng.below(80), sim.rng.below(100));
-    let body =
-        json!({"amount": amount, "from": "2026-11-01T00:00:00Z", "to": "2026-12-01T00:00:00Z"});
+    let (id, from, to, terms) = match exp.november {
+        None => ("sim", "2026-11-01", "2026-12-01", &mut exp.credits),
+        Some(_) => ("sim-dec", "2026-12-01", "2027-01-01", &mut exp.dec_credits),
+    };
+    let body = json!({"amount": amount, "from": format!("{from}T00:00:00Z"), "to": format!("{to}T00:00:00Z")});
     let (s, v) = sim
         .admin(
             "PUT",
-            format!("/v1/admin/accounts/{a}/terms/credits/sim-{a}"),
+            format!("/v1/admin/accounts/{a}/terms/credits/{id}-{a}"),
             body.to_string(),
             format!("credit-{step}"),
         )
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    exp.credits.insert(a.to_string(), amount);
+    terms.insert(a.to_string(), amount);
 }
 
 async fn quotas(sim: &mut Sim, accounts: &[&str], step: u64) {
@@ -883,200 +1059,90 @@ async fn release(sim: &mut Sim, exp: &mut Expected) {
     }
 }
 
-// ---- the invariants -------------------------------------------------------------------------
-
-/// Checks every invariant; returns how many holds and quota decisions the run left.
-async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
-    use sqlx::Row;
-    let store = &sim.app().state.store;
-    // (a) The invoices equal `gpubill rate` over the accepted events, with the book in force
-    // and the credit terms written into it.
-    let mut book = exp.book.clone().unwrap();
-    for (a, amount) in &exp.credits {
-        book.push_str(&format!(
-            "\n[[credits]]\naccount = \"{a}\"\nid = \"sim-{a}\"\namount = \"{amount}\"\nfrom = \"2026-11-01T00:00:00Z\"\nto = \"2026-12-01T00:00:00Z\"\n"
-        ));
-    }
-    let events: Vec<String> = exp.valid.values().cloned().collect();
-    let offline = offline_invoices(&book, &events, "2026-11");
-    let mut issued: Vec<Value> = store
-        .invoices(None, Some("2026-11"))
-        .await
-        .unwrap()
-        .iter()
-        .map(|i| section6(&serde_json::to_value(&i.invoice).unwrap()))
-        .collect();
-    issued.sort_by(|a, b| a["account"].as_str().cmp(&b["account"].as_str()));
-    assert_eq!(issued.len(), offline.len(), "accounts differ: {issued:?}");
-    for (got, want) in issued.iter().zip(&offline) {
-        assert_eq!(got, want, "invoice differs from gpubill rate");
-    }
-    // (b) Every distinct valid event accepted once; the dead letters are the hostile and
-    // conflicting records, each with a reason, none of them an accepted event's content.
-    assert_eq!(store.event_count().await.unwrap(), exp.valid.len() as i64);
-    let mut dead = Vec::new();
-    loop {
-        let after = dead.last().map_or(0, |d: &billing_store::DeadLetter| d.seq);
-        let page = store.dead_letters(after, 1000).await.unwrap();
-        if page.is_empty() {
-            break;
-        }
-        dead.extend(page);
-    }
-    let n = dead.len() as u64;
-    assert!(
-        exp.dead_sure <= n && n <= exp.dead_sure + exp.dead_maybe,
-        "{n} dead letters, expected {} (+ up to {} from unanswered attempts)",
-        exp.dead_sure,
-        exp.dead_maybe
-    );
-    for d in &dead {
-        assert!(!d.reason.is_empty(), "{d:?}");
-        if let (Some(src), Some(id)) = (&d.source, &d.event_id)
-            && let Some(content) = exp.valid.get(&(src.clone(), id.clone()))
-        {
-            let a: Option<Value> = serde_json::from_str(content).ok();
-            let b: Option<Value> = serde_json::from_str(&d.payload).ok();
-            assert_ne!(a, b, "accepted and dead-lettered: {d:?}");
-        }
-    }
-    // (c) Holds: each granted one exists once; ours released are released; holds we never
-    // heard of come from unanswered authorizations, and nobody released them.
-    let rows = sqlx::query("select id, status from holds")
-        .fetch_all(store.pool())
-        .await
-        .unwrap();
-    let mut holds: HashMap<String, String> = HashMap::new();
-    for r in rows {
-        let id: String = r.get(0);
-        assert!(
-            holds.insert(id.clone(), r.get(1)).is_none(),
-            "hold {id} twice"
-        );
-    }
-    for id in &exp.granted {
-        let status = holds.get(id).unwrap_or_else(|| panic!("hold {id} lost"));
-        if exp.released.contains(id) {
-            assert_eq!(status, "released", "hold {id}");
-        } else {
-            assert!(
-                ["live", "captured", "expired", "released"].contains(&status.as_str()),
-                "hold {id}: {status}"
-            );
-        }
-    }
-    let holds_n = holds.len() as u64;
-    let unknown: Vec<_> = holds
-        .iter()
-        .filter(|(id, _)| !exp.granted.contains(*id))
-        .collect();
-    assert!(
-        unknown.len() as u64 <= exp.authorize_unanswered,
-        "{} holds nobody was told of, {} unanswered authorizations",
-        unknown.len(),
-        exp.authorize_unanswered
-    );
-    for (id, status) in unknown {
-        assert_ne!(status, "released", "hold {id} released by nobody");
-    }
-    // (d) Quota decisions: ids unique, and no level decided twice in a row.
-    let rows =
-        sqlx::query("select id, account, quota, period, kind from quota_decisions order by seq")
-            .fetch_all(store.pool())
-            .await
-            .unwrap();
-    let mut ids = BTreeSet::new();
-    let mut last: HashMap<(String, String, String), String> = HashMap::new();
-    for r in rows {
-        let id: String = r.get(0);
-        assert!(ids.insert(id.clone()), "decision {id} twice");
-        let kind: String = r.get(4);
-        let prev = last.insert((r.get(1), r.get(2), r.get(3)), kind.clone());
-        assert_ne!(
-            prev.as_deref(),
-            Some(kind.as_str()),
-            "decision {id}: {kind} twice in a row"
-        );
-    }
-    // The auditor's recomputation agrees.
-    let report = store.verify(None).await.unwrap();
-    assert!(
-        report.differences.is_empty(),
-        "verify: {:?}",
-        report.differences
-    );
-    (holds_n, ids.len() as u64)
-}
-
 // ---- seeds --------------------------------------------------------------------------------
 
-fn seeds(db: Db) -> Vec<u64> {
+fn seeds(mode: Mode) -> Vec<u64> {
     if let Ok(s) = std::env::var("GPUBILL_SIM_SEED") {
         return vec![s.parse().expect("GPUBILL_SIM_SEED is a number")];
     }
     let n: u64 = std::env::var("GPUBILL_SIM_SEEDS")
         .ok()
         .map_or(200, |s| s.parse().expect("GPUBILL_SIM_SEEDS is a number"));
-    match db {
-        Db::Sqlite => (0..n).collect(),
-        Db::Postgres => (0..(n / 10).max(1)).collect(),
+    match mode {
+        Mode::Sqlite => (0..n).collect(),
+        Mode::Postgres => (0..(n / 10).max(1)).collect(),
+        Mode::Kafka => (0..(n / 20).max(1)).collect(),
     }
 }
 
-async fn run_seeds(db: Db) {
-    let started = std::time::Instant::now();
-    let mut total = Stats::default();
-    let (mut cuts, mut events, mut ran, mut holds, mut decisions) = (0, 0, 0, 0, 0);
-    for seed in seeds(db) {
-        match tokio::spawn(run(seed, db)).await {
-            Ok(o) => {
-                let s = o.stats;
-                total.steps += s.steps;
-                total.restarts += s.restarts;
-                total.failpoints_armed += s.failpoints_armed;
-                total.lost_answers += s.lost_answers;
-                total.cuts_armed += s.cuts_armed;
-                total.stalls_armed += s.stalls_armed;
-                total.retries += s.retries;
-                total.records_sent += s.records_sent;
-                total.stuck_keys += s.stuck_keys;
-                cuts += o.cuts;
-                holds += o.holds;
-                decisions += o.decisions;
-                events += o.events;
-                ran += 1;
-            }
-            Err(e) => panic!(
-                "simulation seed {seed} on {db:?} failed ({e}); replay it with \
-                 GPUBILL_SIM_SEED={seed} cargo test -p gpubill-tests --test simulation {}",
-                format!("{db:?}").to_lowercase()
-            ),
+/// Names the seed of a run that panics (the run is not spawned: the mock cluster is not
+/// `Send`), with the command that replays it.
+struct Replayable(u64, Mode);
+
+impl Drop for Replayable {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "simulation seed {} in {:?} mode failed; replay it with \
+                 GPUBILL_SIM_SEED={} cargo test -p gpubill-tests --test simulation {}",
+                self.0,
+                self.1,
+                self.0,
+                format!("{:?}", self.1).to_lowercase()
+            );
         }
     }
+}
+
+async fn run_seeds(mode: Mode) {
+    let started = std::time::Instant::now();
+    let server = (mode == Mode::Postgres).then(|| Arc::new(PrivatePostgres::start()));
+    let mut total = Stats::default();
+    let (mut cuts, mut events, mut ran, mut holds, mut decisions) = (0, 0, 0, 0, 0);
+    for seed in seeds(mode) {
+        let guard = Replayable(seed, mode);
+        let o = run(seed, mode, server.clone()).await;
+        std::mem::forget(guard);
+        total.add(&o.stats);
+        cuts += o.cuts;
+        holds += o.holds;
+        decisions += o.decisions;
+        events += o.events;
+        ran += 1;
+    }
     eprintln!(
-        "simulation {db:?}: {ran} seeds in {:.1} s: {} steps, {} distinct valid events, {} records sent, \
-         {} restarts ({} lost answers), {} fail points armed, {} connection cuts ({} armed), {} stalls armed, {} retries, {} stuck idempotency keys; {holds} holds, {decisions} quota decisions",
+        "simulation {mode:?}: {ran} seeds in {:.1} s: {} steps, {events} distinct valid events, {} records sent, \
+         {} restarts ({} lost answers), {} fail points armed, {cuts} connection cuts ({} armed), {} stalls armed, \
+         {} PostgreSQL crashes, {} broker outages, {} engines died and restarted, {} records replayed, \
+         {} retries, {} stale idempotency claims taken over; {holds} holds, {decisions} quota decisions",
         started.elapsed().as_secs_f64(),
         total.steps,
-        events,
         total.records_sent,
         total.restarts,
         total.lost_answers,
         total.failpoints_armed,
-        cuts,
         total.cuts_armed,
         total.stalls_armed,
+        total.pg_restarts,
+        total.broker_outages,
+        total.engines_died,
+        total.replayed_records,
         total.retries,
-        total.stuck_keys
+        total.stale_claims,
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite() {
-    run_seeds(Db::Sqlite).await
+    run_seeds(Mode::Sqlite).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres() {
-    run_seeds(Db::Postgres).await
+    run_seeds(Mode::Postgres).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka() {
+    run_seeds(Mode::Kafka).await
 }
