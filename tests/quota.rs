@@ -777,3 +777,78 @@ async fn two_processes_sharing_postgres_see_each_others_holds() {
     );
     assert_eq!(authorize(&b, one_gpu_100_s()).await.1["decision"], "denied");
 }
+
+/// Found by the simulation (issue 14): two quota settings of one account in one millisecond
+/// got one command id (and one wallet correction reference), so `gpubill replay` kept the
+/// first and dropped the second. Each setting is now at least a millisecond after the last:
+/// distinct ids, both corrections, and replaying the commands in order ends where the engine
+/// did.
+#[tokio::test]
+async fn quota_settings_in_one_millisecond_are_distinct_commands() {
+    for db in BOTH {
+        // The clock stands still.
+        let (t, _, _) = setup(db, json!({"prepaid_balance": "10.00"})).await;
+        for body in [
+            json!({"prepaid_balance": "20.00"}),
+            json!({"prepaid_balance": "5.00", "gpu_hours": {"gpu": "3"}}),
+        ] {
+            let (s, v) = t
+                .admin("PUT", "/v1/admin/accounts/acme/quotas", body.to_string())
+                .await;
+            assert_eq!(s, StatusCode::OK, "{v}");
+        }
+        let commands: Vec<Value> = t
+            .state
+            .store
+            .outbox_pending(100)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.payload.contains("quotas"))
+            .map(|r| serde_json::from_str(&r.payload).unwrap())
+            .collect();
+        assert_eq!(commands.len(), 3, "{commands:?}");
+        let ids: std::collections::BTreeSet<String> = commands
+            .iter()
+            .map(|c| {
+                serde_json::from_value::<billing_store::Command>(c.clone())
+                    .unwrap()
+                    .id()
+            })
+            .collect();
+        assert_eq!(ids.len(), 3, "{ids:?}");
+        // Replayed in order into an empty database: the same quotas and wallet movements.
+        let r = TestApp::fresh(db).await;
+        for row in t.state.store.outbox_pending(1000).await.unwrap() {
+            if row.topic == billing_store::Topics::default().commands {
+                let c: billing_store::Command = serde_json::from_str(&row.payload).unwrap();
+                r.state.store.apply_command(&c).await.unwrap();
+            }
+        }
+        let rows = async |t: &TestApp| -> Vec<String> {
+            use sqlx::Row;
+            let mut out = Vec::new();
+            for q in [
+                "select body || '|' || updated_at_ms from quotas",
+                "select kind || '|' || amount || '|' || reference || '|' || at_ms from wallet_movements order by at_ms, reference",
+            ] {
+                for row in sqlx::query(q)
+                    .fetch_all(t.state.store.pool())
+                    .await
+                    .unwrap()
+                {
+                    out.push(row.get::<String, _>(0));
+                }
+            }
+            out
+        };
+        let engine = rows(&t).await;
+        assert_eq!(
+            engine.len(),
+            4,
+            "the quotas and three corrections: {engine:?}"
+        );
+        assert!(engine[0].contains("\"5.00\""), "{engine:?}");
+        assert_eq!(engine, rows(&r).await);
+    }
+}

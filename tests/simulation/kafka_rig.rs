@@ -131,6 +131,13 @@ impl Rig {
         })
         .await
         .unwrap();
+        if std::env::var_os("SIM_DEBUG").is_some() {
+            let mut stored = Vec::new();
+            for p in 0..PARTITIONS {
+                stored.push(store.stored_offset(USAGE, p as i64).await.ok().flatten());
+            }
+            eprintln!("ends {ends:?} stored {stored:?}");
+        }
         let Ok(ends) = ends else { return false };
         for (p, end) in ends.into_iter().enumerate() {
             let stored = store.stored_offset(USAGE, p as i64).await.ok().flatten();

@@ -129,10 +129,17 @@ pub async fn run(
         .map(|_| Lane::default())
         .collect();
     loop {
+        // A batch in flight is settled as soon as it is done (see below): wake up for it.
         let wait = lanes
             .iter()
             .filter_map(|l| l.oldest)
             .map(|t| settings.linger.saturating_sub(t.elapsed()))
+            .chain(
+                lanes
+                    .iter()
+                    .filter(|l| l.inflight.is_some())
+                    .map(|_| SETTLE_POLL),
+            )
             .min();
         tokio::select! {
             _ = stop.changed() => {
@@ -154,12 +161,27 @@ pub async fn run(
             _ = tokio::time::sleep(wait.unwrap_or(Duration::from_millis(200))), if wait.is_some() => {}
         }
         for lane in &mut lanes {
+            // Found by the simulation (issue 14): a batch was settled only when its lane's next
+            // batch was due, so a failed batch of an idle partition waited for new records to
+            // be read again, and an engine whose fold died went on as if alive.
+            if lane.inflight.as_ref().is_some_and(|h| h.is_finished()) {
+                let done = lane.inflight.take().expect("checked");
+                settle(done, &consumer, &store, &settings.topic, &mut next, lane).await?;
+            }
             let due = lane.oldest.is_some_and(|t| t.elapsed() >= settings.linger);
             if lane.pending_count < settings.batch_max && !(due && lane.pending_count > 0) {
                 continue;
             }
             if let Some(previous) = lane.inflight.take() {
-                settle(previous, &consumer, &settings.topic, &mut next, lane).await?;
+                settle(
+                    previous,
+                    &consumer,
+                    &store,
+                    &settings.topic,
+                    &mut next,
+                    lane,
+                )
+                .await?;
                 if lane.pending_count == 0 {
                     lane.oldest = None;
                     continue;
@@ -182,7 +204,15 @@ pub async fn run(
     }
     for lane in &mut lanes {
         if let Some(previous) = lane.inflight.take() {
-            settle(previous, &consumer, &settings.topic, &mut next, lane).await?;
+            settle(
+                previous,
+                &consumer,
+                &store,
+                &settings.topic,
+                &mut next,
+                lane,
+            )
+            .await?;
         }
     }
     Ok(())
@@ -302,6 +332,9 @@ fn spawn_fold(
     })
 }
 
+/// How often the loop looks at a batch in flight when nothing else wakes it.
+const SETTLE_POLL: Duration = Duration::from_millis(10);
+
 /// A partition's share of a batch, owned: partition, the stored offset it continues from,
 /// records (offset, payload).
 type OwnedPart = (i32, i64, Vec<(i64, Vec<u8>)>);
@@ -316,6 +349,7 @@ type Folded = (Vec<(i32, i64)>, Result<(), StoreError>);
 async fn settle(
     batch: tokio::task::JoinHandle<Folded>,
     consumer: &StreamConsumer,
+    store: &Store,
     topic: &str,
     next: &mut HashMap<i32, i64>,
     lane: &mut Lane,
@@ -336,6 +370,16 @@ async fn settle(
             for (p, _) in &ends {
                 next.remove(p);
                 lane.pending_count -= lane.pending.remove(p).map_or(0, |r| r.len());
+                // Read the partition again from the stored offset now, not when its next
+                // record happens to arrive (a partition that lost its assignment refuses the
+                // seek, which is fine: its new owner reads it).
+                if let Ok(stored) = store.stored_offset(topic, *p as i64).await {
+                    let mut tpl = TopicPartitionList::new();
+                    let at = stored.map_or(Offset::Beginning, Offset::Offset);
+                    if tpl.add_partition_offset(topic, *p, at).is_ok() {
+                        let _ = consumer.seek_partitions(tpl, Duration::from_secs(5));
+                    }
+                }
             }
             Ok(())
         }

@@ -71,12 +71,13 @@ impl Store {
         if account != SELLER_PROFILE && !account_exists(&mut tx, account).await? {
             return Err(ProfileStoreError::UnknownAccount(account.to_string()));
         }
-        if load(&mut tx, account)
-            .await?
-            .is_some_and(|s| s.profile == *profile)
-        {
+        let stored = load(&mut tx, account).await?;
+        if stored.as_ref().is_some_and(|s| s.profile == *profile) {
             return Ok(false);
         }
+        // One command id per setting (`profile.put:{account}:{at_ms}`): each setting at least
+        // a millisecond after the one before (see `Store::set_quotas`).
+        let now_ms = stored.map_or(now_ms, |s| now_ms.max(s.updated_at_ms + 1));
         sqlx::query(include_str!("../queries/shared/upsert_account_profile.sql"))
             .bind(account)
             .bind(body)

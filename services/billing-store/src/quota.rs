@@ -206,6 +206,18 @@ impl Store {
         }
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
+        // Found by the simulation (issue 14): two settings in one millisecond got one command
+        // id (`quotas.set:{account}:{at_ms}`) and one correction reference, so a replay (and
+        // any consumer deduplicating by id) kept the first and dropped the second. Each
+        // setting of an account is now at least a millisecond after the one before.
+        let last: Option<i64> = sqlx::query(include_str!(
+            "../queries/shared/select_quotas_updated_at.sql"
+        ))
+        .bind(account)
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| r.get(0));
+        let now_ms = last.map_or(now_ms, |l| now_ms.max(l + 1));
         let body = serde_json::to_string(quotas).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         sqlx::query(include_str!("../queries/shared/upsert_quotas.sql"))
             .bind(account)
