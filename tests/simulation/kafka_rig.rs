@@ -71,6 +71,18 @@ impl Rig {
         let mut settings = ConsumerSettings::new(&self.brokers, USAGE);
         settings.dead_letter_topic = Some("usage.dlq".into());
         settings.linger = Duration::from_millis(5);
+        // After an outage, reconnect within half a second (librdkafka backs off up to 10 s).
+        settings.client_overrides = [
+            ("reconnect.backoff.max.ms", "500"),
+            ("retry.backoff.ms", "20"),
+            ("retry.backoff.max.ms", "200"),
+            ("topic.metadata.refresh.interval.ms", "1000"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec();
+        if let Ok(d) = std::env::var("SIM_RDKAFKA_DEBUG") {
+            settings.client_overrides.push(("debug".into(), d));
+        }
         let c = clock.clone();
         let consumer = tokio::spawn(billing_kafka::run(
             store.clone(),
@@ -136,7 +148,10 @@ impl Rig {
             for p in 0..PARTITIONS {
                 stored.push(store.stored_offset(USAGE, p as i64).await.ok().flatten());
             }
-            eprintln!("ends {ends:?} stored {stored:?}");
+            eprintln!(
+                "sim: {:?} ends {ends:?} stored {stored:?}",
+                std::time::SystemTime::now()
+            );
         }
         let Ok(ends) = ends else { return false };
         for (p, end) in ends.into_iter().enumerate() {

@@ -72,6 +72,8 @@ pub struct ConsumerSettings {
     /// the engine's and PostgreSQL's cores busy: folds of disjoint partitions take no lock
     /// of each other's (see `Store::begin_fold`).
     pub lanes: usize,
+    /// Further librdkafka settings, applied last (e.g. `reconnect.backoff.max.ms`).
+    pub client_overrides: Vec<(String, String)>,
 }
 
 impl ConsumerSettings {
@@ -85,11 +87,13 @@ impl ConsumerSettings {
             session_timeout_ms: 6000,
             dead_letter_topic: Some("gpu.usage.dlq.v1".into()),
             lanes: 2,
+            client_overrides: Vec::new(),
         }
     }
 
     fn client(&self) -> Result<StreamConsumer, KafkaError> {
-        Ok(ClientConfig::new()
+        let mut config = ClientConfig::new();
+        config
             .set("bootstrap.servers", &self.brokers)
             .set("group.id", &self.group)
             .set("enable.auto.commit", "false")
@@ -101,8 +105,11 @@ impl ConsumerSettings {
             // A fetch answers after at most this long even when little arrived: the bound on
             // how long a record can sit at the broker before the engine sees it (decision
             // latency). librdkafka's default is 500 ms.
-            .set("fetch.wait.max.ms", "20")
-            .create()?)
+            .set("fetch.wait.max.ms", "20");
+        for (k, v) in &self.client_overrides {
+            config.set(k, v);
+        }
+        Ok(config.create()?)
     }
 }
 
