@@ -2,7 +2,7 @@
 # POST /v1/authorize latency (issue 5): 1,000 authorizations a second for 10 s against an
 # account with a prepaid balance and a spend limit (every call checks both with the live holds
 # and places a hold that expires after 1 s). Usage: scripts/bench-authorize.sh [sqlite|postgres]...
-# DURABLE=1 makes every authorization wait for its WAL flush (`serve --durable-holds`).
+# ASYNC=1 lets authorizations answer before their WAL flush (`serve --async-holds`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/services.sh postgres
@@ -23,7 +23,7 @@ for db in "${@:-sqlite postgres}"; do
                 url="postgres://postgres@127.0.0.1:5432/$name" ;;
         esac
         echo "== $one"
-        "$bin" serve --data-dir "$work/$one" --database "$url" --listen "127.0.0.1:$port" --prices examples/pricebook.toml --rate-limit-customer 0 --rate-limit-ingest 0 ${DURABLE:+--durable-holds} 2>"$work/$one.log" &
+        "$bin" serve --data-dir "$work/$one" --database "$url" --listen "127.0.0.1:$port" --prices examples/pricebook.toml --rate-limit-customer 0 --rate-limit-ingest 0 ${ASYNC:+--async-holds} 2>"$work/$one.log" &
         pid=$!
         for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
         curl -fs -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"id":"acme"}' "$base/v1/admin/accounts" >/dev/null

@@ -336,7 +336,7 @@ impl Store {
             max_future_s: DEFAULT_MAX_FUTURE_S,
             dedupe_horizon_s: DEFAULT_DEDUPE_HORIZON_S,
             fold_lock_wait_us: Default::default(),
-            durable_holds: false,
+            durable_holds: true,
             ledger_cache: std::sync::Mutex::new(ledger_cache::LedgerCache::new(
                 DEFAULT_LEDGER_CACHE_KEYS,
             )),

@@ -96,11 +96,12 @@ pub struct ServeArgs {
     /// How often `--close-grace` looks for periods due, in seconds.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub close_check_seconds: u64,
-    /// PostgreSQL: every authorization waits for its hold's WAL flush. Off by default: holds
-    /// are short-lived reservations, not money, and a crash forgets at most the last ~0.6 s
-    /// of them (see `Store::with_durable_holds`); usage is always committed durably.
+    /// PostgreSQL: authorizations answer without waiting for their hold's WAL flush (lower
+    /// p99 on slow disks); a crash of PostgreSQL may then forget the holds of its last
+    /// ~0.6 s (see `Store::with_durable_holds`). Off by default: every granted hold survives
+    /// a crash. Usage is always committed durably.
     #[arg(long)]
-    pub durable_holds: bool,
+    pub async_holds: bool,
     /// Usage keys of accounts' ledgers kept in memory between batches, so a batch re-rates
     /// the accounts it touched without reading their ledgers again (checked against the
     /// database on every use; see `billing_store::Store::with_ledger_cache_keys`); 0: off.
@@ -283,7 +284,7 @@ impl Settings {
             ingest_token: token("GPUBILL_INGEST_TOKEN")?,
             max_future_s: args.max_future_seconds,
             dedupe_horizon_s: args.dedupe_horizon_days.saturating_mul(86_400),
-            durable_holds: args.durable_holds,
+            durable_holds: !args.async_holds,
             ledger_cache_keys: args.ledger_cache_keys,
             invoice_prefix: args.invoice_prefix.clone(),
             credit_note_prefix: args.credit_note_prefix.clone(),
