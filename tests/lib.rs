@@ -366,6 +366,30 @@ pub async fn projections(store: &Store) -> Vec<String> {
     out
 }
 
+/// splitmix64: seeded, deterministic decisions for generated workloads and simulations.
+pub struct Rng(pub u64);
+
+impl Rng {
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// True `p` times in a thousand.
+    pub fn permille(&mut self, p: u64) -> bool {
+        self.below(1000) < p
+    }
+}
+
 /// Deterministic shuffle (splitmix64 Fisher-Yates).
 pub fn shuffle<T>(v: &mut [T], seed: u64) {
     let mut state = seed;

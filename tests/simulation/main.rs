@@ -55,27 +55,6 @@ const STUCK_KEY_WAIT: Duration = Duration::from_secs(3);
 const ACCOUNTS: [&str; 4] = ["acme", "beta", "gamma", "delta"];
 const SKUS: [&str; 2] = ["gpu.h100", "gpu.a100"];
 
-// ---- the seed's randomness -------------------------------------------------------------------
-
-/// splitmix64: the only source of decisions in a run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn permille(&mut self, p: u64) -> bool {
-        self.below(1000) < p
-    }
-}
-
 // ---- what the schedule sends ------------------------------------------------------------------
 
 /// A usage event; `[lease, resource, sku, quantity]`.
