@@ -978,3 +978,70 @@ async fn verify_orders_facts_and_closes_by_fold_not_by_clock(db: Db) {
     );
 }
 on_both!(verify_orders_facts_and_closes_by_fold_not_by_clock);
+
+/// Issue 14, hostile input at every door: text that reaches finance's spreadsheets through
+/// the CSV exports never starts a formula (an account id may start with `-`, a buyer's name is
+/// free text), and negative amounts stay numbers.
+async fn csv_exports_never_start_a_formula(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    t.account("-A1").await;
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/-A1/profile",
+            json!({"name": "=HYPERLINK(\"http://x\")", "tax_id": "91310000MA1FL8XQ30"}).to_string(),
+        )
+        .await;
+    assert!(s.is_success(), "{v}");
+    t.ingest(&[usage(
+        "a1",
+        "-A1",
+        "L1",
+        "2026-11-10T00:00:00Z",
+        "2026-11-10T10:00:00Z",
+    )])
+    .await;
+    t.close("2026-11").await;
+    let t = t.at(JAN_2_2027_MS);
+    t.ingest(&[state("s1", "-A1", "L1", "stopped", "2026-11-10T01:00:00Z")])
+        .await;
+    t.close("2026-12").await;
+    for uri in [
+        "/v1/admin/exports/invoices?period=2026-12&format=csv",
+        "/v1/admin/exports/journal?period=2026-11&format=csv",
+        "/v1/admin/exports/journal?period=2026-12&format=csv",
+    ] {
+        let (s, body) = t.raw("GET", uri, Some(ADMIN), "", "").await;
+        let text = String::from_utf8(body).unwrap();
+        assert_eq!(s, StatusCode::OK, "{uri}: {text}");
+        assert!(text.contains("'-A1"), "{uri}: {text}");
+        for line in text.lines() {
+            for cell in line.split(',') {
+                let cell = cell.trim_start_matches('"');
+                let number = cell.parse::<Decimal>().is_ok();
+                assert!(
+                    number || !cell.starts_with(['=', '+', '-', '@']),
+                    "{uri}: {cell:?} in {line}"
+                );
+            }
+        }
+    }
+    // A negative adjustment stays a number.
+    let (_, body) = t
+        .raw(
+            "GET",
+            "/v1/admin/exports/invoices?period=2026-12&format=csv",
+            Some(ADMIN),
+            "",
+            "",
+        )
+        .await;
+    let text = String::from_utf8(body).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("adjustment:on_demand") && l.ends_with(",-90.00")),
+        "{text}"
+    );
+}
+on_both!(csv_exports_never_start_a_formula);

@@ -1,8 +1,9 @@
 //! Fuzzing the CSV export (issue 14), a door where customer-chosen strings (account ids,
 //! skus, dests, lease-derived names) come back out to finance's spreadsheets: whatever the
 //! strings hold (commas, quotes, newlines, formulas, any Unicode), every row of
-//! `handlers::csv` parses back (RFC 4180) into exactly the header's fields, and the fields
-//! read back are the strings that went in. `GPUBILL_FUZZ_SECONDS` sets the run (default 1 s),
+//! `handlers::csv` parses back (RFC 4180) into exactly the header's fields, the fields read
+//! back are the strings that went in (with a leading `'` when they would start a formula:
+//! `handlers::csv_field`), and no text field starts a formula. `GPUBILL_FUZZ_SECONDS` sets the run (default 1 s),
 //! `GPUBILL_FUZZ_SEED` replays one.
 
 #[cfg(test)]
@@ -153,9 +154,29 @@ mod tests {
                     "GPUBILL_FUZZ_SEED={seed}, run {runs}: {out:?}"
                 );
             }
+            let strings: Vec<String> = strings
+                .iter()
+                .map(|s| {
+                    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+                        format!("'{s}")
+                    } else {
+                        s.clone()
+                    }
+                })
+                .collect();
             let [account, sku, dest] = &strings[..] else {
                 unreachable!()
             };
+            // No text field starts a formula (the numeric columns may be negative numbers).
+            for r in &rows[1..] {
+                for (i, f) in r.iter().enumerate() {
+                    let numeric = [11, 12, 13, 16].contains(&i);
+                    assert!(
+                        numeric || !f.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                        "column {i} of {r:?} starts a formula"
+                    );
+                }
+            }
             // Invoice rows: account in column 5, sku 10, dest 11 (1-based).
             assert!(rows[1..].iter().all(|r| r[4] == *account), "{out:?}");
             assert!(

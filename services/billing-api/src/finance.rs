@@ -382,13 +382,7 @@ pub async fn export_journal(
     }
     match q.format.as_deref().unwrap_or("jsonl") {
         "csv" => {
-            fn field(s: &str) -> String {
-                if s.contains([',', '"', '\n', '\r']) {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                } else {
-                    s.to_string()
-                }
-            }
+            let field = crate::handlers::csv_field;
             let mut body =
                 String::from("document,reference,date,customer,account,debit,credit,memo\n");
             for e in &entries {

@@ -235,18 +235,31 @@ pub async fn close_period(
     }
 }
 
+/// A text field of a CSV export (RFC 4180: quoted when it holds a comma, quote or line break).
+/// Text that a spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or
+/// carriage return: OWASP's CSV injection list) gets a leading `'`, which spreadsheets read as
+/// "this is text": account ids may start with `-`, and profile names and skus are free text.
+/// Amounts and quantities are written by the engine as numbers and never pass through here, so
+/// a negative amount stays a number.
+pub(crate) fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.into_owned()
+    }
+}
+
 /// Invoices and credit notes as CSV (issue 12: finance reconciles to the cent): one row per
 /// line, per adjustment line (`adjustment:<component>`, `reference` naming the original
 /// invoice's number, or its period when none was issued), then the totals, what is due and
 /// paid; a credit note has a row per original it credits and its amount.
 pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> String {
-    fn field(s: &str) -> String {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    }
+    let field = csv_field;
     let mut out = String::from(
         "invoice_id,kind,number,status,account,currency,period_start,period_end,component,sku,dest,tier,multiplier,quantity,unit,reference,amount\n",
     );
