@@ -44,6 +44,7 @@ mod partitions;
 mod profiles;
 mod provisional;
 mod quota;
+mod reads;
 mod rental;
 mod spent;
 mod sql;
@@ -71,6 +72,7 @@ pub use partitions::{month_bounds, partition_month};
 pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use provisional::{Provisional, UnitSeconds};
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
+pub use reads::{DeadLetter, LateUsage, OutboxRow};
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 pub use verify::{Difference, VerifyReport};
 pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
@@ -140,46 +142,12 @@ pub enum Backend {
     Postgres,
 }
 
-/// A dead-lettered record.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct DeadLetter {
-    pub seq: i64,
-    pub log_seq: Option<i64>,
-    pub reason: String,
-    pub detail: String,
-    pub source: Option<String>,
-    pub event_id: Option<String>,
-    /// The record as received (lossy UTF-8).
-    pub payload: String,
-    pub created_at_ms: i64,
-}
-
 /// A stored price book version.
 #[derive(Debug, Clone)]
 pub struct PriceBookVersion {
     pub version: i64,
     pub book: PriceBook,
     pub toml: String,
-}
-
-/// An output waiting to be relayed to Kafka; `seq` is its stable id for consumers to dedupe.
-#[derive(Debug, Clone)]
-pub struct OutboxRow {
-    pub seq: i64,
-    pub topic: String,
-    pub key: String,
-    pub payload: String,
-    pub headers: std::collections::BTreeMap<String, String>,
-}
-
-/// Usage that arrived for a closed period (section 7), pending adjustment.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LateUsage {
-    pub account: String,
-    pub period: String,
-    pub source: String,
-    pub id: String,
-    pub log_seq: i64,
 }
 
 /// The output topics the store writes to through its outbox.
@@ -768,110 +736,5 @@ impl Store {
             }
         }
         Ok(out)
-    }
-
-    /// Distinct events admitted (for tests and status).
-    pub async fn event_count(&self) -> Result<i64> {
-        Ok(
-            sqlx::query(include_str!("../queries/shared/count_events.sql"))
-                .fetch_one(&self.pool)
-                .await?
-                .get(0),
-        )
-    }
-
-    /// The next log sequence the engine will fold.
-    pub async fn next_offset(&self) -> Result<i64> {
-        Ok(
-            sqlx::query(include_str!("../queries/shared/select_embedded_offset.sql"))
-                .bind(EMBEDDED_CONSUMER)
-                .fetch_one(&self.pool)
-                .await?
-                .get(0),
-        )
-    }
-
-    // ---- dead letters and late usage --------------------------------------------------------
-
-    pub async fn dead_letters(&self, after_seq: i64, limit: i64) -> Result<Vec<DeadLetter>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_dead_letters.sql"))
-            .bind(after_seq)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| DeadLetter {
-                seq: r.get(0),
-                log_seq: r.get(1),
-                reason: r.get(2),
-                detail: r.get(3),
-                source: r.get(4),
-                event_id: r.get(5),
-                payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>(6)).into_owned(),
-                created_at_ms: r.get(7),
-            })
-            .collect())
-    }
-
-    /// Outbox rows not yet published, oldest first.
-    pub async fn outbox_pending(&self, limit: i64) -> Result<Vec<OutboxRow>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_outbox_pending.sql"))
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| OutboxRow {
-                seq: r.get(0),
-                topic: r.get(1),
-                key: r.get(2),
-                payload: r.get(3),
-                headers: r
-                    .get::<Option<String>, _>(4)
-                    .and_then(|h| serde_json::from_str(&h).ok())
-                    .unwrap_or_default(),
-            })
-            .collect())
-    }
-
-    /// Marks outbox rows as published (after the broker acknowledged them).
-    pub async fn outbox_published(&self, seqs: &[i64], now_ms: i64) -> Result<()> {
-        // One statement per chunk, not one per row: the relay marks up to 500 at a time.
-        for chunk in seqs.chunks(sql::MAX_IN_LIST) {
-            let list: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
-            let stmt = include_str!("../queries/shared/mark_outbox_published.sql")
-                .replace("{seqs}", &list.join(","));
-            let mut q = sqlx::query(&stmt).bind(now_ms);
-            for s in chunk {
-                q = q.bind(*s);
-            }
-            q.execute(&self.pool).await?;
-        }
-        Ok(())
-    }
-
-    /// The platform's spot curves and node faults (billing-semantics sections 9 and 10), as
-    /// every account's rating reads them.
-    pub async fn platform(&self) -> Result<billing_core::platform::Platform> {
-        let mut conn = self.pool.acquire().await?;
-        rental::load_platform(&mut conn).await
-    }
-
-    pub async fn late_usage(&self, period: Option<&str>) -> Result<Vec<LateUsage>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_late_usage.sql"))
-            .bind(period.unwrap_or(""))
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| LateUsage {
-                account: r.get(0),
-                period: r.get(1),
-                source: r.get(2),
-                id: r.get(3),
-                log_seq: r.get(4),
-            })
-            .collect())
     }
 }
