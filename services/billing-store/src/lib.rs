@@ -46,6 +46,7 @@ mod provisional;
 mod quota;
 mod reads;
 mod rental;
+mod sort;
 mod spent;
 mod sql;
 mod terms;
