@@ -49,6 +49,7 @@ pub mod pricebook;
 pub mod profile;
 pub mod quota;
 pub mod rating;
+pub mod reject;
 pub mod rental;
 pub mod reservations;
 pub mod sla;
