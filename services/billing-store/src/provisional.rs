@@ -22,8 +22,9 @@
 //! not re-rated (late usage never changes an issued invoice).
 
 use crate::ledger_cache::{ChangedKey, LedgerCache, Stamp};
+pub(crate) use crate::provisional_reads::{measure, parse_measure, rate_measure};
 use crate::sql::{Val, insert_rows};
-use crate::{Backend, Result, Store, StoreError, load_ledgers};
+use crate::{Backend, Result, StoreError, load_ledgers};
 use billing_core::credits::CreditPool;
 use billing_core::invoice::{Component, Invoice};
 use billing_core::ledger::AccountLedger;
@@ -36,7 +37,6 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
 
 /// Unit-seconds per sku (on-demand, reserved and spot usage).
 pub type UnitSeconds = BTreeMap<String, Decimal>;
@@ -526,126 +526,4 @@ pub(crate) async fn refresh_all(
         }
     }
     Ok(())
-}
-
-/// An account's period rated so far, as `GET /v1/cost/current` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Provisional {
-    pub account: String,
-    pub period: String,
-    pub invoice: Invoice,
-    pub unit_seconds: UnitSeconds,
-    /// The batch position the figure was computed at (null: rated on read, nothing folded for
-    /// this period yet).
-    pub position: serde_json::Value,
-    pub updated_at_ms: i64,
-}
-
-impl Store {
-    /// The price book versions, parsed once per new version.
-    pub(crate) async fn books(&self, conn: &mut AnyConnection) -> Result<Arc<(BooksKey, Books)>> {
-        Books::load(conn, Some(&self.books)).await
-    }
-
-    /// The label of the period containing `now_ms` (latest version's timezone); None: no price
-    /// book uploaded yet. Reads the parsed versions from the cache.
-    pub async fn period_label_at(&self, now_ms: i64) -> Result<Option<String>> {
-        let mut conn = self.pool.acquire().await?;
-        Ok(self
-            .books(&mut conn)
-            .await?
-            .1
-            .label_of(now_ms.div_euclid(1000)))
-    }
-
-    /// `account`'s provisional cost for `period_label`: the stored figure, or (for a period no
-    /// batch has touched) the same rating done now. None: no price book rates the period.
-    pub async fn provisional(
-        &self,
-        account: &str,
-        period_label: &str,
-        now_ms: i64,
-    ) -> Result<Option<Provisional>> {
-        let mut conn = self.pool.acquire().await?;
-        let row = sqlx::query(include_str!(
-            "../queries/shared/select_provisional_cost.sql"
-        ))
-        .bind(account)
-        .bind(period_label)
-        .fetch_optional(&mut *conn)
-        .await?;
-        let corrupt = |e: serde_json::Error| StoreError::Corrupt(format!("provisional cost: {e}"));
-        if let Some(r) = row {
-            return Ok(Some(Provisional {
-                account: account.to_string(),
-                period: period_label.to_string(),
-                invoice: serde_json::from_str(&r.get::<String, _>(0)).map_err(corrupt)?,
-                unit_seconds: serde_json::from_str(&r.get::<String, _>(1)).map_err(corrupt)?,
-                position: r
-                    .get::<Option<String>, _>(2)
-                    .and_then(|p| serde_json::from_str(&p).ok())
-                    .unwrap_or(serde_json::Value::Null),
-                updated_at_ms: r.get(3),
-            }));
-        }
-        let books = self.books(&mut conn).await?;
-        let Some((book, period)) = books.1.for_period(period_label) else {
-            return Ok(None);
-        };
-        let (invoice, unit_seconds) = rate_period(&mut conn, account, book, &period).await?;
-        Ok(Some(Provisional {
-            account: account.to_string(),
-            period: period_label.to_string(),
-            invoice,
-            unit_seconds,
-            position: serde_json::Value::Null,
-            updated_at_ms: now_ms,
-        }))
-    }
-}
-
-/// What quotas measure of (account, period) as `conn` sees it: the stored figure (two columns,
-/// no invoice parsed), or the rating done now.
-pub(crate) async fn measure(
-    conn: &mut AnyConnection,
-    books: &Books,
-    account: &str,
-    label: &str,
-) -> Result<Option<Measure>> {
-    let row = sqlx::query(include_str!(
-        "../queries/shared/select_provisional_measure.sql"
-    ))
-    .bind(account)
-    .bind(label)
-    .fetch_optional(&mut *conn)
-    .await?;
-    match row {
-        Some(r) => parse_measure(&r.get::<String, _>(0), &r.get::<String, _>(1)).map(Some),
-        None => rate_measure(conn, books, account, label).await,
-    }
-}
-
-/// A stored measure from its `total` and `unit_seconds` columns.
-pub(crate) fn parse_measure(total: &str, unit_seconds: &str) -> Result<Measure> {
-    let total = total
-        .parse::<Decimal>()
-        .map_err(|e| StoreError::Corrupt(format!("provisional total: {e}")))?;
-    let units: UnitSeconds = serde_json::from_str(unit_seconds)
-        .map_err(|e| StoreError::Corrupt(format!("provisional unit-seconds: {e}")))?;
-    Ok((total, units))
-}
-
-/// What quotas measure of (account, period) rated now (no stored figure). None: no price book
-/// rates the period.
-pub(crate) async fn rate_measure(
-    conn: &mut AnyConnection,
-    books: &Books,
-    account: &str,
-    label: &str,
-) -> Result<Option<Measure>> {
-    let Some((book, period)) = books.for_period(label) else {
-        return Ok(None);
-    };
-    let (invoice, units) = rate_period(conn, account, book, &period).await?;
-    Ok(Some((invoice.total, units)))
 }
