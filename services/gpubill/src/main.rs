@@ -10,6 +10,7 @@ mod load;
 mod rate;
 mod replay;
 mod serve;
+mod settings;
 mod soak;
 mod verify;
 

@@ -1,0 +1,378 @@
+//! `gpubill serve`'s settings: flags, an optional TOML file and the environment, merged in
+//! that order of precedence (see `serve.rs`), and the secrets that must never print.
+
+use anyhow::Context;
+use billing_api::generate_secret;
+use clap::Args;
+use serde::Deserialize;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// A value that must never appear in logs or debug output.
+#[derive(Clone, Deserialize, Default)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Settings file (TOML): data_dir, listen, prices, [database] url.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Where the embedded database and the admin token live (default ./data).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// sqlite://PATH or postgres://... (default: SQLite in the data dir).
+    #[arg(long)]
+    pub database: Option<String>,
+    /// Address to listen on (default 127.0.0.1:8080).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// A price book to upload at start when it differs from the latest version.
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+    /// Consume usage events from Kafka at HOST:PORT (offsets kept in the database).
+    #[arg(long, env = "GPUBILL__KAFKA__BROKERS")]
+    pub kafka_brokers: Option<String>,
+    /// The usage topic.
+    #[arg(long, default_value = "gpu.usage.v1")]
+    pub usage_topic: String,
+    /// Where admin commands (price books, accounts, period closes) are relayed, for replay.
+    #[arg(long, default_value = "billing.commands.v1")]
+    pub commands_topic: String,
+    /// Where issued invoices are relayed.
+    #[arg(long, default_value = "billing.invoices.v1")]
+    pub invoices_topic: String,
+    /// Where quota decisions are relayed.
+    #[arg(long, default_value = "billing.quota.v1")]
+    pub quota_topic: String,
+    /// Where rejected usage records are relayed, with their reason in headers.
+    #[arg(long, default_value = "gpu.usage.dlq.v1")]
+    pub dead_letter_topic: String,
+    /// Most usage records folded in one database transaction.
+    #[arg(long, default_value_t = 1000)]
+    pub kafka_batch_max: usize,
+    /// Transactions a consumed batch is folded in at once, each over its own partitions.
+    #[arg(long, default_value_t = 2)]
+    pub kafka_fold_lanes: usize,
+    /// Longest a consumed record waits for its batch to fill, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub kafka_linger_ms: u64,
+    /// Kafka consumer group: engines of one deployment share it (they split the partitions).
+    #[arg(long, default_value = "gpubill")]
+    pub kafka_group: String,
+    /// How far past the engine's clock an event may end, in seconds; later ones are
+    /// dead-lettered as `too_early` (a node agent with a wrong clock).
+    #[arg(long, default_value_t = billing_store::DEFAULT_MAX_FUTURE_S)]
+    pub max_future_seconds: i64,
+    /// How long event identities are kept, in days before the engine's clock: an event
+    /// ending earlier is dead-lettered as `too_late` (it could otherwise count twice once its
+    /// identity is compacted away by `gpubill compact`).
+    #[arg(long, default_value_t = billing_store::DEFAULT_DEDUPE_HORIZON_S / 86_400)]
+    pub dedupe_horizon_days: i64,
+    /// Close each period automatically once its end plus this grace has passed on the clock
+    /// (e.g. `72h`, `3d`, `90m`, `0s`), checked every `--close-check-seconds`; still refused while usage is
+    /// unpriced (logged, and `gpubill_close_blocked` is 1 on `/metrics`). Off when not given:
+    /// periods are closed by hand (`POST /v1/admin/invoices/close`), which always works.
+    #[arg(long, value_parser = crate::autoclose::parse_grace)]
+    pub close_grace: Option<i64>,
+    /// How often `--close-grace` looks for periods due, in seconds.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub close_check_seconds: u64,
+    /// PostgreSQL: authorizations answer without waiting for their hold's WAL flush (lower
+    /// p99 on slow disks); a crash of PostgreSQL may then forget the holds of its last
+    /// ~0.6 s (see `Store::with_durable_holds`). Off by default: every granted hold survives
+    /// a crash. Usage is always committed durably.
+    #[arg(long)]
+    pub async_holds: bool,
+    /// Usage keys of accounts' ledgers kept in memory between batches, so a batch re-rates
+    /// the accounts it touched without reading their ledgers again (checked against the
+    /// database on every use; see `billing_store::Store::with_ledger_cache_keys`); 0: off.
+    #[arg(long, default_value_t = billing_store::DEFAULT_LEDGER_CACHE_KEYS)]
+    pub ledger_cache_keys: usize,
+    /// Invoice numbers are `{prefix}-{year}-{nnnnnn}`, gapless per year (1 to 16 of A-Z 0-9).
+    /// Every engine on one database, and `gpubill replay`, must use the same.
+    #[arg(long, env = "GPUBILL_INVOICE_PREFIX", default_value = billing_core::numbering::INVOICE_PREFIX)]
+    pub invoice_prefix: String,
+    /// Credit note numbers are `{prefix}-{year}-{nnnnnn}` (issue 12), like invoice numbers
+    /// and different from their prefix. Every engine and `gpubill replay` must use the same.
+    #[arg(long, env = "GPUBILL_CREDIT_NOTE_PREFIX", default_value = billing_core::numbering::CREDIT_NOTE_PREFIX)]
+    pub credit_note_prefix: String,
+    /// Days after issue an unpaid invoice is `overdue` (0 to 3650).
+    #[arg(long, default_value_t = billing_core::adjustment::DEFAULT_PAYMENT_DAYS)]
+    pub payment_days: i64,
+    /// Requests per second per customer API key (burst twice as many); 0: unlimited.
+    #[arg(long, default_value_t = 100)]
+    pub rate_limit_customer: u32,
+    /// Requests per second of the ingest token, and of the admin token (burst twice as many);
+    /// 0: unlimited.
+    #[arg(long, default_value_t = 5000)]
+    pub rate_limit_ingest: u32,
+    /// A connection that has not sent its request headers within this many ms is closed.
+    #[arg(long, default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+    /// A request body not received within this many ms is answered 408.
+    #[arg(long, default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+    /// Most HTTP connections served at once (more wait in the accept queue).
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+}
+
+/// Shortest admin or ingest token taken from the environment: a secret guessable by brute
+/// force is no secret (generated tokens have 64 hex digits).
+pub const MIN_TOKEN_CHARS: usize = 24;
+
+/// A token from the environment variable `name`: refused when shorter than
+/// [`MIN_TOKEN_CHARS`].
+pub(crate) fn token_from(name: &str, value: Option<String>) -> anyhow::Result<Option<Secret>> {
+    match value {
+        Some(t) if t.chars().count() < MIN_TOKEN_CHARS => anyhow::bail!(
+            "{name} is {} characters: a token must have at least {MIN_TOKEN_CHARS} (unset it to have one generated)",
+            t.chars().count()
+        ),
+        other => Ok(other.map(Secret)),
+    }
+}
+
+impl ServeArgs {
+    fn rate_limits(&self) -> billing_api::limits::RateLimits {
+        let rate = |n: u32| {
+            (n > 0).then_some(billing_api::limits::Rate {
+                per_second: n,
+                burst: n.saturating_mul(2),
+            })
+        };
+        billing_api::limits::RateLimits {
+            customer: rate(self.rate_limit_customer),
+            ingest: rate(self.rate_limit_ingest),
+            admin: rate(self.rate_limit_ingest),
+        }
+    }
+
+    pub(crate) fn server_limits(&self) -> billing_api::limits::ServerLimits {
+        billing_api::limits::ServerLimits {
+            header_read_timeout: std::time::Duration::from_millis(self.header_timeout_ms.max(1)),
+            body_read_timeout: std::time::Duration::from_millis(self.body_timeout_ms.max(1)),
+            max_connections: self.max_connections.max(1),
+        }
+    }
+}
+
+impl Default for ServeArgs {
+    /// The flags' own defaults (as if none were given).
+    fn default() -> Self {
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        <Defaults as clap::Parser>::parse_from(["serve"]).serve
+    }
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    data_dir: Option<PathBuf>,
+    listen: Option<SocketAddr>,
+    prices: Option<PathBuf>,
+    database: Option<DatabaseSettings>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct DatabaseSettings {
+    url: Option<Secret>,
+}
+
+/// Resolved settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub data_dir: PathBuf,
+    pub database_url: Secret,
+    pub listen: SocketAddr,
+    pub prices: Option<PathBuf>,
+    pub admin_token: Option<Secret>,
+    pub ingest_token: Option<Secret>,
+    pub kafka_brokers: Option<String>,
+    pub usage_topic: String,
+    pub topics: billing_store::Topics,
+    pub max_future_s: i64,
+    pub dedupe_horizon_s: i64,
+    pub durable_holds: bool,
+    pub ledger_cache_keys: usize,
+    pub rate_limits: billing_api::limits::RateLimits,
+    pub invoice_prefix: String,
+    pub credit_note_prefix: String,
+    pub payment_days: i64,
+}
+
+impl Settings {
+    pub fn resolve(args: &ServeArgs) -> anyhow::Result<Settings> {
+        let file: FileSettings = match &args.config {
+            Some(p) => toml::from_str(
+                &std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read settings {}", p.display()))?,
+            )
+            .with_context(|| format!("invalid settings {}", p.display()))?,
+            None => FileSettings::default(),
+        };
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let data_dir = args
+            .data_dir
+            .clone()
+            .or(env("GPUBILL__DATA_DIR").map(PathBuf::from))
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("data"));
+        let listen = match (args.listen, env("GPUBILL__LISTEN")) {
+            (Some(l), _) => l,
+            (None, Some(l)) => l
+                .parse()
+                .with_context(|| format!("GPUBILL__LISTEN {l:?} is not an address"))?,
+            (None, None) => file
+                .listen
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+        };
+        let database_url = args
+            .database
+            .clone()
+            .map(Secret)
+            .or(env("GPUBILL__DATABASE__URL").map(Secret))
+            .or(file.database.and_then(|d| d.url))
+            .unwrap_or_else(|| {
+                Secret(format!(
+                    "sqlite://{}",
+                    data_dir.join("gpubill.db").display()
+                ))
+            });
+        let token = |name: &str| token_from(name, env(name));
+        Ok(Settings {
+            prices: args
+                .prices
+                .clone()
+                .or(env("GPUBILL__PRICES").map(PathBuf::from))
+                .or(file.prices),
+            data_dir,
+            database_url,
+            listen,
+            admin_token: token("GPUBILL_ADMIN_TOKEN")?,
+            kafka_brokers: args.kafka_brokers.clone(),
+            usage_topic: args.usage_topic.clone(),
+            topics: billing_store::Topics {
+                commands: args.commands_topic.clone(),
+                invoices: args.invoices_topic.clone(),
+                quota: args.quota_topic.clone(),
+            },
+            ingest_token: token("GPUBILL_INGEST_TOKEN")?,
+            max_future_s: args.max_future_seconds,
+            dedupe_horizon_s: args.dedupe_horizon_days.saturating_mul(86_400),
+            durable_holds: !args.async_holds,
+            ledger_cache_keys: args.ledger_cache_keys,
+            invoice_prefix: args.invoice_prefix.clone(),
+            credit_note_prefix: args.credit_note_prefix.clone(),
+            payment_days: args.payment_days,
+            rate_limits: args.rate_limits(),
+        })
+    }
+}
+
+/// The admin token: from the environment, or generated once and kept in the data dir.
+/// Returns the token and whether it was generated now (to print it once).
+pub(crate) fn admin_token(settings: &Settings) -> anyhow::Result<(Secret, bool)> {
+    if let Some(t) = &settings.admin_token {
+        return Ok((t.clone(), false));
+    }
+    let path = settings.data_dir.join("admin-token");
+    if let Ok(t) = std::fs::read_to_string(&path) {
+        return Ok((Secret(t.trim().to_string()), false));
+    }
+    let token = generate_secret("gba_");
+    write_private(&path, &token)?;
+    Ok((Secret(token), true))
+}
+
+pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    #[cfg(unix)]
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    opts.mode(0o600);
+    let mut f = opts
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(f, "{contents}")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_secrets_never_print() {
+        let dir = std::env::temp_dir().join(format!("gpubill-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("gpubill.toml");
+        std::fs::write(&file, "data_dir = \"/srv/gpubill\"\nlisten = \"0.0.0.0:9000\"\n[database]\nurl = \"postgres://u:hunter2@db/gpubill\"\n").unwrap();
+        let args = ServeArgs {
+            config: Some(file.clone()),
+            listen: Some("127.0.0.1:7000".parse().unwrap()),
+            ..ServeArgs::default()
+        };
+        let s = Settings::resolve(&args).unwrap();
+        assert_eq!(
+            s.listen.to_string(),
+            "127.0.0.1:7000",
+            "the flag wins over the file"
+        );
+        assert_eq!(s.data_dir, PathBuf::from("/srv/gpubill"));
+        assert_eq!(s.database_url.expose(), "postgres://u:hunter2@db/gpubill");
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        // Unknown keys in the file are errors, not silently ignored.
+        std::fs::write(&file, "listn = \"0.0.0.0:9000\"\n").unwrap();
+        let err = Settings::resolve(&ServeArgs {
+            config: Some(file),
+            ..ServeArgs::default()
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("listn"), "{err:#}");
+    }
+
+    #[test]
+    fn short_tokens_from_the_environment_are_refused() {
+        // Issue 14, finding 17: any admin token value was accepted.
+        let check = |v: &str| token_from("GPUBILL_ADMIN_TOKEN", Some(v.to_string()));
+        let err = check("admin").unwrap_err().to_string();
+        assert!(err.contains("at least 24"), "{err}");
+        assert!(check(&"x".repeat(24)).unwrap().is_some());
+        assert!(token_from("GPUBILL_ADMIN_TOKEN", None).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_default_database_is_sqlite_in_the_data_dir() {
+        let s = Settings::resolve(&ServeArgs {
+            data_dir: Some(PathBuf::from("/tmp/x")),
+            ..ServeArgs::default()
+        })
+        .unwrap();
+        if std::env::var("GPUBILL__DATABASE__URL").is_err() {
+            assert_eq!(s.database_url.expose(), "sqlite:///tmp/x/gpubill.db");
+        }
+    }
+}
