@@ -52,6 +52,7 @@ pub mod rating;
 pub mod reject;
 pub mod rental;
 pub mod reservations;
+pub mod runs;
 pub mod sla;
 pub mod spot;
 pub mod states;

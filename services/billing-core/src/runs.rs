@@ -1,0 +1,202 @@
+//! Runs: a usage key's seconds as disjoint `[from, to)` intervals at one quantity each, with
+//! the union that makes redelivery and overlap idempotent (billing-semantics section 2).
+//! Re-exported by [`crate::ledger`].
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// Seconds `[from, to)` (UTC Unix seconds) at one quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub from: i64,
+    pub to: i64,
+    pub quantity: Decimal,
+}
+
+impl Run {
+    pub fn seconds(&self) -> i64 {
+        self.to - self.from
+    }
+
+    /// `quantity x seconds`.
+    pub fn unit_seconds(&self) -> Decimal {
+        self.quantity * Decimal::from(self.seconds())
+    }
+}
+
+/// The runs of one usage key: sorted, disjoint, non-empty, and no two touching runs with the
+/// same quantity.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Runs(Vec<Run>);
+
+impl Runs {
+    pub fn new() -> Self {
+        Runs(Vec::new())
+    }
+
+    /// Builds runs from any list of (possibly overlapping) runs by folding them in.
+    pub fn from_runs(runs: impl IntoIterator<Item = Run>) -> Self {
+        let mut r = Runs::new();
+        for run in runs {
+            r.insert(run.from, run.to, run.quantity);
+        }
+        r
+    }
+
+    pub fn as_slice(&self) -> &[Run] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Union-with-max of `[from, to)` at `quantity` into the runs. Returns whether anything
+    /// changed (a fully covered heartbeat changes nothing).
+    pub fn insert(&mut self, from: i64, to: i64, quantity: Decimal) -> bool {
+        assert!(from < to, "ledger insert of an empty interval {from}..{to}");
+        assert!(
+            quantity > Decimal::ZERO,
+            "ledger insert of quantity {quantity}"
+        );
+        let runs = &mut self.0;
+        // Fast path: heartbeats mostly arrive in order, after everything seen.
+        if let Some(last) = runs.last_mut() {
+            if last.to < from || (last.to == from && last.quantity != quantity) {
+                runs.push(Run { from, to, quantity });
+                return true;
+            }
+            if last.to == from {
+                last.to = to;
+                return true;
+            }
+            // An overlapping heartbeat of the same quantity that only reaches into the last
+            // run: extend it in place.
+            if last.from <= from && last.quantity == quantity {
+                if to <= last.to {
+                    return false;
+                }
+                last.to = to;
+                return true;
+            }
+        } else {
+            runs.push(Run { from, to, quantity });
+            return true;
+        }
+        // Runs overlapping [from, to) are runs[lo..hi]; widen by one on each side so merges
+        // with touching neighbours happen in the same pass.
+        let lo = runs.partition_point(|r| r.to < from);
+        let hi = runs.partition_point(|r| r.from <= to);
+        if hi == lo + 1 {
+            let r = runs[lo];
+            if r.from <= from && to <= r.to && r.quantity >= quantity {
+                return false;
+            }
+        }
+        let mut out: Vec<Run> = Vec::with_capacity(hi - lo + 2);
+        let mut cursor = from;
+        for r in &runs[lo..hi] {
+            if r.to <= from || r.from >= to {
+                // A neighbour that only touches the new interval.
+                if r.to <= from {
+                    push(&mut out, r.from, r.to, r.quantity);
+                } else {
+                    push(&mut out, cursor, to, quantity);
+                    cursor = to;
+                    push(&mut out, r.from, r.to, r.quantity);
+                }
+                continue;
+            }
+            push(&mut out, r.from, from, r.quantity);
+            push(&mut out, cursor, r.from, quantity);
+            let (s, e) = (r.from.max(from), r.to.min(to));
+            push(&mut out, s, e, r.quantity.max(quantity));
+            cursor = e;
+            push(&mut out, to, r.to, r.quantity);
+        }
+        push(&mut out, cursor, to, quantity);
+        let changed = out.as_slice() != &runs[lo..hi];
+        runs.splice(lo..hi, out);
+        self.assert_valid_around(lo);
+        changed
+    }
+
+    /// Money invariant, on in release: the runs near an edit are sorted, disjoint and merged.
+    fn assert_valid_around(&self, at: usize) {
+        let runs = &self.0;
+        let from = at.saturating_sub(2);
+        let to = (at + 8).min(runs.len());
+        for w in runs[from..to].windows(2) {
+            assert!(
+                w[0].from < w[0].to && w[0].to <= w[1].from,
+                "ledger runs overlap: {w:?}"
+            );
+            assert!(
+                w[0].to < w[1].from || w[0].quantity != w[1].quantity,
+                "ledger runs not merged: {w:?}"
+            );
+        }
+    }
+
+    /// Checks the whole invariant (tests and property tests).
+    pub fn is_canonical(&self) -> bool {
+        self.0
+            .iter()
+            .all(|r| r.from < r.to && r.quantity > Decimal::ZERO)
+            && self.0.windows(2).all(|w| {
+                w[0].to <= w[1].from && (w[0].to < w[1].from || w[0].quantity != w[1].quantity)
+            })
+    }
+
+    /// The runs clipped to `[from, to)`.
+    pub fn clipped(&self, from: i64, to: i64) -> impl Iterator<Item = Run> + '_ {
+        let lo = self.0.partition_point(|r| r.to <= from);
+        self.0[lo..]
+            .iter()
+            .take_while(move |r| r.from < to)
+            .map(move |r| Run {
+                from: r.from.max(from),
+                to: r.to.min(to),
+                quantity: r.quantity,
+            })
+    }
+
+    /// Seconds with any usage, over all time.
+    pub fn covered_seconds(&self) -> i64 {
+        self.0.iter().map(Run::seconds).sum()
+    }
+
+    pub fn first_second(&self) -> Option<i64> {
+        self.0.first().map(|r| r.from)
+    }
+
+    pub fn max_quantity(&self) -> Option<Decimal> {
+        self.0.iter().map(|r| r.quantity).max()
+    }
+
+    /// Quantity at second `s` (0 when none).
+    pub fn quantity_at(&self, s: i64) -> Decimal {
+        let i = self.0.partition_point(|r| r.to <= s);
+        match self.0.get(i) {
+            Some(r) if r.from <= s => r.quantity,
+            _ => Decimal::ZERO,
+        }
+    }
+
+    /// Heap bytes held (for the memory-per-key benchmark).
+    pub fn heap_bytes(&self) -> usize {
+        self.0.capacity() * std::mem::size_of::<Run>()
+    }
+}
+
+/// Appends `[from, to)` to runs under construction, merging with a touching equal run.
+fn push(out: &mut Vec<Run>, from: i64, to: i64, quantity: Decimal) {
+    if from >= to {
+        return;
+    }
+    match out.last_mut() {
+        Some(last) if last.to == from && last.quantity == quantity => last.to = to,
+        _ => out.push(Run { from, to, quantity }),
+    }
+}
