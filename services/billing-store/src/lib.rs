@@ -41,6 +41,7 @@ mod keys;
 mod ledger_cache;
 mod ledgers;
 mod partitions;
+mod pricebooks;
 mod profiles;
 mod provisional;
 mod provisional_reads;
@@ -71,6 +72,7 @@ pub use ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
 pub use ledgers::Known;
 pub(crate) use ledgers::{load_ledger, load_ledgers};
 pub use partitions::{month_bounds, partition_month};
+pub use pricebooks::PriceBookVersion;
 pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use provisional::UnitSeconds;
 pub use provisional_reads::Provisional;
@@ -80,8 +82,7 @@ pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 pub use verify::{Difference, VerifyReport};
 pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
 
-use billing_core::period::Period;
-use billing_core::pricebook::{PriceBook, PriceBookError};
+use billing_core::pricebook::PriceBookError;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Row};
 use std::collections::BTreeSet;
@@ -143,14 +144,6 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub enum Backend {
     Sqlite,
     Postgres,
-}
-
-/// A stored price book version.
-#[derive(Debug, Clone)]
-pub struct PriceBookVersion {
-    pub version: i64,
-    pub book: PriceBook,
-    pub toml: String,
 }
 
 /// The output topics the store writes to through its outbox.
@@ -637,91 +630,6 @@ impl Store {
                 .await?
                 .is_some(),
         )
-    }
-
-    // ---- price books ----------------------------------------------------------------------
-
-    /// Validates and stores a price book as a new version.
-    pub async fn put_pricebook(&self, toml: &str, now_ms: i64) -> Result<i64> {
-        let book = PriceBook::from_toml(toml)?;
-        let _w = self.writer.lock().await;
-        let mut tx = self.begin_write().await?;
-        // The newest version must accept every account term set by command.
-        let (_, terms) = terms::load_terms(&mut tx).await?;
-        book.with_account_terms(&terms)?;
-        let next: i64 = sqlx::query(include_str!(
-            "../queries/shared/select_next_pricebook_version.sql"
-        ))
-        .fetch_one(&mut *tx)
-        .await?
-        .get(0);
-        sqlx::query(include_str!("../queries/shared/insert_pricebook.sql"))
-            .bind(next)
-            .bind(book.effective_from.map(|t| t.secs))
-            .bind(toml)
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?;
-        self.record_command(
-            &mut tx,
-            &Command::PutPriceBook {
-                version: next,
-                toml: toml.to_string(),
-                at_ms: now_ms,
-            },
-            now_ms,
-        )
-        .await?;
-        // What the ledger rates to changed: every provisional cost is re-rated.
-        let books = provisional::Books::load(&mut tx, None).await?;
-        provisional::refresh_all(&mut tx, self.backend, &books.1, now_ms).await?;
-        tx.commit().await?;
-        Ok(next)
-    }
-
-    /// All versions, newest first, with the account terms set by command merged in (`toml`
-    /// is the version as uploaded).
-    pub async fn pricebooks(&self) -> Result<Vec<PriceBookVersion>> {
-        let mut conn = self.pool.acquire().await?;
-        let rows = sqlx::query(include_str!("../queries/shared/select_pricebooks.sql"))
-            .fetch_all(&mut *conn)
-            .await?;
-        let (_, terms) = terms::load_terms(&mut conn).await?;
-        let mut books = Vec::with_capacity(rows.len());
-        for r in &rows {
-            books.push(
-                PriceBook::from_toml(&r.get::<String, _>(1))
-                    .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?,
-            );
-        }
-        let books = terms::merge(books, &terms)?;
-        Ok(rows
-            .into_iter()
-            .zip(books)
-            .map(|(r, book)| PriceBookVersion {
-                version: r.get(0),
-                book,
-                toml: r.get(1),
-            })
-            .collect())
-    }
-
-    /// The version that rates `period_label` ("Versions", billing-semantics.md section 3): the
-    /// latest uploaded whose `effective_from` is at or before the period's start, or that has
-    /// none. With the period in that version's timezone.
-    pub async fn pricebook_for(
-        &self,
-        period_label: &str,
-    ) -> Result<Option<(PriceBookVersion, Period)>> {
-        for v in self.pricebooks().await? {
-            let Ok(period) = Period::month(period_label, v.book.timezone) else {
-                continue;
-            };
-            if v.book.applies_to_period_starting(period.start) {
-                return Ok(Some((v, period)));
-            }
-        }
-        Ok(None)
     }
 
     /// Accounts named by an accepted event or registered. Every accepted event left a ledger
