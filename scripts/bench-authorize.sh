@@ -6,8 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/services.sh postgres
-cargo build --release -p gpubill >/dev/null 2>&1 || cargo build --release -p gpubill
-bin=target/release/gpubill
+# BIN=path/to/gpubill measures that binary instead (an A/B of two builds).
+if [ -z "${BIN:-}" ]; then
+    cargo build --release -p gpubill >/dev/null 2>&1 || cargo build --release -p gpubill
+fi
+bin=${BIN:-target/release/gpubill}
 export GPUBILL_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
 port=18081
 base="http://127.0.0.1:$port"

@@ -11,8 +11,11 @@ cd "$(dirname "$0")/.."
 ./scripts/services.sh
 # PROFILE=release skips the dist profile's whole-program optimisation (a much shorter build).
 profile=${PROFILE:-dist}
-cargo build --profile "$profile" -p gpubill >/dev/null 2>&1 || cargo build --profile "$profile" -p gpubill
-bin=target/$profile/gpubill
+# BIN=path/to/gpubill measures that binary instead (an A/B of two builds).
+if [ -z "${BIN:-}" ]; then
+    cargo build --profile "$profile" -p gpubill >/dev/null 2>&1 || cargo build --profile "$profile" -p gpubill
+fi
+bin=${BIN:-target/$profile/gpubill}
 export GPUBILL_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
 port=18080
 base="http://127.0.0.1:$port"

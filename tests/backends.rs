@@ -105,7 +105,6 @@ async fn ingest(store: &Store, records: &[Vec<u8>], seed: u64) -> Vec<String> {
 
 /// What both backends must agree on, as text.
 async fn state(store: &Store) -> Vec<String> {
-    use sqlx::Row;
     let mut out = Vec::new();
     for q in [
         "select account || '|' || lease || '|' || resource || '|' || sku || '|' || class || '|' || runs from ledger_keys order by key_id",
@@ -114,7 +113,11 @@ async fn state(store: &Store) -> Vec<String> {
         "select account || '|' || period || '|' || total || '|' || body from provisional_costs order by account, period",
         "select account || '|' || period || '|' || source || '|' || id from late_usage order by source, id",
     ] {
-        for r in sqlx::query(q).fetch_all(store.pool()).await.unwrap() {
+        for r in billing_store::db::query(q)
+            .fetch_all(store.pool())
+            .await
+            .unwrap()
+        {
             out.push(r.get::<String, _>(0));
         }
     }

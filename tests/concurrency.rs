@@ -243,9 +243,8 @@ async fn concurrent_ingest_requests_are_group_committed_with_their_own_outcomes(
 
 /// The stored ledger rows, in key order.
 async fn ledger_rows(store: &Store) -> Vec<String> {
-    use sqlx::Row;
     let q = "select key_id || '|' || account || '|' || runs || '|' || coalesce(sources, '') from ledger_keys order by key_id";
-    sqlx::query(q)
+    billing_store::db::query(q)
         .fetch_all(store.pool())
         .await
         .unwrap()
@@ -302,8 +301,7 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
     let count = |q: &'static str| {
         let a = a.clone();
         async move {
-            use sqlx::Row;
-            sqlx::query(q)
+            billing_store::db::query(q)
                 .fetch_one(a.pool())
                 .await
                 .unwrap()

@@ -230,8 +230,7 @@ async fn tenant_isolation_matrix(db: Db) {
     assert_eq!(s, StatusCode::FORBIDDEN);
 
     // Keys are stored hashed, never in clear.
-    use sqlx::Row;
-    let stored: Vec<String> = sqlx::query("select key_hash from api_keys")
+    let stored: Vec<String> = billing_store::db::query("select key_hash from api_keys")
         .fetch_all(t.state.store.pool())
         .await
         .unwrap()
@@ -512,12 +511,14 @@ async fn log_records_left_unfolded_are_folded_first_and_exactly_once(db: Db) {
     let events = lines(&fixture("worked-1/events.jsonl"));
     // Records appended to the log by another writer that crashed before folding them.
     for (i, e) in events[..3].iter().enumerate() {
-        sqlx::query("insert into log (seq, payload, received_at_ms) values ($1, $2, 0)")
-            .bind(i as i64 + 1)
-            .bind(e.as_bytes().to_vec())
-            .execute(t.state.store.pool())
-            .await
-            .unwrap();
+        billing_store::db::query(
+            "insert into log (seq, payload, received_at_ms) values ($1, $2, 0)",
+        )
+        .bind(i as i64 + 1)
+        .bind(e.as_bytes().to_vec())
+        .execute(t.state.store.pool())
+        .await
+        .unwrap();
     }
     assert_eq!(t.state.store.event_count().await.unwrap(), 0);
     let v = t.ingest(&events[2..5]).await;

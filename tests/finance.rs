@@ -913,7 +913,10 @@ async fn verify_recomputes_invoices_and_adjustments_and_finds_corruption(db: Db)
         "update adjustments set body = replace(body, '\"total\":\"', '\"total\":\"7') where account = 'acme'",
         "update invoices set amount_due = '0.01' where account = 'acme' and period = '2026-12'",
     ] {
-        let done = sqlx::query(sql).execute(store.pool()).await.unwrap();
+        let done = billing_store::db::query(sql)
+            .execute(store.pool())
+            .await
+            .unwrap();
         assert_eq!(done.rows_affected(), 1, "{sql}");
     }
     let report = store.verify(Some("2026-11")).await.unwrap();
@@ -964,7 +967,7 @@ async fn verify_orders_facts_and_closes_by_fold_not_by_clock(db: Db) {
         "{pending}"
     );
     let id = nov[0]["id"].as_str().unwrap();
-    sqlx::query(&format!(
+    billing_store::db::query(&format!(
         "update invoices set body = replace(body, '\"total\":\"', '\"total\":\"9') where id = '{id}'"
     ))
     .execute(store.pool())

@@ -159,10 +159,13 @@ async fn a_batch_re_rates_only_the_periods_holding_its_seconds(db: Db) {
     let t0 = std::time::Instant::now();
     store.ingest(records, DEC_2_2026_MS).await.unwrap();
     let rows: Vec<String> =
-        sqlx::query_scalar("select period from provisional_costs order by period")
+        billing_store::db::query("select period from provisional_costs order by period")
             .fetch_all(store.pool())
             .await
-            .unwrap();
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
     assert_eq!(rows, ["2026-12", "2099-01"], "took {:?}", t0.elapsed());
 }
 on_both!(a_batch_re_rates_only_the_periods_holding_its_seconds);
@@ -191,10 +194,11 @@ async fn oversize_records_keep_a_bounded_prefix_and_a_digest(db: Db) {
         assert!(dl["payload"].as_str().unwrap().len() <= 1024);
         assert!(dl["detail"].as_str().unwrap().contains("sha256"), "{dl}");
     }
-    let longest: Option<i64> = sqlx::query_scalar("select max(length(payload)) from log")
+    let longest: Option<i64> = billing_store::db::query("select max(length(payload)) from log")
         .fetch_one(t.state.store.pool())
         .await
-        .unwrap();
+        .unwrap()
+        .get(0);
     assert!(
         longest.unwrap() < 2048,
         "log keeps {longest:?} bytes of a record"

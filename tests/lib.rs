@@ -334,7 +334,6 @@ pub fn section6(issued: &Value) -> Value {
 /// (what a replay must reproduce). Dead letters are compared by content, not by their
 /// database sequence or time.
 pub async fn projections(store: &Store) -> Vec<String> {
-    use sqlx::Row;
     let queries = [
         "select 'ledger|' || key_id || '|' || account || '|' || runs || '|' || coalesce(sources, '') from ledger_keys order by key_id",
         "select 'rental|' || kind || '|' || account || '|' || key || '|' || a || '|' || b || '|' || value from rental_events order by kind, account, key, a, b, value",
@@ -359,7 +358,11 @@ pub async fn projections(store: &Store) -> Vec<String> {
     ];
     let mut out = Vec::new();
     for q in queries {
-        for r in sqlx::query(q).fetch_all(store.pool()).await.unwrap() {
+        for r in billing_store::db::query(q)
+            .fetch_all(store.pool())
+            .await
+            .unwrap()
+        {
             out.push(r.get::<String, _>(0));
         }
     }

@@ -826,13 +826,12 @@ async fn quota_settings_in_one_millisecond_are_distinct_commands() {
             }
         }
         let rows = async |t: &TestApp| -> Vec<String> {
-            use sqlx::Row;
             let mut out = Vec::new();
             for q in [
                 "select body || '|' || updated_at_ms from quotas",
                 "select kind || '|' || amount || '|' || reference || '|' || at_ms from wallet_movements order by at_ms, reference",
             ] {
-                for row in sqlx::query(q)
+                for row in billing_store::db::query(q)
                     .fetch_all(t.state.store.pool())
                     .await
                     .unwrap()

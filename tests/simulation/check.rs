@@ -9,7 +9,6 @@ use std::collections::{BTreeSet, HashMap};
 
 /// Checks every invariant; returns how many holds and quota decisions the run left.
 pub(crate) async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
-    use sqlx::Row;
     let store = &sim.app().state.store;
     // (a) November's invoices equal `gpubill rate` over the events its close saw, with the
     // book and credit terms then in force.
@@ -87,7 +86,7 @@ pub(crate) async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
     }
     // (c) Holds: each granted one exists once; ours released are released; holds we never
     // heard of come from unanswered authorizations, and nobody released them.
-    let rows = sqlx::query("select id, status from holds")
+    let rows = billing_store::db::query("select id, status from holds")
         .fetch_all(store.pool())
         .await
         .unwrap();
@@ -132,11 +131,12 @@ pub(crate) async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
         assert_ne!(status, "released", "hold {id} released by nobody");
     }
     // (d) Quota decisions: ids unique, and no level decided twice in a row.
-    let rows =
-        sqlx::query("select id, account, quota, period, kind from quota_decisions order by seq")
-            .fetch_all(store.pool())
-            .await
-            .unwrap();
+    let rows = billing_store::db::query(
+        "select id, account, quota, period, kind from quota_decisions order by seq",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
     let mut ids = BTreeSet::new();
     let mut last: HashMap<(String, String, String), String> = HashMap::new();
     for r in rows {

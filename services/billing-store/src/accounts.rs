@@ -4,7 +4,6 @@
 
 use crate::quota::Quotas;
 use crate::{Result, Store, StoreError};
-use sqlx::Row;
 
 /// Most accounts one page holds (`GET /v1/admin/accounts?limit=`), as for dead letters.
 pub const MAX_ACCOUNTS_PAGE: i64 = 1_000;
@@ -28,7 +27,7 @@ impl Store {
             "accounts page of {limit}: callers check the limit"
         );
         // Every account id has at least one character, so "" sorts before all of them.
-        let rows = sqlx::query(include_str!("../queries/shared/select_accounts_page.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_accounts_page.sql"))
             .bind(after.unwrap_or(""))
             .bind(limit)
             .fetch_all(&self.pool)

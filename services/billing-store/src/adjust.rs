@@ -14,6 +14,7 @@
 //! Its cost is one rating per account and closed period at each close (see docs/scaling.md).
 
 use crate::close::CloseError;
+use crate::db::Conn;
 use crate::ledgers::Known;
 use crate::provisional::{IssuedCredit, credit_balance};
 use crate::{Result, Store, StoreError};
@@ -25,7 +26,6 @@ use billing_core::platform::Platform;
 use billing_core::pricebook::PriceBook;
 use billing_core::rating::{RatingContext, Unpriced, rate_account};
 use rust_decimal::Decimal;
-use sqlx::{AnyConnection, Row};
 use std::collections::BTreeMap;
 
 /// What an account's invoice of a closed period effectively says: the issued invoice (its id
@@ -77,11 +77,8 @@ pub(crate) fn credits_before(
 
 impl Store {
     /// Every closed period with its price book version, in time order.
-    pub(crate) async fn closed_periods(
-        &self,
-        conn: &mut AnyConnection,
-    ) -> Result<Vec<ClosedPeriod>> {
-        let rows = sqlx::query(include_str!(
+    pub(crate) async fn closed_periods(&self, conn: &mut dyn Conn) -> Result<Vec<ClosedPeriod>> {
+        let rows = crate::db::query(include_str!(
             "../queries/shared/select_closed_period_versions.sql"
         ))
         .fetch_all(&mut *conn)
@@ -115,11 +112,11 @@ impl Store {
     /// The account's effective invoices of closed periods, by period label.
     pub(crate) async fn effective_invoices(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         account: &str,
     ) -> Result<BTreeMap<String, Effective>> {
         let mut out = BTreeMap::new();
-        for r in sqlx::query(include_str!(
+        for r in crate::db::query(include_str!(
             "../queries/shared/select_account_invoices.sql"
         ))
         .bind(account)
@@ -135,7 +132,7 @@ impl Store {
                 },
             );
         }
-        for r in sqlx::query(include_str!(
+        for r in crate::db::query(include_str!(
             "../queries/shared/select_account_adjustments.sql"
         ))
         .bind(account)
@@ -167,7 +164,7 @@ impl Store {
     /// after them. Unpriced usage found on the way is added to `unpriced`.
     pub(crate) async fn adjust_account(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         (closed, platform): (&[ClosedPeriod], &Platform),
         account: &str,
         ledger: &AccountLedger,
@@ -311,7 +308,7 @@ impl Store {
             return Ok(None);
         };
         let mut issued = Vec::new();
-        for r in sqlx::query(include_str!(
+        for r in crate::db::query(include_str!(
             "../queries/shared/select_account_invoices.sql"
         ))
         .bind(account)

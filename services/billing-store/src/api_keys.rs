@@ -13,7 +13,6 @@ use crate::commands::Command;
 use crate::{Result, Store, StoreError};
 use billing_core::timestamp::format_secs;
 use serde::Serialize;
-use sqlx::Row;
 
 /// An API key as listed: its id and when it was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -47,7 +46,7 @@ impl Store {
         }
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        sqlx::query(include_str!("../queries/shared/insert_api_key.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_api_key.sql"))
             .bind(key_hash)
             .bind(account)
             .bind(now_ms)
@@ -71,7 +70,7 @@ impl Store {
     pub async fn revoke_api_key(&self, account: &str, key_id: &str, now_ms: i64) -> Result<bool> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let gone = sqlx::query(include_str!("../queries/shared/delete_api_key.sql"))
+        let gone = crate::db::query(include_str!("../queries/shared/delete_api_key.sql"))
             .bind(account)
             .bind(key_id)
             .execute(&mut *tx)
@@ -98,7 +97,7 @@ impl Store {
     /// The account's keys, oldest first.
     pub async fn api_keys(&self, account: &str) -> Result<Vec<ApiKeyInfo>> {
         Ok(
-            sqlx::query(include_str!("../queries/shared/select_account_keys.sql"))
+            crate::db::query(include_str!("../queries/shared/select_account_keys.sql"))
                 .bind(account)
                 .fetch_all(&self.pool)
                 .await?
@@ -113,7 +112,7 @@ impl Store {
 
     /// Admin commands after `after`, at most `limit`, in order.
     pub async fn audit(&self, after: i64, limit: i64) -> Result<Vec<AuditEntry>> {
-        sqlx::query(include_str!("../queries/shared/select_audit.sql"))
+        crate::db::query(include_str!("../queries/shared/select_audit.sql"))
             .bind(&self.topics().commands)
             .bind(after)
             .bind(limit)

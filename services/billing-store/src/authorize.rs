@@ -2,6 +2,7 @@
 //! with `billing_core::quota`'s policy against each account's state, and the holds they place
 //! (see `quota.rs` for what is spent and how holds live).
 
+use crate::db::Conn;
 use crate::quota::{Authorization, Hold, HoldError, HoldRequest, MAX_HOLD_SECONDS, bump_hold_rev};
 use crate::spent::{AccountState, account_state, add_hold};
 use crate::sql::{Val, insert_rows};
@@ -9,7 +10,6 @@ use crate::{Result, Store, StoreError};
 use billing_core::pricebook::PriceBook;
 use billing_core::quota::Verdict;
 use rust_decimal::Decimal;
-use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 impl Store {
@@ -167,7 +167,7 @@ impl Store {
     /// Decides `group` in order (each account read once, into `accounts`): answers, holds placed.
     async fn decide_each(
         &self,
-        tx: &mut AnyConnection,
+        tx: &mut dyn Conn,
         books: &crate::provisional::Books,
         group: &[Queued],
         accounts: &mut HashMap<String, Option<AccountState>>,
@@ -256,7 +256,7 @@ type Cached = Vec<(String, i64, Vec<Hold>)>;
 /// moved it since it was read, this group's view (holds read + holds placed) is the stored
 /// one and stays cached; otherwise (`stale`) the next group reads again.
 async fn bump_revisions(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    tx: &mut crate::db::Tx,
     accounts: HashMap<String, Option<AccountState>>,
     placed: &[Hold],
 ) -> Result<(Cached, Vec<String>)> {

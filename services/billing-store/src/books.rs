@@ -4,9 +4,9 @@
 
 use crate::Result;
 use crate::StoreError;
+use crate::db::Conn;
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
-use sqlx::{AnyConnection, Row};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -22,10 +22,10 @@ impl Books {
     /// The versions as `conn` sees them, parsed at most once per new version when `cache` is
     /// given (only committed versions may be cached: a transaction that adds one passes none).
     pub(crate) async fn load(
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         cache: Option<&std::sync::Mutex<Arc<(BooksKey, Books)>>>,
     ) -> Result<Arc<(BooksKey, Books)>> {
-        let row = sqlx::query(include_str!("../queries/shared/select_books_key.sql"))
+        let row = crate::db::query(include_str!("../queries/shared/select_books_key.sql"))
             .fetch_one(&mut *conn)
             .await?;
         Self::load_up_to(conn, (row.get(0), row.get(1)), cache).await
@@ -33,7 +33,7 @@ impl Books {
 
     /// Like [`Books::load`] when the latest version is known already.
     pub(crate) async fn load_up_to(
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         latest: BooksKey,
         cache: Option<&std::sync::Mutex<Arc<(BooksKey, Books)>>>,
     ) -> Result<Arc<(BooksKey, Books)>> {
@@ -44,7 +44,7 @@ impl Books {
             }
         }
         let mut books = Vec::new();
-        for r in sqlx::query(include_str!(
+        for r in crate::db::query(include_str!(
             "../queries/shared/select_pricebooks_up_to.sql"
         ))
         .bind(latest.0)

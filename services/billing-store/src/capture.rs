@@ -1,9 +1,9 @@
 //! Holds captured by the usage a batch folds, and expired holds marked, in the batch's
 //! transaction.
 
+use crate::db::Conn;
 use crate::{Backend, Result, StoreError};
 use serde::Serialize;
-use sqlx::{AnyConnection, Row};
 use std::collections::BTreeSet;
 
 /// Usage arriving for a lease consumes the lease's live holds (two-phase: a pending hold is
@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 /// keeps the live ones few), only the batch's own accounts': folds of other partitions run
 /// concurrently and must not contend for each other's rows.
 pub(crate) async fn capture_holds(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     accounts_and_leases: impl Iterator<Item = (&str, &str)>,
     now_ms: i64,
@@ -25,7 +25,7 @@ pub(crate) async fn capture_holds(
     }
     let accounts: BTreeSet<&str> = leases.iter().map(|l| l.a).collect();
     let json = serde_json::to_string(&accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    sqlx::query(match backend {
+    crate::db::query(match backend {
         Backend::Postgres => include_str!("../queries/postgres/expire_holds.sql"),
         Backend::Sqlite => include_str!("../queries/sqlite/expire_holds.sql"),
     })
@@ -36,7 +36,7 @@ pub(crate) async fn capture_holds(
     leases.sort_unstable_by(|x, y| (x.a, x.l).cmp(&(y.a, y.l)));
     leases.dedup_by(|x, y| (x.a, x.l) == (y.a, y.l));
     let json = serde_json::to_string(&leases).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let captured: BTreeSet<String> = sqlx::query(match backend {
+    let captured: BTreeSet<String> = crate::db::query(match backend {
         Backend::Postgres => include_str!("../queries/postgres/capture_holds.sql"),
         Backend::Sqlite => include_str!("../queries/sqlite/capture_holds.sql"),
     })

@@ -14,7 +14,6 @@ use billing_core::rating::{RatingContext, Unpriced, rate_account};
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 use serde::Serialize;
-use sqlx::Row;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, thiserror::Error)]
@@ -89,10 +88,11 @@ impl Store {
     /// period refused for unpriced usage or a missing price book ([`AutoClose::blocked`]).
     pub async fn close_due(&self, now_ms: i64, grace_s: i64) -> Result<AutoClose, CloseError> {
         let mut done = AutoClose::default();
-        let Some(from_s) = sqlx::query(include_str!("../queries/shared/select_close_start.sql"))
-            .fetch_one(&self.pool)
-            .await?
-            .get::<Option<i64>, _>(0)
+        let Some(from_s) =
+            crate::db::query(include_str!("../queries/shared/select_close_start.sql"))
+                .fetch_one(&self.pool)
+                .await?
+                .get::<Option<i64>, _>(0)
         else {
             return Ok(done);
         };
@@ -103,7 +103,7 @@ impl Store {
                 None => return Ok(done),
             }
         };
-        let closed: BTreeSet<String> = sqlx::query(include_str!(
+        let closed: BTreeSet<String> = crate::db::query(include_str!(
             "../queries/shared/select_closed_period_labels.sql"
         ))
         .fetch_all(&self.pool)
@@ -152,7 +152,7 @@ impl Store {
 
     async fn close_in(
         &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        tx: &mut crate::db::Tx,
         period_label: &str,
         now_ms: i64,
     ) -> Result<Vec<IssuedInvoice>, CloseError> {
@@ -184,7 +184,7 @@ impl Store {
             )
             .await?;
         self.failpoints.hit("close.after_issue")?;
-        sqlx::query(include_str!("../queries/shared/insert_period.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_period.sql"))
             .bind(period_label)
             .bind(period.start)
             .bind(period.end)
@@ -273,7 +273,7 @@ impl Store {
     /// rolls back.
     async fn issue(
         &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        tx: &mut crate::db::Tx,
         (period_label, period_start): (&str, i64),
         (version, tz): (i64, chrono_tz::Tz),
         prepared: Vec<Prepared>,
@@ -365,7 +365,7 @@ impl Store {
     /// against, credit notes, and the outbox rows relaying the documents.
     async fn write_documents(
         &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        tx: &mut crate::db::Tx,
         (period_label, version, now_ms): (&str, i64, i64),
         (out, credit_notes): (&[IssuedInvoice], &[CreditNote]),
         adjustment_rows: Vec<Vec<Val>>,
@@ -483,16 +483,11 @@ pub fn credit_note_id(account: &str, period: &str) -> String {
 
 /// Takes the next `n` numbers of `prefix`'s series in `year` (in the caller's transaction)
 /// and answers the first of them.
-async fn take_numbers(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    prefix: &str,
-    year: i32,
-    n: usize,
-) -> Result<i64> {
+async fn take_numbers(tx: &mut crate::db::Tx, prefix: &str, year: i32, n: usize) -> Result<i64> {
     if n == 0 {
         return Ok(1);
     }
-    let last: i64 = sqlx::query(include_str!("../queries/shared/take_numbers.sql"))
+    let last: i64 = crate::db::query(include_str!("../queries/shared/take_numbers.sql"))
         .bind(prefix)
         .bind(year)
         .bind(n as i64)

@@ -7,10 +7,10 @@
 //! consumer partition, read under the writer lock in the close's transaction), so a replay
 //! folds exactly the same records before issuing the same invoices.
 
+use crate::db::Conn;
 use crate::sql::{Val, insert_rows};
 use crate::{EMBEDDED_CONSUMER, Result, Store, StoreError};
 use serde::{Deserialize, Serialize};
-use sqlx::{AnyConnection, Row};
 
 /// The next offset of every consumer partition (consumer: the usage topic's name in Kafka
 /// mode), ordered by consumer and partition.
@@ -145,8 +145,8 @@ impl Command {
 }
 
 /// The stored next offset of every Kafka consumer partition.
-pub(crate) async fn positions(conn: &mut AnyConnection) -> Result<Positions> {
-    let rows = sqlx::query(include_str!("../queries/shared/select_kafka_positions.sql"))
+pub(crate) async fn positions(conn: &mut dyn Conn) -> Result<Positions> {
+    let rows = crate::db::query(include_str!("../queries/shared/select_kafka_positions.sql"))
         .bind(EMBEDDED_CONSUMER)
         .fetch_all(conn)
         .await?;
@@ -163,7 +163,7 @@ pub(crate) async fn positions(conn: &mut AnyConnection) -> Result<Positions> {
 impl Store {
     pub(crate) async fn record_command(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         command: &Command,
         now_ms: i64,
     ) -> Result<()> {
@@ -296,7 +296,7 @@ impl Store {
     /// Whether nothing was ever written: no events, dead letters, price books, accounts,
     /// invoices or Kafka positions (what `gpubill replay` requires).
     pub async fn is_empty(&self) -> Result<bool> {
-        let row = sqlx::query(include_str!("../queries/shared/count_written_rows.sql"))
+        let row = crate::db::query(include_str!("../queries/shared/count_written_rows.sql"))
             .bind(EMBEDDED_CONSUMER)
             .fetch_one(&self.pool)
             .await?;
@@ -306,7 +306,7 @@ impl Store {
     /// Marks every outbox row published (after a replay: its outputs are on the topics
     /// already, from the original run).
     pub async fn outbox_mark_all_published(&self, now_ms: i64) -> Result<u64> {
-        Ok(sqlx::query(include_str!(
+        Ok(crate::db::query(include_str!(
             "../queries/shared/mark_all_outbox_published.sql"
         ))
         .bind(now_ms)

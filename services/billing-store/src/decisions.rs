@@ -12,6 +12,7 @@
 //! against invoices issued since the quotas were set plus that total; `gpu_hours[sku]` against
 //! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
 
+use crate::db::Conn;
 use crate::provisional::{Books, Measure, measure};
 use crate::quota::Quotas;
 use crate::sql::{Val, insert_rows};
@@ -19,7 +20,6 @@ use crate::{Result, StoreError};
 use billing_core::quota::{self, DEFAULT_WARN_AT, Level};
 use rust_decimal::Decimal;
 use serde::Serialize;
-use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeMap, HashMap};
 
 /// A recorded decision.
@@ -42,7 +42,7 @@ pub struct Decision {
 /// with the provisional costs the batch just stored (`measured`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn evaluate(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: crate::Backend,
     books: &Books,
     touched: &BTreeMap<String, i64>,
@@ -99,17 +99,20 @@ pub(crate) async fn evaluate(
 
 /// The quotas of the `touched` accounts that have some, each with when it was set.
 async fn quotas_of_accounts(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: crate::Backend,
     touched: &BTreeMap<String, i64>,
 ) -> Result<BTreeMap<String, (Quotas, i64)>> {
     let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
     let names: Vec<&str> = touched.keys().map(String::as_str).collect();
-    let names = serde_json::to_string(&names).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let filter = crate::sql::in_json_array("account", backend);
+    let filter = crate::sql::in_list("account", backend);
     let sql = include_str!("../queries/shared/select_quotas_of_accounts.sql")
         .replace("{filter}", &filter);
-    for r in sqlx::query(&sql).bind(names).fetch_all(&mut *conn).await? {
+    for r in crate::db::query(&sql)
+        .bind(&names[..])
+        .fetch_all(&mut *conn)
+        .await?
+    {
         let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
             .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
         quotas.insert(r.get(0), (q, r.get(2)));
@@ -119,13 +122,13 @@ async fn quotas_of_accounts(
 
 /// Moves the stored level of `at`'s quota to `level`, recording a decision per step it takes.
 async fn move_level(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     at: &Where<'_>,
     level: Level,
     used: Decimal,
     limit: Decimal,
 ) -> Result<()> {
-    let row = sqlx::query(include_str!("../queries/shared/select_quota_level.sql"))
+    let row = crate::db::query(include_str!("../queries/shared/select_quota_level.sql"))
         .bind(at.account)
         .bind(at.quota)
         .bind(at.label)
@@ -144,7 +147,7 @@ async fn move_level(
         n += 1;
         record(conn, at, n, kind, used, limit).await?;
     }
-    sqlx::query(include_str!("../queries/shared/upsert_quota_level.sql"))
+    crate::db::query(include_str!("../queries/shared/upsert_quota_level.sql"))
         .bind(at.account)
         .bind(at.quota)
         .bind(at.label)
@@ -168,7 +171,7 @@ struct Where<'a> {
 /// Records the `n`th decision of (account, quota, period) and its outbox row. Its id hashes
 /// those, so a replay reproduces it whatever its batch boundaries.
 async fn record(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     at: &Where<'_>,
     n: i64,
     kind: &str,
@@ -187,7 +190,7 @@ async fn record(
         "qd_{}",
         &crate::keys::hash_key(&format!("{account}|{quota}|{label}|{n}"))[..20]
     );
-    sqlx::query(include_str!("../queries/shared/insert_quota_decision.sql"))
+    crate::db::query(include_str!("../queries/shared/insert_quota_decision.sql"))
         .bind(id.as_str())
         .bind(account)
         .bind(quota)
@@ -231,7 +234,7 @@ impl crate::Store {
         after_seq: i64,
         limit: i64,
     ) -> Result<Vec<Decision>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_quota_decisions.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_quota_decisions.sql"))
             .bind(account.unwrap_or(""))
             .bind(quota.unwrap_or(""))
             .bind(kind.unwrap_or(""))

@@ -8,7 +8,6 @@ use billing_core::invoice::Invoice;
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 use std::collections::HashMap;
 
 /// An issued invoice: the invoice of billing-semantics.md section 6 with its identity, the
@@ -90,7 +89,7 @@ pub struct CreditReference {
 impl Store {
     pub async fn period_closed(&self, period_label: &str) -> Result<bool> {
         Ok(
-            sqlx::query(include_str!("../queries/shared/select_period_closed.sql"))
+            crate::db::query(include_str!("../queries/shared/select_period_closed.sql"))
                 .bind(period_label)
                 .fetch_optional(&self.pool)
                 .await?
@@ -105,7 +104,7 @@ impl Store {
         account: Option<&str>,
         period: Option<&str>,
     ) -> Result<Vec<IssuedInvoice>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_invoices.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_invoices.sql"))
             .bind(account.unwrap_or(""))
             .bind(period.unwrap_or(""))
             .fetch_all(&self.pool)
@@ -118,7 +117,7 @@ impl Store {
 
     /// One invoice by id, only when it belongs to `account` (when given).
     pub async fn invoice(&self, id: &str, account: Option<&str>) -> Result<Option<IssuedInvoice>> {
-        let row = sqlx::query(include_str!("../queries/shared/select_invoice.sql"))
+        let row = crate::db::query(include_str!("../queries/shared/select_invoice.sql"))
             .bind(id)
             .bind(account.unwrap_or(""))
             .fetch_optional(&self.pool)
@@ -133,7 +132,7 @@ impl Store {
         account: Option<&str>,
         period: Option<&str>,
     ) -> Result<Vec<CreditNote>> {
-        sqlx::query(include_str!("../queries/shared/select_credit_notes.sql"))
+        crate::db::query(include_str!("../queries/shared/select_credit_notes.sql"))
             .bind(account.unwrap_or(""))
             .bind(period.unwrap_or(""))
             .fetch_all(&self.pool)
@@ -145,7 +144,7 @@ impl Store {
 
     /// One credit note by id, only when it belongs to `account` (when given).
     pub async fn credit_note(&self, id: &str, account: Option<&str>) -> Result<Option<CreditNote>> {
-        sqlx::query(include_str!("../queries/shared/select_credit_note.sql"))
+        crate::db::query(include_str!("../queries/shared/select_credit_note.sql"))
             .bind(id)
             .bind(account.unwrap_or(""))
             .fetch_optional(&self.pool)
@@ -162,7 +161,7 @@ impl Store {
         id: Option<&str>,
     ) -> Result<HashMap<String, Decimal>> {
         let mut out: HashMap<String, Decimal> = HashMap::new();
-        for r in sqlx::query(include_str!(
+        for r in crate::db::query(include_str!(
             "../queries/shared/select_invoice_payments.sql"
         ))
         .bind(account.unwrap_or(""))
@@ -184,7 +183,7 @@ fn parse_note(body: &str) -> Result<CreditNote> {
     serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("credit note body: {e}")))
 }
 
-fn issued_from_row(r: sqlx::any::AnyRow, paid: &HashMap<String, Decimal>) -> Result<IssuedInvoice> {
+fn issued_from_row(r: crate::db::DbRow, paid: &HashMap<String, Decimal>) -> Result<IssuedInvoice> {
     let invoice = crate::adjust::parse_invoice(&r.get::<String, _>(5))?;
     let due: String = r.get(6);
     let amount_due: Decimal = due

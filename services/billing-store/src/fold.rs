@@ -2,11 +2,11 @@
 
 pub use crate::batch::Outcome;
 use crate::batch::{KeyInsert, Spans};
+use crate::db::Conn;
 use crate::sort::{dedupe, sort_records};
-use crate::sql::{Val, bind, insert_rows};
+use crate::sql::{Val, insert_rows};
 use crate::{Backend, EMBEDDED_CONSUMER, Result, Store, StoreError};
 use billing_core::event::{AnyEvent, Rejection, decode_any};
-use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeMap, HashMap};
 
 impl Store {
@@ -22,10 +22,11 @@ impl Store {
             .map(|r| billing_core::event::stored_form(r))
             .collect();
         let mut tx = self.begin_fold(&[(EMBEDDED_CONSUMER, 0)]).await?;
-        let first: i64 = sqlx::query(include_str!("../queries/shared/select_next_log_seq.sql"))
-            .fetch_one(&mut *tx)
-            .await?
-            .get(0);
+        let first: i64 =
+            crate::db::query(include_str!("../queries/shared/select_next_log_seq.sql"))
+                .fetch_one(&mut *tx)
+                .await?
+                .get(0);
         let rows: Vec<Vec<Val>> = stored
             .iter()
             .enumerate()
@@ -121,7 +122,7 @@ impl Store {
 
     /// The stored next offset of a consumer's partition, if any.
     pub async fn stored_offset(&self, consumer: &str, partition: i64) -> Result<Option<i64>> {
-        let row = sqlx::query(include_str!("../queries/shared/select_stored_offset.sql"))
+        let row = crate::db::query(include_str!("../queries/shared/select_stored_offset.sql"))
             .bind(consumer)
             .bind(partition)
             .fetch_optional(&self.pool)
@@ -134,12 +135,12 @@ impl Store {
         loop {
             let mut tx = self.begin_fold(&[(EMBEDDED_CONSUMER, 0)]).await?;
             let next: i64 =
-                sqlx::query(include_str!("../queries/shared/select_embedded_offset.sql"))
+                crate::db::query(include_str!("../queries/shared/select_embedded_offset.sql"))
                     .bind(EMBEDDED_CONSUMER)
                     .fetch_one(&mut *tx)
                     .await?
                     .get(0);
-            let rows = sqlx::query(include_str!("../queries/shared/select_log_from.sql"))
+            let rows = crate::db::query(include_str!("../queries/shared/select_log_from.sql"))
                 .bind(next)
                 .fetch_all(&mut *tx)
                 .await?;
@@ -159,7 +160,7 @@ impl Store {
 /// Commits when the batch folded, rolls back at once when it did not: not when the pool gets
 /// to it, because the caller may retry straight away and SQLite refuses a writer while the
 /// failed transaction still holds its snapshot.
-async fn finish<T>(tx: sqlx::Transaction<'_, sqlx::Any>, result: Result<T>) -> Result<T> {
+async fn finish<T>(tx: crate::db::Tx, result: Result<T>) -> Result<T> {
     match result {
         Ok(v) => {
             tx.commit().await?;
@@ -175,7 +176,7 @@ async fn finish<T>(tx: sqlx::Transaction<'_, sqlx::Any>, result: Result<T>) -> R
 /// Decodes, dedupes and folds `batch` (log records in sequence order) and advances the offset
 /// past it with compare-and-set. The caller owns the transaction.
 pub(crate) async fn fold(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     store: &Store,
     batch: &[(i64, &[u8])],
     now_ms: i64,
@@ -218,7 +219,7 @@ pub struct Position<'a> {
 /// Runs in a `fold_batch` span (exported to OpenTelemetry when configured) that records the
 /// batch's position, outcome counts, dead letters by reason and latency.
 pub(crate) async fn fold_at(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     store: &Store,
     at: Position<'_>,
     batch: &[(i64, &[u8])],
@@ -231,7 +232,7 @@ pub(crate) async fn fold_at(
 /// Several partitions' records in one transaction (one span, one commit): each part moves its
 /// own stored position with compare-and-set; outcomes per part, in record order.
 pub(crate) async fn fold_parts(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     store: &Store,
     parts: &[Part<'_>],
     now_ms: i64,
@@ -303,7 +304,7 @@ pub(crate) type Records<'a> = Vec<(usize, i64, &'a [u8])>;
 /// ledger, the side tables, holds captured by usage, then the effects (provisional costs,
 /// quota decisions), the fenced offsets and the metrics.
 async fn fold_inner(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     store: &Store,
     parts: &[Part<'_>],
     now_ms: i64,
@@ -319,7 +320,7 @@ async fn fold_inner(
     let decoded = decode_batch(store, &batch, now_ms);
     let known = dedupe(conn, store.backend, &batch, &decoded).await?;
     let closed: Vec<(String, i64, i64)> =
-        sqlx::query(include_str!("../queries/shared/select_closed_periods.sql"))
+        crate::db::query(include_str!("../queries/shared/select_closed_periods.sql"))
             .fetch_all(&mut *conn)
             .await?
             .into_iter()
@@ -405,7 +406,7 @@ struct Moved<'b, 'a> {
 /// what is re-rated; `latest_usage` (account → latest usage second) names the period
 /// decisions are taken in. Every moved account gets a fresh ledger token (`ledger_cache`).
 async fn apply_effects(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     store: &Store,
     parts: &[Part<'_>],
     batch: Moved<'_, '_>,
@@ -476,29 +477,25 @@ async fn apply_effects(
 }
 
 /// Fencing: only the writer that read the offset a part starts at may advance it.
-async fn advance_offsets(conn: &mut AnyConnection, parts: &[Part<'_>]) -> Result<()> {
+async fn advance_offsets(conn: &mut dyn Conn, parts: &[Part<'_>]) -> Result<()> {
     for (at, records) in parts {
         let Some(&(last_seq, _)) = records.last() else {
             continue;
         };
-        sqlx::query(include_str!("../queries/shared/insert_offset.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_offset.sql"))
             .bind(at.consumer)
             .bind(at.partition)
             .bind(at.expected_next)
             .execute(&mut *conn)
             .await?;
-        let moved = bind(
-            bind(
-                sqlx::query(include_str!("../queries/shared/advance_offset.sql")),
-                Val::I64(last_seq + 1),
-            ),
-            Val::Text(at.consumer.into()),
-        )
-        .bind(at.partition)
-        .bind(at.expected_next)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
+        let moved = crate::db::query(include_str!("../queries/shared/advance_offset.sql"))
+            .bind(last_seq + 1)
+            .bind(at.consumer)
+            .bind(at.partition)
+            .bind(at.expected_next)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
         if moved != 1 {
             return Err(StoreError::Fenced {
                 expected: at.expected_next,

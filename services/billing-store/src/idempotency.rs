@@ -3,7 +3,6 @@
 //! decides what to do with [`Claim`].
 
 use crate::{Result, Store};
-use sqlx::Row;
 
 /// A claim "running" for longer than this is taken over by the next request with its key:
 /// its request died without releasing it (an engine crashed between the claim and the answer,
@@ -34,23 +33,25 @@ impl Store {
         fingerprint: &str,
         now_ms: i64,
     ) -> Result<Claim> {
-        let inserted = sqlx::query(include_str!("../queries/shared/insert_idempotency_key.sql"))
-            .bind(scope)
-            .bind(key)
-            .bind(fingerprint)
-            .bind(now_ms)
-            .execute(&self.pool)
-            .await?
-            .rows_affected()
-            == 1;
+        let inserted =
+            crate::db::query(include_str!("../queries/shared/insert_idempotency_key.sql"))
+                .bind(scope)
+                .bind(key)
+                .bind(fingerprint)
+                .bind(now_ms)
+                .execute(&self.pool)
+                .await?
+                .rows_affected()
+                == 1;
         if inserted {
             return Ok(Claim::Run);
         }
-        let Some(r) = sqlx::query(include_str!("../queries/shared/select_idempotency_key.sql"))
-            .bind(scope)
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?
+        let Some(r) =
+            crate::db::query(include_str!("../queries/shared/select_idempotency_key.sql"))
+                .bind(scope)
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?
         else {
             // Forgotten in between (its request failed): claim it again.
             return Box::pin(self.idempotency_claim(scope, key, fingerprint, now_ms)).await;
@@ -60,7 +61,7 @@ impl Store {
         }
         let status: i64 = r.get(1);
         if status == 0 {
-            let taken = sqlx::query(include_str!(
+            let taken = crate::db::query(include_str!(
                 "../queries/shared/take_over_idempotency_key.sql"
             ))
             .bind(scope)
@@ -88,7 +89,7 @@ impl Store {
         key: &str,
         (status, content_type, body): (u16, Option<&str>, &[u8]),
     ) -> Result<()> {
-        sqlx::query(include_str!("../queries/shared/finish_idempotency_key.sql"))
+        crate::db::query(include_str!("../queries/shared/finish_idempotency_key.sql"))
             .bind(scope)
             .bind(key)
             .bind(i64::from(status))
@@ -101,7 +102,7 @@ impl Store {
 
     /// Forgets `key` (its request failed with a 5xx; a retry runs again).
     pub async fn idempotency_forget(&self, scope: &str, key: &str) -> Result<()> {
-        sqlx::query(include_str!("../queries/shared/delete_idempotency_key.sql"))
+        crate::db::query(include_str!("../queries/shared/delete_idempotency_key.sql"))
             .bind(scope)
             .bind(key)
             .execute(&self.pool)

@@ -4,7 +4,8 @@
 //!
 //! - PostgreSQL: a 16-byte digest of (source, id) with the 16-byte content fingerprint, in a
 //!   table partitioned by the month of the event's end (key (digest, end)), looked up and
-//!   inserted in one statement per batch from one binary parameter (no JSON, no text keys;
+//!   inserted in one statement per batch from native arrays bound by sqlx's PostgreSQL
+//!   driver (`bytea[]`, `text[]`, `int8[]`; no JSON, no text keys;
 //!   `queries/postgres/insert_identities.sql`).
 //! - SQLite: (source, id) text as the primary key, rows passed as JSON
 //!   (`queries/sqlite/*.sql`).
@@ -12,10 +13,11 @@
 //! Both answer the same thing: of a batch's first occurrences, which identities the table
 //! held already, with their fingerprints (everything else was inserted).
 
+use crate::db::Conn;
 use crate::{Backend, Result, StoreError};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use sqlx::{AnyConnection, Row};
+use sqlx::Row as _;
 use std::collections::{HashMap, HashSet};
 
 /// The stored identity of (source, id): the first 16 bytes of
@@ -60,7 +62,7 @@ const CHUNK: usize = 10_000;
 /// Inserts `rows` (first occurrences, distinct identities) and returns the identities the
 /// table held before, with their stored fingerprints.
 pub(crate) async fn insert(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     rows: &[NewIdentity<'_>],
 ) -> Result<HashMap<[u8; 16], u128>> {
@@ -82,39 +84,44 @@ fn fingerprint(bytes: Vec<u8>) -> Result<u128> {
 }
 
 async fn insert_postgres(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     rows: &[NewIdentity<'_>],
     held: &mut HashMap<[u8; 16], u128>,
 ) -> Result<()> {
-    use std::fmt::Write;
-    let mut packed = Vec::with_capacity(rows.len() * 32);
-    let (mut accounts, mut seqs, mut ends) = (String::new(), String::new(), String::new());
-    for (n, r) in rows.iter().enumerate() {
-        packed.extend_from_slice(&r.ident);
-        packed.extend_from_slice(&r.fingerprint.to_le_bytes());
-        if n > 0 {
-            accounts.push('\n');
-            seqs.push(',');
-            ends.push(',');
-        }
-        // Account ids never hold a newline (the subject grammar).
-        accounts.push_str(r.account);
-        let _ = write!(seqs, "{}", r.log_seq);
-        let _ = write!(ends, "{}", r.end_s);
+    let Some(pg) = conn.as_pg() else {
+        return Err(StoreError::Corrupt(
+            "PostgreSQL identities on another database".into(),
+        ));
+    };
+    let mut idents = Vec::with_capacity(rows.len());
+    let mut fps = Vec::with_capacity(rows.len());
+    let mut accounts = Vec::with_capacity(rows.len());
+    let mut seqs = Vec::with_capacity(rows.len());
+    let mut ends = Vec::with_capacity(rows.len());
+    for r in rows {
+        idents.push(r.ident.to_vec());
+        fps.push(r.fingerprint.to_le_bytes().to_vec());
+        accounts.push(r.account);
+        seqs.push(r.log_seq);
+        ends.push(r.end_s);
     }
-    let answered = sqlx::query(include_str!("../queries/postgres/insert_identities.sql"))
-        .bind(packed)
-        .bind(accounts)
-        .bind(seqs)
-        .bind(ends)
-        .fetch_all(&mut *conn)
-        .await?;
+    // Native arrays, bound in PostgreSQL's binary format by its own driver (one statement,
+    // one round trip, prepared once per connection).
+    let answered =
+        sqlx::query::<sqlx::Postgres>(include_str!("../queries/postgres/insert_identities.sql"))
+            .bind(idents)
+            .bind(fps)
+            .bind(accounts)
+            .bind(seqs)
+            .bind(ends)
+            .fetch_all(&mut *pg)
+            .await?;
     for r in answered {
-        let ident: Vec<u8> = r.get(0);
+        let ident: Vec<u8> = r.try_get(0)?;
         let ident: [u8; 16] = ident
             .try_into()
             .map_err(|_| StoreError::Corrupt("identity is not 16 bytes".into()))?;
-        held.insert(ident, fingerprint(r.get(1))?);
+        held.insert(ident, fingerprint(r.try_get(1)?)?);
     }
     Ok(())
 }
@@ -136,7 +143,7 @@ struct JsonIdent<'a> {
 }
 
 async fn insert_sqlite(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     rows: &[NewIdentity<'_>],
     held: &mut HashMap<[u8; 16], u128>,
 ) -> Result<()> {
@@ -153,7 +160,7 @@ async fn insert_sqlite(
         .collect();
     let json = serde_json::to_string(&json_rows).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let mut inserted: HashSet<(String, String)> = HashSet::new();
-    for r in sqlx::query(include_str!("../queries/sqlite/insert_identities.sql"))
+    for r in crate::db::query(include_str!("../queries/sqlite/insert_identities.sql"))
         .bind(json)
         .fetch_all(&mut *conn)
         .await?
@@ -172,7 +179,7 @@ async fn insert_sqlite(
         return Ok(());
     }
     let json = serde_json::to_string(&before).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let found = sqlx::query(include_str!("../queries/sqlite/stored_fingerprints.sql"))
+    let found = crate::db::query(include_str!("../queries/sqlite/stored_fingerprints.sql"))
         .bind(json)
         .fetch_all(&mut *conn)
         .await?;

@@ -11,7 +11,6 @@ use billing_core::journal::{
 use billing_core::subscriptions::cycle_bounds;
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
-use sqlx::Row;
 
 fn dec(s: &str) -> Result<Decimal> {
     s.parse()
@@ -55,12 +54,12 @@ impl Store {
     /// The payments of the period's invoices, and the admin's wallet movements in it.
     async fn payments_and_movements(
         &self,
-        conn: &mut sqlx::AnyConnection,
+        conn: &mut dyn crate::db::Conn,
         out: &mut Vec<Entry>,
         label: &str,
         period: &billing_core::Period,
     ) -> Result<()> {
-        for r in sqlx::query(include_str!("../queries/shared/select_period_payments.sql"))
+        for r in crate::db::query(include_str!("../queries/shared/select_period_payments.sql"))
             .bind(label)
             .fetch_all(&mut *conn)
             .await?
@@ -81,7 +80,7 @@ impl Store {
                 dec(&r.get::<String, _>(4))?,
             ));
         }
-        for r in sqlx::query(include_str!("../queries/shared/select_admin_movements.sql"))
+        for r in crate::db::query(include_str!("../queries/shared/select_admin_movements.sql"))
             .bind(period.start.saturating_mul(1000))
             .bind(period.end.saturating_mul(1000))
             .fetch_all(&mut *conn)

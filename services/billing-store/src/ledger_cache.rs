@@ -19,10 +19,10 @@
 //! Bounded: at most `max_keys` usage keys are kept (`Store::with_ledger_cache_keys`, 0
 //! disables the cache); past it entries are dropped, the oldest stamped first.
 
-use crate::sql::{Val, in_json_array, insert_rows};
+use crate::db::Conn;
+use crate::sql::{Val, in_list, insert_rows};
 use crate::{Backend, Result, StoreError};
 use billing_core::ledger::{AccountLedger, ResourceKey, Runs};
-use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeSet, HashMap};
 
 /// Default of `Store::with_ledger_cache_keys`: a million usage keys (~300 MB at the 301 bytes
@@ -43,7 +43,7 @@ pub(crate) struct Stamp {
 /// Reads the stored tokens of `accounts` and stamps a fresh one on each, in the caller's
 /// transaction (one statement each way).
 pub(crate) async fn stamp(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     accounts: &BTreeSet<&str>,
 ) -> Result<Stamp> {
@@ -56,10 +56,13 @@ pub(crate) async fn stamp(
     }
     let names: Vec<&str> = accounts.iter().copied().collect();
     for chunk in names.chunks(crate::sql::MAX_IN_LIST) {
-        let param = serde_json::to_string(chunk).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let sql = include_str!("../queries/shared/select_ledger_tokens.sql")
-            .replace("{filter}", &in_json_array("account", backend));
-        for r in sqlx::query(&sql).bind(param).fetch_all(&mut *conn).await? {
+            .replace("{filter}", &in_list("account", backend));
+        for r in crate::db::query(&sql)
+            .bind(chunk)
+            .fetch_all(&mut *conn)
+            .await?
+        {
             out.before.insert(r.get(0), r.get(1));
         }
     }

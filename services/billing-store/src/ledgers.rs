@@ -5,7 +5,6 @@ use crate::{Backend, Result, Store, StoreError};
 use billing_core::Class;
 use billing_core::ledger::{AccountLedger, EgressRecord, ResourceKey, Runs};
 use billing_core::timestamp::Timestamp;
-use sqlx::Row;
 
 /// Reads of accounts' ledgers for the API (outside any fold).
 impl Store {
@@ -53,7 +52,7 @@ impl Store {
     /// may be kept under it.
     pub async fn ledger_token(&self, account: &str) -> Result<Option<i64>> {
         Ok(
-            sqlx::query(include_str!("../queries/shared/select_ledger_token.sql"))
+            crate::db::query(include_str!("../queries/shared/select_ledger_token.sql"))
                 .bind(account)
                 .fetch_optional(&self.pool)
                 .await?
@@ -64,7 +63,7 @@ impl Store {
 
 /// An account's ledger as `conn` sees it (inside a batch's transaction: with the batch).
 pub(crate) async fn load_ledger(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut dyn crate::db::Conn,
     account: &str,
 ) -> Result<AccountLedger> {
     let mut all = load_ledgers(conn, None, &[account], &[]).await?;
@@ -72,14 +71,14 @@ pub(crate) async fn load_ledger(
 }
 
 /// The ledgers of `accounts` in two statements (every account present, empty or not). With
-/// `backend` the accounts go in one JSON parameter; without, there must be one account.
+/// `backend` the accounts go in one list parameter (`sql::in_list`); without, there must be one account.
 ///
 /// With `windows` (`[start, end)` seconds; empty: everything) only what rating those periods
 /// reads is loaded ([`AccountLedger::restricted_to`] for their union): the keys with a run in
 /// one of them (whole, as the minimum charge counts all of a key's seconds) and the egress
 /// timed in one, not the account's whole history.
 pub(crate) async fn load_ledgers(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut dyn crate::db::Conn,
     backend: Option<Backend>,
     accounts: &[&str],
     windows: &[(i64, i64)],
@@ -87,24 +86,24 @@ pub(crate) async fn load_ledgers(
     let (keys_in, egress_in) = window_conditions(windows);
     let (filter, param) = match backend {
         Some(b) => (
-            crate::sql::in_json_array("account", b),
-            serde_json::to_string(accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            crate::sql::in_list("account", b),
+            crate::db::Val::from(accounts),
         ),
         None => (
             crate::sql::ONE_ACCOUNT.to_string(),
-            accounts.first().map(|a| a.to_string()).unwrap_or_default(),
+            crate::db::Val::Text(accounts.first().map(|a| a.to_string()).unwrap_or_default()),
         ),
     };
     let mut out: std::collections::HashMap<String, AccountLedger> = accounts
         .iter()
         .map(|a| (a.to_string(), AccountLedger::new()))
         .collect();
-    let rows = sqlx::query(
+    let rows = crate::db::query(
         &include_str!("../queries/shared/select_account_ledger_keys.sql")
             .replace("{filter}", &filter)
             .replace("{windows}", &keys_in),
     )
-    .bind(param.as_str())
+    .bind(param.clone())
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
@@ -126,12 +125,12 @@ pub(crate) async fn load_ledgers(
             ledger.set_source_runs(key.clone(), &source, runs);
         }
     }
-    let rows = sqlx::query(
+    let rows = crate::db::query(
         &include_str!("../queries/shared/select_account_egress.sql")
             .replace("{filter}", &filter)
             .replace("{windows}", &egress_in),
     )
-    .bind(param.as_str())
+    .bind(param.clone())
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
@@ -188,7 +187,7 @@ impl Store {
         let (t_ms, stamp) = known.bounds();
         let mut conn = self.pool.acquire().await?;
         let mut ledger = AccountLedger::new();
-        for r in sqlx::query(include_str!(
+        for r in crate::db::query(include_str!(
             "../queries/shared/select_usage_facts_known_at.sql"
         ))
         .bind(account)
@@ -221,7 +220,7 @@ impl Store {
         let known = known.condition();
         let mut all = std::collections::HashMap::new();
         all.insert(account.to_string(), ledger);
-        for r in sqlx::query(
+        for r in crate::db::query(
             &include_str!("../queries/shared/select_account_egress.sql")
                 .replace("{filter}", crate::sql::ONE_ACCOUNT)
                 .replace("{windows}", &known),
@@ -242,7 +241,7 @@ impl Store {
             }
         }
         let filter = format!("{}{known}", crate::sql::ONE_ACCOUNT);
-        crate::rental::load_account_facts(&mut conn, &filter, account, &mut all).await?;
+        crate::rental::load_account_facts(&mut conn, &filter, &account.into(), &mut all).await?;
         Ok(all.remove(account).unwrap_or_default())
     }
 }

@@ -1,8 +1,10 @@
 //! # billing-store: gpubill's persistent state
 //!
-//! One code path for SQLite (the embedded default) and PostgreSQL (production), through
-//! sqlx's `Any` driver; each backend has its own migrations with the same tables and meaning
-//! (`migrations/sqlite`, `migrations/postgres`).
+//! One code path for SQLite (the embedded default) and PostgreSQL (production), on sqlx's
+//! native driver of each (see [`db`]: statements, bound values and rows behind one small
+//! interface; batches of rows are native arrays on PostgreSQL, see `sql.rs`); each backend
+//! has its own migrations with the same tables and meaning (`migrations/sqlite`,
+//! `migrations/postgres`).
 //!
 //! The heart is [`Store::ingest`]: a batch of raw records is appended to the log, decoded,
 //! deduplicated against the authoritative `events` table, folded into the ledger, and written
@@ -17,7 +19,7 @@
 //! SQL text never holds outside data. Event data, account ids and every other value are bound
 //! parameters; the only text filled in at run time (a `{filter}`, window conditions, a monthly
 //! partition's table name) is text the store writes itself, from integers and fixed fragments
-//! (`sql::in_json_array`, `sql::ONE_ACCOUNT`).
+//! (`sql::in_list`, `sql::ONE_ACCOUNT`).
 
 mod accounts;
 mod adjust;
@@ -28,6 +30,7 @@ mod books;
 mod capture;
 mod close;
 mod commands;
+pub mod db;
 mod dead_letters;
 mod decisions;
 mod documents;
@@ -83,8 +86,7 @@ pub use verify::{Difference, VerifyReport};
 pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
 
 use billing_core::pricebook::PriceBookError;
-use sqlx::any::{AnyPoolOptions, install_default_drivers};
-use sqlx::{AnyPool, Row};
+use db::Pool;
 use std::collections::BTreeSet;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -169,7 +171,7 @@ impl Default for Topics {
 }
 
 pub struct Store {
-    pool: AnyPool,
+    pool: Pool,
     backend: Backend,
     /// One writer at a time per process: batches are folded in log order. Across processes
     /// (PostgreSQL), folds of different partitions run concurrently and everything else takes
@@ -237,7 +239,6 @@ const HOLDS_LOCK: i64 = 0x0067_7075_686f_6c64;
 impl Store {
     /// Connects (creating a SQLite file when needed) and applies the migrations.
     pub async fn open(url: &str) -> Result<Store> {
-        install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
@@ -245,40 +246,48 @@ impl Store {
         } else {
             return Err(StoreError::UnsupportedUrl(url.to_string()));
         };
-        let mut opts = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
-        if backend == Backend::Sqlite {
-            opts = opts.max_connections(4).after_connect(|conn, _| {
-                Box::pin(async move {
-                    use sqlx::Executor;
-                    conn.execute(include_str!("../queries/sqlite/connection_pragmas.sql"))
-                        .await?;
-                    Ok(())
-                })
-            });
-        } else {
-            opts = opts.max_connections(8);
-        }
-        let url = if backend == Backend::Sqlite && !url.contains("mode=") {
-            format!("{url}{}mode=rwc", if url.contains('?') { "&" } else { "?" })
-        } else {
-            url.to_string()
-        };
         // sqlx's own statement logging is off: its slow-statement warnings print whole
-        // multi-KB statements with their JSON parameters. Slow batches are logged by the fold
-        // with their size and latency instead (and every batch is a `fold_batch` span).
-        let connect: sqlx::any::AnyConnectOptions = url.parse()?;
-        let pool = opts
-            .connect_with(sqlx::ConnectOptions::disable_statement_logging(connect))
-            .await?;
-        match backend {
-            Backend::Sqlite => sqlx::migrate!("../../migrations/sqlite").run(&pool).await?,
+        // multi-KB statements with their parameters. Slow batches are logged by the fold with
+        // their size and latency instead (and every batch is a `fold_batch` span).
+        use sqlx::ConnectOptions;
+        let pool = match backend {
+            Backend::Sqlite => {
+                let url = if url.contains("mode=") {
+                    url.to_string()
+                } else {
+                    format!("{url}{}mode=rwc", if url.contains('?') { "&" } else { "?" })
+                };
+                let connect: sqlx::sqlite::SqliteConnectOptions = url.parse()?;
+                let pool = sqlx::sqlite::SqlitePoolOptions::new()
+                    .acquire_timeout(Duration::from_secs(10))
+                    .max_connections(4)
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            use sqlx::Executor;
+                            conn.execute(include_str!("../queries/sqlite/connection_pragmas.sql"))
+                                .await?;
+                            Ok(())
+                        })
+                    })
+                    .connect_with(connect.disable_statement_logging())
+                    .await?;
+                sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
+                Pool::Lite(pool)
+            }
             Backend::Postgres => {
+                let connect: sqlx::postgres::PgConnectOptions = url.parse()?;
+                let pool = sqlx::postgres::PgPoolOptions::new()
+                    .acquire_timeout(Duration::from_secs(10))
+                    .max_connections(8)
+                    .connect_with(connect.disable_statement_logging())
+                    .await?;
                 sqlx::migrate!("../../migrations/postgres")
                     .run(&pool)
-                    .await?
+                    .await?;
+                Pool::Pg(pool)
             }
-        }
-        sqlx::query(include_str!("../queries/shared/insert_embedded_offset.sql"))
+        };
+        crate::db::query(include_str!("../queries/shared/insert_embedded_offset.sql"))
             .bind(EMBEDDED_CONSUMER)
             .execute(&pool)
             .await?;
@@ -424,7 +433,7 @@ impl Store {
             Backend::Sqlite => 0,
         };
         let dropped = whole
-            + sqlx::query(include_str!(
+            + crate::db::query(include_str!(
                 "../queries/shared/delete_compacted_events.sql"
             ))
             .bind(cut)
@@ -459,7 +468,7 @@ impl Store {
     /// PostgreSQL it takes the writer advisory lock **exclusively**: it waits for the folds in
     /// flight to commit and holds new ones back until it commits (SQLite serializes writers
     /// by itself).
-    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
+    pub(crate) async fn begin_write(&self) -> Result<crate::db::Tx> {
         self.begin_locked(WRITER_LOCK).await
     }
 
@@ -471,22 +480,19 @@ impl Store {
     /// the partition). Folds of different partitions write disjoint rows as long as a
     /// partition's accounts are its own (Kafka keys usage by account); where they are not,
     /// PostgreSQL's row locks order them.
-    pub(crate) async fn begin_fold(
-        &self,
-        parts: &[(&str, i64)],
-    ) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
+    pub(crate) async fn begin_fold(&self, parts: &[(&str, i64)]) -> Result<crate::db::Tx> {
         let mut tx = self.pool.begin().await?;
         if self.backend == Backend::Postgres {
             let mut keys: Vec<i64> = parts.iter().map(|(c, p)| partition_lock(c, *p)).collect();
             keys.sort_unstable();
             keys.dedup();
             let t0 = std::time::Instant::now();
-            sqlx::query(include_str!("../queries/postgres/lock_writer_shared.sql"))
+            crate::db::query(include_str!("../queries/postgres/lock_writer_shared.sql"))
                 .bind(WRITER_LOCK)
                 .execute(&mut *tx)
                 .await?;
             for k in keys {
-                sqlx::query(include_str!("../queries/postgres/lock_exclusive.sql"))
+                crate::db::query(include_str!("../queries/postgres/lock_exclusive.sql"))
                     .bind(k)
                     .execute(&mut *tx)
                     .await?;
@@ -506,15 +512,13 @@ impl Store {
     /// closes. (The version is read from the statement's snapshot, taken before the lock is
     /// granted: a group that waited while a version was uploaded decides as if it came first.)
     /// On SQLite the caller holds the writer lock.
-    pub(crate) async fn begin_holds(
-        &self,
-    ) -> Result<(sqlx::Transaction<'_, sqlx::Any>, provisional::BooksKey)> {
+    pub(crate) async fn begin_holds(&self) -> Result<(crate::db::Tx, provisional::BooksKey)> {
         let mut tx = self.pool.begin().await?;
         let sql = match self.backend {
             Backend::Postgres => include_str!("../queries/postgres/begin_holds.sql"),
             Backend::Sqlite => include_str!("../queries/sqlite/begin_holds.sql"),
         };
-        let row = sqlx::query(sql)
+        let row = crate::db::query(sql)
             .bind(HOLDS_LOCK)
             .bind(if self.durable_holds { "on" } else { "off" })
             .fetch_one(&mut *tx)
@@ -524,10 +528,10 @@ impl Store {
 
     /// A transaction holding PostgreSQL's transaction-scoped advisory lock `key` (SQLite: a
     /// plain transaction).
-    async fn begin_locked(&self, key: i64) -> Result<sqlx::Transaction<'_, sqlx::Any>> {
+    async fn begin_locked(&self, key: i64) -> Result<crate::db::Tx> {
         let mut tx = self.pool.begin().await?;
         if self.backend == Backend::Postgres {
-            sqlx::query(include_str!("../queries/postgres/lock_exclusive.sql"))
+            crate::db::query(include_str!("../queries/postgres/lock_exclusive.sql"))
                 .bind(key)
                 .execute(&mut *tx)
                 .await?;
@@ -539,7 +543,7 @@ impl Store {
         self.backend
     }
 
-    pub fn pool(&self) -> &AnyPool {
+    pub fn pool(&self) -> &Pool {
         &self.pool
     }
 
@@ -549,7 +553,7 @@ impl Store {
 
     /// Whether the database answers.
     pub async fn ping(&self) -> bool {
-        sqlx::query(include_str!("../queries/shared/ping.sql"))
+        crate::db::query(include_str!("../queries/shared/ping.sql"))
             .fetch_one(&self.pool)
             .await
             .is_ok()
@@ -558,7 +562,7 @@ impl Store {
     // ---- settings -------------------------------------------------------------------------
 
     pub async fn setting(&self, name: &str) -> Result<Option<String>> {
-        let row = sqlx::query(include_str!("../queries/shared/select_setting.sql"))
+        let row = crate::db::query(include_str!("../queries/shared/select_setting.sql"))
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
@@ -567,7 +571,7 @@ impl Store {
 
     /// Sets `name` only when unset; returns the value that holds.
     pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
-        sqlx::query(include_str!("../queries/shared/insert_setting.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_setting.sql"))
             .bind(name)
             .bind(value)
             .execute(&self.pool)
@@ -584,7 +588,7 @@ impl Store {
     pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let inserted = sqlx::query(include_str!("../queries/shared/insert_account.sql"))
+        let inserted = crate::db::query(include_str!("../queries/shared/insert_account.sql"))
             .bind(id)
             .bind(now_ms)
             .execute(&mut *tx)
@@ -593,7 +597,7 @@ impl Store {
         if inserted == 0 {
             return Err(StoreError::AccountExists(id.to_string()));
         }
-        sqlx::query(include_str!("../queries/shared/insert_api_key.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_api_key.sql"))
             .bind(key_hash)
             .bind(id)
             .bind(now_ms)
@@ -615,7 +619,7 @@ impl Store {
 
     /// The account an API key belongs to.
     pub async fn account_for_key(&self, key_hash: &str) -> Result<Option<String>> {
-        let row = sqlx::query(include_str!("../queries/shared/select_account_for_key.sql"))
+        let row = crate::db::query(include_str!("../queries/shared/select_account_for_key.sql"))
             .bind(key_hash)
             .fetch_optional(&self.pool)
             .await?;
@@ -624,7 +628,7 @@ impl Store {
 
     pub async fn account_exists(&self, id: &str) -> Result<bool> {
         Ok(
-            sqlx::query(include_str!("../queries/shared/select_account_exists.sql"))
+            crate::db::query(include_str!("../queries/shared/select_account_exists.sql"))
                 .bind(id)
                 .fetch_optional(&self.pool)
                 .await?
@@ -642,7 +646,7 @@ impl Store {
             include_str!("../queries/shared/select_rental_accounts.sql"),
             include_str!("../queries/shared/select_account_ids.sql"),
         ] {
-            for r in sqlx::query(q).fetch_all(&self.pool).await? {
+            for r in crate::db::query(q).fetch_all(&self.pool).await? {
                 out.insert(r.get::<String, _>(0));
             }
         }

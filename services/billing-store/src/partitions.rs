@@ -10,7 +10,6 @@
 
 use crate::{Backend, Result, Store};
 use chrono::{Datelike, TimeZone, Utc};
-use sqlx::Row;
 
 /// Months created before the clock's month (late events within the horizon still find one).
 const MONTHS_BEHIND: i64 = 3;
@@ -91,7 +90,7 @@ impl Store {
                     .replace("{name}", &name)
                     .replace("{from}", &from)
                     .replace("{to}", &to);
-                sqlx::query(&sql).execute(&mut *tx).await?;
+                crate::db::query(&sql).execute(&mut *tx).await?;
             }
         }
         tx.commit().await?;
@@ -101,7 +100,7 @@ impl Store {
 
     /// The months that have a partition of `events`.
     pub(crate) async fn month_partitions(&self) -> Result<Vec<i64>> {
-        let rows = sqlx::query(include_str!(
+        let rows = crate::db::query(include_str!(
             "../queries/postgres/select_event_partitions.sql"
         ))
         .fetch_all(&self.pool)
@@ -115,11 +114,7 @@ impl Store {
     /// Compaction on PostgreSQL: drops each month's partition that lies wholly before `cut`
     /// and holds only identities of closed periods (counting its rows), then deletes what is
     /// left to delete row by row (partitions the horizon cuts through, the default one).
-    pub(crate) async fn compact_partitions(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        cut: i64,
-    ) -> Result<u64> {
+    pub(crate) async fn compact_partitions(&self, tx: &mut crate::db::Tx, cut: i64) -> Result<u64> {
         let mut dropped = 0u64;
         for m in self.month_partitions().await? {
             let (_, to) = month_bounds(m);
@@ -127,7 +122,7 @@ impl Store {
                 continue;
             }
             let name = partition_name(m);
-            let row = sqlx::query(
+            let row = crate::db::query(
                 &include_str!("../queries/postgres/count_month_partition.sql")
                     .replace("{name}", &name),
             )
@@ -135,7 +130,7 @@ impl Store {
             .await?;
             let (rows, open): (i64, i64) = (row.get(0), row.get(1));
             if open == 0 {
-                sqlx::query(
+                crate::db::query(
                     &include_str!("../queries/postgres/drop_month_partition.sql")
                         .replace("{name}", &name),
                 )

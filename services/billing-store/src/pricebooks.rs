@@ -4,7 +4,6 @@
 use crate::{Command, Result, Store, StoreError, provisional, terms};
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
-use sqlx::Row;
 
 /// A stored price book version.
 #[derive(Debug, Clone)]
@@ -23,13 +22,13 @@ impl Store {
         // The newest version must accept every account term set by command.
         let (_, terms) = terms::load_terms(&mut tx).await?;
         book.with_account_terms(&terms)?;
-        let next: i64 = sqlx::query(include_str!(
+        let next: i64 = crate::db::query(include_str!(
             "../queries/shared/select_next_pricebook_version.sql"
         ))
         .fetch_one(&mut *tx)
         .await?
         .get(0);
-        sqlx::query(include_str!("../queries/shared/insert_pricebook.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_pricebook.sql"))
             .bind(next)
             .bind(book.effective_from.map(|t| t.secs))
             .bind(toml)
@@ -57,7 +56,7 @@ impl Store {
     /// is the version as uploaded).
     pub async fn pricebooks(&self) -> Result<Vec<PriceBookVersion>> {
         let mut conn = self.pool.acquire().await?;
-        let rows = sqlx::query(include_str!("../queries/shared/select_pricebooks.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_pricebooks.sql"))
             .fetch_all(&mut *conn)
             .await?;
         let (_, terms) = terms::load_terms(&mut conn).await?;

@@ -5,9 +5,9 @@
 //! Setting the profile an account has already changes nothing and records nothing.
 
 use crate::commands::Command;
+use crate::db::Conn;
 use crate::{Result, Store, StoreError};
 use billing_core::profile::{Profile, ProfileError};
-use sqlx::{AnyConnection, Row};
 
 /// The key of the seller's profile (the platform issuing the invoices) in `account_profiles`:
 /// `@` is outside the account id grammar (`A-Z a-z 0-9 . _ -`), so no account has it.
@@ -37,8 +37,8 @@ pub struct StoredProfile {
     pub updated_at_ms: i64,
 }
 
-async fn load(conn: &mut AnyConnection, key: &str) -> Result<Option<StoredProfile>> {
-    let Some(row) = sqlx::query(include_str!("../queries/shared/select_account_profile.sql"))
+async fn load(conn: &mut dyn Conn, key: &str) -> Result<Option<StoredProfile>> {
+    let Some(row) = crate::db::query(include_str!("../queries/shared/select_account_profile.sql"))
         .bind(key)
         .fetch_optional(&mut *conn)
         .await?
@@ -78,7 +78,7 @@ impl Store {
         // One command id per setting (`profile.put:{account}:{at_ms}`): each setting at least
         // a millisecond after the one before (see `Store::set_quotas`).
         let now_ms = stored.map_or(now_ms, |s| now_ms.max(s.updated_at_ms + 1));
-        sqlx::query(include_str!("../queries/shared/upsert_account_profile.sql"))
+        crate::db::query(include_str!("../queries/shared/upsert_account_profile.sql"))
             .bind(account)
             .bind(body)
             .bind(now_ms)
@@ -124,9 +124,9 @@ impl Store {
     }
 }
 
-async fn account_exists(conn: &mut AnyConnection, account: &str) -> Result<bool> {
+async fn account_exists(conn: &mut dyn Conn, account: &str) -> Result<bool> {
     Ok(
-        sqlx::query(include_str!("../queries/shared/select_account_exists.sql"))
+        crate::db::query(include_str!("../queries/shared/select_account_exists.sql"))
             .bind(account)
             .fetch_optional(&mut *conn)
             .await?

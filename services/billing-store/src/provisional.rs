@@ -21,6 +21,7 @@
 //! timezone, the version that rates a period chosen as a close chooses it); closed periods are
 //! not re-rated (late usage never changes an issued invoice).
 
+use crate::db::Conn;
 use crate::ledger_cache::{ChangedKey, LedgerCache, Stamp};
 pub(crate) use crate::provisional_reads::{measure, parse_measure, rate_measure};
 use crate::sql::{Val, insert_rows};
@@ -35,7 +36,6 @@ use billing_core::rating::RatingError;
 use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::Serialize;
-use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Unit-seconds per sku (on-demand, reserved and spot usage).
@@ -61,16 +61,16 @@ pub(crate) type IssuedCredit = (String, Decimal, Decimal);
 
 /// The issued invoices of the accounts `filter` selects (bound to `param`), per account.
 pub(crate) async fn issued_credits(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     filter: &str,
-    param: &str,
+    param: &Val,
 ) -> Result<HashMap<String, Vec<IssuedCredit>>> {
     // Rows come by (account, period, rank): a period's last row is what it effectively says.
     let mut latest: Vec<(String, IssuedCredit)> = Vec::new();
-    for r in sqlx::query(
+    for r in crate::db::query(
         &include_str!("../queries/shared/select_issued_credits.sql").replace("{filter}", filter),
     )
-    .bind(param)
+    .bind(param.clone())
     .fetch_all(&mut *conn)
     .await?
     {
@@ -121,17 +121,17 @@ impl Loaded {
     /// `accounts` as `conn` sees them (with `backend`, any number in one parameter; without,
     /// exactly one).
     pub(crate) async fn read(
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         backend: Option<Backend>,
         accounts: &[&str],
         windows: &[(i64, i64)],
     ) -> Result<Loaded> {
         let ledgers = load_ledgers(conn, backend, accounts, windows).await?;
         let (filter, param) = match backend {
-            Some(b) => (crate::sql::in_json_array("account", b), to_json(&accounts)?),
+            Some(b) => (crate::sql::in_list("account", b), Val::from(accounts)),
             None => (
                 crate::sql::ONE_ACCOUNT.to_string(),
-                accounts.first().map(|a| a.to_string()).unwrap_or_default(),
+                Val::Text(accounts.first().map(|a| a.to_string()).unwrap_or_default()),
             ),
         };
         let issued = issued_credits(conn, &filter, &param).await?;
@@ -145,12 +145,12 @@ impl Loaded {
 
     /// What ratings of `accounts` read besides their ledgers (issued credits, the platform).
     async fn read_without_ledgers(
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         backend: Backend,
         accounts: &[&str],
     ) -> Result<Loaded> {
-        let filter = crate::sql::in_json_array("account", backend);
-        let issued = issued_credits(conn, &filter, &to_json(&accounts)?).await?;
+        let filter = crate::sql::in_list("account", backend);
+        let issued = issued_credits(conn, &filter, &Val::from(accounts)).await?;
         let platform = crate::rental::load_platform(conn).await?;
         Ok(Loaded {
             ledgers: HashMap::new(),
@@ -203,7 +203,7 @@ impl Loaded {
 /// `account`'s period as `conn` sees it, rated (see [`Loaded::rate`]). Everything that
 /// measures an open period measures with this.
 pub(crate) async fn rate_period(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     account: &str,
     book: &PriceBook,
     period: &Period,
@@ -247,8 +247,8 @@ fn rate_one(
     }
 }
 
-async fn delete_one(conn: &mut AnyConnection, account: &str, label: &str) -> Result<()> {
-    sqlx::query(include_str!(
+async fn delete_one(conn: &mut dyn Conn, account: &str, label: &str) -> Result<()> {
+    crate::db::query(include_str!(
         "../queries/shared/delete_provisional_cost.sql"
     ))
     .bind(account)
@@ -277,7 +277,7 @@ fn upsert_row(account: &str, label: &str, r: Rated, position: &str, now_ms: i64)
 
 /// Rates and stores one (account, period); `position` None keeps the stored one.
 async fn store_one(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     books: &Books,
     loaded: &Loaded,
     (account, label): (&str, &str),
@@ -299,7 +299,7 @@ async fn store_one(
             insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, vec![row]).await?;
         }
         None => {
-            sqlx::query(include_str!(
+            crate::db::query(include_str!(
                 "../queries/shared/update_provisional_cost.sql"
             ))
             .bind(rated.total.to_string())
@@ -322,13 +322,13 @@ fn to_json<T: Serialize>(v: &T) -> Result<String> {
 /// Stores (account, period) when no row holds it yet (no batch touched it): what an account
 /// whose quotas were just set is measured by, without rating on every authorization.
 pub(crate) async fn ensure(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     books: &Books,
     account: &str,
     label: &str,
     now_ms: i64,
 ) -> Result<()> {
-    let present = sqlx::query(include_str!(
+    let present = crate::db::query(include_str!(
         "../queries/shared/select_provisional_cost_exists.sql"
     ))
     .bind(account)
@@ -346,8 +346,8 @@ pub(crate) async fn ensure(
 }
 
 /// Closed periods, by label.
-async fn closed_periods(conn: &mut AnyConnection) -> Result<BTreeSet<String>> {
-    Ok(sqlx::query(include_str!(
+async fn closed_periods(conn: &mut dyn Conn) -> Result<BTreeSet<String>> {
+    Ok(crate::db::query(include_str!(
         "../queries/shared/select_closed_period_labels.sql"
     ))
     .fetch_all(&mut *conn)
@@ -371,7 +371,7 @@ pub(crate) struct InMemory<'a> {
 /// where the cache's entry is valid for this batch (with the batch's changed keys applied),
 /// the others read from the database. Returns them with the windows each is complete over.
 async fn ledgers_for(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     books: &Books,
     touched: &[(&String, Vec<String>)],
@@ -417,7 +417,7 @@ async fn ledgers_for(
 /// stores them in one statement, and returns what quotas measure of each (account, period
 /// label). The ledgers rated are kept in memory for the next batch (`memory`).
 pub(crate) async fn update(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     books: &Books,
     touched: &BTreeMap<String, Vec<(i64, i64)>>,
@@ -488,13 +488,13 @@ pub(crate) async fn update(
 /// After a price book upload or a close (in its transaction): rows of closed periods go, every
 /// other row is re-rated (the ledger did not move, so each keeps its position).
 pub(crate) async fn refresh_all(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     books: &Books,
     now_ms: i64,
 ) -> Result<()> {
     let closed = closed_periods(conn).await?;
-    let rows: Vec<(String, String)> = sqlx::query(include_str!(
+    let rows: Vec<(String, String)> = crate::db::query(include_str!(
         "../queries/shared/select_provisional_cost_keys.sql"
     ))
     .fetch_all(&mut *conn)
@@ -514,7 +514,7 @@ pub(crate) async fn refresh_all(
     let loaded = Loaded::read(conn, Some(backend), &accounts, &windows).await?;
     for (account, label) in &rows {
         if closed.contains(label) {
-            sqlx::query(include_str!(
+            crate::db::query(include_str!(
                 "../queries/shared/delete_provisional_cost.sql"
             ))
             .bind(account.as_str())

@@ -2,12 +2,12 @@
 //! the measures (total, unit-seconds per sku) quotas compare against; the price book versions
 //! the reads rate with. The writes are in `provisional.rs`.
 
+use crate::db::Conn;
 use crate::provisional::*;
 use crate::{Result, Store, StoreError};
 use billing_core::invoice::Invoice;
 use rust_decimal::Decimal;
 use serde::Serialize;
-use sqlx::{AnyConnection, Row};
 use std::sync::Arc;
 
 /// An account's period rated so far, as `GET /v1/cost/current` shows it.
@@ -25,7 +25,7 @@ pub struct Provisional {
 
 impl Store {
     /// The price book versions, parsed once per new version.
-    pub(crate) async fn books(&self, conn: &mut AnyConnection) -> Result<Arc<(BooksKey, Books)>> {
+    pub(crate) async fn books(&self, conn: &mut dyn Conn) -> Result<Arc<(BooksKey, Books)>> {
         Books::load(conn, Some(&self.books)).await
     }
 
@@ -49,7 +49,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<Option<Provisional>> {
         let mut conn = self.pool.acquire().await?;
-        let row = sqlx::query(include_str!(
+        let row = crate::db::query(include_str!(
             "../queries/shared/select_provisional_cost.sql"
         ))
         .bind(account)
@@ -89,12 +89,12 @@ impl Store {
 /// What quotas measure of (account, period) as `conn` sees it: the stored figure (two columns,
 /// no invoice parsed), or the rating done now.
 pub(crate) async fn measure(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     books: &Books,
     account: &str,
     label: &str,
 ) -> Result<Option<Measure>> {
-    let row = sqlx::query(include_str!(
+    let row = crate::db::query(include_str!(
         "../queries/shared/select_provisional_measure.sql"
     ))
     .bind(account)
@@ -120,7 +120,7 @@ pub(crate) fn parse_measure(total: &str, unit_seconds: &str) -> Result<Measure> 
 /// What quotas measure of (account, period) rated now (no stored figure). None: no price book
 /// rates the period.
 pub(crate) async fn rate_measure(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     books: &Books,
     account: &str,
     label: &str,

@@ -34,13 +34,12 @@
 //!   unit-hours plus the new hold's.
 
 use crate::commands::Command;
+use crate::db::Conn;
 use crate::provisional::measure;
 use crate::{Result, Store, StoreError};
 pub use billing_core::quota::Quotas;
 use rust_decimal::Decimal;
 use serde::Serialize;
-use sqlx::AnyConnection;
-use sqlx::Row;
 
 /// A usage key counts as running (for `max_concurrent`) while its last reported second is at
 /// most this old: heartbeats come every 10 – 60 s, so two missed ones still count.
@@ -152,13 +151,14 @@ struct Holdings {
 
 /// The account's holdings at `now_s` under `book` (the merged version rating the open period).
 async fn holdings(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     book: &billing_core::PriceBook,
     account: &str,
     now_s: i64,
 ) -> Result<Holdings> {
     use billing_core::holdings::{credit_balances, package_balances, subscription_statuses};
-    let issued = crate::provisional::issued_credits(conn, crate::sql::ONE_ACCOUNT, account).await?;
+    let issued =
+        crate::provisional::issued_credits(conn, crate::sql::ONE_ACCOUNT, &account.into()).await?;
     let resolved: Vec<(billing_core::Period, Decimal, Decimal)> = issued
         .get(account)
         .into_iter()
@@ -210,7 +210,7 @@ impl Store {
         // id (`quotas.set:{account}:{at_ms}`) and one correction reference, so a replay (and
         // any consumer deduplicating by id) kept the first and dropped the second. Each
         // setting of an account is now at least a millisecond after the one before.
-        let last: Option<i64> = sqlx::query(include_str!(
+        let last: Option<i64> = crate::db::query(include_str!(
             "../queries/shared/select_quotas_updated_at.sql"
         ))
         .bind(account)
@@ -219,7 +219,7 @@ impl Store {
         .map(|r| r.get(0));
         let now_ms = last.map_or(now_ms, |l| now_ms.max(l + 1));
         let body = serde_json::to_string(quotas).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        sqlx::query(include_str!("../queries/shared/upsert_quotas.sql"))
+        crate::db::query(include_str!("../queries/shared/upsert_quotas.sql"))
             .bind(account)
             .bind(body)
             .bind(now_ms)
@@ -302,10 +302,11 @@ impl Store {
             });
         }
         let q = match ttl_ms {
-            Some(ttl) => {
-                sqlx::query(include_str!("../queries/shared/extend_hold.sql")).bind(now_ms + ttl)
+            Some(ttl) => crate::db::query(include_str!("../queries/shared/extend_hold.sql"))
+                .bind(now_ms + ttl),
+            None => {
+                crate::db::query(include_str!("../queries/shared/release_hold.sql")).bind(now_ms)
             }
-            None => sqlx::query(include_str!("../queries/shared/release_hold.sql")).bind(now_ms),
         };
         q.bind(id).execute(&mut *tx).await?;
         bump_hold_rev(&mut tx, &hold.account).await?;
@@ -359,8 +360,8 @@ impl Store {
         })
     }
 
-    async fn expire_holds(&self, conn: &mut sqlx::AnyConnection, now_ms: i64) -> Result<()> {
-        sqlx::query(include_str!("../queries/shared/expire_all_holds.sql"))
+    async fn expire_holds(&self, conn: &mut dyn crate::db::Conn, now_ms: i64) -> Result<()> {
+        crate::db::query(include_str!("../queries/shared/expire_all_holds.sql"))
             .bind(now_ms)
             .execute(conn)
             .await?;
@@ -374,8 +375,8 @@ impl Store {
         live_holds(&mut conn, account, now_ms).await
     }
 
-    async fn hold(&self, conn: &mut sqlx::AnyConnection, id: &str) -> Result<Option<Hold>> {
-        let row = sqlx::query(include_str!("../queries/shared/select_hold.sql"))
+    async fn hold(&self, conn: &mut dyn crate::db::Conn, id: &str) -> Result<Option<Hold>> {
+        let row = crate::db::query(include_str!("../queries/shared/select_hold.sql"))
             .bind(id)
             .fetch_optional(conn)
             .await?;
@@ -385,11 +386,11 @@ impl Store {
 
 /// Live holds of an account at `now`, as `conn` sees them.
 pub(crate) async fn live_holds(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     account: &str,
     now_ms: i64,
 ) -> Result<Vec<Hold>> {
-    let rows = sqlx::query(include_str!("../queries/shared/select_live_holds.sql"))
+    let rows = crate::db::query(include_str!("../queries/shared/select_live_holds.sql"))
         .bind(account)
         .bind(now_ms)
         .fetch_all(conn)
@@ -398,9 +399,9 @@ pub(crate) async fn live_holds(
 }
 
 /// Bumps `account`'s hold revision (in the caller's transaction) and returns the new one.
-pub(crate) async fn bump_hold_rev(conn: &mut AnyConnection, account: &str) -> Result<i64> {
+pub(crate) async fn bump_hold_rev(conn: &mut dyn Conn, account: &str) -> Result<i64> {
     Ok(
-        sqlx::query(include_str!("../queries/shared/bump_hold_rev.sql"))
+        crate::db::query(include_str!("../queries/shared/bump_hold_rev.sql"))
             .bind(account)
             .fetch_one(conn)
             .await?
@@ -409,8 +410,8 @@ pub(crate) async fn bump_hold_rev(conn: &mut AnyConnection, account: &str) -> Re
 }
 
 /// An account's quotas and when they were set, as `conn` sees them.
-async fn quotas_of(conn: &mut AnyConnection, account: &str) -> Result<Option<(Quotas, i64)>> {
-    let row = sqlx::query(include_str!("../queries/shared/select_quotas.sql"))
+async fn quotas_of(conn: &mut dyn Conn, account: &str) -> Result<Option<(Quotas, i64)>> {
+    let row = crate::db::query(include_str!("../queries/shared/select_quotas.sql"))
         .bind(account)
         .fetch_optional(conn)
         .await?;
@@ -428,7 +429,7 @@ fn cents(mut d: Decimal) -> Decimal {
     d
 }
 
-fn hold_from_row(r: sqlx::any::AnyRow) -> Result<Hold> {
+fn hold_from_row(r: crate::db::DbRow) -> Result<Hold> {
     let dec = |s: String| {
         s.parse::<Decimal>()
             .map_err(|e| StoreError::Corrupt(format!("hold decimal {s:?}: {e}")))

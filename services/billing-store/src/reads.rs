@@ -2,7 +2,6 @@
 //! relay publishes, late usage pending adjustment, the platform's facts.
 
 use crate::{EMBEDDED_CONSUMER, Result, Store, rental, sql};
-use sqlx::Row;
 
 /// A dead-lettered record.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -42,7 +41,7 @@ impl Store {
     /// Distinct events admitted (for tests and status).
     pub async fn event_count(&self) -> Result<i64> {
         Ok(
-            sqlx::query(include_str!("../queries/shared/count_events.sql"))
+            crate::db::query(include_str!("../queries/shared/count_events.sql"))
                 .fetch_one(&self.pool)
                 .await?
                 .get(0),
@@ -52,7 +51,7 @@ impl Store {
     /// The next log sequence the engine will fold.
     pub async fn next_offset(&self) -> Result<i64> {
         Ok(
-            sqlx::query(include_str!("../queries/shared/select_embedded_offset.sql"))
+            crate::db::query(include_str!("../queries/shared/select_embedded_offset.sql"))
                 .bind(EMBEDDED_CONSUMER)
                 .fetch_one(&self.pool)
                 .await?
@@ -63,7 +62,7 @@ impl Store {
     // ---- dead letters and late usage --------------------------------------------------------
 
     pub async fn dead_letters(&self, after_seq: i64, limit: i64) -> Result<Vec<DeadLetter>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_dead_letters.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_dead_letters.sql"))
             .bind(after_seq)
             .bind(limit)
             .fetch_all(&self.pool)
@@ -85,7 +84,7 @@ impl Store {
 
     /// Outbox rows not yet published, oldest first.
     pub async fn outbox_pending(&self, limit: i64) -> Result<Vec<OutboxRow>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_outbox_pending.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_outbox_pending.sql"))
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
@@ -111,7 +110,7 @@ impl Store {
             let list: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
             let stmt = include_str!("../queries/shared/mark_outbox_published.sql")
                 .replace("{seqs}", &list.join(","));
-            let mut q = sqlx::query(&stmt).bind(now_ms);
+            let mut q = crate::db::query(&stmt).bind(now_ms);
             for s in chunk {
                 q = q.bind(*s);
             }
@@ -128,7 +127,7 @@ impl Store {
     }
 
     pub async fn late_usage(&self, period: Option<&str>) -> Result<Vec<LateUsage>> {
-        let rows = sqlx::query(include_str!("../queries/shared/select_late_usage.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_late_usage.sql"))
             .bind(period.unwrap_or(""))
             .fetch_all(&self.pool)
             .await?;

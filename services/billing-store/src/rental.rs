@@ -12,7 +12,6 @@ use billing_core::ledger::{AccountLedger, CounterKey};
 use billing_core::platform::Platform;
 use billing_core::rental::RentalData;
 use rust_decimal::Decimal;
-use sqlx::Row;
 use std::collections::HashMap;
 
 /// The `rental_events` row of an accepted rental event of `subject` (kind, account, key, a,
@@ -65,16 +64,16 @@ fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
 /// Adds the lease states and counter samples of `accounts` to their ledgers (whole: a state
 /// or a counter's baseline may lie before any period rated).
 pub(crate) async fn load_account_facts(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut dyn crate::db::Conn,
     filter: &str,
-    param: &str,
+    param: &crate::db::Val,
     ledgers: &mut HashMap<String, AccountLedger>,
 ) -> Result<()> {
-    let rows = sqlx::query(
+    let rows = crate::db::query(
         &include_str!("../queries/shared/select_account_rental_facts.sql")
             .replace("{filter}", filter),
     )
-    .bind(param)
+    .bind(param.clone())
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
@@ -107,8 +106,8 @@ pub(crate) async fn load_account_facts(
 }
 
 /// Every spot price point and node fault: what every account's rating reads.
-pub(crate) async fn load_platform(conn: &mut sqlx::AnyConnection) -> Result<Platform> {
-    let rows = sqlx::query(include_str!("../queries/shared/select_platform_facts.sql"))
+pub(crate) async fn load_platform(conn: &mut dyn crate::db::Conn) -> Result<Platform> {
+    let rows = crate::db::query(include_str!("../queries/shared/select_platform_facts.sql"))
         .fetch_all(&mut *conn)
         .await?;
     platform_of(rows)
@@ -117,11 +116,11 @@ pub(crate) async fn load_platform(conn: &mut sqlx::AnyConnection) -> Result<Plat
 /// [`load_platform`] as the platform events ingested at or before `t_ms` made it (issue 12,
 /// as-known-at and `gpubill verify`).
 pub(crate) async fn load_platform_known_at(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut dyn crate::db::Conn,
     known: crate::ledgers::Known,
 ) -> Result<Platform> {
     let (t_ms, stamp) = known.bounds();
-    let rows = sqlx::query(include_str!(
+    let rows = crate::db::query(include_str!(
         "../queries/shared/select_platform_facts_known_at.sql"
     ))
     .bind(t_ms)
@@ -131,7 +130,7 @@ pub(crate) async fn load_platform_known_at(
     platform_of(rows)
 }
 
-fn platform_of(rows: Vec<sqlx::any::AnyRow>) -> Result<Platform> {
+fn platform_of(rows: Vec<crate::db::DbRow>) -> Result<Platform> {
     let mut platform = Platform::new();
     for r in rows {
         let (kind, key): (String, String) = (r.get(0), r.get(1));

@@ -2,6 +2,7 @@
 //! batch) and the sorting of each record into its outcome and rows (`batch::Sorted`).
 
 use crate::batch::{KeyInsert, Outcome, Sorted};
+use crate::db::Conn;
 use crate::dead_letters::dead_row;
 use crate::fold::{Part, Records};
 use crate::identities::{NewIdentity, identity};
@@ -9,7 +10,6 @@ use crate::keys::key_id;
 use crate::sql::Val;
 use crate::{Backend, Result};
 use billing_core::event::{AnyData, AnyEvent, EventData, RejectReason, Rejection};
-use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 /// What dedupe knows of a batch: each record's identity and fingerprint, and the identities
@@ -25,7 +25,7 @@ pub(crate) struct Known {
 /// table held already come back with their fingerprints, to tell a duplicate from a conflict:
 /// one statement per batch, a write per new event.
 pub(crate) async fn dedupe(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     batch: &Records<'_>,
     decoded: &[Result<AnyEvent<'_>, Rejection>],

@@ -2,12 +2,12 @@
 //! quotas, the open period's provisional cost, invoices since the quotas were set, the units
 //! running now and its live holds (from the process's cache while its hold revision holds).
 
+use crate::db::Conn;
 use crate::provisional::{Books, parse_measure, rate_measure};
 use crate::quota::{Hold, Quotas, RUNNING_WINDOW_S, live_holds};
 use crate::{Result, StoreError};
 use billing_core::quota::Spent;
 use rust_decimal::Decimal;
-use sqlx::{AnyConnection, Row};
 use std::collections::{BTreeMap, HashMap};
 
 /// Counts a live hold as spent: its amount, and its units and unit-seconds of its sku.
@@ -21,12 +21,12 @@ pub(crate) fn add_hold(spent: &mut Spent, h: &Hold) {
 /// Units of each sku running at `now_s`: usage keys whose last run ends within
 /// [`RUNNING_WINDOW_S`], each with its last run's quantity.
 async fn running_units(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     account: &str,
     now_s: i64,
 ) -> Result<BTreeMap<String, Decimal>> {
     let since = now_s - RUNNING_WINDOW_S;
-    let rows = sqlx::query(include_str!("../queries/shared/select_running_keys.sql"))
+    let rows = crate::db::query(include_str!("../queries/shared/select_running_keys.sql"))
         .bind(account)
         .bind(since)
         .fetch_all(conn)
@@ -45,7 +45,7 @@ async fn running_units(
 /// What the checks of an account need, read once per group (None: no such account); see the
 /// module docs for the order of the reads.
 pub(crate) async fn account_state(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: crate::Backend,
     cache: &std::sync::Mutex<HashMap<String, (i64, Vec<Hold>)>>,
     books: &Books,
@@ -59,8 +59,8 @@ pub(crate) async fn account_state(
         crate::Backend::Postgres => include_str!("../queries/postgres/select_account_state.sql"),
         crate::Backend::Sqlite => include_str!("../queries/sqlite/select_account_state.sql"),
     };
-    let read = async |conn: &mut AnyConnection| {
-        sqlx::query(sql)
+    let read = async |conn: &mut dyn Conn| {
+        crate::db::query(sql)
             .bind(account)
             .bind(label)
             .fetch_optional(conn)
@@ -117,11 +117,11 @@ pub(crate) async fn account_state(
 /// statement's `row` (quotas, stored provisional cost, invoices since the quotas were set),
 /// reading or rating what the row does not hold.
 async fn spent_of(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     books: &Books,
     account: &str,
     label: &str,
-    row: &sqlx::any::AnyRow,
+    row: &crate::db::DbRow,
     now_ms: i64,
 ) -> Result<(Quotas, Spent)> {
     let (quotas, _set_at) = match row.get::<Option<String>, _>(0) {

@@ -1,32 +1,14 @@
-//! Batched statements that work on both backends: numbered `$n` placeholders, rows chunked
-//! below SQLite's and PostgreSQL's parameter limits.
+//! Batched statements that work on both backends. On PostgreSQL a batch of rows is one
+//! statement with one native array per column (`insert ... select * from unnest($1, ...)`):
+//! one round trip per table per batch, and one statement text per table, prepared once per
+//! connection. On SQLite, rows of anonymous `?` placeholders, chunked below its parameter
+//! limit.
 
-use sqlx::any::AnyArguments;
-use sqlx::query::Query;
-use sqlx::{Any, AnyConnection};
+use crate::db::Conn;
+pub use crate::db::Val;
 
 /// Most parameters in one statement (SQLite allows 32,766; PostgreSQL 65,535).
 const MAX_PARAMS: usize = 30_000;
-
-/// A bindable value.
-#[derive(Debug, Clone)]
-pub enum Val {
-    I64(i64),
-    OptI64(Option<i64>),
-    Text(String),
-    OptText(Option<String>),
-    Bytes(Vec<u8>),
-}
-
-pub fn bind<'q>(q: Query<'q, Any, AnyArguments<'q>>, v: Val) -> Query<'q, Any, AnyArguments<'q>> {
-    match v {
-        Val::I64(x) => q.bind(x),
-        Val::OptI64(x) => q.bind(x),
-        Val::Text(x) => q.bind(x),
-        Val::OptText(x) => q.bind(x),
-        Val::Bytes(x) => q.bind(x),
-    }
-}
 
 /// `($1, $2), ($3, $4), ...` for `rows` rows of `cols` columns; `(?, ?), (?, ?), ...` when
 /// `anonymous` (SQLite). SQLite finds a numbered parameter's name by walking the statement's
@@ -60,7 +42,7 @@ fn values(rows: usize, cols: usize, anonymous: bool) -> String {
 /// statement files (`queries/`), trimmed here; `tail` may be empty; neither has parameters
 /// of its own (the rows' are the statement's only ones).
 pub async fn insert_rows(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     head: &str,
     tail: &str,
     rows: Vec<Vec<Val>>,
@@ -68,8 +50,11 @@ pub async fn insert_rows(
     let Some(cols) = rows.first().map(Vec::len) else {
         return Ok(0);
     };
+    if let Some(pg) = conn.as_pg() {
+        return insert_rows_postgres(pg, head, tail, rows, cols).await;
+    }
     let per = (MAX_PARAMS / cols).max(1);
-    let anonymous = conn.backend_name() == "SQLite";
+    let anonymous = conn.backend() == crate::Backend::Sqlite;
     let mut affected = 0;
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
@@ -80,38 +65,147 @@ pub async fn insert_rows(
             values(chunk.len(), cols, anonymous),
             tail.trim()
         );
-        let mut q = sqlx::query(&sql);
+        let mut q = crate::db::query(&sql);
         for v in chunk.into_iter().flatten() {
-            q = bind(q, v);
+            q = q.bind(v);
         }
         affected += q.execute(&mut *conn).await?.rows_affected();
     }
     Ok(affected)
 }
 
+/// One column of a batch as a PostgreSQL array.
+enum Column {
+    I64(Vec<Option<i64>>),
+    Text(Vec<Option<String>>),
+    Bytes(Vec<Option<Vec<u8>>>),
+    Bool(Vec<Option<bool>>),
+    F64(Vec<Option<f64>>),
+}
+
+impl Column {
+    fn of(first: &Val, rows: usize) -> Column {
+        match first {
+            Val::I64(_) | Val::OptI64(_) => Column::I64(Vec::with_capacity(rows)),
+            Val::Text(_) | Val::OptText(_) => Column::Text(Vec::with_capacity(rows)),
+            Val::Bytes(_) | Val::OptBytes(_) => Column::Bytes(Vec::with_capacity(rows)),
+            Val::Bool(_) => Column::Bool(Vec::with_capacity(rows)),
+            Val::F64(_) => Column::F64(Vec::with_capacity(rows)),
+            // Not a column value: refused by `push`.
+            Val::Strings(_) => Column::Text(Vec::with_capacity(rows)),
+        }
+    }
+
+    fn sql_type(&self) -> &'static str {
+        match self {
+            Column::I64(_) => "bigint[]",
+            Column::Text(_) => "text[]",
+            Column::Bytes(_) => "bytea[]",
+            Column::Bool(_) => "boolean[]",
+            Column::F64(_) => "float8[]",
+        }
+    }
+
+    /// Appends `v`; false when it is not of the column's type.
+    fn push(&mut self, v: Val) -> bool {
+        match (self, v) {
+            (Column::I64(c), Val::I64(x)) => c.push(Some(x)),
+            (Column::I64(c), Val::OptI64(x)) => c.push(x),
+            (Column::Text(c), Val::Text(x)) => c.push(Some(x)),
+            (Column::Text(c), Val::OptText(x)) => c.push(x),
+            (Column::Bytes(c), Val::Bytes(x)) => c.push(Some(x)),
+            (Column::Bytes(c), Val::OptBytes(x)) => c.push(x),
+            (Column::Bool(c), Val::Bool(x)) => c.push(Some(x)),
+            (Column::F64(c), Val::F64(x)) => c.push(Some(x)),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// `head select * from unnest(cast($1 as bigint[]), ...) tail`, one array per column.
+async fn insert_rows_postgres(
+    pg: &mut sqlx::PgConnection,
+    head: &str,
+    tail: &str,
+    rows: Vec<Vec<Val>>,
+    cols: usize,
+) -> Result<u64, sqlx::Error> {
+    let mut columns: Vec<Column> = rows[0].iter().map(|v| Column::of(v, rows.len())).collect();
+    for (n, row) in rows.into_iter().enumerate() {
+        if row.len() != cols {
+            return Err(sqlx::Error::Encode(
+                format!("row {n} has {} values, the first {cols}", row.len()).into(),
+            ));
+        }
+        for (c, (column, v)) in columns.iter_mut().zip(row).enumerate() {
+            let shown = format!("{v:?}");
+            if !column.push(v) {
+                let want = column.sql_type();
+                return Err(sqlx::Error::Encode(
+                    format!("row {n}, column {c}: {shown:.60} is not a {want} element").into(),
+                ));
+            }
+        }
+    }
+    let arrays: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("cast(${} as {})", i + 1, c.sql_type()))
+        .collect();
+    let sql = format!(
+        "{} select * from unnest({}) {}",
+        head.trim(),
+        arrays.join(", "),
+        tail.trim()
+    );
+    let mut q = sqlx::query::<sqlx::Postgres>(&sql);
+    for c in columns {
+        q = match c {
+            Column::I64(v) => q.bind(v),
+            Column::Text(v) => q.bind(v),
+            Column::Bytes(v) => q.bind(v),
+            Column::Bool(v) => q.bind(v),
+            Column::F64(v) => q.bind(v),
+        };
+    }
+    Ok(q.execute(pg).await?.rows_affected())
+}
+
 /// The filter of the one account bound as `$1`, for statements that take a `{filter}` (the
-/// filter of many is [`in_json_array`]'s).
+/// filter of many is [`in_list`]'s).
 pub(crate) const ONE_ACCOUNT: &str = "account = $1";
 
 /// Most values looked up with one query.
 pub const MAX_IN_LIST: usize = 1_000;
 
-/// `column` is one of the strings of the JSON array bound as `$1`: one parameter for up to a
-/// thousand values, written so that both databases look them up through the column's index
-/// (PostgreSQL plans `in (subquery)` as a hash join over the whole table; `= any(array)` is an
-/// index scan).
-pub(crate) fn in_json_array(column: &str, backend: crate::Backend) -> String {
+/// `column` is one of the strings of the list bound as `$1` ([`Val::Strings`]: a native
+/// `text[]` on PostgreSQL, a JSON array on SQLite): one parameter for up to a thousand values,
+/// written so that both databases look them up through the column's index (PostgreSQL plans
+/// `in (subquery)` as a hash join over the whole table; `= any(array)` is an index scan).
+pub(crate) fn in_list(column: &str, backend: crate::Backend) -> String {
     match backend {
-        crate::Backend::Postgres => {
-            format!("{column} = any(array(select jsonb_array_elements_text(cast($1 as jsonb))))")
-        }
+        crate::Backend::Postgres => format!("{column} = any(cast($1 as text[]))"),
         crate::Backend::Sqlite => format!("{column} in (select value from json_each($1))"),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::values;
+    use super::{Column, Val, values};
+
+    #[test]
+    fn a_postgres_column_takes_only_its_first_rows_type() {
+        let mut c = Column::of(&Val::OptI64(None), 3);
+        assert_eq!(c.sql_type(), "bigint[]");
+        assert!(c.push(Val::OptI64(None)));
+        assert!(c.push(Val::I64(7)));
+        assert!(!c.push(Val::Text("7".into())));
+        let Column::I64(v) = c else { panic!() };
+        assert_eq!(v, [None, Some(7)]);
+        assert_eq!(Column::of(&Val::Bytes(vec![]), 1).sql_type(), "bytea[]");
+        assert_eq!(Column::of(&Val::OptText(None), 1).sql_type(), "text[]");
+    }
 
     #[test]
     fn rows_of_numbered_or_anonymous_parameters() {

@@ -10,6 +10,7 @@
 //! under that version anyway).
 
 use crate::commands::Command;
+use crate::db::Conn;
 use crate::provisional::{Books, issued_credits};
 use crate::{Result, Store, StoreError};
 use billing_core::period::Period;
@@ -18,7 +19,6 @@ use billing_core::term_changes::{check_change, started_cycles};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use sqlx::{AnyConnection, Row};
 
 /// Longest term id (the account id grammar: `A-Z a-z 0-9 . _ -`).
 pub const MAX_TERM_ID_LEN: usize = 256;
@@ -60,12 +60,12 @@ pub struct StoredTerm {
 }
 
 /// The live terms (sorted by account, kind, term id) and the latest revision.
-pub(crate) async fn load_terms(conn: &mut AnyConnection) -> Result<(i64, Vec<AccountTerm>)> {
-    let rev: i64 = sqlx::query(include_str!("../queries/shared/select_terms_rev.sql"))
+pub(crate) async fn load_terms(conn: &mut dyn Conn) -> Result<(i64, Vec<AccountTerm>)> {
+    let rev: i64 = crate::db::query(include_str!("../queries/shared/select_terms_rev.sql"))
         .fetch_one(&mut *conn)
         .await?
         .get(0);
-    let rows = sqlx::query(include_str!("../queries/shared/select_live_terms.sql"))
+    let rows = crate::db::query(include_str!("../queries/shared/select_live_terms.sql"))
         .fetch_all(&mut *conn)
         .await?;
     let mut out = Vec::with_capacity(rows.len());
@@ -130,7 +130,7 @@ fn check_term_id(term_id: &str) -> Result<(), TermError> {
 
 /// What issued invoices drew from the credit `id` of `account` in `book` (zero: none).
 async fn credit_drawn(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     book: &PriceBook,
     account: &str,
     id: &str,
@@ -142,7 +142,7 @@ async fn credit_drawn(
     else {
         return Ok(Decimal::ZERO);
     };
-    let issued = issued_credits(conn, crate::sql::ONE_ACCOUNT, account).await?;
+    let issued = issued_credits(conn, crate::sql::ONE_ACCOUNT, &account.into()).await?;
     let resolved: Vec<(Period, Decimal, Decimal)> = issued
         .get(account)
         .into_iter()
@@ -215,7 +215,7 @@ impl Store {
         if !self.account_exists(account).await? {
             return Err(TermError::UnknownAccount(account.to_string()));
         }
-        let rows = sqlx::query(include_str!("../queries/shared/select_account_terms.sql"))
+        let rows = crate::db::query(include_str!("../queries/shared/select_account_terms.sql"))
             .bind(account)
             .fetch_all(&self.pool)
             .await?;
@@ -246,10 +246,11 @@ impl Store {
     ) -> Result<()> {
         let kind = TermKind::parse(kind)
             .ok_or_else(|| StoreError::Corrupt(format!("replayed term kind {kind:?}")))?;
-        let next: i64 = sqlx::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
-            .fetch_one(&self.pool)
-            .await?
-            .get(0);
+        let next: i64 =
+            crate::db::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
+                .fetch_one(&self.pool)
+                .await?
+                .get(0);
         if next != rev {
             return Err(StoreError::Corrupt(format!(
                 "replayed account term would become revision {next}, was {rev}: the commands topic is missing a change"
@@ -297,7 +298,7 @@ impl Store {
     /// Validates the change and decides the body to store (None: nothing changes).
     async fn resolve_change(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         c: &Change<'_>,
     ) -> Result<Option<Option<Map<String, Value>>>, TermError> {
         let stored = stored_body(conn, c).await?;
@@ -362,21 +363,22 @@ impl Store {
     /// Stores the body (None: ended), records the command and re-rates provisional costs.
     async fn write_term(
         &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        tx: &mut crate::db::Tx,
         c: &Change<'_>,
         fields: Option<Map<String, Value>>,
     ) -> Result<(), TermError> {
-        let rev: i64 = sqlx::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
-            .fetch_one(&mut **tx)
-            .await?
-            .get(0);
+        let rev: i64 =
+            crate::db::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
+                .fetch_one(&mut **tx)
+                .await?
+                .get(0);
         let body = match &fields {
             Some(f) => {
                 Some(serde_json::to_string(f).map_err(|e| StoreError::Corrupt(e.to_string()))?)
             }
             None => None,
         };
-        sqlx::query(include_str!("../queries/shared/upsert_account_term.sql"))
+        crate::db::query(include_str!("../queries/shared/upsert_account_term.sql"))
             .bind(c.account)
             .bind(c.kind.as_str())
             .bind(c.term_id)
@@ -420,11 +422,8 @@ impl Change<'_> {
 }
 
 /// The stored live body of the term (None: never set, or ended).
-async fn stored_body(
-    conn: &mut AnyConnection,
-    c: &Change<'_>,
-) -> Result<Option<Map<String, Value>>> {
-    let row = sqlx::query(include_str!("../queries/shared/select_term_body.sql"))
+async fn stored_body(conn: &mut dyn Conn, c: &Change<'_>) -> Result<Option<Map<String, Value>>> {
+    let row = crate::db::query(include_str!("../queries/shared/select_term_body.sql"))
         .bind(c.account)
         .bind(c.kind.as_str())
         .bind(c.term_id)
@@ -440,7 +439,7 @@ async fn stored_body(
 
 /// Whether the change leaves the terms as they are; an error when it ends no command's term.
 async fn no_op(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     c: &Change<'_>,
     stored: &Option<Map<String, Value>>,
     latest: &PriceBook,
@@ -464,9 +463,9 @@ async fn no_op(
     }
 }
 
-async fn stored_row_exists(conn: &mut AnyConnection, c: &Change<'_>) -> Result<bool> {
+async fn stored_row_exists(conn: &mut dyn Conn, c: &Change<'_>) -> Result<bool> {
     Ok(
-        sqlx::query(include_str!("../queries/shared/select_term_exists.sql"))
+        crate::db::query(include_str!("../queries/shared/select_term_exists.sql"))
             .bind(c.account)
             .bind(c.kind.as_str())
             .bind(c.term_id)
@@ -477,8 +476,8 @@ async fn stored_row_exists(conn: &mut AnyConnection, c: &Change<'_>) -> Result<b
 }
 
 /// Every price book version as uploaded (no terms merged), newest first.
-pub(crate) async fn raw_books(conn: &mut AnyConnection) -> Result<Vec<PriceBook>> {
-    sqlx::query(include_str!("../queries/shared/select_pricebook_tomls.sql"))
+pub(crate) async fn raw_books(conn: &mut dyn Conn) -> Result<Vec<PriceBook>> {
+    crate::db::query(include_str!("../queries/shared/select_pricebook_tomls.sql"))
         .fetch_all(&mut *conn)
         .await?
         .into_iter()

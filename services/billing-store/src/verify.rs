@@ -24,7 +24,6 @@ use billing_core::invoice::Invoice;
 use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::Serialize;
-use sqlx::Row;
 use std::collections::BTreeMap;
 
 /// What `verify` found.
@@ -66,7 +65,7 @@ impl Store {
         self.verify_ledgers(&mut report).await?;
         let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
         let mut stamps: BTreeMap<String, i64> = BTreeMap::new();
-        for r in sqlx::query(include_str!("../queries/shared/select_period_stamps.sql"))
+        for r in crate::db::query(include_str!("../queries/shared/select_period_stamps.sql"))
             .fetch_all(&mut *conn)
             .await?
         {
@@ -79,7 +78,7 @@ impl Store {
             None => Known::ByTime(issued_ms),
         };
         let mut invoices = Vec::new();
-        for r in sqlx::query(include_str!(
+        for r in crate::db::query(include_str!(
             "../queries/shared/select_all_invoice_rows.sql"
         ))
         .fetch_all(&mut *conn)
@@ -115,7 +114,7 @@ impl Store {
             invoices.push((id, issued));
         }
         let mut adjustments = Vec::new();
-        for r in sqlx::query(include_str!("../queries/shared/select_adjustment_rows.sql"))
+        for r in crate::db::query(include_str!("../queries/shared/select_adjustment_rows.sql"))
             .fetch_all(&mut *conn)
             .await?
         {

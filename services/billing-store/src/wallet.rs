@@ -13,11 +13,11 @@
 //! settlements and credit notes are made by the close, which replay repeats.
 
 use crate::commands::Command;
+use crate::db::Conn;
 use crate::{Result, Store, StoreError};
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 use serde::Serialize;
-use sqlx::{AnyConnection, Row};
 
 /// What kinds of movement the admin makes (the close makes the others).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -106,11 +106,8 @@ fn cents(mut d: Decimal) -> Decimal {
 }
 
 /// The account's wallet balance and what its invoices still owe (zero without a row).
-pub(crate) async fn wallet_state(
-    conn: &mut AnyConnection,
-    account: &str,
-) -> Result<(Decimal, Decimal)> {
-    match sqlx::query(include_str!("../queries/shared/select_wallet.sql"))
+pub(crate) async fn wallet_state(conn: &mut dyn Conn, account: &str) -> Result<(Decimal, Decimal)> {
+    match crate::db::query(include_str!("../queries/shared/select_wallet.sql"))
         .bind(account)
         .fetch_optional(&mut *conn)
         .await?
@@ -124,12 +121,12 @@ pub(crate) async fn wallet_state(
 }
 
 async fn set_wallet(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     account: &str,
     (balance, outstanding): (Decimal, Decimal),
     now_ms: i64,
 ) -> Result<()> {
-    sqlx::query(include_str!("../queries/shared/upsert_wallet.sql"))
+    crate::db::query(include_str!("../queries/shared/upsert_wallet.sql"))
         .bind(account)
         .bind(cents(balance).to_string())
         .bind(cents(outstanding).to_string())
@@ -139,7 +136,7 @@ async fn set_wallet(
     Ok(())
 }
 
-fn movement_of(r: &sqlx::any::AnyRow) -> Result<Movement> {
+fn movement_of(r: &crate::db::DbRow) -> Result<Movement> {
     Ok(Movement {
         seq: r.get(0),
         kind: r.get(1),
@@ -153,12 +150,12 @@ fn movement_of(r: &sqlx::any::AnyRow) -> Result<Movement> {
 /// Appends a movement unless the account has its reference already; answers the stored
 /// movement of the reference and whether this call made it. Keeps `wallets` in step.
 pub(crate) async fn append(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     account: &str,
     (kind, amount, reference, document): (&str, Decimal, &str, Option<&str>),
     now_ms: i64,
 ) -> Result<(Movement, bool)> {
-    let inserted = sqlx::query(include_str!("../queries/shared/insert_wallet_movement.sql"))
+    let inserted = crate::db::query(include_str!("../queries/shared/insert_wallet_movement.sql"))
         .bind(account)
         .bind(kind)
         .bind(cents(amount).to_string())
@@ -173,7 +170,7 @@ pub(crate) async fn append(
         let (balance, outstanding) = wallet_state(conn, account).await?;
         set_wallet(conn, account, (balance + amount, outstanding), now_ms).await?;
     }
-    let row = sqlx::query(include_str!("../queries/shared/select_wallet_movement.sql"))
+    let row = crate::db::query(include_str!("../queries/shared/select_wallet_movement.sql"))
         .bind(account)
         .bind(reference)
         .fetch_one(&mut *conn)
@@ -185,7 +182,7 @@ pub(crate) async fn append(
 /// then what the invoice owes is settled from the wallet as far as its balance goes; the rest
 /// is outstanding. Answers what the wallet paid.
 pub(crate) async fn settle_issued(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     account: &str,
     (invoice_id, amount_due): (&str, Decimal),
     credit_note: Option<(&str, Decimal)>,
@@ -215,7 +212,7 @@ pub(crate) async fn settle_issued(
             now_ms,
         )
         .await?;
-        sqlx::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
             .bind(invoice_id)
             .bind(cents(paid).to_string())
             .bind("wallet")
@@ -326,17 +323,18 @@ impl Store {
     /// reference (`false`), or the new one with its command.
     async fn movement_in(
         &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        tx: &mut crate::db::Tx,
         account: &str,
         (kind, name, signed, amount): (AdminMovement, &str, Decimal, Decimal),
         reference: &str,
         now_ms: i64,
     ) -> Result<(Movement, bool), WalletError> {
-        if let Some(row) = sqlx::query(include_str!("../queries/shared/select_wallet_movement.sql"))
-            .bind(account)
-            .bind(reference)
-            .fetch_optional(&mut **tx)
-            .await?
+        if let Some(row) =
+            crate::db::query(include_str!("../queries/shared/select_wallet_movement.sql"))
+                .bind(account)
+                .bind(reference)
+                .fetch_optional(&mut **tx)
+                .await?
         {
             let stored = movement_of(&row)?;
             if stored.kind == name && stored.amount == cents(signed) {
@@ -376,7 +374,7 @@ impl Store {
     /// movement that brings the wallet's balance to `target`, when it is not there already.
     pub(crate) async fn correct_balance(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut dyn Conn,
         account: &str,
         target: Decimal,
         now_ms: i64,
@@ -400,7 +398,7 @@ impl Store {
     pub async fn wallet(&self, account: &str) -> Result<Wallet> {
         let mut conn = self.pool.acquire().await?;
         let (balance, outstanding) = wallet_state(&mut conn, account).await?;
-        let movements = sqlx::query(include_str!(
+        let movements = crate::db::query(include_str!(
             "../queries/shared/select_wallet_movements.sql"
         ))
         .bind(account)
@@ -433,10 +431,11 @@ impl Store {
         }
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let Some(owner) = sqlx::query(include_str!("../queries/shared/select_invoice_owner.sql"))
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?
+        let Some(owner) =
+            crate::db::query(include_str!("../queries/shared/select_invoice_owner.sql"))
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?
         else {
             tx.rollback().await?;
             return Err(WalletError::UnknownInvoice(id.to_string()));
@@ -469,7 +468,7 @@ impl Store {
                 owed: cents(owed),
             });
         }
-        sqlx::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
+        crate::db::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
             .bind(id)
             .bind(amount.to_string())
             .bind("external")
@@ -506,8 +505,8 @@ impl Store {
     }
 }
 
-async fn payments_of(conn: &mut AnyConnection, id: &str) -> Result<Vec<Payment>> {
-    sqlx::query(include_str!(
+async fn payments_of(conn: &mut dyn Conn, id: &str) -> Result<Vec<Payment>> {
+    crate::db::query(include_str!(
         "../queries/shared/select_payments_of_invoice.sql"
     ))
     .bind(id)

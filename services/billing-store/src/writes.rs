@@ -4,12 +4,12 @@
 //! module only saves.
 
 use crate::batch::{KeyInsert, Sorted, Spans};
+use crate::db::Conn;
 use crate::dead_letters::dead_letter_outbox;
 use crate::ledger_cache::{ChangedKey, LedgerCache, Stamp};
-use crate::sql::{MAX_IN_LIST, Val, bind, in_json_array, insert_rows};
+use crate::sql::{MAX_IN_LIST, Val, in_list, insert_rows};
 use crate::{Backend, Result, StoreError};
 use billing_core::ledger::{ResourceKey, Runs};
-use sqlx::{AnyConnection, Row};
 use std::collections::HashMap;
 
 pub(crate) use crate::ledgers::Sources;
@@ -18,7 +18,7 @@ pub(crate) use crate::ledgers::Sources;
 /// that changed (one statement each way per batch). Returns the changed keys per account, as
 /// stored (for the ledgers kept in memory, see `ledger_cache`).
 pub(crate) async fn write_ledger(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     backend: Backend,
     usage: &HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
     kept: (&std::sync::Mutex<LedgerCache>, &Stamp),
@@ -42,8 +42,8 @@ pub(crate) async fn write_ledger(
     }
     for chunk in key_ids.chunks(MAX_IN_LIST) {
         let sql = include_str!("../queries/shared/select_ledger_keys.sql")
-            .replace("{filter}", &in_json_array("key_id", backend));
-        let q = sqlx::query(&sql).bind(serde_json::to_string(chunk).unwrap_or_default());
+            .replace("{filter}", &in_list("key_id", backend));
+        let q = crate::db::query(&sql).bind(chunk);
         for r in q.fetch_all(&mut *conn).await? {
             let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
                 .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
@@ -121,7 +121,7 @@ pub(crate) async fn write_ledger(
 /// Egress rows, late-usage notes, dead letters and their outbox rows (moved out of `sorted`).
 /// Returns the (account, second) of each egress row, for the effects.
 pub(crate) async fn write_side_tables(
-    conn: &mut AnyConnection,
+    conn: &mut dyn Conn,
     sorted: &mut Sorted<'_>,
     (now_ms, stamp): (i64, i64),
 ) -> Result<Vec<(String, i64)>> {
@@ -173,11 +173,11 @@ pub(crate) async fn write_side_tables(
     )
     .await?;
     for note in std::mem::take(&mut sorted.platform_late) {
-        let mut q = sqlx::query(include_str!(
+        let mut q = crate::db::query(include_str!(
             "../queries/shared/insert_platform_late_usage.sql"
         ));
         for v in note {
-            q = bind(q, v);
+            q = q.bind(v);
         }
         q.execute(&mut *conn).await?;
     }
@@ -251,10 +251,10 @@ fn moved_seconds(sorted: &Sorted<'_>) -> Vec<(String, i64)> {
 /// lock (PostgreSQL: folds hold it shared, a close exclusively; SQLite: one writer), so a fact
 /// stamped below a close's stamp was committed before that close: what `verify` rates an
 /// issued invoice from, whatever the clocks of concurrent folds and closes read.
-pub(crate) async fn next_stamp(conn: &mut AnyConnection, backend: crate::Backend) -> Result<i64> {
+pub(crate) async fn next_stamp(conn: &mut dyn Conn, backend: crate::Backend) -> Result<i64> {
     let sql = match backend {
         crate::Backend::Postgres => include_str!("../queries/postgres/next_fold_stamp.sql"),
         crate::Backend::Sqlite => include_str!("../queries/sqlite/next_fold_stamp.sql"),
     };
-    Ok(sqlx::query(sql).fetch_one(conn).await?.get(0))
+    Ok(crate::db::query(sql).fetch_one(conn).await?.get(0))
 }

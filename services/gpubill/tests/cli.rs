@@ -325,8 +325,7 @@ fn demo_runs_the_embedded_engine_end_to_end() {
     let corrupt = |sql: &str| {
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
-            sqlx::any::install_default_drivers();
-            let pool = sqlx::AnyPool::connect(&db).await.unwrap();
+            let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
             let done = sqlx::query(sql).execute(&pool).await.unwrap();
             assert!(done.rows_affected() > 0, "{sql}");
             pool.close().await;

@@ -4,7 +4,6 @@
 
 use gpubill_tests::{BROKERS, create_topic, fresh_db, produce_keyed, section6};
 use serde_json::Value;
-use sqlx::Row;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -264,7 +263,7 @@ async fn assert_exact(
             .unwrap();
     }
     let rows = async |s: &billing_store::Store| -> Vec<(String, String)> {
-        sqlx::query("select key_id, runs from ledger_keys order by key_id")
+        billing_store::db::query("select key_id, runs from ledger_keys order by key_id")
             .fetch_all(s.pool())
             .await
             .unwrap()
@@ -347,7 +346,7 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
     );
     let replayed = billing_store::Store::open(&fresh).await.unwrap();
     let bodies = async |s: &billing_store::Store| -> Vec<(String, String, i64, String)> {
-        sqlx::query("select id, number, issued_at_ms, body from invoices order by id")
+        billing_store::db::query("select id, number, issued_at_ms, body from invoices order by id")
             .fetch_all(s.pool())
             .await
             .unwrap()
