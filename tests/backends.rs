@@ -1,5 +1,6 @@
-//! Issue 11: PostgreSQL keeps identities its own way (16-byte digests, one binary parameter)
-//! and SQLite its own ((source, id) text, JSON); the fold is shared. On the same random input
+//! Issue 11: PostgreSQL keeps identities its own way (16-byte digests bound as native arrays
+//! through sqlx's PostgreSQL driver; every batch of rows one `unnest` of arrays) and SQLite
+//! its own ((source, id) text, JSON; rows of `?` placeholders); the fold is shared. On the same random input
 //! (overlapping heartbeats, redeliveries, conflicts, hostile records, egress, random batch
 //! sizes) both give the same outcomes, ledgers, dead letters, invoices and provisional costs.
 

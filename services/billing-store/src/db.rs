@@ -79,40 +79,37 @@ impl From<&Option<String>> for Val {
     }
 }
 
+/// Binds `args` to the query `$q` of one driver; a list of strings goes through `$strings`.
+macro_rules! bind_all {
+    ($q:expr, $args:expr, $strings:expr) => {{
+        let mut q = $q;
+        for v in $args {
+            q = match v {
+                Val::Strings(x) => q.bind(($strings)(x)),
+                Val::I64(x) => q.bind(x),
+                Val::OptI64(x) => q.bind(x),
+                Val::Text(x) => q.bind(x),
+                Val::OptText(x) => q.bind(x),
+                Val::Bytes(x) => q.bind(x),
+                Val::OptBytes(x) => q.bind(x),
+                Val::Bool(x) => q.bind(x),
+                Val::F64(x) => q.bind(x),
+            };
+        }
+        q
+    }};
+}
+
 fn pg_query(sql: &str, args: Vec<Val>) -> sqlx::query::Query<'_, Postgres, PgArguments> {
-    let mut q = sqlx::query::<Postgres>(sql);
-    for v in args {
-        q = match v {
-            Val::Strings(x) => q.bind(x),
-            Val::I64(x) => q.bind(x),
-            Val::OptI64(x) => q.bind(x),
-            Val::Text(x) => q.bind(x),
-            Val::OptText(x) => q.bind(x),
-            Val::Bytes(x) => q.bind(x),
-            Val::OptBytes(x) => q.bind(x),
-            Val::Bool(x) => q.bind(x),
-            Val::F64(x) => q.bind(x),
-        };
-    }
-    q
+    // A native `text[]`.
+    bind_all!(sqlx::query::<Postgres>(sql), args, |x: Vec<String>| x)
 }
 
 fn sqlite_query(sql: &str, args: Vec<Val>) -> sqlx::query::Query<'_, Sqlite, SqliteArguments<'_>> {
-    let mut q = sqlx::query::<Sqlite>(sql);
-    for v in args {
-        q = match v {
-            Val::Strings(x) => q.bind(json_array(&x)),
-            Val::I64(x) => q.bind(x),
-            Val::OptI64(x) => q.bind(x),
-            Val::Text(x) => q.bind(x),
-            Val::OptText(x) => q.bind(x),
-            Val::Bytes(x) => q.bind(x),
-            Val::OptBytes(x) => q.bind(x),
-            Val::Bool(x) => q.bind(x),
-            Val::F64(x) => q.bind(x),
-        };
-    }
-    q
+    // SQLite has no arrays: the statements read a JSON array with `json_each`.
+    bind_all!(sqlx::query::<Sqlite>(sql), args, |x: Vec<String>| {
+        json_array(&x)
+    })
 }
 
 /// `["a","b"]`: strings as a JSON array (escaped by serde_json).
@@ -153,65 +150,60 @@ pub trait Conn: Send {
     -> Fut<'c, Option<DbRow>>;
 }
 
-impl Conn for PgConnection {
-    fn backend(&self) -> Backend {
-        Backend::Postgres
-    }
-    fn as_pg(&mut self) -> Option<&mut PgConnection> {
-        Some(self)
-    }
-    fn run_execute<'c>(&'c mut self, sql: &'c str, args: Vec<Val>) -> Fut<'c, u64> {
-        Box::pin(async move { Ok(pg_query(sql, args).execute(self).await?.rows_affected()) })
-    }
-    fn run_fetch_all<'c>(&'c mut self, sql: &'c str, args: Vec<Val>) -> Fut<'c, Vec<DbRow>> {
-        Box::pin(async move {
-            let rows = pg_query(sql, args).fetch_all(self).await?;
-            Ok(rows.into_iter().map(DbRow::Pg).collect())
-        })
-    }
-    fn run_fetch_optional<'c>(
-        &'c mut self,
-        sql: &'c str,
-        args: Vec<Val>,
-    ) -> Fut<'c, Option<DbRow>> {
-        Box::pin(async move {
-            Ok(pg_query(sql, args)
-                .fetch_optional(self)
-                .await?
-                .map(DbRow::Pg))
-        })
-    }
+/// `Conn` for a driver's own connection: its statements built by `$query`, its rows wrapped
+/// as `$row`, its PostgreSQL connection (if it is one) given by `$as_pg`.
+macro_rules! native_conn {
+    ($conn:ty, $backend:expr, $query:ident, $row:path, $as_pg:expr) => {
+        impl Conn for $conn {
+            fn backend(&self) -> Backend {
+                $backend
+            }
+            fn as_pg(&mut self) -> Option<&mut PgConnection> {
+                ($as_pg)(self)
+            }
+            fn run_execute<'c>(&'c mut self, sql: &'c str, args: Vec<Val>) -> Fut<'c, u64> {
+                Box::pin(async move { Ok($query(sql, args).execute(self).await?.rows_affected()) })
+            }
+            fn run_fetch_all<'c>(
+                &'c mut self,
+                sql: &'c str,
+                args: Vec<Val>,
+            ) -> Fut<'c, Vec<DbRow>> {
+                Box::pin(async move {
+                    let rows = $query(sql, args).fetch_all(self).await?;
+                    Ok(rows.into_iter().map($row).collect())
+                })
+            }
+            fn run_fetch_optional<'c>(
+                &'c mut self,
+                sql: &'c str,
+                args: Vec<Val>,
+            ) -> Fut<'c, Option<DbRow>> {
+                Box::pin(async move { Ok($query(sql, args).fetch_optional(self).await?.map($row)) })
+            }
+        }
+    };
 }
-
-impl Conn for SqliteConnection {
-    fn backend(&self) -> Backend {
-        Backend::Sqlite
-    }
-    fn as_pg(&mut self) -> Option<&mut PgConnection> {
-        None
-    }
-    fn run_execute<'c>(&'c mut self, sql: &'c str, args: Vec<Val>) -> Fut<'c, u64> {
-        Box::pin(async move { Ok(sqlite_query(sql, args).execute(self).await?.rows_affected()) })
-    }
-    fn run_fetch_all<'c>(&'c mut self, sql: &'c str, args: Vec<Val>) -> Fut<'c, Vec<DbRow>> {
-        Box::pin(async move {
-            let rows = sqlite_query(sql, args).fetch_all(self).await?;
-            Ok(rows.into_iter().map(DbRow::Lite).collect())
-        })
-    }
-    fn run_fetch_optional<'c>(
-        &'c mut self,
-        sql: &'c str,
-        args: Vec<Val>,
-    ) -> Fut<'c, Option<DbRow>> {
-        Box::pin(async move {
-            Ok(sqlite_query(sql, args)
-                .fetch_optional(self)
-                .await?
-                .map(DbRow::Lite))
-        })
-    }
+fn pg_itself(c: &mut PgConnection) -> Option<&mut PgConnection> {
+    Some(c)
 }
+fn not_pg(_: &mut SqliteConnection) -> Option<&mut PgConnection> {
+    None
+}
+native_conn!(
+    PgConnection,
+    Backend::Postgres,
+    pg_query,
+    DbRow::Pg,
+    pg_itself
+);
+native_conn!(
+    SqliteConnection,
+    Backend::Sqlite,
+    sqlite_query,
+    DbRow::Lite,
+    not_pg
+);
 
 /// The store's connection pool.
 #[derive(Debug, Clone)]

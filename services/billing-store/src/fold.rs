@@ -21,6 +21,7 @@ impl Store {
             .iter()
             .map(|r| billing_core::event::stored_form(r))
             .collect();
+        let t0 = std::time::Instant::now();
         let mut tx = self.begin_fold(&[(EMBEDDED_CONSUMER, 0)]).await?;
         let first: i64 =
             crate::db::query(include_str!("../queries/shared/select_next_log_seq.sql"))
@@ -45,6 +46,11 @@ impl Store {
             rows,
         )
         .await?;
+        tracing::debug!(
+            records = records.len(),
+            append_us = t0.elapsed().as_micros() as u64,
+            "appended to the log"
+        );
         let batch: Vec<(i64, &[u8])> = stored
             .iter()
             .enumerate()
