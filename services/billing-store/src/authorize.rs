@@ -19,6 +19,8 @@ impl Store {
     /// every queued request in one transaction, in arrival order, each seeing the holds the
     /// ones before it placed; a caller whose request a previous group took just waits for its
     /// answer. Under load, groups grow while a commit is in flight, so one commit serves many.
+    /// (Over 80 lines: the group-commit protocol, queue, take, decide, answer, reads in one
+    /// place; the decisions themselves are `billing_core` functions.)
     pub async fn authorize(
         &self,
         req: &HoldRequest,

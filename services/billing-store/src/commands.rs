@@ -187,7 +187,8 @@ impl Store {
     }
 
     /// Applies a command read back from the commands topic (replay). Price book versions must
-    /// come back with the numbers they had.
+    /// come back with the numbers they had. (Over 80 lines: one match arm per kind of
+    /// command, each a call of the store's own method for it.)
     pub async fn apply_command(&self, command: &Command) -> Result<(), crate::CloseError> {
         match command {
             Command::PutPriceBook {

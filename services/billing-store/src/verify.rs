@@ -59,7 +59,8 @@ struct Issued {
 
 impl Store {
     /// See the module docs. `period`: only the invoices and adjustments of that period (the
-    /// ledger is checked whole).
+    /// ledger is checked whole). (Over 80 lines: the auditor's walk, ledgers, stamps, every
+    /// invoice rated again, every adjustment, in the order a reader checks them.)
     pub async fn verify(&self, period: Option<&str>) -> Result<VerifyReport, CloseError> {
         let mut report = VerifyReport::default();
         self.verify_ledgers(&mut report).await?;

@@ -16,7 +16,8 @@ pub(crate) use crate::ledgers::Sources;
 
 /// The ledger: loads the touched keys, folds the new intervals in, writes back the ones
 /// that changed (one statement each way per batch). Returns the changed keys per account, as
-/// stored (for the ledgers kept in memory, see `ledger_cache`).
+/// stored (for the ledgers kept in memory, see `ledger_cache`). (Over 80 lines: load, merge
+/// and write with their timings logged as one phase; the merge itself is `billing_core`'s.)
 pub(crate) async fn write_ledger(
     conn: &mut dyn Conn,
     backend: Backend,
@@ -119,7 +120,8 @@ pub(crate) async fn write_ledger(
 }
 
 /// Egress rows, late-usage notes, dead letters and their outbox rows (moved out of `sorted`).
-/// Returns the (account, second) of each egress row, for the effects.
+/// Returns the (account, second) of each egress row, for the effects. (Over 80 lines: one
+/// batched insert per side table, side by side.)
 pub(crate) async fn write_side_tables(
     conn: &mut dyn Conn,
     sorted: &mut Sorted<'_>,
