@@ -248,3 +248,51 @@ async fn produce_errors_under_the_outbox_relay_lose_nothing_and_duplicate_no_id(
     order.dedup();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{commands:?}");
 }
+
+/// Found by the simulation: with the broker down, the relay waited for its send (up to the
+/// producer's 30 s message timeout) before seeing a stop, so stopping an engine during an
+/// outage took 30 s. A stop now ends the relay at once; the row stays pending, for the next
+/// relay to publish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_outbox_relay_stops_at_once_while_the_broker_is_down() {
+    let cluster = MockCluster::new(1).unwrap();
+    let brokers = cluster.bootstrap_servers();
+    cluster.create_topic("commands", 1, 1).unwrap();
+    let t = TestApp::open_with(
+        &fresh_db(Db::Postgres).await,
+        billing_store::Topics {
+            commands: "commands".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    t.account("acct-1").await;
+    let pending = t.state.store.outbox_pending(1000).await.unwrap().len();
+    assert!(
+        pending >= 1,
+        "creating an account leaves a command to relay"
+    );
+    cluster.broker_down(1).unwrap();
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (relay_store, relay_brokers) = (t.state.store.clone(), brokers.clone());
+    let relay = tokio::spawn(async move {
+        billing_kafka::relay(relay_store, &relay_brokers, || DEC_2_2026_MS, stop_rx).await
+    });
+    // The relay has read the row and is waiting for the broker.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!relay.is_finished());
+    let asked = Instant::now();
+    stop_tx.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), relay)
+        .await
+        .expect("the relay stops within 5 s of being asked while the broker is down")
+        .unwrap()
+        .unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        t.state.store.outbox_pending(1000).await.unwrap().len(),
+        pending,
+        "nothing unpublished is marked published"
+    );
+}

@@ -518,7 +518,17 @@ pub async fn relay(
                 .key(&row.key)
                 .payload(&row.payload)
                 .headers(headers);
-            match producer.send(record, Duration::from_secs(30)).await {
+            // A stop does not wait for a send the broker may not answer for 30 s (an outage):
+            // the row stays pending and is published (again, with its sequence header) by the
+            // next relay.
+            let sent = tokio::select! {
+                sent = producer.send(record, Duration::from_secs(30)) => sent,
+                _ = stop.changed() => {
+                    store.outbox_published(&done, clock()).await?;
+                    return Ok(());
+                }
+            };
+            match sent {
                 Ok(_) => {
                     metrics::counter!("gpubill_outbox_published_total").increment(1);
                     done.push(row.seq)
@@ -539,7 +549,10 @@ pub async fn relay(
         let failed = done.len() < rows.len();
         store.outbox_published(&done, clock()).await?;
         if failed {
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            tokio::select! {
+                _ = stop.changed() => {}
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
         }
     }
 }
