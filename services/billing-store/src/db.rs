@@ -7,9 +7,10 @@
 //! connection and cached (sqlx's persistent statements), on both databases.
 //!
 //! Where a database's own driver does better than the shared path, the code asks for it:
-//! [`Conn::as_pg`] gives the PostgreSQL connection of a transaction, so the fold's hot
-//! statements bind native arrays (`bytea[]`, `int8[]`, `text[]`; see `identities.rs`) and
-//! nothing goes through a type-erased layer. (Until issue 11 the store ran on sqlx's `Any`
+//! [`Conn::as_pg`] gives the PostgreSQL connection of a transaction, so batches of rows go
+//! in by binary `COPY` or as native arrays (`sql.rs`), the identity statement binds
+//! `bytea[]`, `text[]` and `int8[]` arrays (`identities.rs`), and nothing goes through a
+//! type-erased layer. (Until issue 11 the store ran on sqlx's `Any`
 //! driver, which converts every value and row and exposes no native connection.)
 
 use crate::Backend;
