@@ -16,15 +16,17 @@
 //! - An empty string counts as missing.
 
 use crate::json::{self, EventObject, Scalar};
-use crate::limits::{
-    MAX_EVENT_SECS, MAX_INTERVAL_SECONDS, MAX_QUANTITY, MAX_RECORD_BYTES, MAX_STRING_BYTES,
-    MIN_EVENT_SECS,
-};
+use crate::limits::{MAX_INTERVAL_SECONDS, MAX_RECORD_BYTES};
 pub use crate::oversize::{OVERSIZE_KEPT_BYTES, kept_payload, oversize_stand_in, stored_form};
 use crate::oversize::{oversize_header, too_large};
 pub use crate::reject::{RejectReason, Rejection};
 pub use crate::rental::RentalData;
 use crate::timestamp::Timestamp;
+mod fields;
+pub use fields::is_account_id;
+pub(crate) use fields::{
+    Check, bytes, class, optional_str, optional_time, quantity, reject, required_str, required_time,
+};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -350,157 +352,6 @@ impl Canon<'_> {
     pub(crate) fn time(&mut self, t: Timestamp) {
         self.put(&t.secs.to_le_bytes());
         self.put(&t.nanos.to_le_bytes());
-    }
-}
-
-pub(crate) type Check<T> = Result<T, Rejection>;
-
-pub(crate) fn reject<T>(reason: RejectReason, detail: impl Into<String>) -> Check<T> {
-    Err(Rejection::new(reason, detail))
-}
-
-/// A required string attribute: present, a string, non-empty, at most 256 bytes.
-pub(crate) fn required_str<'a>(
-    v: Scalar<'a>,
-    name: &str,
-    missing: RejectReason,
-) -> Check<Cow<'a, str>> {
-    match optional_str(v, name)? {
-        Some(s) => Ok(s),
-        None => reject(missing, format!("{name} is missing")),
-    }
-}
-
-pub(crate) fn optional_str<'a>(v: Scalar<'a>, name: &str) -> Check<Option<Cow<'a, str>>> {
-    match v {
-        Scalar::Absent | Scalar::Null => Ok(None),
-        Scalar::Str(s) if s.is_empty() => Ok(None),
-        Scalar::Str(s) if s.len() > MAX_STRING_BYTES => reject(
-            RejectReason::StringTooLong,
-            format!(
-                "{name} is {} bytes, over the limit of {MAX_STRING_BYTES}",
-                s.len()
-            ),
-        ),
-        Scalar::Str(s) if s.chars().any(|c| c.is_ascii_control()) => reject(
-            RejectReason::ControlCharacter,
-            format!("{name} holds a control character (U+0000 to U+001F or U+007F)"),
-        ),
-        Scalar::Str(s) => Ok(Some(s)),
-        _ => reject(RejectReason::WrongType, format!("{name} must be a string")),
-    }
-}
-
-pub(crate) fn required_time(v: Scalar<'_>, name: &str) -> Check<Timestamp> {
-    match optional_time(v, name)? {
-        Some(t) => Ok(t),
-        None => reject(RejectReason::MissingField, format!("{name} is missing")),
-    }
-}
-
-pub(crate) fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp>> {
-    let Some(text) = optional_str(v, name)? else {
-        return Ok(None);
-    };
-    match Timestamp::parse_rfc3339(&text) {
-        Some(t)
-            if (MIN_EVENT_SECS..=MAX_EVENT_SECS).contains(&t.secs)
-                && (t.secs < MAX_EVENT_SECS || t.nanos == 0) =>
-        {
-            Ok(Some(t))
-        }
-        Some(_) => reject(
-            RejectReason::TimeOutOfRange,
-            format!(
-                "{name} {text:?} is outside the supported range {} .. {}",
-                crate::timestamp::format_secs(MIN_EVENT_SECS),
-                crate::timestamp::format_secs(MAX_EVENT_SECS)
-            ),
-        ),
-        None => reject(
-            RejectReason::BadTime,
-            format!("{name} {text:?} is not an RFC 3339 time"),
-        ),
-    }
-}
-
-/// Whether `s` is an account id: 1 to 256 of `A-Z a-z 0-9 . _ -` (the grammar of
-/// `POST /v1/admin/accounts`). A subject is the billed account, so anything else (`' OR 1=1`,
-/// `tenant-a\0`, look-alike letters) would become an account of its own.
-pub fn is_account_id(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= MAX_STRING_BYTES
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-}
-
-fn quantity(v: Scalar<'_>) -> Check<Decimal> {
-    let q = match v {
-        Scalar::Absent | Scalar::Null => return Ok(Decimal::ONE),
-        Scalar::Str(s) => match crate::decimal::parse(&s) {
-            Ok(q) if s.len() <= MAX_STRING_BYTES => q,
-            Ok(_) => {
-                return reject(
-                    RejectReason::BadQuantity,
-                    format!("quantity is {} bytes long", s.len()),
-                );
-            }
-            Err(e) => {
-                let shown: String = s.chars().take(40).collect();
-                return reject(RejectReason::BadQuantity, format!("quantity {shown:?} {e}"));
-            }
-        },
-        Scalar::UInt(n) => Decimal::from(n),
-        Scalar::NegInt(n) => Decimal::from(n),
-        Scalar::Float => {
-            return reject(
-                RejectReason::BadQuantity,
-                "quantity must be a decimal string such as \"0.25\", not a JSON float",
-            );
-        }
-        _ => {
-            return reject(
-                RejectReason::BadQuantity,
-                "quantity must be a decimal string",
-            );
-        }
-    };
-    if q <= Decimal::ZERO || q > MAX_QUANTITY {
-        return reject(
-            RejectReason::BadQuantity,
-            format!("quantity {q} is outside (0, {MAX_QUANTITY}]"),
-        );
-    }
-    Ok(q)
-}
-
-pub(crate) fn bytes(v: Scalar<'_>, name: &str) -> Check<u64> {
-    match v {
-        Scalar::UInt(n) => Ok(n),
-        Scalar::Absent | Scalar::Null => {
-            reject(RejectReason::MissingField, format!("{name} is missing"))
-        }
-        Scalar::NegInt(n) => reject(RejectReason::BadBytes, format!("{name} {n} is negative")),
-        _ => reject(
-            RejectReason::BadBytes,
-            format!("{name} must be a non-negative JSON integer"),
-        ),
-    }
-}
-
-fn class(v: Scalar<'_>) -> Check<Class> {
-    match optional_str(v, "data.class") {
-        Ok(None) => Ok(Class::OnDemand),
-        Ok(Some(s)) if s == "on_demand" => Ok(Class::OnDemand),
-        Ok(Some(s)) if s == "spot" => Ok(Class::Spot),
-        Ok(Some(s)) => reject(
-            RejectReason::BadClass,
-            format!("data.class {s:?} is neither \"on_demand\" nor \"spot\""),
-        ),
-        Err(e) if e.reason == RejectReason::WrongType => {
-            reject(RejectReason::BadClass, "data.class must be a string")
-        }
-        Err(e) => Err(e),
     }
 }
 
