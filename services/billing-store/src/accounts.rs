@@ -3,7 +3,8 @@
 //! [`Store::quotas`] does: a stored body that does not parse is an error, never "no quotas".
 
 use crate::quota::Quotas;
-use crate::{Result, Store, StoreError};
+use crate::{Command, Result, Store, StoreError};
+use std::collections::BTreeSet;
 
 /// Most accounts one page holds (`GET /v1/admin/accounts?limit=`), as for dead letters.
 pub const MAX_ACCOUNTS_PAGE: i64 = 1_000;
@@ -51,5 +52,76 @@ impl Store {
                 })
             })
             .collect()
+    }
+}
+
+impl Store {
+    /// Creates an account with one API key (stored as its hash).
+    pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
+        let _w = self.writer.lock().await;
+        let mut tx = self.begin_write().await?;
+        let inserted = crate::db::query(include_str!("../queries/shared/insert_account.sql"))
+            .bind(id)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if inserted == 0 {
+            return Err(StoreError::AccountExists(id.to_string()));
+        }
+        crate::db::query(include_str!("../queries/shared/insert_api_key.sql"))
+            .bind(key_hash)
+            .bind(id)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        self.record_command(
+            &mut tx,
+            &Command::CreateAccount {
+                id: id.to_string(),
+                key_hash: key_hash.to_string(),
+                at_ms: now_ms,
+            },
+            now_ms,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The account an API key belongs to.
+    pub async fn account_for_key(&self, key_hash: &str) -> Result<Option<String>> {
+        let row = crate::db::query(include_str!("../queries/shared/select_account_for_key.sql"))
+            .bind(key_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.get::<String, _>(0)))
+    }
+
+    pub async fn account_exists(&self, id: &str) -> Result<bool> {
+        Ok(
+            crate::db::query(include_str!("../queries/shared/select_account_exists.sql"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?
+                .is_some(),
+        )
+    }
+
+    /// Accounts named by an accepted event or registered. Every accepted event left a ledger
+    /// key or an egress row, which (unlike its identity) compaction never drops.
+    pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {
+        let mut out = BTreeSet::new();
+        for q in [
+            include_str!("../queries/shared/select_ledger_key_accounts.sql"),
+            include_str!("../queries/shared/select_egress_accounts.sql"),
+            include_str!("../queries/shared/select_rental_accounts.sql"),
+            include_str!("../queries/shared/select_account_ids.sql"),
+        ] {
+            for r in crate::db::query(q).fetch_all(&self.pool).await? {
+                out.insert(r.get::<String, _>(0));
+            }
+        }
+        Ok(out)
     }
 }

@@ -43,6 +43,7 @@ mod journal;
 mod keys;
 mod ledger_cache;
 mod ledgers;
+mod locks;
 mod partitions;
 mod pricebooks;
 mod profiles;
@@ -87,7 +88,6 @@ pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_am
 
 use billing_core::pricebook::PriceBookError;
 use db::Pool;
-use std::collections::BTreeSet;
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -222,19 +222,6 @@ pub const DEFAULT_DEDUPE_HORIZON_S: i64 = 90 * 86_400;
 /// Default of [`Store::with_max_future`]: an event may end up to a day after the engine's
 /// clock (node clocks drift; a day is far beyond drift and far short of a billing period).
 pub const DEFAULT_MAX_FUTURE_S: i64 = 86_400;
-
-/// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
-const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
-/// The PostgreSQL advisory lock of one log partition's writers: 64 bits of SHA-256 of the
-/// consumer and partition (distinct from the two constants above in all but astronomically
-/// unlikely cases, which would only make two writers take turns).
-fn partition_lock(consumer: &str, partition: i64) -> i64 {
-    let h = hash_key(&format!("{}:{consumer}|{partition}", consumer.len()));
-    i64::from_str_radix(&h[..15], 16).unwrap_or(0) | (1 << 62)
-}
-
-/// The PostgreSQL advisory lock of authorization groups ("gpuhold").
-const HOLDS_LOCK: i64 = 0x0067_7075_686f_6c64;
 
 impl Store {
     /// Connects (creating a SQLite file when needed) and applies the migrations.
@@ -463,82 +450,6 @@ impl Store {
         &self.topics
     }
 
-    /// Begins a transaction that changes what every fold reads or that reads a ledger no fold
-    /// may move under it: closes, price book uploads, accounts, quotas, hold releases. On
-    /// PostgreSQL it takes the writer advisory lock **exclusively**: it waits for the folds in
-    /// flight to commit and holds new ones back until it commits (SQLite serializes writers
-    /// by itself).
-    pub(crate) async fn begin_write(&self) -> Result<crate::db::Tx> {
-        self.begin_locked(WRITER_LOCK).await
-    }
-
-    /// Begins a fold's transaction for the log partitions `parts` (consumer, partition). On
-    /// PostgreSQL it takes the writer advisory lock **shared**, so folds of different
-    /// partitions run at the same time (engines of one consumer group fold concurrently), and
-    /// then one exclusive advisory lock per partition, in sorted order: two writers of one
-    /// partition take turns (the stored offsets' compare-and-set then fences the one that lost
-    /// the partition). Folds of different partitions write disjoint rows as long as a
-    /// partition's accounts are its own (Kafka keys usage by account); where they are not,
-    /// PostgreSQL's row locks order them.
-    pub(crate) async fn begin_fold(&self, parts: &[(&str, i64)]) -> Result<crate::db::Tx> {
-        let mut tx = self.pool.begin().await?;
-        if self.backend == Backend::Postgres {
-            let mut keys: Vec<i64> = parts.iter().map(|(c, p)| partition_lock(c, *p)).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            let t0 = std::time::Instant::now();
-            crate::db::query(include_str!("../queries/postgres/lock_writer_shared.sql"))
-                .bind(WRITER_LOCK)
-                .execute(&mut *tx)
-                .await?;
-            for k in keys {
-                crate::db::query(include_str!("../queries/postgres/lock_exclusive.sql"))
-                    .bind(k)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            // Includes the statements' round trips (~0.1 ms each on loopback).
-            self.fold_lock_wait_us.fetch_add(
-                t0.elapsed().as_micros() as u64,
-                std::sync::atomic::Ordering::Relaxed,
-            );
-        }
-        Ok(tx)
-    }
-
-    /// Begins an authorization group's transaction and reads the latest price book version.
-    /// On PostgreSQL it takes an advisory lock of its own, in the same statement: authorizations
-    /// (which only insert holds) serialize with each other across processes, not with folds and
-    /// closes. (The version is read from the statement's snapshot, taken before the lock is
-    /// granted: a group that waited while a version was uploaded decides as if it came first.)
-    /// On SQLite the caller holds the writer lock.
-    pub(crate) async fn begin_holds(&self) -> Result<(crate::db::Tx, provisional::BooksKey)> {
-        let mut tx = self.pool.begin().await?;
-        let sql = match self.backend {
-            Backend::Postgres => include_str!("../queries/postgres/begin_holds.sql"),
-            Backend::Sqlite => include_str!("../queries/sqlite/begin_holds.sql"),
-        };
-        let row = crate::db::query(sql)
-            .bind(HOLDS_LOCK)
-            .bind(if self.durable_holds { "on" } else { "off" })
-            .fetch_one(&mut *tx)
-            .await?;
-        Ok((tx, (row.get(1), row.get(3))))
-    }
-
-    /// A transaction holding PostgreSQL's transaction-scoped advisory lock `key` (SQLite: a
-    /// plain transaction).
-    async fn begin_locked(&self, key: i64) -> Result<crate::db::Tx> {
-        let mut tx = self.pool.begin().await?;
-        if self.backend == Backend::Postgres {
-            crate::db::query(include_str!("../queries/postgres/lock_exclusive.sql"))
-                .bind(key)
-                .execute(&mut *tx)
-                .await?;
-        }
-        Ok(tx)
-    }
-
     pub fn backend(&self) -> Backend {
         self.backend
     }
@@ -580,76 +491,5 @@ impl Store {
             .setting(name)
             .await?
             .unwrap_or_else(|| value.to_string()))
-    }
-
-    // ---- accounts and keys ----------------------------------------------------------------
-
-    /// Creates an account with one API key (stored as its hash).
-    pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
-        let _w = self.writer.lock().await;
-        let mut tx = self.begin_write().await?;
-        let inserted = crate::db::query(include_str!("../queries/shared/insert_account.sql"))
-            .bind(id)
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        if inserted == 0 {
-            return Err(StoreError::AccountExists(id.to_string()));
-        }
-        crate::db::query(include_str!("../queries/shared/insert_api_key.sql"))
-            .bind(key_hash)
-            .bind(id)
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?;
-        self.record_command(
-            &mut tx,
-            &Command::CreateAccount {
-                id: id.to_string(),
-                key_hash: key_hash.to_string(),
-                at_ms: now_ms,
-            },
-            now_ms,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// The account an API key belongs to.
-    pub async fn account_for_key(&self, key_hash: &str) -> Result<Option<String>> {
-        let row = crate::db::query(include_str!("../queries/shared/select_account_for_key.sql"))
-            .bind(key_hash)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.map(|r| r.get::<String, _>(0)))
-    }
-
-    pub async fn account_exists(&self, id: &str) -> Result<bool> {
-        Ok(
-            crate::db::query(include_str!("../queries/shared/select_account_exists.sql"))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?
-                .is_some(),
-        )
-    }
-
-    /// Accounts named by an accepted event or registered. Every accepted event left a ledger
-    /// key or an egress row, which (unlike its identity) compaction never drops.
-    pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {
-        let mut out = BTreeSet::new();
-        for q in [
-            include_str!("../queries/shared/select_ledger_key_accounts.sql"),
-            include_str!("../queries/shared/select_egress_accounts.sql"),
-            include_str!("../queries/shared/select_rental_accounts.sql"),
-            include_str!("../queries/shared/select_account_ids.sql"),
-        ] {
-            for r in crate::db::query(q).fetch_all(&self.pool).await? {
-                out.insert(r.get::<String, _>(0));
-            }
-        }
-        Ok(out)
     }
 }
