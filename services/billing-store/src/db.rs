@@ -482,8 +482,9 @@ from_db!(Option<f64>);
 
 fn pg_int<I: ColIdx>(row: &PgRow, i: I) -> Result<Option<i64>, sqlx::Error> {
     use sqlx::{TypeInfo, ValueRef};
-    let kind = row.try_get_raw(i)?.type_info().name().to_string();
-    match kind.as_str() {
+    let raw = row.try_get_raw(i)?;
+    let ty = raw.type_info();
+    match ty.name() {
         "INT4" => Ok(row.try_get::<Option<i32>, _>(i)?.map(i64::from)),
         "INT2" => Ok(row.try_get::<Option<i16>, _>(i)?.map(i64::from)),
         _ => row.try_get::<Option<i64>, _>(i),

@@ -99,8 +99,8 @@ async fn insert_postgres(
     let mut seqs = Vec::with_capacity(rows.len());
     let mut ends = Vec::with_capacity(rows.len());
     for r in rows {
-        idents.push(r.ident.to_vec());
-        fps.push(r.fingerprint.to_le_bytes().to_vec());
+        idents.push(r.ident);
+        fps.push(r.fingerprint.to_le_bytes());
         accounts.push(r.account);
         seqs.push(r.log_seq);
         ends.push(r.end_s);
@@ -117,11 +117,14 @@ async fn insert_postgres(
             .fetch_all(&mut *pg)
             .await?;
     for r in answered {
-        let ident: Vec<u8> = r.try_get(0)?;
-        let ident: [u8; 16] = ident
-            .try_into()
-            .map_err(|_| StoreError::Corrupt("identity is not 16 bytes".into()))?;
-        held.insert(ident, fingerprint(r.try_get(1)?)?);
+        // Fixed-width arrays on both sides: no allocation per identity.
+        let ident: [u8; 16] = r
+            .try_get(0)
+            .map_err(|e| StoreError::Corrupt(format!("stored identity: {e}")))?;
+        let fp: [u8; 16] = r
+            .try_get(1)
+            .map_err(|e| StoreError::Corrupt(format!("stored fingerprint: {e}")))?;
+        held.insert(ident, u128::from_le_bytes(fp));
     }
     Ok(())
 }
