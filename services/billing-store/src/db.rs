@@ -60,7 +60,6 @@ val_from!(String, Text, OptText, |v| v);
 val_from!(&String, Text, OptText, |v: &String| v.clone());
 val_from!(&str, Text, OptText, |v: &str| v.to_string());
 val_from!(Vec<u8>, Bytes, OptBytes, |v| v);
-val_from!(&[u8], Bytes, OptBytes, |v: &[u8]| v.to_vec());
 
 impl From<bool> for Val {
     fn from(v: bool) -> Val {
@@ -118,21 +117,9 @@ fn json_array(xs: &[String]) -> String {
     serde_json::to_string(xs).unwrap_or_else(|_| "[]".into())
 }
 
-impl From<&[&str]> for Val {
-    fn from(xs: &[&str]) -> Val {
-        Val::Strings(xs.iter().map(|s| s.to_string()).collect())
-    }
-}
-
-impl From<&[&String]> for Val {
-    fn from(xs: &[&String]) -> Val {
-        Val::Strings(xs.iter().map(|s| s.to_string()).collect())
-    }
-}
-
-impl From<&[String]> for Val {
-    fn from(xs: &[String]) -> Val {
-        Val::Strings(xs.to_vec())
+impl<S: AsRef<str>> From<&[S]> for Val {
+    fn from(xs: &[S]) -> Val {
+        Val::Strings(xs.iter().map(|s| s.as_ref().to_string()).collect())
     }
 }
 

@@ -94,7 +94,7 @@ impl Store {
             .bind(key)
             .bind(i64::from(status))
             .bind(content_type)
-            .bind(body)
+            .bind(body.to_vec())
             .execute(&self.pool)
             .await?;
         Ok(())
