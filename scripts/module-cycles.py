@@ -46,7 +46,7 @@ def edges_of(src):
     edges = {}
     for root, _, files in os.walk(src):
         for name in files:
-            if not name.endswith(".rs"):
+            if not name.endswith(".rs") or name == "tests.rs":
                 continue
             path = os.path.join(root, name)
             here = module_of(src, path, lib)
@@ -119,7 +119,7 @@ def main(argv):
         dirs = sorted(os.path.join(base, d, "src") for d in os.listdir(base))
     found = 0
     for src in dirs:
-        if not os.path.isdir(src):
+        if os.path.isdir(os.path.join(src, "src")):
             src = os.path.join(src, "src")
         edges = edges_of(src)
         for comp in sccs(edges):

@@ -36,7 +36,7 @@
 //!   ([`crate::oversize`]): the dead letter keeps what was received (the headers binary mode
 //!   reads and the body, as escaped JSON text), and a replay of the log refuses it again.
 
-use crate::event::{RejectReason, Rejection};
+use crate::reject::{RejectReason, Rejection};
 use serde::Deserialize;
 use std::borrow::Cow;
 

@@ -15,6 +15,11 @@
 //!   (`bad_quantity`) because it may already have lost precision. `bytes` is a JSON integer.
 //! - An empty string counts as missing.
 
+pub(crate) use crate::event_fields::{
+    Canon, Check, bytes, class, optional_str, optional_time, quantity, reject, required_str,
+    required_time,
+};
+pub use crate::event_fields::{Class, is_account_id};
 use crate::json::{self, EventObject, Scalar};
 use crate::limits::{MAX_INTERVAL_SECONDS, MAX_RECORD_BYTES};
 pub use crate::oversize::{OVERSIZE_KEPT_BYTES, kept_payload, oversize_stand_in, stored_form};
@@ -22,31 +27,8 @@ use crate::oversize::{oversize_header, too_large};
 pub use crate::reject::{RejectReason, Rejection};
 pub use crate::rental::RentalData;
 use crate::timestamp::Timestamp;
-mod fields;
-pub use fields::is_account_id;
-pub(crate) use fields::{
-    Check, bytes, class, optional_str, optional_time, quantity, reject, required_str, required_time,
-};
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-
-/// Pricing class of a usage key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Class {
-    OnDemand,
-    Spot,
-}
-
-impl Class {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::OnDemand => "on_demand",
-            Class::Spot => "spot",
-        }
-    }
-}
 
 /// A valid event. Strings borrow from the record where JSON escapes allow.
 ///
@@ -297,11 +279,6 @@ impl Event<'_> {
     }
 }
 
-/// Writes an event's canonical bytes for [`Event::fingerprint`].
-pub(crate) struct Canon<'b> {
-    buf: &'b mut Vec<u8>,
-}
-
 impl Canon<'_> {
     fn header(&mut self, subject: &str, time: Option<Timestamp>) {
         self.str(subject);
@@ -340,18 +317,6 @@ impl Canon<'_> {
                 w.put(&e.bytes.to_le_bytes());
             }
         }
-    }
-
-    pub(crate) fn put(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
-    }
-    pub(crate) fn str(&mut self, s: &str) {
-        self.put(&(s.len() as u32).to_le_bytes());
-        self.put(s.as_bytes());
-    }
-    pub(crate) fn time(&mut self, t: Timestamp) {
-        self.put(&t.secs.to_le_bytes());
-        self.put(&t.nanos.to_le_bytes());
     }
 }
 

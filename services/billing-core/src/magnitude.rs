@@ -3,7 +3,7 @@
 
 use crate::egress::{bytes_in, gigabytes};
 use crate::ledger::AccountLedger;
-use crate::rating::{RatingContext, RatingError};
+use crate::rating_context::{RatingContext, RatingError};
 use crate::reservations::active_span;
 use rust_decimal::Decimal;
 

@@ -17,7 +17,7 @@ use crate::invoice::{Component, Line};
 use crate::ledger::Runs;
 use crate::money::usage_amount;
 use crate::pricebook::{Package, Sku};
-use crate::rating::RatingContext;
+use crate::rating_context::RatingContext;
 use crate::tiers::{Tier, TierMode, split_graduated, volume_tier};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;

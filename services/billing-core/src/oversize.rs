@@ -1,8 +1,8 @@
 //! Records over the size limit: what gpubill keeps of them (their length, SHA-256 and first
 //! KiB) and how a kept stand-in is rejected exactly like the record it stands for.
 
-use crate::event::{RejectReason, Rejection};
 use crate::limits::MAX_RECORD_BYTES;
+use crate::reject::{RejectReason, Rejection};
 
 /// Bytes of a record rejected for its size that gpubill keeps (in the log and the dead
 /// letter), with its length and SHA-256: ten 10 MiB records once grew the database by 200 MiB.

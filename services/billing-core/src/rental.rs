@@ -17,10 +17,11 @@
 //! - Instants keep their nanoseconds in the fingerprint (content) and are floored (`at`,
 //!   `from`, `start`) or ceiled (`end`) to whole seconds when metered.
 
-use crate::event::{Canon, Check, RejectReason, bytes, reject, required_str, required_time};
+use crate::event_fields::{Canon, Check, bytes, reject, required_str, required_time};
 use crate::json::{DataMembers, Scalar};
 use crate::lease::LeaseState;
 use crate::limits::MAX_RATE;
+use crate::reject::RejectReason;
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use std::borrow::Cow;
@@ -210,7 +211,7 @@ pub(crate) fn rental_data<'a>(kind: &str, fields: DataMembers<'a>) -> Check<Rent
 }
 
 fn lease_state(v: Scalar<'_>) -> Check<LeaseState> {
-    let s = match crate::event::optional_str(v, "data.state") {
+    let s = match crate::event_fields::optional_str(v, "data.state") {
         Ok(Some(s)) => s,
         Ok(None) => return reject(RejectReason::MissingField, "data.state is missing"),
         Err(e) if e.reason == RejectReason::WrongType => {

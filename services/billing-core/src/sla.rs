@@ -17,7 +17,7 @@ use crate::invoice::{Component, Line};
 use crate::lease::LeaseState;
 use crate::ledger::AccountLedger;
 use crate::money::round_amount;
-use crate::rating::RatingContext;
+use crate::rating_context::RatingContext;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 

@@ -22,7 +22,7 @@ use crate::invoice::{Component, Line, Unit};
 use crate::ledger::AccountLedger;
 use crate::money::{show_quantity, usage_amount};
 
-use crate::rating::{RatingContext, Unpriced};
+use crate::rating_context::{RatingContext, Unpriced};
 use crate::states::KeyView;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;

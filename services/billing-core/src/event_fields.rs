@@ -1,12 +1,14 @@
 //! The readers of an event's attributes and data fields: each answers the value or the
-//! [`Rejection`] naming the field and what is wrong with it (billing-semantics.md section 1).
+//! [`Rejection`] naming the field and what is wrong with it (billing-semantics.md section 1),
+//! the pricing class, and the writer of an event's canonical bytes. Below [`crate::event`] and
+//! [`crate::rental`], which both decode with them.
 
-use super::Class;
 use crate::json::Scalar;
 use crate::limits::{MAX_EVENT_SECS, MAX_QUANTITY, MAX_STRING_BYTES, MIN_EVENT_SECS};
 use crate::reject::{RejectReason, Rejection};
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 pub(crate) type Check<T> = Result<T, Rejection>;
@@ -157,5 +159,41 @@ pub(crate) fn class(v: Scalar<'_>) -> Check<Class> {
             reject(RejectReason::BadClass, "data.class must be a string")
         }
         Err(e) => Err(e),
+    }
+}
+
+/// Pricing class of a usage key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    OnDemand,
+    Spot,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::OnDemand => "on_demand",
+            Class::Spot => "spot",
+        }
+    }
+}
+
+/// Writes an event's canonical bytes for [`Event::fingerprint`].
+pub(crate) struct Canon<'b> {
+    pub(crate) buf: &'b mut Vec<u8>,
+}
+
+impl Canon<'_> {
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+    pub(crate) fn str(&mut self, s: &str) {
+        self.put(&(s.len() as u32).to_le_bytes());
+        self.put(s.as_bytes());
+    }
+    pub(crate) fn time(&mut self, t: Timestamp) {
+        self.put(&t.secs.to_le_bytes());
+        self.put(&t.nanos.to_le_bytes());
     }
 }
