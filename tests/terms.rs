@@ -611,3 +611,102 @@ async fn authorization_sees_the_command_terms(db: Db) {
     assert_eq!(v["decision"], "allowed", "{v}");
 }
 on_both!(authorization_sees_the_command_terms);
+
+/// The Dec invoice's adjustment lines of November as (component, amount).
+fn nov_lines(dec: &Value) -> Vec<(String, String)> {
+    dec[0]["adjustments"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|l| l["period"] == "2026-11")
+                .map(|l| {
+                    (
+                        l["component"].as_str().unwrap().to_string(),
+                        l["amount"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn assert_verify_clean(app: &TestApp) {
+    let report = app.state.store.verify(None).await.unwrap();
+    assert!(report.differences.is_empty(), "{:#?}", report.differences);
+}
+
+/// Issue 24.1, reproduced: November is closed (10 h, 254.40), then an undated 10% discount is
+/// set, then a late November hour arrives. The discount did not exist when November closed:
+/// November's adjustment is only the late usage (24.00 and its tax 1.44), never a discount
+/// line; December (one hour) gets the discount; `gpubill verify` finds nothing.
+async fn an_undated_discount_after_a_close_does_not_reach_the_closed_period(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    app.ingest(&[usage("acme", "u1", NOV_1 + 2 * DAY, 10)])
+        .await;
+    let app = app.at(DEC_2_2026_MS);
+    let nov = app.close("2026-11").await;
+    assert_eq!(nov[0]["total"], "254.40", "{nov}");
+    let (s, v) = put(&app, "discounts/loyal", json!({"percent": "10"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_verify_clean(&app).await;
+
+    let app = app.at(JAN_2_2027_MS);
+    app.ingest(&[
+        usage("acme", "u2", NOV_1 + 19 * DAY, 1),
+        usage("acme", "u3", NOV_1 + 34 * DAY, 1),
+    ])
+    .await;
+    let (_, pending) = app.get("/v1/admin/adjustments?period=2026-11", ADMIN).await;
+    assert_eq!(
+        pending["pending_adjustments"][0]["difference"], "25.44",
+        "{pending}"
+    );
+    let dec = app.close("2026-12").await;
+    assert_eq!(
+        nov_lines(&dec),
+        vec![
+            ("on_demand".to_string(), "24.00".to_string()),
+            ("tax".to_string(), "1.44".to_string())
+        ],
+        "{dec}"
+    );
+    assert_eq!(dec[0]["discount"], "2.40", "{dec}");
+    assert_eq!(dec[0]["amount_due"], "48.34", "22.90 + 25.44: {dec}");
+    assert_verify_clean(&app).await;
+}
+on_both!(an_undated_discount_after_a_close_does_not_reach_the_closed_period);
+
+/// Issue 24.1: a credit dated into a closed November (set after its close) reaches it: the
+/// next close adjusts November by the credit and its tax (-50.00, -3.00) with no late event;
+/// an undated credit set at the same time does not (December draws it). `verify` agrees.
+async fn a_credit_dated_into_a_closed_period_is_an_adjustment(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    app.ingest(&[usage("acme", "u1", NOV_1 + 2 * DAY, 10)])
+        .await;
+    let app = app.at(DEC_2_2026_MS);
+    app.close("2026-11").await;
+    let dated =
+        json!({"amount": "50.00", "from": "2026-11-01T00:00:00Z", "to": "2026-12-01T00:00:00Z"});
+    let (s, v) = put(&app, "credits/goodwill-nov", dated).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = put(&app, "credits/welcome", json!({"amount": "10.00"})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let app = app.at(JAN_2_2027_MS);
+    app.ingest(&[usage("acme", "u3", NOV_1 + 34 * DAY, 1)])
+        .await;
+    let dec = app.close("2026-12").await;
+    assert_eq!(
+        nov_lines(&dec),
+        vec![
+            ("credit".to_string(), "-50.00".to_string()),
+            ("tax".to_string(), "-3.00".to_string())
+        ],
+        "{dec}"
+    );
+    // December: 24.00 less the undated 10.00, tax 0.84: 14.84, against -53.00.
+    assert_eq!(dec[0]["credit"], "10.00", "{dec}");
+    assert_eq!(dec[0]["total"], "14.84", "{dec}");
+    assert_eq!(dec[0]["amount_due"], "0.00", "{dec}");
+    assert_verify_clean(&app).await;
+}
+on_both!(a_credit_dated_into_a_closed_period_is_an_adjustment);

@@ -268,3 +268,20 @@
 //!   leave a cent of deferred revenue per term. Top-ups, refunds and corrections belong to
 //!   the journal of the period holding their time (price book timezone); payments to the
 //!   journal of the invoice's period.
+//!
+//! Account terms and closed periods (issue 24.1, [`crate::term_changes::terms_for_closed_period`])
+//! - A closed period is re-rated (at each later close, for adjustments; by the adjustments
+//!   preview; by `gpubill verify`) with the account terms as they stood when it closed: every
+//!   revision of a term is kept, and each period records the revision it closed at. A term
+//!   set, changed or ended since reaches the closed period only when it is *dated into* it, in
+//!   its version at the close or its version now: a reservation or package whose `[from, to)`
+//!   overlaps the period, a subscription from its `start` to the end of its last cycle, a
+//!   credit with a `from` before the period's end and no `to` at or before its start. Then
+//!   the term's current version (or its absence) rates the period and the difference is an
+//!   adjustment at the next close, as late usage is, whether or not a late event arrives. An
+//!   undated term (a discount set by command, a credit without `from`) never reaches a period
+//!   closed before it was set or changed; it applies from the first period not closed.
+//! - `verify` rates an invoice with the terms of its period's close, and an adjustment's
+//!   recomputation with the rule above as of the close that issued it.
+//! - Periods closed before migration 0021 count as closed at the latest term revision of that
+//!   moment, and the terms' earlier revisions (not kept before it) as that one.

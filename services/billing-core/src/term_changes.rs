@@ -14,11 +14,15 @@
 //!   cycles and drops the future ones (see [`ended_subscription_cycles`]).
 //!
 //! A new term (no old version) is always allowed, whatever its dates.
+//!
+//! Re-rating a closed period (issue 24.1, [`terms_for_closed_period`]): it keeps the terms it
+//! was closed with; a later change reaches it only when the term is dated into it.
 
-use crate::pricebook::{Cycle, ParsedTerm, Subscription};
+use crate::pricebook::{AccountTerm, Cycle, ParsedTerm, PriceBook, Subscription, TermKind};
 use crate::subscriptions::cycle_bounds;
 use chrono_tz::Tz;
 use rust_decimal::Decimal;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -134,6 +138,71 @@ pub fn check_change(
     }
 }
 
+/// Whether `term` is dated into the period `[start, end)` (issue 24.1): it names the instant
+/// it starts at, before `end`, and it lasts past `start`. A reservation, a package and a
+/// subscription always name their start (a subscription lasts to the end of its last cycle);
+/// a credit only with `from` (a credit with only `to`, or none, stands for "from whenever",
+/// not for a period); a discount set by command has no dates. A term the period's price book
+/// version does not accept (an sku it lacks) is dated into nothing: it stays out of it anyway.
+pub fn dated_into(book: &PriceBook, term: &AccountTerm, (start, end): (i64, i64)) -> bool {
+    match book.parse_account_term(term) {
+        Ok(ParsedTerm::Reservation(r)) => r.from < end && r.to > start,
+        Ok(ParsedTerm::Package(p)) => p.from < end && p.to > start,
+        Ok(ParsedTerm::Credit(c)) => {
+            c.from.is_some_and(|f| f < end) && c.to.is_none_or(|t| t > start)
+        }
+        Ok(ParsedTerm::Subscription(s)) => {
+            let last = cycle_bounds(&s, book.timezone)
+                .last()
+                .copied()
+                .unwrap_or(s.start);
+            s.start < end && last > start
+        }
+        Ok(ParsedTerm::Discount { .. }) | Err(_) => false,
+    }
+}
+
+/// The account terms that rate a closed period `[start, end)` again (issue 24.1), from the
+/// terms as they stood when it closed (`at_close`) and as they are now (`current`), both
+/// sorted by (account, kind, term id) and each term once. A closed period keeps the terms it
+/// was closed with; a term that changed since (set, changed or ended) takes its current
+/// version (or goes) only when its version at the close or its current one is dated into the
+/// period ([`dated_into`]): then the difference is an adjustment at the next close, like late
+/// usage. An undated term set or changed after the close never reaches the period. With no
+/// change since the close this is `at_close`. Sorted like the inputs.
+pub fn terms_for_closed_period(
+    book: &PriceBook,
+    period: (i64, i64),
+    at_close: &[AccountTerm],
+    current: &[AccountTerm],
+) -> Vec<AccountTerm> {
+    type Key<'a> = (&'a str, TermKind, &'a str);
+    let then: BTreeMap<Key, &AccountTerm> = at_close
+        .iter()
+        .map(|t| ((t.account.as_str(), t.kind, t.term_id.as_str()), t))
+        .collect();
+    let now: BTreeMap<Key, &AccountTerm> = current
+        .iter()
+        .map(|t| ((t.account.as_str(), t.kind, t.term_id.as_str()), t))
+        .collect();
+    let mut keys: Vec<Key> = then.keys().chain(now.keys()).copied().collect();
+    keys.sort();
+    keys.dedup();
+    let mut out: Vec<AccountTerm> = Vec::with_capacity(keys.len());
+    for k in keys {
+        let (old, new) = (then.get(&k).copied(), now.get(&k).copied());
+        let kept = if old == new {
+            old
+        } else {
+            let reaches = old.is_some_and(|t| dated_into(book, t, period))
+                || new.is_some_and(|t| dated_into(book, t, period));
+            if reaches { new } else { old }
+        };
+        out.extend(kept.cloned());
+    }
+    out
+}
+
 /// A reservation's fields that a started one keeps (with `to` zeroed to compare the rest).
 #[derive(PartialEq)]
 struct Reservation2 {
@@ -181,6 +250,100 @@ impl<'a> From<&'a Subscription> for Sub2<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BOOK: &str =
+        "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.\"gpu\"]\nrate_per_hour = \"24.00\"\n";
+    /// 2026-11-01T00:00:00Z and 2026-12-01T00:00:00Z.
+    const NOV: (i64, i64) = (1_793_491_200, 1_796_083_200);
+
+    fn term(kind: TermKind, id: &str, body: serde_json::Value) -> AccountTerm {
+        AccountTerm {
+            account: "acme".into(),
+            kind,
+            term_id: id.into(),
+            fields: body.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn a_closed_period_keeps_its_terms_unless_a_change_is_dated_into_it() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let discount = term(
+            TermKind::Discounts,
+            "d",
+            serde_json::json!({"percent": "10"}),
+        );
+        let undated = term(
+            TermKind::Credits,
+            "c0",
+            serde_json::json!({"amount": "5.00"}),
+        );
+        let only_to = term(
+            TermKind::Credits,
+            "c1",
+            serde_json::json!({"amount": "5.00", "to": "2027-01-01T00:00:00Z"}),
+        );
+        let nov = term(
+            TermKind::Credits,
+            "c2",
+            serde_json::json!({"amount": "5.00", "from": "2026-11-01T00:00:00Z"}),
+        );
+        let dec = term(
+            TermKind::Credits,
+            "c3",
+            serde_json::json!({"amount": "5.00", "from": "2026-12-01T00:00:00Z"}),
+        );
+        // Set after the close: only the credit dated into November reaches it.
+        // Sorted by (account, kind, term id): discounts before credits.
+        let current = vec![
+            discount.clone(),
+            undated.clone(),
+            only_to.clone(),
+            nov.clone(),
+            dec.clone(),
+        ];
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &[], &current),
+            vec![nov.clone()]
+        );
+        // Nothing changed since the close: the terms it was closed with.
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &current, &current),
+            current
+        );
+        // Ended after the close: an undated discount stays, a November credit goes.
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &[nov.clone(), discount.clone()], &[]),
+            vec![discount.clone()]
+        );
+        // Changed after the close: the undated discount keeps its old percent.
+        let more = term(
+            TermKind::Discounts,
+            "d",
+            serde_json::json!({"percent": "30"}),
+        );
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &[discount.clone()], &[more]),
+            vec![discount]
+        );
+        // A reservation from mid-November reaches it; one from December does not.
+        let res = |from: &str| {
+            term(
+                TermKind::Reservations,
+                "r",
+                serde_json::json!({"sku": "gpu", "quantity": "1", "from": from,
+                    "to": "2027-01-01T00:00:00Z", "rate_per_hour": "10.00"}),
+            )
+        };
+        let mid = res("2026-11-15T00:00:00Z");
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &[], std::slice::from_ref(&mid)),
+            vec![mid]
+        );
+        assert!(
+            terms_for_closed_period(&book, NOV, &[], &[res("2026-12-01T00:00:00Z")]).is_empty()
+        );
+    }
 
     fn weekly(cycles: u32) -> ParsedTerm {
         ParsedTerm::Subscription(Subscription {

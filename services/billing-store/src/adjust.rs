@@ -23,10 +23,12 @@ use billing_core::invoice::Invoice;
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::platform::Platform;
-use billing_core::pricebook::PriceBook;
+use billing_core::pricebook::{AccountTerm, PriceBook};
 use billing_core::rating::{RatingContext, Unpriced, rate_account};
+use billing_core::term_changes::terms_for_closed_period;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What an account's invoice of a closed period effectively says: the issued invoice (its id
 /// and number) or, once adjusted, the recomputation the latest adjustment was issued against.
@@ -37,10 +39,11 @@ pub(crate) struct Effective {
     pub(crate) invoice: Invoice,
 }
 
-/// A closed period with the price book version it was closed with.
+/// A closed period with the price book version it was closed with (and the account terms that
+/// re-rate it merged in).
 #[derive(Debug, Clone)]
 pub(crate) struct ClosedPeriod {
-    pub(crate) book: PriceBook,
+    pub(crate) book: Arc<PriceBook>,
     pub(crate) period: Period,
 }
 
@@ -76,35 +79,76 @@ pub(crate) fn credits_before(
 }
 
 impl Store {
-    /// Every closed period with its price book version, in time order.
+    /// Every closed period with its price book version and the account terms that re-rate it
+    /// now, in time order (see [`Store::closed_periods_at`]).
     pub(crate) async fn closed_periods(&self, conn: &mut dyn Conn) -> Result<Vec<ClosedPeriod>> {
+        self.closed_periods_at(conn, None).await
+    }
+
+    /// Every closed period with its price book version, in time order, each with the account
+    /// terms that re-rate it as of term revision `as_of` (None: the latest): the terms it was
+    /// closed with, and of the changes since, those of terms dated into it (issue 24.1,
+    /// [`billing_core::term_changes::terms_for_closed_period`]). A period closed at `as_of`
+    /// itself gets exactly the terms it was closed with.
+    pub(crate) async fn closed_periods_at(
+        &self,
+        conn: &mut dyn Conn,
+        as_of: Option<i64>,
+    ) -> Result<Vec<ClosedPeriod>> {
         let rows = crate::db::query(include_str!(
             "../queries/shared/select_closed_period_versions.sql"
         ))
         .fetch_all(&mut *conn)
         .await?;
-        let books = self.pricebooks().await?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let history = crate::terms::TermHistory::load(conn).await?;
+        let current = history.at(as_of.unwrap_or(i64::MAX));
+        let mut at_rev: BTreeMap<i64, Vec<AccountTerm>> = BTreeMap::new();
+        // One merged book per (version, terms): periods sharing them share it.
+        let mut merged: Vec<(i64, Vec<AccountTerm>, Arc<PriceBook>)> = Vec::new();
+        let mut raw: BTreeMap<i64, Arc<PriceBook>> = BTreeMap::new();
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let label: String = r.get(0);
+            let period = Period {
+                label: r.get(0),
+                start: r.get(1),
+                end: r.get(2),
+            };
             let version: i64 = r.get(3);
-            let book = books
-                .iter()
-                .find(|v| v.version == version)
-                .map(|v| v.book.clone())
-                .ok_or_else(|| {
-                    StoreError::Corrupt(format!(
-                        "period {label} was closed with price book version {version}, which is not stored"
-                    ))
-                })?;
-            out.push(ClosedPeriod {
-                book,
-                period: Period {
-                    label,
-                    start: r.get(1),
-                    end: r.get(2),
-                },
-            });
+            let terms_rev: Option<i64> = r.get(4);
+            let book = match raw.get(&version) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = self.raw_version(conn, version).await?.ok_or_else(|| {
+                        StoreError::Corrupt(format!(
+                            "period {} was closed with price book version {version}, which is not stored",
+                            period.label
+                        ))
+                    })?;
+                    raw.insert(version, b.clone());
+                    b
+                }
+            };
+            let at_close = match terms_rev {
+                Some(rev) => at_rev.entry(rev).or_insert_with(|| history.at(rev)),
+                None => &current,
+            };
+            let terms =
+                terms_for_closed_period(&book, (period.start, period.end), at_close, &current);
+            let book = match merged.iter().find(|(v, t, _)| *v == version && *t == terms) {
+                Some((_, _, b)) => b.clone(),
+                None => {
+                    let b = match crate::terms::merge_lenient(&book, &terms) {
+                        Some(m) => Arc::new(m),
+                        None => book,
+                    };
+                    merged.push((version, terms, b.clone()));
+                    b
+                }
+            };
+            out.push(ClosedPeriod { book, period });
         }
         Ok(out)
     }

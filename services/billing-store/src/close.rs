@@ -184,6 +184,12 @@ impl Store {
             )
             .await?;
         self.failpoints.hit("close.after_issue")?;
+        // The account terms the period was closed with (issue 24.1): it is re-rated with them.
+        let terms_rev: i64 =
+            crate::db::query(include_str!("../queries/shared/select_terms_rev.sql"))
+                .fetch_one(&mut **tx)
+                .await?
+                .get(0);
         crate::db::query(include_str!("../queries/shared/insert_period.sql"))
             .bind(period_label)
             .bind(period.start)
@@ -191,6 +197,7 @@ impl Store {
             .bind(version.version)
             .bind(now_ms)
             .bind(stamp)
+            .bind(terms_rev)
             .execute(&mut **tx)
             .await?;
         // The closed period's provisional costs give way to its invoices; later periods are

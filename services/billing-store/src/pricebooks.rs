@@ -97,3 +97,24 @@ impl Store {
         Ok(None)
     }
 }
+
+impl Store {
+    /// Version `version` as uploaded (no account terms merged), parsed; None when not stored.
+    pub(crate) async fn raw_version(
+        &self,
+        conn: &mut dyn crate::db::Conn,
+        version: i64,
+    ) -> Result<Option<std::sync::Arc<PriceBook>>> {
+        let Some(row) =
+            crate::db::query(include_str!("../queries/shared/select_pricebook_toml.sql"))
+                .bind(version)
+                .fetch_optional(&mut *conn)
+                .await?
+        else {
+            return Ok(None);
+        };
+        let book = PriceBook::from_toml(&row.get::<String, _>(0))
+            .map_err(|e| StoreError::Corrupt(format!("stored price book {version}: {e}")))?;
+        Ok(Some(std::sync::Arc::new(book)))
+    }
+}

@@ -8,6 +8,10 @@
 //! that would not accept them is refused); an older version takes the terms it accepts (a
 //! term naming an sku an older version lacks stays out of it: usage of that sku is unpriced
 //! under that version anyway).
+//!
+//! A closed period is re-rated (adjustments, `gpubill verify`) with the terms as they stood at
+//! its close, plus the later changes of terms dated into it (issue 24.1, [`TermHistory`],
+//! `billing_core::term_changes::terms_for_closed_period`).
 
 use crate::commands::Command;
 use crate::db::Conn;
@@ -100,16 +104,78 @@ pub(crate) fn merge(books: Vec<PriceBook>, terms: &[AccountTerm]) -> Result<Vec<
                     StoreError::Corrupt(format!("stored account terms and price book: {e}"))
                 });
             }
-            // All at once first (one copy of the book); term by term only when one fails.
-            if let Ok(merged) = b.with_account_terms(terms) {
-                return Ok(merged);
-            }
-            Ok(terms.iter().fold(b, |acc, t| {
-                acc.with_account_terms(std::slice::from_ref(t))
-                    .unwrap_or(acc)
-            }))
+            Ok(merge_lenient(&b, terms).unwrap_or(b))
         })
         .collect()
+}
+
+/// `book` with the terms it accepts merged in (a term it refuses, e.g. naming an sku it lacks,
+/// stays out); None when there are no terms (the book as it is).
+pub(crate) fn merge_lenient(book: &PriceBook, terms: &[AccountTerm]) -> Option<PriceBook> {
+    if terms.is_empty() {
+        return None;
+    }
+    // All at once first (one copy of the book); term by term only when one fails.
+    if let Ok(merged) = book.with_account_terms(terms) {
+        return Some(merged);
+    }
+    Some(terms.iter().fold(book.clone(), |acc, t| {
+        acc.with_account_terms(std::slice::from_ref(t))
+            .unwrap_or(acc)
+    }))
+}
+
+/// Every revision of every account term (migration 0021), to tell the terms as they stood at
+/// any revision: a closed period is re-rated with the terms of the revision it was closed at
+/// (issue 24.1, `billing_core::term_changes::terms_for_closed_period`).
+pub(crate) struct TermHistory {
+    /// (rev, account, kind, term id, body; None: ended), in revision order.
+    changes: Vec<(i64, AccountTerm, bool)>,
+}
+
+impl TermHistory {
+    pub(crate) async fn load(conn: &mut dyn Conn) -> Result<TermHistory> {
+        let rows = crate::db::query(include_str!("../queries/shared/select_term_revisions.sql"))
+            .bind(i64::MAX)
+            .fetch_all(&mut *conn)
+            .await?;
+        let mut changes = Vec::with_capacity(rows.len());
+        for r in rows {
+            let kind: String = r.get(2);
+            let body: Option<String> = r.get(4);
+            let fields = match &body {
+                Some(b) => serde_json::from_str(b)
+                    .map_err(|e| StoreError::Corrupt(format!("account term revision: {e}")))?,
+                None => Map::new(),
+            };
+            let term = AccountTerm {
+                account: r.get(1),
+                kind: TermKind::parse(&kind)
+                    .ok_or_else(|| StoreError::Corrupt(format!("account term kind {kind:?}")))?,
+                term_id: r.get(3),
+                fields,
+            };
+            changes.push((r.get(0), term, body.is_some()));
+        }
+        Ok(TermHistory { changes })
+    }
+
+    /// The live terms at revision `rev` (every change up to it applied), sorted by (account,
+    /// kind, term id) as [`load_terms`] sorts them.
+    pub(crate) fn at(&self, rev: i64) -> Vec<AccountTerm> {
+        let mut live: std::collections::BTreeMap<(&str, TermKind, &str), Option<&AccountTerm>> =
+            std::collections::BTreeMap::new();
+        for (r, t, alive) in &self.changes {
+            if *r > rev {
+                break;
+            }
+            live.insert(
+                (t.account.as_str(), t.kind, t.term_id.as_str()),
+                alive.then_some(t),
+            );
+        }
+        live.into_values().flatten().cloned().collect()
+    }
 }
 
 fn check_term_id(term_id: &str) -> Result<(), TermError> {
@@ -382,8 +448,18 @@ impl Store {
             .bind(c.account)
             .bind(c.kind.as_str())
             .bind(c.term_id)
-            .bind(body)
+            .bind(body.clone())
             .bind(rev)
+            .bind(c.now_ms)
+            .execute(&mut **tx)
+            .await?;
+        // Every revision is kept: closed periods are re-rated with the terms of theirs.
+        crate::db::query(include_str!("../queries/shared/insert_term_revision.sql"))
+            .bind(rev)
+            .bind(c.account)
+            .bind(c.kind.as_str())
+            .bind(c.term_id)
+            .bind(body)
             .bind(c.now_ms)
             .execute(&mut **tx)
             .await?;

@@ -11,6 +11,10 @@
 //!   total plus its adjustment lines;
 //! - **every adjustment's recomputation** likewise at its issue time.
 //!
+//! Each is rated with the account terms its close rated with: those of the term revision the
+//! issuing close recorded (migration 0021), for a closed period those it was closed with plus
+//! the later changes dated into it, as the close did (issue 24.1).
+//!
 //! Events ingested before migration 0018 left no facts: such a database cannot be verified
 //! (its keys are reported as differences, never silently passed).
 
@@ -54,6 +58,9 @@ struct Issued {
     /// What the close that issued it knew: the events folded before its stamp (migration
     /// 0020), or for a close before that migration those ingested by its time.
     known: Known,
+    /// The account term revision of the close that issued it (migration 0021): the terms it
+    /// was rated with (None: the latest).
+    terms_rev: Option<i64>,
     invoice: Invoice,
 }
 
@@ -66,6 +73,7 @@ impl Store {
         self.verify_ledgers(&mut report).await?;
         let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
         let mut stamps: BTreeMap<String, i64> = BTreeMap::new();
+        let mut terms_revs: BTreeMap<String, i64> = BTreeMap::new();
         for r in crate::db::query(include_str!("../queries/shared/select_period_stamps.sql"))
             .fetch_all(&mut *conn)
             .await?
@@ -73,11 +81,16 @@ impl Store {
             if let Some(s) = r.get::<Option<i64>, _>(1) {
                 stamps.insert(r.get(0), s);
             }
+            if let Some(t) = r.get::<Option<i64>, _>(2) {
+                terms_revs.insert(r.get(0), t);
+            }
         }
         let known = |issuing_period: &str, issued_ms: i64| match stamps.get(issuing_period) {
             Some(s) => Known::BeforeStamp(*s),
             None => Known::ByTime(issued_ms),
         };
+        // The account terms the issuing close rated with (issue 24.1).
+        let terms_rev = |issuing_period: &str| terms_revs.get(issuing_period).copied();
         let mut invoices = Vec::new();
         for r in crate::db::query(include_str!(
             "../queries/shared/select_all_invoice_rows.sql"
@@ -89,6 +102,7 @@ impl Store {
             let issued = Issued {
                 account: r.get(0),
                 known: known(&period, r.get(5)),
+                terms_rev: terms_rev(&period),
                 period,
                 issued_ms: r.get(5),
                 invoice: parse_invoice(&r.get::<String, _>(4))?,
@@ -120,10 +134,12 @@ impl Store {
             .await?
         {
             // Issued by the close of `closed_period`.
+            let closing: String = r.get(2);
             adjustments.push(Issued {
                 account: r.get(0),
                 period: r.get(1),
-                known: known(&r.get::<String, _>(2), r.get(5)),
+                known: known(&closing, r.get(5)),
+                terms_rev: terms_rev(&closing),
                 issued_ms: r.get(5),
                 invoice: parse_invoice(&r.get::<String, _>(4))?,
             });
@@ -226,7 +242,7 @@ impl Store {
     ) -> Result<Invoice, CloseError> {
         let t = issued.issued_ms;
         let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
-        let closed = self.closed_periods(&mut conn).await?;
+        let closed = self.closed_periods_at(&mut conn, issued.terms_rev).await?;
         let c = closed
             .iter()
             .find(|c| c.period.label == issued.period)
