@@ -23,6 +23,8 @@ pub enum ApiError {
     #[error("{0}")]
     Unprocessable(String),
     #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("{0}")]
     Unavailable(String),
     #[error("{0}")]
     Timeout(String),
@@ -42,6 +44,9 @@ impl ApiError {
             ApiError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             ApiError::Unprocessable(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+            ApiError::UnsupportedMediaType(_) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "timeout"),
             ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
@@ -69,6 +74,31 @@ impl IntoResponse for ApiError {
             );
         }
         response
+    }
+}
+
+/// Marks an answer given before the route's handler ran (issue 24.4): an extractor refused
+/// the request (unknown token, rate limited, wrong content type, a body that is not the JSON
+/// the route takes). The `Idempotency-Key` layer never keeps such an answer, so a corrected
+/// or later request with the same key runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotRun;
+
+/// An extractor's rejection: the error's answer, marked [`NotRun`].
+#[derive(Debug)]
+pub struct Refused(pub ApiError);
+
+impl From<ApiError> for Refused {
+    fn from(e: ApiError) -> Self {
+        Refused(e)
+    }
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        let mut r = self.0.into_response();
+        r.extensions_mut().insert(NotRun);
+        r
     }
 }
 

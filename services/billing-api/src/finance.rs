@@ -1,7 +1,7 @@
 //! Finance routes (issue 12): wallet top-ups and refunds, invoice payments, the documents
 //! list with credit notes and invoice statuses, and the adjustments preview.
 
-use crate::{ApiError, AppState, Principal};
+use crate::{ApiError, AppState, JsonBody, Principal};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -115,7 +115,7 @@ pub async fn topup(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
-    Json(body): Json<Value>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     movement(&s, &account, AdminMovement::Topup, &body).await
@@ -127,7 +127,7 @@ pub async fn refund(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
-    Json(body): Json<Value>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     movement(&s, &account, AdminMovement::Refund, &body).await
@@ -139,7 +139,7 @@ pub async fn pay_invoice(
     principal: Principal,
     State(s): State<AppState>,
     Path(id): Path<String>,
-    Json(body): Json<Value>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     let (amount, reference) = money_body(&body, false)?;
