@@ -53,8 +53,8 @@ pub(crate) fn same(a: &str, b: &str) -> bool {
 }
 
 impl FromRequestParts<AppState> for Principal {
-    /// Refused before any handler runs (never kept under an `Idempotency-Key`).
-    type Rejection = crate::error::Refused;
+    /// Always [`ApiError::Refused`]: never kept under an `Idempotency-Key`.
+    type Rejection = ApiError;
 
     async fn from_request_parts(
         parts: &mut Parts,
@@ -64,7 +64,7 @@ impl FromRequestParts<AppState> for Principal {
             .headers
             .get(axum::http::header::AUTHORIZATION)
             .ok_or_else(|| {
-                ApiError::Unauthorized("missing Authorization: Bearer <token>".into())
+                ApiError::Unauthorized("missing Authorization: Bearer <token>".into()).refused()
             })?;
         let token = header
             .to_str()
@@ -73,7 +73,7 @@ impl FromRequestParts<AppState> for Principal {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| {
-                ApiError::Unauthorized("Authorization must be \"Bearer <token>\"".into())
+                ApiError::Unauthorized("Authorization must be \"Bearer <token>\"".into()).refused()
             })?;
         let h = hash_key(token);
         let principal = if same(&h, &state.admin_token_hash) {
@@ -85,9 +85,9 @@ impl FromRequestParts<AppState> for Principal {
         {
             Principal::Ingest
         } else {
-            match state.store.account_for_key(&h).await.map_err(ApiError::from)? {
+            match state.store.account_for_key(&h).await? {
                 Some(account) => Principal::Customer(account),
-                None => return Err(ApiError::Unauthorized("unknown token".into()).into()),
+                None => return Err(ApiError::Unauthorized("unknown token".into()).refused()),
             }
         };
         let limits = state.limiter.limits;
@@ -101,8 +101,7 @@ impl FromRequestParts<AppState> for Principal {
         state
             .limiter
             .take(&bucket, rate, std::time::Instant::now())
-            .map_err(|retry_after_s| ApiError::RateLimited { retry_after_s })
-            .map_err(crate::error::Refused)?;
+            .map_err(|retry_after_s| ApiError::RateLimited { retry_after_s }.refused())?;
         Ok(principal)
     }
 }

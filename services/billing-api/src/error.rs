@@ -32,9 +32,23 @@ pub enum ApiError {
     RateLimited { retry_after_s: u64 },
     #[error("internal error: {0}")]
     Internal(String),
+    /// The request was refused before the route did anything (issue 24.4): an unknown token,
+    /// rate limited, a body of another content type or not the JSON the route takes. Answered
+    /// as the inner error; an `Idempotency-Key` never keeps it, so the same key with a
+    /// corrected or later request runs.
+    #[error("{0}")]
+    Refused(Box<ApiError>),
 }
 
 impl ApiError {
+    /// `self`, marked as given before the route did anything ([`ApiError::Refused`]).
+    pub fn refused(self) -> ApiError {
+        match self {
+            r @ ApiError::Refused(_) => r,
+            other => ApiError::Refused(Box::new(other)),
+        }
+    }
+
     fn parts(&self) -> (StatusCode, &'static str) {
         match self {
             ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
@@ -51,12 +65,18 @@ impl ApiError {
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "timeout"),
             ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::Refused(inner) => inner.parts(),
         }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if let ApiError::Refused(inner) = self {
+            let mut r = inner.into_response();
+            r.extensions_mut().insert(NotRun);
+            return r;
+        }
         let (status, code) = self.parts();
         let message = match &self {
             ApiError::Internal(cause) => {
@@ -77,30 +97,10 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Marks an answer given before the route's handler ran (issue 24.4): an extractor refused
-/// the request (unknown token, rate limited, wrong content type, a body that is not the JSON
-/// the route takes). The `Idempotency-Key` layer never keeps such an answer, so a corrected
-/// or later request with the same key runs.
+/// Marks an answer given before the route did anything (issue 24.4): see
+/// [`ApiError::Refused`]. The `Idempotency-Key` layer never keeps such an answer.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NotRun;
-
-/// An extractor's rejection: the error's answer, marked [`NotRun`].
-#[derive(Debug)]
-pub struct Refused(pub ApiError);
-
-impl From<ApiError> for Refused {
-    fn from(e: ApiError) -> Self {
-        Refused(e)
-    }
-}
-
-impl IntoResponse for Refused {
-    fn into_response(self) -> Response {
-        let mut r = self.0.into_response();
-        r.extensions_mut().insert(NotRun);
-        r
-    }
-}
 
 impl From<billing_store::StoreError> for ApiError {
     fn from(e: billing_store::StoreError) -> Self {

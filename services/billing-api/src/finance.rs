@@ -118,6 +118,7 @@ pub async fn topup(
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
+    let body = body?;
     movement(&s, &account, AdminMovement::Topup, &body).await
 }
 
@@ -130,6 +131,7 @@ pub async fn refund(
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
+    let body = body?;
     movement(&s, &account, AdminMovement::Refund, &body).await
 }
 
@@ -142,6 +144,7 @@ pub async fn pay_invoice(
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
+    let body = body?;
     let (amount, reference) = money_body(&body, false)?;
     let now = (s.clock)();
     let (payment, created) = s.store.pay_invoice(&id, amount, &reference, now).await?;

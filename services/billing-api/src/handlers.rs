@@ -161,6 +161,7 @@ pub async fn create_account(
     crate::JsonBody(req): crate::JsonBody<NewAccount>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
+    let req = req?;
     let valid = !req.id.is_empty()
         && req.id.len() <= 256
         && req

@@ -125,11 +125,12 @@ pub async fn layer(State(s): State<AppState>, req: Request, next: Next) -> Respo
     }
 }
 
-/// Whether the route's handler ran (issue 24.4). Not when an extractor refused the request:
-/// ours mark their answers [`NotRun`] (unknown token, rate limited, a body of another content
-/// type or not the JSON the route takes); axum's own rejections (a path or query that does
-/// not parse, an unreadable body) are the only 4xx answers that are not JSON. Such an answer
-/// is never kept: the same key with a corrected or later request runs.
+/// Whether the route's handler ran (issue 24.4). Not when the request was refused before the
+/// route did anything: `ApiError::Refused` marks its answer [`NotRun`] (unknown token, rate
+/// limited, a body of another content type or not the JSON the route takes); axum's own
+/// rejections (a path or query that does not parse, an unreadable body) are the only 4xx
+/// answers that are not JSON. Such an answer is never kept: the same key with a corrected or
+/// later request runs.
 fn ran(parts: &axum::http::response::Parts) -> bool {
     if parts.extensions.get::<NotRun>().is_some() {
         return false;

@@ -10,20 +10,22 @@
 //! - an empty body is read as `null`, so a route whose body is optional takes
 //!   `JsonBody<Option<T>>`; for any other `T` it is a 400 saying a body is expected.
 //!
-//! Its rejections are answers given before the handler ran ([`crate::error::Refused`]): an
-//! `Idempotency-Key` never keeps them.
+//! Its errors are answers given before the route did anything ([`ApiError::Refused`]): an
+//! `Idempotency-Key` never keeps them. The handler takes them after its token check.
 
 use crate::ApiError;
-use crate::error::Refused;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use serde::de::{DeserializeOwned, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use std::collections::HashSet;
 use std::fmt;
 
-/// A JSON request body read into `T`, refused when it repeats a member.
-#[derive(Debug, Clone)]
-pub struct JsonBody<T>(pub T);
+/// A JSON request body read into `T`, or why it could not be: the handler takes the error
+/// with `?` *after* checking the caller (`principal.admin()?; let body = body?;`), so a
+/// wrong token is still a 403 before a bad body's 400 or 415. The error is
+/// [`ApiError::Refused`]: the route did nothing.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub Result<T, ApiError>);
 
 /// Whether `content-type` names JSON: `application/json` or `application/<anything>+json`,
 /// parameters aside.
@@ -119,32 +121,41 @@ pub fn read<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         });
     }
     check_duplicates(body).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
-    serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
 }
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
-    type Rejection = Refused;
+    type Rejection = std::convert::Infallible;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if let Some(ct) = req.headers().get(axum::http::header::CONTENT_TYPE) {
-            let ct = ct.to_str().unwrap_or("\u{fffd}");
-            if !ct.trim().is_empty() && !is_json(ct) {
-                let shown: String = ct.chars().take(64).collect();
-                return Err(ApiError::UnsupportedMediaType(format!(
-                    "content type {shown:?}: this route takes application/json"
-                ))
-                .into());
-            }
-        }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::TooLarge(format!("the body is over {} bytes", crate::MAX_BODY_BYTES))
-            } else {
-                ApiError::BadRequest(format!("the body could not be read: {e}"))
-            }
-        })?;
-        Ok(JsonBody(read(&bytes)?))
+        Ok(JsonBody(
+            extract(req, state).await.map_err(ApiError::refused),
+        ))
     }
+}
+
+async fn extract<T: DeserializeOwned, S: Send + Sync>(
+    req: Request,
+    state: &S,
+) -> Result<T, ApiError> {
+    if let Some(ct) = req.headers().get(axum::http::header::CONTENT_TYPE) {
+        let ct = ct.to_str().unwrap_or("\u{fffd}");
+        if !ct.trim().is_empty() && !is_json(ct) {
+            let shown: String = ct.chars().take(64).collect();
+            return Err(ApiError::UnsupportedMediaType(format!(
+                "content type {shown:?}: this route takes application/json"
+            )));
+        }
+    }
+    let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge(format!("the body is over {} bytes", crate::MAX_BODY_BYTES))
+        } else {
+            ApiError::BadRequest(format!("the body could not be read: {e}"))
+        }
+    })?;
+    read(&bytes)
 }
 
 #[cfg(test)]
@@ -154,15 +165,26 @@ mod tests {
     #[test]
     fn repeated_members_are_refused_at_any_depth_and_named() {
         for (body, member) in [
-            (r#"{"amount":"5.00","reference":"a","amount":"500.00"}"#, "amount"),
+            (
+                r#"{"amount":"5.00","reference":"a","amount":"500.00"}"#,
+                "amount",
+            ),
             (r#"{"a":{"b":1,"b":2}}"#, "b"),
             (r#"[{"x":1},{"y":1,"y":1}]"#, "y"),
             (r#"{"am\u006fount":"1","amount":"2"}"#, "amount"),
         ] {
             let e = check_duplicates(body.as_bytes()).unwrap_err().to_string();
-            assert!(e.contains(&format!("duplicate member {member:?}")), "{body}: {e}");
+            assert!(
+                e.contains(&format!("duplicate member {member:?}")),
+                "{body}: {e}"
+            );
         }
-        for ok in [r#"{"a":1,"b":{"a":1}}"#, "[1,2,3]", "null", r#"{"a":[{"a":1},{"a":2}]}"#] {
+        for ok in [
+            r#"{"a":1,"b":{"a":1}}"#,
+            "[1,2,3]",
+            "null",
+            r#"{"a":[{"a":1},{"a":2}]}"#,
+        ] {
             check_duplicates(ok.as_bytes()).unwrap();
         }
         assert!(check_duplicates(b"{\"a\":1} x").is_err());

@@ -81,7 +81,7 @@ pub async fn put_account_profile(
     crate::JsonBody(body): crate::JsonBody<Box<serde_json::value::RawValue>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let Json(mut v) = put(&s, &account, body.get().as_bytes()).await?;
+    let Json(mut v) = put(&s, &account, body?.get().as_bytes()).await?;
     v["account"] = json!(account);
     Ok(Json(v))
 }
@@ -105,7 +105,7 @@ pub async fn put_seller(
     crate::JsonBody(body): crate::JsonBody<Box<serde_json::value::RawValue>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    put(&s, SELLER_PROFILE, body.get().as_bytes()).await
+    put(&s, SELLER_PROFILE, body?.get().as_bytes()).await
 }
 
 /// `GET /v1/admin/seller`: `profile` is null when none was set.

@@ -30,6 +30,7 @@ pub async fn put_quotas(
     JsonBody(quotas): JsonBody<Quotas>,
 ) -> Result<Json<Quotas>, ApiError> {
     principal.admin()?;
+    let quotas = quotas?;
     s.store.set_quotas(&account, &quotas, (s.clock)()).await?;
     Ok(Json(quotas))
 }
@@ -64,6 +65,7 @@ pub async fn authorize(
     JsonBody(b): JsonBody<AuthorizeBody>,
 ) -> Result<Json<Value>, ApiError> {
     principal.ingest()?;
+    let b = b?;
     // The event grammar (billing_core::decimal): no exponent, no underscores, no silent
     // rounding; a JSON integer is fine, a JSON float is not (it may have lost precision).
     let quantity: Decimal = match &b.quantity {
@@ -126,7 +128,7 @@ pub async fn extend_hold(
     JsonBody(b): JsonBody<Option<ExtendBody>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.ingest()?;
-    let b = b.unwrap_or_default();
+    let b = b?.unwrap_or_default();
     let h = s
         .store
         .extend_hold(&id, None, ttl_ms(b.ttl_seconds)?, (s.clock)())

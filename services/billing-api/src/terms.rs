@@ -42,7 +42,7 @@ pub async fn put_term(
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     let kind = kind_of(&kind)?;
-    let Value::Object(fields) = body else {
+    let Value::Object(fields) = body? else {
         return Err(ApiError::BadRequest(
             "the body must be a JSON object of the term's fields".into(),
         ));

@@ -277,8 +277,8 @@
 //!   query) is never kept: the same key runs again. The content type is part of the request's
 //!   fingerprint (with method, path and query, body).
 //! - Every JSON request body refuses a repeated member, at any depth, with a 400 naming it
-//!   (before its handler runs, so before the route's own 403 for a wrong token); a content
-//!   type other than `application/json` or a `+json` type is a 415 (none at all is JSON).
+//!   (after the route's token check: a wrong token is still a 403 first); a content type
+//!   other than `application/json` or a `+json` type is a 415 (none at all is JSON).
 //! - One decimal grammar for every amount (`crate::decimal`, the events'); one rule for names
 //!   (`crate::text::check_name`: not empty, no control character, not only invisible
 //!   characters) for buyer and seller fields and every string and name of a price book; a

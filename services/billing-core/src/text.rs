@@ -20,7 +20,10 @@ pub enum NameError {
     /// Made only of invisible characters (white space included).
     Invisible,
     /// A control character, at a character position (from 0).
-    Control { code: u32, at: usize },
+    Control {
+        code: u32,
+        at: usize,
+    },
 }
 
 impl fmt::Display for NameError {
@@ -91,11 +94,24 @@ mod tests {
 
     #[test]
     fn names_refuse_controls_and_invisible_only_text() {
-        for ok in ["acme", "北京某某科技有限公司", "gpu.h100-80g", "a b", "USD", "x\u{200D}y"] {
+        for ok in [
+            "acme",
+            "北京某某科技有限公司",
+            "gpu.h100-80g",
+            "a b",
+            "USD",
+            "x\u{200D}y",
+        ] {
             assert_eq!(check_name(ok), Ok(()), "{ok:?}");
         }
         assert_eq!(check_name(""), Err(NameError::Empty));
-        for blank in [" ", "\u{202E}\u{200B}", "\u{3000}", "\u{FEFF}", "\u{2066}\u{2069}"] {
+        for blank in [
+            " ",
+            "\u{202E}\u{200B}",
+            "\u{3000}",
+            "\u{FEFF}",
+            "\u{2066}\u{2069}",
+        ] {
             assert_eq!(check_name(blank), Err(NameError::Invisible), "{blank:?}");
         }
         assert_eq!(

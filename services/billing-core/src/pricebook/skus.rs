@@ -2,8 +2,7 @@
 
 use super::walk::{
     as_array, as_table, bounded, decimal, invalid, join, missing, name_key, only_keys, rate,
-    required,
-    string, time_of_day,
+    required, string, time_of_day,
 };
 use super::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, Result, Sku};
 use crate::lease::LeaseState;
