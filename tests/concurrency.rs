@@ -581,7 +581,12 @@ async fn a_stale_idempotency_claim_is_taken_over(db: Db) {
     use axum::http::StatusCode;
     let t = TestApp::fresh(db).await;
     t.account("acme").await;
-    let fingerprint = billing_store::hash_key("POST /v1/admin/accounts/acme/keys\n");
+    let fingerprint = billing_api::idempotency_fingerprint(
+        "POST",
+        "/v1/admin/accounts/acme/keys",
+        Some(b"application/json"),
+        b"",
+    );
     let died_at = DEC_2_2026_MS - billing_store::idempotency::STALE_CLAIM_MS - 1;
     let claim = t
         .state

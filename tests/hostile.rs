@@ -776,3 +776,435 @@ async fn ten_thousand_hostile_records_over_kafka_are_dead_lettered_and_the_valid
     let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
     assert_eq!(issued, offline);
 }
+
+// ---- issue 24 (hostile-client API defects), items 4 to 8 ------------------------------------
+
+/// The app with its limiter set to `limits`.
+fn limited(mut t: TestApp, limits: billing_api::limits::RateLimits) -> TestApp {
+    t.state.limiter = Arc::new(billing_api::limits::RateLimiter::new(limits));
+    t.app = billing_api::router(t.state.clone());
+    t
+}
+
+fn one_per_second_burst(burst: u32) -> Option<billing_api::limits::Rate> {
+    Some(billing_api::limits::Rate {
+        per_second: 1,
+        burst,
+    })
+}
+
+/// Issue 24.8: rate limits were per account while the README and `--help` say per key. A
+/// second key of the same account keeps working when the first has emptied its bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_are_per_key_not_per_account() {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let first = t.account("acme").await;
+    let (s, v) = t.admin("POST", "/v1/admin/accounts/acme/keys", "").await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let second = v["api_key"].as_str().unwrap().to_string();
+    let t = limited(
+        t,
+        billing_api::limits::RateLimits {
+            customer: one_per_second_burst(2),
+            ..Default::default()
+        },
+    );
+    let uri = "/v1/invoices";
+    assert_eq!(t.get(uri, &first).await.0, StatusCode::OK);
+    assert_eq!(t.get(uri, &first).await.0, StatusCode::OK);
+    let (s, v) = t.get(uri, &first).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS, "{v}");
+    // The account's other key has a bucket of its own.
+    let (s, v) = t.get(uri, &second).await;
+    assert_eq!(
+        s,
+        StatusCode::OK,
+        "the second key of the account was limited: {v}"
+    );
+    assert_eq!(t.get(uri, &second).await.0, StatusCode::OK);
+    assert_eq!(t.get(uri, &second).await.0, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// Issue 24.7: the audit log said `admin` for what the engine did by itself. An automatic
+/// close (`serve --close-grace` calls `Store::close_due`) is `system:autoclose`; a close by
+/// the admin token is `admin`, also on the commands' outbox header.
+async fn the_audit_log_tells_the_automatic_close_from_the_admins(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    t.account("acme").await;
+    t.ingest(&[
+        usage(
+            "n1",
+            "acme",
+            "g0",
+            "2026-11-03T10:00:00Z",
+            "2026-11-03T11:00:00Z",
+        ),
+        usage(
+            "d1",
+            "acme",
+            "g0",
+            "2026-12-01T10:00:00Z",
+            "2026-12-01T11:00:00Z",
+        ),
+    ])
+    .await;
+    // The engine's own task closes November (due on the 2nd of December, no grace).
+    let done = t.state.store.close_due(DEC_2_2026_MS, 0).await.unwrap();
+    assert_eq!(done.closed, ["2026-11"]);
+    // The admin closes December by hand.
+    let t = t.at(JAN_2_2027_MS);
+    t.close("2026-12").await;
+    let (s, audit) = t.get("/v1/admin/audit", ADMIN).await;
+    assert_eq!(s, StatusCode::OK, "{audit}");
+    let closes: Vec<(String, String)> = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "period.close")
+        .map(|e| {
+            (
+                e["command"]["period"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                e["actor"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        closes,
+        [
+            ("2026-11".to_string(), "system:autoclose".to_string()),
+            ("2026-12".to_string(), "admin".to_string())
+        ],
+        "{audit}"
+    );
+    // The price book and the account were the admin token's.
+    for e in audit["entries"].as_array().unwrap() {
+        if e["action"] == "pricebook.put" || e["action"] == "account.create" {
+            assert_eq!(e["actor"], "admin", "{e}");
+        }
+    }
+}
+on_both!(the_audit_log_tells_the_automatic_close_from_the_admins);
+
+/// A request with an `Idempotency-Key`: (status, replayed?, body).
+async fn keyed(
+    t: &TestApp,
+    (method, uri, ctype): (&str, &str, &str),
+    key: &str,
+    body: &str,
+) -> (StatusCode, bool, Value) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let req = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("authorization", format!("Bearer {ADMIN}"))
+        .header("content-type", ctype)
+        .header("idempotency-key", key)
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let resp = t.app.clone().oneshot(req).await.unwrap();
+    let replayed = resp.headers().contains_key("idempotent-replayed");
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let v = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, replayed, v)
+}
+
+/// Issue 24.4: an `Idempotency-Key` kept the answer of requests that never ran (a 415 for the
+/// wrong content type, a 429), replaying it for ever. Only the answer of a request whose
+/// handler ran is kept, and the content type is part of the request.
+async fn an_idempotency_key_keeps_only_answers_of_requests_that_ran(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.account("acme").await;
+    let body = r#"{"amount":"10.00","reference":"wire-1"}"#;
+    let topup = "/v1/admin/accounts/acme/topups";
+    // The wrong content type: 415, not kept.
+    let (s, replayed, v) = keyed(&t, ("POST", topup, "text/plain"), "k-415", body).await;
+    assert_eq!(
+        (s, replayed),
+        (StatusCode::UNSUPPORTED_MEDIA_TYPE, false),
+        "{v}"
+    );
+    // The same key with the right content type runs.
+    let (s, replayed, v) = keyed(&t, ("POST", topup, "application/json"), "k-415", body).await;
+    assert_eq!((s, replayed), (StatusCode::CREATED, false), "{v}");
+    assert_eq!(v["balance"], "10.00", "{v}");
+    // From then on it is kept: the same request is replayed, another content type is
+    // another request (422), not the kept answer.
+    let (s, replayed, _) = keyed(&t, ("POST", topup, "application/json"), "k-415", body).await;
+    assert_eq!((s, replayed), (StatusCode::CREATED, true));
+    let (s, _, v) = keyed(&t, ("POST", topup, "text/plain"), "k-415", body).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+
+    // Rate limited: 429, not kept; once the bucket refills the same key runs.
+    let t = limited(
+        t,
+        billing_api::limits::RateLimits {
+            admin: one_per_second_burst(1),
+            ..Default::default()
+        },
+    );
+    let body = r#"{"amount":"5.00","reference":"wire-2"}"#;
+    let json = ("POST", topup, "application/json");
+    assert_eq!(t.get("/v1/admin/audit", ADMIN).await.0, StatusCode::OK);
+    let (s, replayed, v) = keyed(&t, json, "k-429", body).await;
+    assert_eq!((s, replayed), (StatusCode::TOO_MANY_REQUESTS, false), "{v}");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let (s, replayed, v) = keyed(&t, json, "k-429", body).await;
+    assert_eq!((s, replayed), (StatusCode::CREATED, false), "{v}");
+    assert_eq!(v["balance"], "15.00", "{v}");
+}
+on_both!(an_idempotency_key_keeps_only_answers_of_requests_that_ran);
+
+/// Issue 24.5: money routes accepted a repeated JSON member and kept the last
+/// (`{"amount":"5.00","reference":"a","amount":"500.00"}` credited 500.00). Every route that
+/// takes a JSON body (each operation of `/openapi.json` with an `application/json` body, so a
+/// new route is walked too) refuses a repeated member with a 400 naming it, nested ones too,
+/// and nothing happens.
+async fn every_json_body_refuses_a_repeated_member(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    let customer = t.account("acme").await;
+    let (s, doc) = t.call("GET", "/openapi.json", None, "", "").await;
+    assert_eq!(s, StatusCode::OK);
+    let mut walked = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if op["requestBody"]["content"]["application/json"].is_null() {
+                continue;
+            }
+            let uri = path
+                .replace("{id}", "acme")
+                .replace("{kind}", "credits")
+                .replace("{term_id}", "t1")
+                .replace('{', "")
+                .replace('}', "");
+            let method = method.to_uppercase();
+            for (body, member) in [
+                (r#"{"probe":1,"probe":2}"#, "probe"),
+                (r#"{"outer":{"inner":1,"inner":2}}"#, "inner"),
+                (
+                    r#"{"amount":"5.00","reference":"a","amount":"500.00"}"#,
+                    "amount",
+                ),
+            ] {
+                let (s, v) = t.admin(&method, &uri, body).await;
+                assert_eq!(s, StatusCode::BAD_REQUEST, "{method} {uri} {body}: {v}");
+                let message = v["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.contains(&format!("duplicate member \"{member}\"")),
+                    "{method} {uri} {body}: {v}"
+                );
+            }
+            // The token is checked first: a customer key on an admin route is still a 403.
+            if path.starts_with("/v1/admin/") {
+                let dup = r#"{"probe":1,"probe":2}"#;
+                let (s, v) = t
+                    .call(&method, &uri, Some(&customer), "text/plain", dup)
+                    .await;
+                assert_eq!(s, StatusCode::FORBIDDEN, "{method} {uri}: {v}");
+            }
+            walked.push(format!("{method} {path}"));
+        }
+    }
+    // The routes of issue 24.5's report are among them.
+    for route in [
+        "POST /v1/admin/accounts/{id}/topups",
+        "POST /v1/admin/accounts/{id}/refunds",
+        "POST /v1/admin/invoices/{id}/payments",
+        "PUT /v1/admin/accounts/{id}/terms/{kind}/{term_id}",
+        "PUT /v1/admin/accounts/{id}/quotas",
+        "PUT /v1/admin/accounts/{id}/profile",
+        "PUT /v1/admin/seller",
+        "POST /v1/admin/accounts",
+        "POST /v1/authorize",
+        "POST /v1/holds/{id}/extend",
+    ] {
+        assert!(
+            walked.iter().any(|w| w == route),
+            "{route} not walked: {walked:?}"
+        );
+    }
+    // Nothing was credited.
+    let (s, b) = t.get("/v1/balance?account=acme", ADMIN).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (_, wallet_audit) = t.get("/v1/admin/audit", ADMIN).await;
+    assert!(
+        !wallet_audit.to_string().contains("wallet.movement"),
+        "{wallet_audit}"
+    );
+    // The same body without the repetition goes through.
+    let (s, v) = t
+        .admin(
+            "POST",
+            "/v1/admin/accounts/acme/topups",
+            r#"{"amount":"5.00","reference":"a"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    assert_eq!(v["balance"], "5.00", "{v}");
+}
+on_both!(every_json_body_refuses_a_repeated_member);
+
+async fn pricebook_status(t: &TestApp, toml: &str) -> (StatusCode, Value) {
+    t.call(
+        "PUT",
+        "/v1/admin/pricebook",
+        Some(ADMIN),
+        "application/toml",
+        toml.to_string(),
+    )
+    .await
+}
+
+/// Issue 24.6: the price book accepted a NUL inside `currency` and empty or newline sku and
+/// egress names; buyer names made only of U+202E and U+200B passed "not blank". Every name
+/// follows `billing_core::text::check_name`, the currency is an ISO 4217 code.
+async fn names_refuse_control_and_invisible_only_text(db: Db) {
+    let t = TestApp::fresh(db).await;
+    for (name, book) in [
+        ("NUL in currency", BOOK.replace("\"USD\"", "\"US\\u0000D\"")),
+        ("lower-case currency", BOOK.replace("\"USD\"", "\"usd\"")),
+        ("empty sku", BOOK.replace("\"gpu.h100\"", "\"\"")),
+        (
+            "newline in sku",
+            BOOK.replace("\"gpu.h100\"", "\"gpu.h100\\n\""),
+        ),
+        (
+            "invisible sku",
+            BOOK.replace("\"gpu.h100\"", "\"\\u202E\\u200B\""),
+        ),
+        (
+            "newline in egress",
+            BOOK.replace("egress.internet", "egress.\"inter\\nnet\""),
+        ),
+        (
+            "control in a term's account",
+            format!("{BOOK}\n[[credits]]\naccount = \"ac\\tme\"\namount = \"5.00\"\n"),
+        ),
+    ] {
+        let (s, v) = pricebook_status(&t, &book).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{name}: {v}");
+    }
+    t.put_pricebook(BOOK).await;
+    t.account("acme").await;
+    let profile = "/v1/admin/accounts/acme/profile";
+    for name in [
+        "\u{202E}\u{200B}",
+        " \u{200B} ",
+        "\u{FEFF}",
+        "ac\u{0}me",
+        "ac\nme",
+    ] {
+        let (s, v) = t
+            .admin("PUT", profile, json!({ "name": name }).to_string())
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name:?}: {v}");
+        assert!(v["message"].as_str().unwrap().contains("name"), "{v}");
+    }
+    let (s, v) = t
+        .admin(
+            "PUT",
+            profile,
+            json!({ "name": "北京某某科技有限公司" }).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+}
+on_both!(names_refuse_control_and_invisible_only_text);
+
+/// Issue 24.6: dates of terms had no range (a credit from 0000-01-01 to 9999-12-31 was
+/// accepted) while events must lie in 2000..=2100. Every instant of a price book and of a
+/// term set through the API now lies in the events' range.
+async fn dates_of_terms_and_price_books_lie_in_the_events_range(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    t.account("acme").await;
+    let credit = "/v1/admin/accounts/acme/terms/credits/forever";
+    for (from, to) in [
+        ("0000-01-01T00:00:00Z", "9999-12-31T00:00:00Z"),
+        ("1999-12-31T23:59:59Z", "2026-12-01T00:00:00Z"),
+        ("2026-11-01T00:00:00Z", "2100-01-01T00:00:01Z"),
+    ] {
+        let body = json!({"amount":"50.00","from":from,"to":to}).to_string();
+        let (s, v) = t.admin("PUT", credit, body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{from} {to}: {v}");
+        assert!(v["message"].as_str().unwrap().contains("2100"), "{v}");
+    }
+    // The bounds themselves are in.
+    let body = json!({"amount":"50.00","from":"2000-01-01T00:00:00Z","to":"2100-01-01T00:00:00Z"});
+    let (s, v) = t.admin("PUT", credit, body.to_string()).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = pricebook_status(
+        &t,
+        &format!("effective_from = \"1970-01-01T00:00:00Z\"\n{BOOK}"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+}
+on_both!(dates_of_terms_and_price_books_lie_in_the_events_range);
+
+/// Issue 24.6: one decimal grammar for every amount: the events' (`billing_core::decimal`,
+/// the `quantity` pattern of schemas/gpu.usage.schema.json). Whatever it says of a text (it
+/// takes `" 100"`, `"+100"` and `".5"`, refuses `"100."`, `"1e2"` and `"1_000"`), every
+/// amount of every body and of the price book says the same.
+async fn every_amount_reads_the_events_decimal_grammar(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    t.account("acme").await;
+    for (n, text) in [" 100", "+100", ".5", "100.", "1e2", "1_000", "0x10", "١٠٠"]
+        .into_iter()
+        .enumerate()
+    {
+        let grammar = billing_core::decimal::parse(text).is_ok();
+        let mut verdicts = Vec::new();
+        // An event's quantity.
+        let mut e: Value = serde_json::from_str(&usage(
+            &format!("q{n}"),
+            "acme",
+            &format!("g{n}"),
+            "2026-11-03T10:00:00Z",
+            "2026-11-03T10:01:00Z",
+        ))
+        .unwrap();
+        e["data"]["quantity"] = json!(text);
+        let v = t.ingest(&[e.to_string()]).await;
+        verdicts.push(("event quantity", v["accepted"] == 1));
+        // A top-up.
+        let body = json!({"amount": text, "reference": format!("r{n}")}).to_string();
+        let (s, _) = t
+            .admin("POST", "/v1/admin/accounts/acme/topups", body)
+            .await;
+        verdicts.push(("top-up amount", s.is_success()));
+        // A quota.
+        let body = json!({ "prepaid_balance": text }).to_string();
+        let (s, _) = t.admin("PUT", "/v1/admin/accounts/acme/quotas", body).await;
+        verdicts.push(("quota", s.is_success()));
+        // An authorization.
+        let body = json!({"account":"acme","sku":"gpu.h100","quantity":text,"seconds":60});
+        let (s, _) = t.admin("POST", "/v1/authorize", body.to_string()).await;
+        verdicts.push(("authorization quantity", s.is_success()));
+        // A term through the API.
+        let body = json!({ "amount": text }).to_string();
+        let uri = format!("/v1/admin/accounts/acme/terms/credits/c{n}");
+        let (s, _) = t.admin("PUT", &uri, body).await;
+        verdicts.push(("term amount", s.is_success()));
+        // A price book rate.
+        let book = BOOK.replace("\"36.00\"", &format!("{text:?}"));
+        let (s, _) = pricebook_status(&t, &book).await;
+        verdicts.push(("price book rate", s.is_success()));
+        t.put_pricebook(BOOK).await;
+        for (what, ok) in verdicts {
+            assert_eq!(
+                ok, grammar,
+                "{what} of {text:?}: the grammar says {grammar}"
+            );
+        }
+    }
+}
+on_both!(every_amount_reads_the_events_decimal_grammar);

@@ -23,6 +23,8 @@ pub enum ApiError {
     #[error("{0}")]
     Unprocessable(String),
     #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("{0}")]
     Unavailable(String),
     #[error("{0}")]
     Timeout(String),
@@ -30,9 +32,23 @@ pub enum ApiError {
     RateLimited { retry_after_s: u64 },
     #[error("internal error: {0}")]
     Internal(String),
+    /// The request was refused before the route did anything (issue 24.4): an unknown token,
+    /// rate limited, a body of another content type or not the JSON the route takes. Answered
+    /// as the inner error; an `Idempotency-Key` never keeps it, so the same key with a
+    /// corrected or later request runs.
+    #[error("{0}")]
+    Refused(Box<ApiError>),
 }
 
 impl ApiError {
+    /// `self`, marked as given before the route did anything ([`ApiError::Refused`]).
+    pub fn refused(self) -> ApiError {
+        match self {
+            r @ ApiError::Refused(_) => r,
+            other => ApiError::Refused(Box::new(other)),
+        }
+    }
+
     fn parts(&self) -> (StatusCode, &'static str) {
         match self {
             ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
@@ -42,16 +58,25 @@ impl ApiError {
             ApiError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             ApiError::Unprocessable(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+            ApiError::UnsupportedMediaType(_) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "timeout"),
             ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::Refused(inner) => inner.parts(),
         }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if let ApiError::Refused(inner) = self {
+            let mut r = inner.into_response();
+            r.extensions_mut().insert(NotRun);
+            return r;
+        }
         let (status, code) = self.parts();
         let message = match &self {
             ApiError::Internal(cause) => {
@@ -71,6 +96,11 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+/// Marks an answer given before the route did anything (issue 24.4): see
+/// [`ApiError::Refused`]. The `Idempotency-Key` layer never keeps such an answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotRun;
 
 impl From<billing_store::StoreError> for ApiError {
     fn from(e: billing_store::StoreError) -> Self {

@@ -1,7 +1,7 @@
 //! Finance routes (issue 12): wallet top-ups and refunds, invoice payments, the documents
 //! list with credit notes and invoice statuses, and the adjustments preview.
 
-use crate::{ApiError, AppState, Principal};
+use crate::{ApiError, AppState, JsonBody, Principal};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -115,9 +115,10 @@ pub async fn topup(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
-    Json(body): Json<Value>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
+    let body = body?;
     movement(&s, &account, AdminMovement::Topup, &body).await
 }
 
@@ -127,9 +128,10 @@ pub async fn refund(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
-    Json(body): Json<Value>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
+    let body = body?;
     movement(&s, &account, AdminMovement::Refund, &body).await
 }
 
@@ -139,9 +141,10 @@ pub async fn pay_invoice(
     principal: Principal,
     State(s): State<AppState>,
     Path(id): Path<String>,
-    Json(body): Json<Value>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
+    let body = body?;
     let (amount, reference) = money_body(&body, false)?;
     let now = (s.clock)();
     let (payment, created) = s.store.pay_invoice(&id, amount, &reference, now).await?;

@@ -158,11 +158,10 @@ pub struct NewAccount {
 pub async fn create_account(
     principal: Principal,
     State(s): State<AppState>,
-    body: Bytes,
+    crate::JsonBody(req): crate::JsonBody<NewAccount>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
-    let req: NewAccount = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("expected {{\"id\":\"...\"}}: {e}")))?;
+    let req = req?;
     let valid = !req.id.is_empty()
         && req.id.len() <= 256
         && req

@@ -1,7 +1,9 @@
 //! `Idempotency-Key` on every admin POST, PUT and DELETE (issue 14), as Stripe's API does:
 //! the first request with a key runs and its answer is kept (in the database, so every engine
 //! sees it); a retry with the same key and the same request (method, path and query, body)
-//! gets the same answer again with `Idempotent-Replayed: true`, without running again; the
+//! gets the same answer again with `Idempotent-Replayed: true`, without running again (the
+//! content type is part of the request; only the answer of a request whose handler ran is
+//! kept: never a 401, 429, 415 or 400 given by an extractor before it, issue 24.4); the
 //! same key with a different request is refused (422); a retry arriving while the first is
 //! still running waits for its answer (up to [`WAIT`], then 409). An answer with a 5xx is not
 //! kept: the retry runs again. A claim whose request died without an answer (an engine crash,
@@ -9,6 +11,7 @@
 //! `billing_store::idempotency::STALE_CLAIM_MS` old. Keys are the admin's (the only principal
 //! of these routes).
 
+use crate::error::NotRun;
 use crate::{ApiError, AppState};
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -27,6 +30,16 @@ const MAX_KEPT: usize = 16 * 1024 * 1024;
 /// A key: 1 to 255 printable ASCII characters.
 fn valid(key: &str) -> bool {
     (1..=255).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// What makes two requests with one key the same request: method, path and query, content
+/// type (issue 24.4: the same bytes as text/plain and as JSON are two requests) and body.
+pub fn fingerprint(method: &str, uri: &str, content_type: Option<&[u8]>, body: &[u8]) -> String {
+    hash_key(&format!(
+        "{method} {uri}\n{}\n{}",
+        hex::encode(content_type.unwrap_or_default()),
+        hex::encode(body)
+    ))
 }
 
 pub async fn layer(State(s): State<AppState>, req: Request, next: Next) -> Response {
@@ -62,12 +75,13 @@ pub async fn layer(State(s): State<AppState>, req: Request, next: Next) -> Respo
                 .into_response();
         }
     };
-    let fingerprint = hash_key(&format!(
-        "{} {}\n{}",
-        parts.method,
-        parts.uri,
-        hex::encode(&bytes)
-    ));
+    let content_type = parts.headers.get(axum::http::header::CONTENT_TYPE);
+    let fingerprint = fingerprint(
+        parts.method.as_str(),
+        &parts.uri.to_string(),
+        content_type.map(HeaderValue::as_bytes),
+        &bytes,
+    );
     let started = std::time::Instant::now();
     loop {
         let claim = s
@@ -111,7 +125,26 @@ pub async fn layer(State(s): State<AppState>, req: Request, next: Next) -> Respo
     }
 }
 
-/// Keeps the first request's answer (unless a 5xx, which a retry runs again) and answers it.
+/// Whether the route's handler ran (issue 24.4). Not when the request was refused before the
+/// route did anything: `ApiError::Refused` marks its answer [`NotRun`] (unknown token, rate
+/// limited, a body of another content type or not the JSON the route takes); axum's own
+/// rejections (a path or query that does not parse, an unreadable body) are the only 4xx
+/// answers that are not JSON. Such an answer is never kept: the same key with a corrected or
+/// later request runs.
+fn ran(parts: &axum::http::response::Parts) -> bool {
+    if parts.extensions.get::<NotRun>().is_some() {
+        return false;
+    }
+    let json = parts
+        .headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    !(parts.status.is_client_error() && !json)
+}
+
+/// Keeps the first request's answer (unless a 5xx, which a retry runs again, or the answer of
+/// a request whose handler never ran) and answers it.
 async fn keep(s: &AppState, key: &str, response: Response) -> Response {
     let (parts, body) = response.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_KEPT).await {
@@ -121,7 +154,7 @@ async fn keep(s: &AppState, key: &str, response: Response) -> Response {
             return ApiError::Internal(format!("answer not kept: {e}")).into_response();
         }
     };
-    let kept = if parts.status.is_server_error() {
+    let kept = if parts.status.is_server_error() || !ran(&parts) {
         s.store.idempotency_forget("admin", key).await
     } else {
         let ct = parts

@@ -15,6 +15,7 @@ mod error;
 mod finance;
 mod handlers;
 mod idempotency;
+mod json_body;
 pub mod limits;
 mod openapi;
 mod printable;
@@ -25,6 +26,8 @@ pub use usage::Answers as UsageAnswers;
 
 pub use auth::{Principal, generate_secret};
 pub use error::ApiError;
+pub use idempotency::fingerprint as idempotency_fingerprint;
+pub use json_body::{JsonBody, check_duplicates as check_json_duplicates};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -136,6 +139,10 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             idempotency::layer,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::actor_layer,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(limits::json_errors))

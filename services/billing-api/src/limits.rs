@@ -1,8 +1,8 @@
 //! Bounds on what callers can make the server do: per-key rate limits, and the HTTP server's
 //! own limits (header and body read timeouts, a connection limit).
 //!
-//! - **Rate limits**: a token bucket per principal (each customer key's account, the ingest
-//!   token, the admin token), refilled continuously; an empty bucket answers 429 with
+//! - **Rate limits**: a token bucket per principal (each customer API key, not its account:
+//!   a second key of the account has its own; the ingest token, the admin token), refilled continuously; an empty bucket answers 429 with
 //!   `Retry-After` (whole seconds until a token is back). Customer keys and the ingest token
 //!   have separate limits ([`RateLimits`]); `None` means unlimited. Buckets live in the
 //!   process: with several engines each enforces its own share.
@@ -33,7 +33,7 @@ pub struct Rate {
 /// Rate limits per kind of principal (`None`: unlimited).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RateLimits {
-    /// Each customer API key's account.
+    /// Each customer API key (its own bucket, not shared with the account's other keys).
     pub customer: Option<Rate>,
     /// The ingest token (node agents, rental backends).
     pub ingest: Option<Rate>,

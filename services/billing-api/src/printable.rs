@@ -19,7 +19,6 @@
 
 use crate::{ApiError, AppState, Principal};
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -79,10 +78,10 @@ pub async fn put_account_profile(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
-    body: Bytes,
+    crate::JsonBody(body): crate::JsonBody<Box<serde_json::value::RawValue>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let Json(mut v) = put(&s, &account, &body).await?;
+    let Json(mut v) = put(&s, &account, body?.get().as_bytes()).await?;
     v["account"] = json!(account);
     Ok(Json(v))
 }
@@ -103,10 +102,10 @@ pub async fn get_account_profile(
 pub async fn put_seller(
     principal: Principal,
     State(s): State<AppState>,
-    body: Bytes,
+    crate::JsonBody(body): crate::JsonBody<Box<serde_json::value::RawValue>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    put(&s, SELLER_PROFILE, &body).await
+    put(&s, SELLER_PROFILE, body?.get().as_bytes()).await
 }
 
 /// `GET /v1/admin/seller`: `profile` is null when none was set.

@@ -8,7 +8,7 @@
 //! - `POST /v1/holds/{id}/extend` (`{ttl_seconds?}`), `POST /v1/holds/{id}/release`.
 //! - `GET /v1/balance`: a customer's own (the admin names `?account=`).
 
-use crate::{ApiError, AppState, Principal};
+use crate::{ApiError, AppState, JsonBody, Principal};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -23,26 +23,21 @@ const DEFAULT_TTL_SECONDS: i64 = 300;
 /// Longest life of a hold per call (extend to keep it longer).
 const MAX_TTL_SECONDS: i64 = 86_400;
 
-fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
-}
-
 pub async fn put_quotas(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
-    body: axum::body::Bytes,
+    JsonBody(quotas): JsonBody<Quotas>,
 ) -> Result<Json<Quotas>, ApiError> {
     principal.admin()?;
-    let quotas: Quotas = parse_json(&body)?;
+    let quotas = quotas?;
     s.store.set_quotas(&account, &quotas, (s.clock)()).await?;
     Ok(Json(quotas))
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AuthorizeBody {
+pub(crate) struct AuthorizeBody {
     account: String,
     sku: String,
     /// A decimal string or a JSON number.
@@ -67,10 +62,10 @@ fn ttl_ms(ttl: Option<i64>) -> Result<i64, ApiError> {
 pub async fn authorize(
     principal: Principal,
     State(s): State<AppState>,
-    body: axum::body::Bytes,
+    JsonBody(b): JsonBody<AuthorizeBody>,
 ) -> Result<Json<Value>, ApiError> {
     principal.ingest()?;
-    let b: AuthorizeBody = parse_json(&body)?;
+    let b = b?;
     // The event grammar (billing_core::decimal): no exponent, no underscores, no silent
     // rounding; a JSON integer is fine, a JSON float is not (it may have lost precision).
     let quantity: Decimal = match &b.quantity {
@@ -121,7 +116,7 @@ pub async fn authorize(
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct ExtendBody {
+pub(crate) struct ExtendBody {
     #[serde(default)]
     ttl_seconds: Option<i64>,
 }
@@ -130,14 +125,10 @@ pub async fn extend_hold(
     principal: Principal,
     State(s): State<AppState>,
     Path(id): Path<String>,
-    body: axum::body::Bytes,
+    JsonBody(b): JsonBody<Option<ExtendBody>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.ingest()?;
-    let b: ExtendBody = if body.is_empty() {
-        ExtendBody::default()
-    } else {
-        parse_json(&body)?
-    };
+    let b = b?.unwrap_or_default();
     let h = s
         .store
         .extend_hold(&id, None, ttl_ms(b.ttl_seconds)?, (s.clock)())

@@ -38,18 +38,14 @@ pub async fn put_term(
     principal: Principal,
     State(s): State<AppState>,
     Path((account, kind, term_id)): Path<(String, String, String)>,
-    body: axum::body::Bytes,
+    crate::JsonBody(body): crate::JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     let kind = kind_of(&kind)?;
-    let fields: serde_json::Map<String, Value> = match serde_json::from_slice(&body) {
-        Ok(Value::Object(m)) => m,
-        Ok(_) => {
-            return Err(ApiError::BadRequest(
-                "the body must be a JSON object of the term's fields".into(),
-            ));
-        }
-        Err(e) => return Err(ApiError::BadRequest(format!("invalid JSON body: {e}"))),
+    let Value::Object(fields) = body? else {
+        return Err(ApiError::BadRequest(
+            "the body must be a JSON object of the term's fields".into(),
+        ));
     };
     let changed = s
         .store

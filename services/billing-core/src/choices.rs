@@ -285,3 +285,25 @@
 //!   recomputation with the rule above as of the close that issued it.
 //! - Periods closed before migration 0021 count as closed at the latest term revision of that
 //!   moment, and the terms' earlier revisions (not kept before it) as that one.
+//!
+//! ## Hostile clients (issue 24, items 4 to 8)
+//!
+//! - `Idempotency-Key`: only the answer of a request whose handler ran is kept. An answer
+//!   given before it (401 unknown token, 429 rate limited, 415 content type, 400 for a body
+//!   that is not the JSON the route takes or repeats a member, axum's own 4xx for a path or
+//!   query) is never kept: the same key runs again. The content type is part of the request's
+//!   fingerprint (with method, path and query, body).
+//! - Every JSON request body refuses a repeated member, at any depth, with a 400 naming it
+//!   (after the route's token check: a wrong token is still a 403 first); a content type
+//!   other than `application/json` or a `+json` type is a 415 (none at all is JSON).
+//! - One decimal grammar for every amount (`crate::decimal`, the events'); one rule for names
+//!   (`crate::text::check_name`: not empty, no control character, not only invisible
+//!   characters) for buyer and seller fields and every string and name of a price book; a
+//!   price book's `currency` is three capital letters (ISO 4217); every instant of a price
+//!   book or term lies in the events' range, 2000-01-01T00:00:00Z ..= 2100-01-01T00:00:00Z.
+//! - Audit actors: `admin` for the admin token, `key:<key id>` / `ingest` for other tokens,
+//!   `system:<task>` for what the engine does by itself (`system:autoclose`), `system`
+//!   for any other work outside a request. Carried by the command's outbox header
+//!   `gpubill-actor`; a command recorded before reads `admin`.
+//! - Rate limits are per API key: each customer key has its own bucket, a second key of the
+//!   same account is not slowed by the first.

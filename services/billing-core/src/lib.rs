@@ -60,6 +60,7 @@ pub mod spot;
 pub mod states;
 pub mod subscriptions;
 pub mod term_changes;
+pub mod text;
 pub mod tiers;
 pub mod timestamp;
 

@@ -170,9 +170,6 @@ impl Profile {
     /// first broken rule is the error.
     pub fn validate(&self) -> Result<(), ProfileError> {
         text("name", &self.name, NAME_CHARS_MAX)?;
-        if self.name.trim().is_empty() {
-            return Err(bad("name", Problem::Blank));
-        }
         if let Some(t) = &self.tax_id {
             text("tax_id", t, TAX_ID_LENGTHS[TAX_ID_LENGTHS.len() - 1])?;
             let ok = TAX_ID_LENGTHS.contains(&t.len())
@@ -248,7 +245,8 @@ impl Profile {
     }
 }
 
-/// The rules every field shares: not empty, at most `max` characters, no control character.
+/// The rules every field shares: not empty, at most `max` characters, no control character,
+/// not blank ([`crate::text::check_name`]).
 fn text(field: &'static str, value: &str, max: usize) -> Result<(), ProfileError> {
     if value.is_empty() {
         return Err(bad(field, Problem::Empty));
@@ -257,16 +255,16 @@ fn text(field: &'static str, value: &str, max: usize) -> Result<(), ProfileError
     if chars > max {
         return Err(bad(field, Problem::TooLong { chars, max }));
     }
-    if let Some((at, c)) = value.chars().enumerate().find(|(_, c)| c.is_control()) {
-        return Err(bad(
-            field,
-            Problem::ControlCharacter {
-                code: u32::from(c),
-                at,
-            },
-        ));
+    // One rule for names (issue 24.6): no control character, not only invisible characters
+    // (a name of U+202E and U+200B is not blank to `trim` yet prints as nothing).
+    match crate::text::check_name(value) {
+        Ok(()) => Ok(()),
+        Err(crate::text::NameError::Empty) => Err(bad(field, Problem::Empty)),
+        Err(crate::text::NameError::Invisible) => Err(bad(field, Problem::Blank)),
+        Err(crate::text::NameError::Control { code, at }) => {
+            Err(bad(field, Problem::ControlCharacter { code, at }))
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]

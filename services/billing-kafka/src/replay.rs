@@ -106,7 +106,16 @@ pub async fn replay(
                     detail: e.to_string(),
                 })?;
             if seen.insert(command.id()) {
-                commands.push(command);
+                // Who made it (issue 24.7): kept on the rebuilt outbox, so the audit log reads
+                // the same after a replay.
+                let actor = msg.headers().and_then(|h| {
+                    use rdkafka::message::Headers;
+                    h.iter()
+                        .find(|h| h.key == "gpubill-actor")
+                        .and_then(|h| h.value)
+                        .map(|v| String::from_utf8_lossy(v).into_owned())
+                });
+                commands.push((command, actor));
             } else {
                 report.duplicate_commands += 1;
             }
@@ -134,7 +143,11 @@ pub async fn replay(
     }
 
     // 3. Commands interleaved with the usage they were computed at; then the rest.
-    for command in commands.into_iter().map(Some).chain([None]) {
+    for item in commands.into_iter().map(Some).chain([None]) {
+        let (command, actor) = match item {
+            Some((c, a)) => (Some(c), a),
+            None => (None, None),
+        };
         let targets: BTreeMap<i32, End> = match &command {
             Some(Command::ClosePeriod { positions, .. }) => positions
                 .iter()
@@ -152,7 +165,8 @@ pub async fn replay(
             next.insert(p, reached.max(from));
         }
         if let Some(c) = command {
-            store.apply_command(&c).await?;
+            let actor = actor.unwrap_or_else(|| "admin".to_string());
+            billing_store::actor::as_actor(actor, store.apply_command(&c)).await?;
         }
     }
     // The outputs of the original run are on the topics already: nothing to relay again.

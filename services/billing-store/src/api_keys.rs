@@ -26,11 +26,21 @@ pub struct ApiKeyInfo {
 pub struct AuditEntry {
     pub seq: i64,
     pub at: String,
-    /// Always `admin`: only the admin token makes commands.
-    pub actor: &'static str,
+    /// Who made it: `admin` (the admin token), or `system:<task>` for what the engine did by
+    /// itself (`system:autoclose`); see [`crate::actor`]. A command recorded before actors
+    /// were kept (issue 24.7) reads `admin`.
+    pub actor: String,
     /// The command's type (`pricebook.put`, `account.create`, `wallet.movement`, ...).
     pub action: String,
     pub command: serde_json::Value,
+}
+
+/// The actor in a command's outbox headers; `admin` for a command recorded without one.
+fn actor_of(headers: Option<&str>) -> String {
+    headers
+        .and_then(|h| serde_json::from_str::<serde_json::Value>(h).ok())
+        .and_then(|h| h["gpubill-actor"].as_str().map(String::from))
+        .unwrap_or_else(|| "admin".to_string())
 }
 
 /// The id of a key hash: its first 16 hex digits.
@@ -125,7 +135,7 @@ impl Store {
                 Ok(AuditEntry {
                     seq: r.get(0),
                     at: format_secs(r.get::<i64, _>(2).div_euclid(1000)),
-                    actor: "admin",
+                    actor: actor_of(r.get::<Option<String>, _>(3).as_deref()),
                     action: command["type"].as_str().unwrap_or_default().to_string(),
                     command,
                 })

@@ -116,7 +116,8 @@ impl Store {
             if closed.contains(&period.label) {
                 continue;
             }
-            match self.close_period(&period.label, now_ms).await {
+            let close = self.close_period(&period.label, now_ms);
+            match crate::actor::as_actor(crate::actor::AUTOCLOSE, close).await {
                 Ok(_) => done.closed.push(period.label),
                 Err(e @ (CloseError::Unpriced { .. } | CloseError::NoPriceBook(_))) => {
                     done.blocked = Some((period.label, e));

@@ -169,7 +169,11 @@ impl Store {
     ) -> Result<()> {
         let payload =
             serde_json::to_string(command).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let headers = serde_json::json!({ "gpubill-command-id": command.id() }).to_string();
+        let headers = serde_json::json!({
+            "gpubill-command-id": command.id(),
+            "gpubill-actor": crate::actor::current(),
+        })
+        .to_string();
         insert_rows(
             conn,
             include_str!("../queries/shared/insert_outbox_with_headers.sql"),

@@ -22,6 +22,7 @@
 //! (`sql::in_list`, `sql::ONE_ACCOUNT`).
 
 mod accounts;
+pub mod actor;
 mod adjust;
 mod api_keys;
 mod authorize;

@@ -210,6 +210,14 @@ fn parse(root: &Table) -> Result<PriceBook> {
         ],
     )?;
     let currency = required_string(root, "", "currency")?.to_string();
+    // An ISO 4217 code (issue 24.6: a NUL inside `currency` was accepted and printed).
+    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        return invalid(
+            "currency",
+            &root["currency"],
+            "must be an ISO 4217 code of three capital letters, such as \"CNY\" or \"USD\"",
+        );
+    }
     let timezone = match string(root, "", "timezone")? {
         None => Tz::UTC,
         Some(name) => Tz::from_str(name).or_else(|_| {

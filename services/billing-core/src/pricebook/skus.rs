@@ -1,8 +1,8 @@
 //! Skus, their tiers and state rates, off-peak windows and egress tables (sections 3 and 8).
 
 use super::walk::{
-    as_array, as_table, bounded, decimal, invalid, join, missing, only_keys, rate, required,
-    string, time_of_day,
+    as_array, as_table, bounded, decimal, invalid, join, missing, name_key, only_keys, rate,
+    required, string, time_of_day,
 };
 use super::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, Result, Sku};
 use crate::lease::LeaseState;
@@ -82,6 +82,7 @@ pub(super) fn parse_skus(root: &Table) -> Result<BTreeMap<String, Sku>> {
     };
     for (name, sv) in as_table(v, "skus")? {
         let path = join("skus", name);
+        name_key(&path, name, sv)?;
         if name.len() > MAX_STRING_BYTES {
             return invalid(
                 &path,
@@ -254,6 +255,7 @@ pub(super) fn parse_egress(root: &Table) -> Result<BTreeMap<String, Vec<Tier>>> 
     };
     for (dest, dv) in as_table(v, "egress")? {
         let path = join("egress", dest);
+        name_key(&path, dest, dv)?;
         let t = as_table(dv, &path)?;
         only_keys(t, &path, &["tiers", "rate_per_gb"])?;
         let tiers = match (t.get("tiers"), rate(t, &path, "rate_per_gb")?) {

@@ -1,7 +1,7 @@
 //! Walking the TOML tree: every error names the key (as a path) and its value.
 
 use super::{PriceBookError, Result};
-use crate::limits::{MAX_RATE, MAX_STRING_BYTES};
+use crate::limits::{MAX_EVENT_SECS, MAX_RATE, MAX_STRING_BYTES, MIN_EVENT_SECS};
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use toml::{Table, Value};
@@ -79,8 +79,20 @@ pub(super) fn string<'a>(t: &'a Table, path: &str, key: &str) -> Result<Option<&
             &Value::String(s.clone()),
             format!("longer than {MAX_STRING_BYTES} bytes"),
         ),
-        Some(Value::String(s)) => Ok(Some(s)),
+        Some(Value::String(s)) => match crate::text::check_name(s) {
+            Ok(()) => Ok(Some(s)),
+            Err(e) => invalid(&p, &Value::String(s.clone()), e.to_string()),
+        },
         Some(v) => invalid(&p, v, "must be a string"),
+    }
+}
+
+/// A name used as a key (an sku, an egress destination): the rules of
+/// [`crate::text::check_name`].
+pub(super) fn name_key(path: &str, name: &str, value: &Value) -> Result<()> {
+    match crate::text::check_name(name) {
+        Ok(()) => Ok(()),
+        Err(e) => invalid(path, value, format!("the name {name:?} {e}")),
     }
 }
 
@@ -153,6 +165,12 @@ pub(super) fn instant(t: &Table, path: &str, key: &str) -> Result<Option<Timesta
         }
     };
     match Timestamp::parse_rfc3339(&text) {
+        // The events' range (issue 24.6): a term from 0000-01-01 to 9999-12-31 was accepted.
+        Some(ts) if !(MIN_EVENT_SECS..=MAX_EVENT_SECS).contains(&ts.secs) => invalid(
+            &p,
+            &t[key],
+            "is outside 2000-01-01T00:00:00Z ..= 2100-01-01T00:00:00Z, the range of every instant gpubill reads",
+        ),
         Some(ts) => Ok(Some(ts)),
         None => invalid(
             &p,

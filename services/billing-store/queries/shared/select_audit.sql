@@ -1,3 +1,3 @@
 -- The admin commands (the outbox rows of commands topic $1) after sequence $2, at most $3:
--- seq, payload, created_at_ms.
-select seq, payload, created_at_ms from outbox where topic = $1 and seq > $2 order by seq limit $3
+-- seq, payload, created_at_ms, headers (JSON: `gpubill-actor` names who made it).
+select seq, payload, created_at_ms, headers from outbox where topic = $1 and seq > $2 order by seq limit $3
