@@ -228,7 +228,13 @@ async fn usage_total(
             .unwrap()
             .iter()
             .flat_map(|g| g["buckets"].as_array().unwrap())
-            .map(|b| b["unit_seconds"].as_str().unwrap().parse::<Decimal>().unwrap())
+            .map(|b| {
+                b["unit_seconds"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<Decimal>()
+                    .unwrap()
+            })
             .sum();
         assert!(sum > Decimal::ZERO, "{family} usage in {from}..{to}");
         families.insert(

@@ -627,7 +627,13 @@ async fn answer(
         .unwrap();
     let resp = t.app.clone().oneshot(req).await.unwrap();
     let (status, headers) = (resp.status(), resp.headers().clone());
-    let body = resp.into_body().collect().await.unwrap().to_bytes().to_vec();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
     (status, headers, body)
 }
 
@@ -662,7 +668,12 @@ async fn me_names_the_role_account_and_key_of_every_token() {
 async fn the_price_book_reads_back_as_uploaded(db: Db) {
     let t = TestApp::fresh(db).await;
     let (s, _, body) = answer(&t, "/v1/admin/pricebook", ADMIN).await;
-    assert_eq!(s, StatusCode::NOT_FOUND, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(
+        s,
+        StatusCode::NOT_FOUND,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
     let first = fixture("worked-1/pricebook.toml");
     t.put_pricebook(&first).await;
     let second = "# 第二版 price book \r\ncurrency = \"CNY\"   \r\ntimezone = \"Asia/Shanghai\"\r\n\
@@ -675,9 +686,19 @@ async fn the_price_book_reads_back_as_uploaded(db: Db) {
         ("/v1/admin/pricebook?version=1", first.as_str(), "1"),
     ] {
         let (s, h, body) = answer(&t, uri, ADMIN).await;
-        assert_eq!(s, StatusCode::OK, "{uri}: {}", String::from_utf8_lossy(&body));
+        assert_eq!(
+            s,
+            StatusCode::OK,
+            "{uri}: {}",
+            String::from_utf8_lossy(&body)
+        );
         assert_eq!(body, want.as_bytes(), "{uri}: byte for byte");
-        assert!(h["content-type"].to_str().unwrap().starts_with("application/toml"));
+        assert!(
+            h["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/toml")
+        );
         assert_eq!(h["x-pricebook-version"], version, "{uri}");
         assert_eq!(h["x-uploaded-at"], "2026-12-02T00:00:00Z", "{uri}");
         let sha = h["x-content-sha256"].to_str().unwrap();
@@ -763,7 +784,11 @@ async fn prices_show_what_the_price_book_says_worked_by_hand() {
     assert_eq!(p["skus"][0]["spot_rate_per_hour"], "7.50", "{p}");
     // The admin reads them too, with an account's discount or none; the ingest token not.
     let (s, p) = t.admin("GET", "/v1/prices", "").await;
-    assert_eq!((s, &p["discount_percent"]), (StatusCode::OK, &json!("0")), "{p}");
+    assert_eq!(
+        (s, &p["discount_percent"]),
+        (StatusCode::OK, &json!("0")),
+        "{p}"
+    );
     let (s, _) = t.get("/v1/prices", INGEST).await;
     assert_eq!(s, StatusCode::FORBIDDEN);
 }

@@ -25,7 +25,9 @@ use sha2::{Digest, Sha256};
 /// `GET /v1/me`
 pub async fn me(principal: Principal, headers: HeaderMap) -> Json<Value> {
     Json(match &principal {
-        Principal::Admin => json!({"role": "admin", "account": null, "name": "admin", "key_id": null}),
+        Principal::Admin => {
+            json!({"role": "admin", "account": null, "name": "admin", "key_id": null})
+        }
         Principal::Ingest => {
             json!({"role": "ingest", "account": null, "name": "ingest", "key_id": null})
         }

@@ -350,9 +350,9 @@ mod tests {
             let td = format!("<td id=\"period\" data-timezone=\"Asia/Shanghai\">{want}</td>");
             assert!(page.contains(&td), "{lang:?} lacks {td}");
         }
-        // Without a timezone, UTC: the same instants are October 31 to November 29.
+        // Without a timezone, UTC: the same instants fall on October 31 and November 30.
         let page = render_value(&doc(), None, None, Lang::En);
-        assert!(page.contains(">October 31, 2026 – November 29, 2026</td>"));
+        assert!(page.contains(">October 31, 2026 – November 30, 2026</td>"));
     }
 
     #[test]

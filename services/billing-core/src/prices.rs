@@ -288,7 +288,13 @@ percent = "10"
         assert_eq!(rates, ["16.80", "14.00"]);
         assert_eq!(h100.spot_rate_per_hour.unwrap().to_string(), "9.60");
         let ssd = &list.skus[1];
-        assert_eq!((ssd.unit, ssd.on_demand[0].rate_per_hour.to_string().as_str()), ("gb_hour", "0.0002"));
+        assert_eq!(
+            (
+                ssd.unit,
+                ssd.on_demand[0].rate_per_hour.to_string().as_str()
+            ),
+            ("gb_hour", "0.0002")
+        );
         assert_eq!(list.egress[0].tiers[1].rate_per_gb.to_string(), "0.80");
         // A spot curve point before now sets the spot price; one after it does not yet.
         platform.add_spot_price("gpu.h100-80g", 1_700_000_000, Decimal::new(75, 1));

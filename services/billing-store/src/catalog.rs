@@ -17,18 +17,25 @@ pub struct UploadedPriceBook {
 impl Store {
     /// Version `version` as uploaded (the newest when `None`); `None` when there is no such
     /// version.
-    pub async fn uploaded_pricebook(&self, version: Option<i64>) -> Result<Option<UploadedPriceBook>> {
+    pub async fn uploaded_pricebook(
+        &self,
+        version: Option<i64>,
+    ) -> Result<Option<UploadedPriceBook>> {
         let row = match version {
             Some(v) => {
-                crate::db::query(include_str!("../queries/shared/select_pricebook_version.sql"))
-                    .bind(v)
-                    .fetch_optional(&self.pool)
-                    .await?
+                crate::db::query(include_str!(
+                    "../queries/shared/select_pricebook_version.sql"
+                ))
+                .bind(v)
+                .fetch_optional(&self.pool)
+                .await?
             }
             None => {
-                crate::db::query(include_str!("../queries/shared/select_latest_pricebook.sql"))
-                    .fetch_optional(&self.pool)
-                    .await?
+                crate::db::query(include_str!(
+                    "../queries/shared/select_latest_pricebook.sql"
+                ))
+                .fetch_optional(&self.pool)
+                .await?
             }
         };
         Ok(row.map(|r| UploadedPriceBook {
@@ -42,7 +49,11 @@ impl Store {
     /// The prices `account` rents at at `now_ms`: those of the version rating the period
     /// holding `now_ms` (account terms merged in) with the spot curves as they are; the
     /// period's label with it. `None` when no price book rates that period.
-    pub async fn price_list(&self, account: &str, now_ms: i64) -> Result<Option<(String, PriceList)>> {
+    pub async fn price_list(
+        &self,
+        account: &str,
+        now_ms: i64,
+    ) -> Result<Option<(String, PriceList)>> {
         let mut conn = self.pool.acquire().await?;
         let books = self.books(&mut conn).await?;
         let now_s = now_ms.div_euclid(1000);
