@@ -134,8 +134,26 @@ fn fleet() -> Vec<String> {
                 [&shanghai(day, start), &shanghai(day, start + hours)],
             ));
         }
+        // The training lease's 500 GB volume, all day: GB-seconds, which must never stack on
+        // its GPU-seconds (issue 24.12).
+        if day <= 20 {
+            out.push(usage(
+                &format!("v-{day}"),
+                "acme",
+                ["L-train", "L-train-vol", "storage.ssd", "500"],
+                [&shanghai(day, 0), &shanghai(day, 24)],
+            ));
+        }
     }
     out
+}
+
+/// The price book of the console's test: the worked example's, with a storage sku.
+fn console_book() -> String {
+    format!(
+        "{}\n[skus.\"storage.ssd\"]\nrate_per_hour = \"0.0002\"\n",
+        fixture("worked-1/pricebook.toml")
+    )
 }
 
 /// Usage of December 1st (the test's clock is 2026-12-02): the open period's cost to date.
@@ -195,7 +213,42 @@ async fn usage_total(
         })
         .sum();
     assert!(total > Decimal::ZERO, "usage to draw in {from}..{to}");
+    // Per family (unit), as each chart draws it: the API's own answer with `family=`.
+    let mut families = serde_json::Map::new();
+    for family in ["gpu", "storage", "vgpu"] {
+        let (s, f) = t
+            .get(
+                &format!("/v1/usage?from={from}&to={to}&granularity={granularity}&group_by={group_by}&group_limit=1000&family={family}"),
+                key,
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{f}");
+        let sum: Decimal = f["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["buckets"].as_array().unwrap())
+            .map(|b| {
+                b["unit_seconds"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<Decimal>()
+                    .unwrap()
+            })
+            .sum();
+        assert!(sum > Decimal::ZERO, "{family} usage in {from}..{to}");
+        families.insert(
+            family.into(),
+            json!({"total": sum.normalize().to_string(), "groups": f["groups"].as_array().unwrap().len()}),
+        );
+    }
+    let parts: Decimal = families
+        .values()
+        .map(|f| f["total"].as_str().unwrap().parse::<Decimal>().unwrap())
+        .sum();
+    assert_eq!(parts, total, "the families partition the usage");
     json!({
+        "families": families,
         "period": "2026-11",
         "granularity": granularity,
         "group_by": group_by,
@@ -210,7 +263,7 @@ async fn usage_total(
 async fn console_in_headless_chromium_shows_what_the_api_answers() {
     let (node, dir, chromium) = (node(), browser_dir(), chromium());
     let t = TestApp::fresh(Db::Sqlite).await;
-    let book = fixture("worked-1/pricebook.toml");
+    let book = console_book();
     t.put_pricebook(&book).await;
     let acme = t.account("acme").await;
     let beta = t.account("beta").await;
@@ -264,6 +317,8 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
     assert!(decisions > 0, "acme's November crossed its limits");
     let (s, balance) = t.get("/v1/balance", &acme).await;
     assert_eq!(s, StatusCode::OK, "{balance}");
+    let (s, prices) = t.get("/v1/prices", &acme).await;
+    assert_eq!(s, StatusCode::OK, "{prices}");
     // November in the price book's timezone (Asia/Shanghai), as the console finds it from the
     // open period's start; the API floors `from` to the granularity.
     let (from, to) = ("2026-10-31T16:00:00Z", "2026-11-30T16:00:00Z");
@@ -295,6 +350,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         "november": november,
         "accounts": ["acme", "beta"],
         "decisions": decisions,
+        "prices": prices,
     });
 
     // The server, on a loopback port.

@@ -609,3 +609,186 @@ async fn a_generated_python_client_bills_an_account_as_the_api_does() {
     assert_eq!(invoice["paid"], "10.00", "{invoice}");
     assert_eq!(invoice["status"], "issued", "{invoice}");
 }
+
+// ---- who the key is, the price book read back, the price list (issue 24.11, 24.15) ----------
+
+/// `method uri` with `token`: the status, the headers and the body's bytes.
+async fn answer(
+    t: &TestApp,
+    uri: &str,
+    token: &str,
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let req = axum::http::Request::builder()
+        .uri(uri)
+        .header("authorization", format!("Bearer {token}"))
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let resp = t.app.clone().oneshot(req).await.unwrap();
+    let (status, headers) = (resp.status(), resp.headers().clone());
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
+    (status, headers, body)
+}
+
+/// `GET /v1/me` answers every token who it is, as its schema says: a customer key its
+/// account and key id (the one the key list shows), the admin and ingest tokens their role.
+#[tokio::test]
+async fn me_names_the_role_account_and_key_of_every_token() {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let doc = document(&t).await;
+    let key = t.account("me-acme").await;
+    let (s, me) = t.get("/v1/me", &key).await;
+    assert_eq!(s, StatusCode::OK, "{me}");
+    conforms(&doc, "get", "/v1/me", 200, &me);
+    let (_, keys) = t.admin("GET", "/v1/admin/accounts/me-acme/keys", "").await;
+    assert_eq!(me["role"], "customer");
+    assert_eq!(me["account"], "me-acme");
+    assert_eq!(me["key_id"], keys["keys"][0]["key_id"], "{keys}");
+    assert_eq!(me["name"], me["key_id"]);
+    for (token, role) in [(ADMIN, "admin"), (INGEST, "ingest")] {
+        let (s, me) = t.get("/v1/me", token).await;
+        assert_eq!(s, StatusCode::OK, "{me}");
+        conforms(&doc, "get", "/v1/me", 200, &me);
+        assert_eq!((&me["role"], &me["account"]), (&json!(role), &Value::Null));
+    }
+    let (s, v) = t.get("/v1/me", "gbk_nobody").await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{v}");
+}
+
+/// A price book version reads back byte for byte (CRLF, comments, a trailing space, Chinese
+/// text) with its version, upload time, effective date and SHA-256 in headers; an unknown
+/// version is a 404, a malformed one a 400; a customer key is refused.
+async fn the_price_book_reads_back_as_uploaded(db: Db) {
+    let t = TestApp::fresh(db).await;
+    let (s, _, body) = answer(&t, "/v1/admin/pricebook", ADMIN).await;
+    assert_eq!(
+        s,
+        StatusCode::NOT_FOUND,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    let first = fixture("worked-1/pricebook.toml");
+    t.put_pricebook(&first).await;
+    let second = "# 第二版 price book \r\ncurrency = \"CNY\"   \r\ntimezone = \"Asia/Shanghai\"\r\n\
+                  effective_from = \"2027-01-01T00:00:00+08:00\"\r\n\r\n[skus.\"gpu.h100-80g\"]\r\n\
+                  rate_per_hour = \"22.50\"  # cheaper\r\n";
+    t.put_pricebook(second).await;
+    for (uri, want, version) in [
+        ("/v1/admin/pricebook", second, "2"),
+        ("/v1/admin/pricebook?version=2", second, "2"),
+        ("/v1/admin/pricebook?version=1", first.as_str(), "1"),
+    ] {
+        let (s, h, body) = answer(&t, uri, ADMIN).await;
+        assert_eq!(
+            s,
+            StatusCode::OK,
+            "{uri}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        assert_eq!(body, want.as_bytes(), "{uri}: byte for byte");
+        assert!(
+            h["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/toml")
+        );
+        assert_eq!(h["x-pricebook-version"], version, "{uri}");
+        assert_eq!(h["x-uploaded-at"], "2026-12-02T00:00:00Z", "{uri}");
+        let sha = h["x-content-sha256"].to_str().unwrap();
+        assert_eq!(sha.len(), 64);
+        assert_eq!(h["etag"].to_str().unwrap(), format!("\"{sha}\""));
+        let effective = h.get("x-effective-from").map(|v| v.to_str().unwrap());
+        let expected = (version == "2").then_some("2026-12-31T16:00:00Z");
+        assert_eq!(effective, expected, "{uri}");
+    }
+    let (_, h1, _) = answer(&t, "/v1/admin/pricebook?version=1", ADMIN).await;
+    let (_, h2, _) = answer(&t, "/v1/admin/pricebook?version=2", ADMIN).await;
+    assert_ne!(h1["x-content-sha256"], h2["x-content-sha256"]);
+    for (uri, status) in [
+        ("/v1/admin/pricebook?version=3", StatusCode::NOT_FOUND),
+        ("/v1/admin/pricebook?version=0", StatusCode::BAD_REQUEST),
+        ("/v1/admin/pricebook?version=x", StatusCode::BAD_REQUEST),
+        ("/v1/admin/pricebook?version=-1", StatusCode::BAD_REQUEST),
+    ] {
+        let (s, v) = t.admin("GET", uri, "").await;
+        assert_eq!(s, status, "{uri}: {v}");
+        assert!(v["message"].is_string(), "{uri}: {v}");
+    }
+    let key = t.account("pb-acme").await;
+    let (s, _) = t.get("/v1/admin/pricebook", &key).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+}
+on_both!(the_price_book_reads_back_as_uploaded);
+
+/// `GET /v1/prices` of the worked example's price book (issue 24.15), worked by hand: the
+/// H100's two tiers (24.00 up to 2 h, then 20.00), its off-peak rates 22:00–06:00 at 0.70
+/// (16.80 and 14.00), its spot price (9.60 from the book, then 7.50 from a spot price point
+/// before now, not 5.00 from one after), its 60 s minimum; the quarter T4 at 2.40 (off-peak
+/// 1.68, no spot); egress to the internet free up to 100 GB, then 0.80; beta's 10 % discount.
+#[tokio::test]
+async fn prices_show_what_the_price_book_says_worked_by_hand() {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let doc = document(&t).await;
+    let key = t.account("beta").await;
+    let (s, v) = t.get("/v1/prices", &key).await;
+    assert_eq!(s, StatusCode::CONFLICT, "no price book yet: {v}");
+    t.put_pricebook(&fixture("worked-1/pricebook.toml")).await;
+    let (s, p) = t.get("/v1/prices", &key).await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    conforms(&doc, "get", "/v1/prices", 200, &p);
+    assert_eq!(p["as_of"], "2026-12-02T00:00:00Z");
+    assert_eq!(p["period_label"], "2026-12");
+    assert_eq!(p["currency"], "CNY");
+    assert_eq!(p["timezone"], "Asia/Shanghai");
+    assert_eq!(p["tax_rate"], "0.06");
+    assert_eq!(p["discount_percent"], "10");
+    let h100 = json!({
+        "sku": "gpu.h100-80g", "family": "gpu", "unit": "card_hour",
+        "on_demand": [{"up_to_hours": "2", "rate_per_hour": "24.00"}, {"up_to_hours": null, "rate_per_hour": "20.00"}],
+        "tier_mode": "graduated",
+        "offpeak": [{"from": "22:00", "to": "06:00", "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+                     "multiplier": "0.70", "rates_per_hour": ["16.80", "14.00"]}],
+        "spot_rate_per_hour": "9.60", "minimum_seconds": 60, "state_rates": {}
+    });
+    let t4 = json!({
+        "sku": "vgpu.t4-quarter", "family": "vgpu", "unit": "unit_hour",
+        "on_demand": [{"up_to_hours": null, "rate_per_hour": "2.40"}], "tier_mode": "graduated",
+        "offpeak": [{"from": "22:00", "to": "06:00", "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+                     "multiplier": "0.70", "rates_per_hour": ["1.68"]}],
+        "spot_rate_per_hour": null, "minimum_seconds": null, "state_rates": {}
+    });
+    assert_eq!(p["skus"], json!([h100, t4]), "{p:#}");
+    assert_eq!(
+        p["egress"],
+        json!([{"dest": "internet", "tiers": [{"up_to_gb": "100", "rate_per_gb": "0.00"}, {"up_to_gb": null, "rate_per_gb": "0.80"}]}])
+    );
+    // Spot price points: the latest one at or before now sets the price; a later one not yet.
+    let point = |id: &str, price: &str, from: &str| {
+        json!({"specversion":"1.0","id":id,"source":"market/gz","type":"spot.price","subject":"gz-a",
+            "data":{"sku":"gpu.h100-80g","price_per_hour":price,"from":from}})
+        .to_string()
+    };
+    t.ingest(&[
+        point("p1", "7.5", "2026-12-01T00:00:00Z"),
+        point("p2", "5.00", "2026-12-03T00:00:00Z"),
+    ])
+    .await;
+    let (_, p) = t.get("/v1/prices", &key).await;
+    assert_eq!(p["skus"][0]["spot_rate_per_hour"], "7.50", "{p}");
+    // The admin reads them too, with an account's discount or none; the ingest token not.
+    let (s, p) = t.admin("GET", "/v1/prices", "").await;
+    assert_eq!(
+        (s, &p["discount_percent"]),
+        (StatusCode::OK, &json!("0")),
+        "{p}"
+    );
+    let (s, _) = t.get("/v1/prices", INGEST).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+}

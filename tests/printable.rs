@@ -222,6 +222,13 @@ async fn html_invoice_in_chromium_shows_the_json_totals_in_both_languages(db: Db
             dec(&json["subtotal"]),
             "{lang}: the lines add up to the subtotal"
         );
+        // The period in the invoice's timezone (the price book's, Asia/Shanghai), as local
+        // dates; its end is exclusive, so the last day shown is November 30th (issue 24.14).
+        let period = match lang {
+            "zh" => "2026年11月1日 – 2026年11月30日",
+            _ => "November 1, 2026 – November 30, 2026",
+        };
+        assert_eq!(by_id(&dom, "period"), period, "{lang}: the period");
         assert_eq!(by_id(&dom, "buyer-name"), BUYER_NAME);
         assert_eq!(by_id(&dom, "buyer-tax_id"), BUYER_TAX_ID);
         assert_eq!(by_id(&dom, "buyer-account"), "acme");
@@ -289,6 +296,14 @@ async fn pdf_invoice_has_the_totals_in_its_text(db: Db) {
                 "{lang}: {want} is not in the PDF's text:\n{text}"
             );
         }
+        let period = match lang {
+            "zh" => "2026年11月1日 – 2026年11月30日",
+            _ => "November 1, 2026 – November 30, 2026",
+        };
+        assert!(
+            text.contains(period),
+            "{lang}: the period {period} is not in the PDF's text:\n{text}"
+        );
         if lang == "zh" {
             assert!(
                 text.contains(BUYER_NAME),

@@ -134,8 +134,9 @@ async fn started_subscription_only_loses_future_cycles(db: Db) {
     let sw = &b["subscriptions"][0];
     assert_eq!(sw["id"], "sub-w");
     assert_eq!(sw["current_cycle"], 1);
-    assert_eq!(sw["cycle_start"], NOV_1 + 7 * DAY);
-    assert_eq!(sw["cycle_end"], NOV_1 + 14 * DAY);
+    // Instants in RFC 3339, like every date of the API (issue 24.13).
+    assert_eq!(sw["cycle_start"], "2026-11-08T00:00:00Z");
+    assert_eq!(sw["cycle_end"], "2026-11-15T00:00:00Z");
     assert_eq!(sw["cycles_left"], 3);
 
     let (s, v) = delete(&app, "subscriptions/sub-w").await;
@@ -177,7 +178,7 @@ async fn packages_change_only_before_they_start(db: Db) {
     assert_eq!(p["remaining_unit_seconds"], "21600", "{b}");
     assert_eq!(
         (p["from"].clone(), p["to"].clone()),
-        (json!(NOV_1), json!(NOV_1 + 30 * DAY))
+        (json!("2026-11-01T00:00:00Z"), json!("2026-12-01T00:00:00Z"))
     );
     // The 4 h were covered: only the package's price is owed.
     let (_, cost) = app.get("/v1/cost/current", &key).await;
@@ -359,7 +360,10 @@ async fn terms_survive_a_restart_and_show_in_the_balance(db: Db) {
     assert_eq!(b["credits"][0]["id"], "welcome");
     assert_eq!(b["credits"][0]["remaining"], "84.00", "{b}");
     assert_eq!(b["packages"][0]["remaining_unit_seconds"], "360000", "{b}");
-    assert_eq!(b["packages"][0]["from"], NOV_1 + 30 * DAY);
+    assert_eq!(b["packages"][0]["from"], "2026-12-01T00:00:00Z");
+    assert_eq!(b["packages"][0]["to"], "2027-01-01T00:00:00Z");
+    // An open credit has no dates: null, not a number.
+    assert_eq!(b["credits"][0]["from"], Value::Null, "{b}");
     assert_eq!(b["sla_compensation_credited"], "0");
     // December: the package's 1000.00 less 10 %, then 84.00 of credit.
     let (_, cost) = app.get("/v1/cost/current", &key2).await;

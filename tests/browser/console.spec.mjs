@@ -6,7 +6,8 @@
 //   GPUBILL_CONSOLE_EXPECT  JSON: { admin, keys: { acme, beta }, open_period, usage: [...],
 //                           cost_to_date, currency, spend_limit, prepaid_balance, wallet_balance,
 //                           dead_letter_reason, november: { acme, beta }, accounts,
-//                           decisions }
+//                           decisions, prices (GET /v1/prices) }; each usage entry has
+//                           `families`: { gpu|storage|vgpu: { total, groups } }
 //   GPUBILL_CHROMIUM        the browser (default /usr/bin/chromium)
 //   GPUBILL_ARTIFACTS       where screenshots go (default ../../target/test-artifacts)
 //   GPUBILL_DOCS_SCREENSHOT where the README's screenshot goes (unset: none)
@@ -157,14 +158,44 @@ async function apiStatus(path) {
   }, path);
 }
 
-/** Sum of every value the usage chart draws (unit-hours, floats). */
-async function chartSum(testid) {
-  return page.evaluate((id) => {
-    const el = document.querySelector(`[data-testid="${id}"]`);
-    const chart = window.echarts.getInstanceByDom(el);
-    const option = chart.getOption();
-    return option.series.reduce((acc, s) => acc + s.data.reduce((a, v) => a + (typeof v === 'number' ? v : v.value), 0), 0);
-  }, testid);
+/** Every usage chart: its unit, axis name, series names and the sum of what it draws. */
+async function unitCharts() {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('[data-testid="usage-chart"]')].map((el) => {
+      const option = window.echarts.getInstanceByDom(el).getOption();
+      return {
+        family: el.dataset.family,
+        unit: el.dataset.unit,
+        axis: option.yAxis[0].name,
+        series: option.series.map((s) => s.name),
+        sum: option.series.reduce((acc, s) => acc + s.data.reduce((a, v) => a + (typeof v === 'number' ? v : v.value), 0), 0),
+      };
+    }),
+  );
+}
+
+/** Units never share a chart (issue 24.12): one chart per family of skus, each with its own
+ * axis, drawing exactly what GET /v1/usage?family= answers; grouped by sku, a chart stacks
+ * only its own family's skus. */
+async function checkUnitCharts(expected) {
+  const drawnCharts = await unitCharts();
+  const families = Object.keys(expected.families).sort();
+  check(
+    JSON.stringify(drawnCharts.map((c) => c.family)) === JSON.stringify(families),
+    `one chart per unit: charts of ${drawnCharts.map((c) => c.family)}, families ${families}`,
+  );
+  check(new Set(drawnCharts.map((c) => c.axis)).size === drawnCharts.length, `every chart has its own unit on its axis: ${drawnCharts.map((c) => c.axis)}`);
+  for (const c of drawnCharts) {
+    const f = expected.families[c.family];
+    const want = Number(f.total) / 3600;
+    check(Math.abs(c.sum - want) < 1e-6 * Math.max(1, want), `the ${c.family} chart draws ${c.sum} ${c.unit}s, the API says ${want}`);
+    if (expected.group_by === 'sku') {
+      check(c.series.every((name) => name.split('.')[0] === c.family), `the ${c.family} chart stacks only its own skus: ${c.series}`);
+    }
+    const section = page.locator(`[data-testid=usage-unit][data-family="${c.family}"]`);
+    equalDecimal(await section.locator('[data-testid=usage-unit-seconds]').textContent(), f.total, `${c.family} unit-seconds`);
+    equalDecimal(await section.locator('[data-testid=usage-unit-groups]').textContent(), String(f.groups), `${c.family} groups`);
+  }
 }
 
 async function download(testid) {
@@ -206,6 +237,22 @@ page.on('console', (m) => {
     pageErrors.push(`console: ${m.text()}`);
   }
 });
+// Answers of 400 and above and requests that never got an answer: a normal sign-in makes
+// none (issue 24.11: the console asked an admin route who a key is and got a 403).
+const failedRequests = [];
+page.on('response', (r) => {
+  if (r.status() >= 400) {
+    failedRequests.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+  }
+});
+page.on('requestfailed', (r) => failedRequests.push(`${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
+
+async function signInCleanly(token, landing) {
+  failedRequests.length = 0;
+  await signIn(token, landing);
+  check(failedRequests.length === 0, `the sign-in made failed requests: ${failedRequests.join('; ')}`);
+}
+
 const outside = [];
 page.on('request', (r) => {
   const url = r.url();
@@ -243,8 +290,8 @@ await step('a wrong key is refused at sign-in', async () => {
   check(await page.evaluate(() => sessionStorage.getItem('gpubill.session') === null), 'no session after a wrong key');
 });
 
-await step('the customer signs in with an API key and lands on usage and cost', async () => {
-  await signIn(expect.keys.acme, '#/overview');
+await step('the customer signs in with an API key and lands on usage and cost, with no failed request', async () => {
+  await signInCleanly(expect.keys.acme, '#/overview');
   check((await text('signed-in-as')).includes('acme'), 'the top bar names acme');
   check(await page.evaluate(() => localStorage.getItem('gpubill.session') === null), 'the key is not in localStorage');
   check((await byTestId('usage-period').inputValue()) === expect.open_period, `the open period ${expect.open_period} is shown first`);
@@ -268,11 +315,7 @@ await step('the period picker goes to November; the usage total equals GET /v1/u
   const range = byTestId('usage-range-raw');
   check((await range.getAttribute('data-from')) === novHour.from, `from ${await range.getAttribute('data-from')} != ${novHour.from}`);
   check((await range.getAttribute('data-to')) === novHour.to, `to ${await range.getAttribute('data-to')} != ${novHour.to}`);
-  equalDecimal(await text('usage-total'), novHour.total, 'usage total (unit-seconds)');
-  equalDecimal(await text('usage-groups'), String(novHour.groups), 'groups');
-  const drawnHours = await chartSum('usage-chart');
-  const expected = Number(novHour.total) / 3600;
-  check(Math.abs(drawnHours - expected) < 1e-6 * Math.max(1, expected), `the chart draws ${drawnHours} unit-hours, the API says ${expected}`);
+  await checkUnitCharts(novHour);
   await shot('usage-hour');
 });
 
@@ -283,11 +326,7 @@ await step('granularity day, stacked by resource: the total equals GET /v1/usage
   await drawn('#/overview?period=2026-11&granularity=day&group_by=resource');
   const range = byTestId('usage-range-raw');
   check((await range.getAttribute('data-from')) === novDay.from, `from ${await range.getAttribute('data-from')} != ${novDay.from}`);
-  equalDecimal(await text('usage-total'), novDay.total, 'usage total (unit-seconds)');
-  equalDecimal(await text('usage-groups'), String(novDay.groups), 'groups');
-  const drawnHours = await chartSum('usage-chart');
-  const expected = Number(novDay.total) / 3600;
-  check(Math.abs(drawnHours - expected) < 1e-6 * Math.max(1, expected), `the chart draws ${drawnHours} unit-hours, the API says ${expected}`);
+  await checkUnitCharts(novDay);
   const path = await shot('overview');
   if (process.env.GPUBILL_DOCS_SCREENSHOT) {
     copyFileSync(path, process.env.GPUBILL_DOCS_SCREENSHOT);
@@ -300,6 +339,39 @@ await step('balance shows the wallet, the quotas and what the account holds', as
   equalDecimal(await text('wallet-balance'), expect.wallet_balance, 'wallet balance');
   equalDecimal(await page.locator('[data-testid=quota-row][data-quota=spend_limit] [data-testid=quota-limit]').textContent(), expect.spend_limit, 'spend limit quota');
   await shot('balance');
+});
+
+await step('the prices page shows what GET /v1/prices answers: every sku, off-peak and spot, egress', async () => {
+  await byTestId('nav-prices').click();
+  await drawn('#/prices');
+  const p = expect.prices;
+  const skus = await page.locator('[data-testid=price-row]').evaluateAll((rows) => rows.map((r) => r.dataset.sku));
+  check(JSON.stringify(skus) === JSON.stringify(p.skus.map((x) => x.sku)), `skus ${skus} != ${p.skus.map((x) => x.sku)}`);
+  check(skus.includes('storage.ssd'), 'storage is priced');
+  for (const sku of p.skus) {
+    const r = page.locator(`[data-testid=price-row][data-sku="${sku.sku}"]`);
+    check((await r.getAttribute('data-unit')) === sku.unit, `${sku.sku}: unit ${sku.unit}`);
+    const onDemand = await r.locator('[data-testid=price-on-demand]').textContent();
+    for (const tier of sku.on_demand) {
+      check(onDemand.includes(tier.rate_per_hour), `${sku.sku}: on-demand ${onDemand} lacks ${tier.rate_per_hour}`);
+    }
+    const offpeak = await r.locator('[data-testid=price-offpeak]').textContent();
+    for (const w of sku.offpeak) {
+      for (const rate of w.rates_per_hour) {
+        check(offpeak.includes(rate), `${sku.sku}: off-peak ${offpeak} lacks ${rate}`);
+      }
+    }
+    const spot = (await r.locator('[data-testid=price-spot]').textContent()).trim();
+    check(spot === (sku.spot_rate_per_hour ?? '—'), `${sku.sku}: spot ${spot}, the API ${sku.spot_rate_per_hour}`);
+  }
+  for (const e of p.egress) {
+    const rates = await page.locator(`[data-testid=egress-row][data-dest="${e.dest}"] [data-testid=egress-rates]`).textContent();
+    for (const tier of e.tiers) {
+      check(rates.includes(tier.rate_per_gb), `egress ${e.dest}: ${rates} lacks ${tier.rate_per_gb}`);
+    }
+  }
+  await shot('prices');
+  await clean();
 });
 
 await step('quota decisions and invoices draw (no invoices before the close)', async () => {
@@ -332,7 +404,7 @@ await step('a customer cannot reach admin pages or another account\'s data', asy
 
 await step('the admin signs in with the admin token and sees the accounts with their quotas', async () => {
   await signOut();
-  await signIn(expect.admin, '#/admin/accounts');
+  await signInCleanly(expect.admin, '#/admin/accounts');
   const ids = await page.locator('[data-testid=account-row]').evaluateAll((rows) => rows.map((r) => r.dataset.accountId));
   check(JSON.stringify(ids) === JSON.stringify(expect.accounts), `accounts ${ids} != ${expect.accounts}`);
   equalDecimal(await page.locator('[data-testid=account-row][data-account-id=acme] [data-testid=account-spend-limit]').textContent(), expect.spend_limit, "acme's spend limit");

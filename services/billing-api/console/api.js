@@ -81,32 +81,17 @@ export async function download(path, filename) {
 }
 
 /**
- * Which principal a token is: the admin token reads the account list, a customer key its
- * invoices (and its balance names its account); anything else is refused with the API's
- * answer (an ingest token: 403 from both).
+ * Which principal a token is: `GET /v1/me` answers any token its role, a customer key's
+ * account and its name, so a sign-in calls no route the token may not use (issue 24.11). An
+ * ingest token is refused here, as the console has no page for it.
  */
 export async function whoIs(token) {
-  try {
-    await get('/v1/admin/accounts?limit=1', { token });
-    return { token, role: 'admin' };
-  } catch (e) {
-    if (!(e instanceof ApiError) || e.status !== 403) {
-      throw e;
-    }
+  const me = await get('/v1/me', { token });
+  if (me.role === 'admin') {
+    return { token, role: 'admin', name: me.name };
   }
-  try {
-    await get('/v1/invoices', { token });
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 403) {
-      throw new ApiError(403, 'ingest_token', e.message);
-    }
-    throw e;
+  if (me.role !== 'customer') {
+    throw new ApiError(403, 'ingest_token', `a ${me.role} token has no console`);
   }
-  let account = null;
-  try {
-    account = (await get('/v1/balance', { token })).account;
-  } catch {
-    // No price book yet, say: the account's name is only shown, never needed.
-  }
-  return { token, role: 'customer', account };
+  return { token, role: 'customer', account: me.account, name: me.name };
 }

@@ -19,6 +19,7 @@ const CUSTOMER_NAV = [
   ['balance', 'nav.balance'],
   ['quota', 'nav.quota'],
   ['invoices', 'nav.invoices'],
+  ['prices', 'nav.prices'],
 ];
 
 const ADMIN_NAV = [
@@ -113,6 +114,8 @@ function pageOf(segments, s) {
       return customer.quota;
     case 'invoices':
       return second ? customer.invoice : customer.invoices;
+    case 'prices':
+      return customer.prices;
     default:
       return notFound;
   }

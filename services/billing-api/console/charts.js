@@ -44,9 +44,9 @@ const base = {
 
 /**
  * Usage over time, stacked by group: `categories` the bucket labels, `series` [{ name, values
- * (unit-hours, floats for drawing) }].
+ * (unit-hours, floats for drawing) }], all of one unit (`axisName`): units never share an axis.
  */
-export function usageChart(el, { categories, series }) {
+export function usageChart(el, { categories, series }, axisName = t('usage.axis_hours')) {
   const chart = init(el);
   // A month whose usage fills a few days opens zoomed on them (the slider shows the month).
   let first = categories.length;
@@ -71,7 +71,7 @@ export function usageChart(el, { categories, series }) {
     legend: { type: 'scroll', top: 0, left: 56, right: 16 },
     grid: { left: 56, right: 16, top: 60, bottom: 64 },
     xAxis: { type: 'category', data: categories, axisLabel: { hideOverlap: true } },
-    yAxis: { type: 'value', name: t('usage.axis_hours'), nameGap: 12 },
+    yAxis: { type: 'value', name: axisName, nameGap: 12 },
     dataZoom: [{ type: 'inside', ...zoom }, { type: 'slider', height: 18, bottom: 8, ...zoom }],
     series: series.map((s) => ({
       name: s.name,

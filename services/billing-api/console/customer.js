@@ -64,7 +64,7 @@ function defaultPeriod(cost, invoices) {
  * and `next_from` across windows. A bucket is set, not added, so a bucket answered twice
  * (group pages of one window may end at different times) counts once.
  */
-export async function fetchUsage({ from, to, granularity, groupBy }) {
+export async function fetchUsage({ from, to, granularity, groupBy, family }) {
   const cells = new Map(); // group -> Map(start -> unit_seconds)
   let answeredFrom = null;
   let cursor = from;
@@ -81,6 +81,9 @@ export async function fetchUsage({ from, to, granularity, groupBy }) {
       const q = new URLSearchParams({ from: cursor, to, granularity, group_by: groupBy, group_limit: '1000' });
       if (groupAfter) {
         q.set('group_after', groupAfter);
+      }
+      if (family) {
+        q.set('family', family);
       }
       const a = await api.get(`/v1/usage?${q}`);
       answeredFrom = answeredFrom || a.from;
@@ -107,6 +110,17 @@ export async function fetchUsage({ from, to, granularity, groupBy }) {
 
 function bucketLabel(startIso, granularity) {
   return granularity === 'day' ? startIso.slice(5, 10) : startIso.slice(5, 16).replace('T', ' ');
+}
+
+/** An sku's family: its name up to the first `.` (billing_core::prices::sku_family). */
+export function familyOf(sku) {
+  return String(sku).split('.')[0];
+}
+
+/** What one unit-hour of a family is (billing_core::prices::sku_unit): GPUs in cards,
+ * storage in GB, any other family in its own units. */
+export function unitOf(family) {
+  return family === 'gpu' ? 'card_hour' : family === 'storage' ? 'gb_hour' : 'unit_hour';
 }
 
 /** The chart's categories and series, and the exact totals, from one usage answer. */
@@ -148,7 +162,7 @@ function select(testid, value, options, onchange) {
   );
 }
 
-function usageCard(ctx, { period, granularity, groupBy, usage }) {
+function usageCard(ctx, { period, granularity, groupBy, usage, units }) {
   const go = (changes) => {
     const q = new URLSearchParams({ period, granularity, group_by: groupBy, ...changes });
     ctx.navigate(`#/overview?${q}`);
@@ -178,32 +192,51 @@ function usageCard(ctx, { period, granularity, groupBy, usage }) {
   if (failed(usage)) {
     return card(t('usage.title'), controls, errorNote(usage, 'usage-error'));
   }
-  const drawn = usageSeries(usage, granularity);
-  const chartEl = h('div', { class: 'chart tall', testid: 'usage-chart', role: 'img', 'aria-label': t('usage.title') });
-  ctx.later(() => charts.usageChart(chartEl, drawn));
-  const rows = drawn.groups.map((g) =>
-    row({ testid: 'usage-group-row', 'data-group': g.key }, [
-      g.key,
-      [{ class: 'num', testid: 'usage-group-hours' }, num.hours(g.total)],
-      [{ class: 'num', testid: 'usage-group-seconds' }, g.total],
-    ]),
-  );
+  if (failed(units)) {
+    return card(t('usage.title'), controls, errorNote(units, 'usage-error'));
+  }
+  // One chart per unit (issue 24.12): a family's unit-hours never stack on another's.
+  const sections = units.map((u) => {
+    const drawn = usageSeries(u.usage, granularity);
+    const unitName = t(`usage.unit.${u.unit}`);
+    const title = `${t(`family.${u.family}`, null, u.family)} · ${unitName}`;
+    const chartEl = h('div', { class: 'chart tall', testid: 'usage-chart', 'data-family': u.family, 'data-unit': u.unit, role: 'img', 'aria-label': `${t('usage.title')}: ${title}` });
+    ctx.later(() => charts.usageChart(chartEl, drawn, unitName));
+    const rows = drawn.groups.map((g) =>
+      row({ testid: 'usage-group-row', 'data-group': g.key, 'data-family': u.family }, [
+        g.key,
+        [{ class: 'num', testid: 'usage-group-hours' }, num.hours(g.total)],
+        [{ class: 'num', testid: 'usage-group-seconds' }, g.total],
+      ]),
+    );
+    return h(
+      'div',
+      { class: 'unit-usage', testid: 'usage-unit', 'data-family': u.family, 'data-unit': u.unit },
+      h('h3', null, title),
+      h(
+        'div',
+        { class: 'figures' },
+        figure(t('usage.unit_total', { unit: unitName }), num.hours(drawn.total), 'usage-unit-hours'),
+        figure(t('usage.total_seconds'), drawn.total, 'usage-unit-seconds'),
+        figure(t('usage.groups'), String(drawn.groups.length), 'usage-unit-groups'),
+      ),
+      chartEl,
+      h('details', { class: 'groups' }, h('summary', null, t('usage.by_group')),
+        table([t(`usage.${groupBy}`), [{ class: 'num' }, unitName], [{ class: 'num' }, t('usage.unit_seconds')]], rows, { testid: 'usage-groups-table' })),
+    );
+  });
   return card(
     t('usage.title'),
     controls,
     h(
       'div',
       { class: 'figures' },
-      figure(t('usage.total_hours'), num.hours(drawn.total), 'usage-total-hours'),
-      figure(t('usage.total_seconds'), drawn.total, 'usage-total'),
-      figure(t('usage.groups'), String(drawn.groups.length), 'usage-groups'),
+      figure(t('usage.units'), String(units.length), 'usage-units'),
       figure(t('usage.range'), `${when(usage.from)} – ${when(usage.to)}`, 'usage-range', t('usage.utc_note')),
     ),
     h('span', { hidden: true, testid: 'usage-range-raw', 'data-from': usage.from, 'data-to': usage.to }),
-    drawn.groups.length === 0 ? h('p', { class: 'muted', testid: 'usage-empty' }, t('usage.empty')) : null,
-    chartEl,
-    h('details', { class: 'groups' }, h('summary', null, t('usage.by_group')),
-      table([t(`usage.${groupBy}`), [{ class: 'num' }, t('usage.unit_hours')], [{ class: 'num' }, t('usage.unit_seconds')]], rows, { testid: 'usage-groups-table' })),
+    units.length === 0 ? h('p', { class: 'muted', testid: 'usage-empty' }, t('usage.empty')) : null,
+    sections,
   );
 }
 
@@ -309,10 +342,27 @@ export async function overview(ctx) {
   ]);
   const period = isLabel(p.get('period')) ? p.get('period') : defaultPeriod(cost, invoices);
   const { from, to } = bounds(period, invoices, failed(cost) ? 0 : offsetOf(cost));
-  const usage = await fetchUsage({ from, to, granularity, groupBy }).catch(keep);
+  // By sku first: its groups name the families (units) there are; grouped by lease or
+  // resource, each family's usage is asked for on its own (`family=`), as a lease's
+  // GPU-seconds and its volume's GB-seconds never add up.
+  const usage = await fetchUsage({ from, to, granularity, groupBy: 'sku' }).catch(keep);
+  let units = [];
+  if (!failed(usage)) {
+    const families = [...new Set([...usage.cells.keys()].map(familyOf))].sort();
+    units = await Promise.all(
+      families.map(async (family) => ({
+        family,
+        unit: unitOf(family),
+        usage:
+          groupBy === 'sku'
+            ? { ...usage, cells: new Map([...usage.cells].filter(([sku]) => familyOf(sku) === family)) }
+            : await fetchUsage({ from, to, granularity, groupBy, family }),
+      })),
+    ).catch(keep);
+  }
   return [
     h('h1', null, t('nav.overview')),
-    usageCard(ctx, { period, granularity, groupBy, usage }),
+    usageCard(ctx, { period, granularity, groupBy, usage, units }),
     h('div', { class: 'two' }, costCard(ctx, cost, balance), historyCard(ctx, cost, invoices)),
   ];
 }
@@ -551,5 +601,72 @@ export async function invoice(ctx) {
     h('h1', null, `${d.kind === 'invoice' ? t('invoice.kind_invoice') : t('invoice.kind_credit_note')} ${d.number}`, ' ', downloads(d, ctx.lang)),
     card(null, head),
     body,
+  ];
+}
+
+function tierText(up, rate, key, bound) {
+  return up === null || up === undefined ? `${t('prices.beyond')} ${rate}` : `${t(key, { [bound]: up })}: ${rate}`;
+}
+
+/** `#/prices`: `GET /v1/prices`, what each sku costs now (issue 24.15). */
+export async function prices() {
+  const p = await api.get('/v1/prices');
+  const rates = (tiers) =>
+    tiers.length === 1 && (tiers[0].up_to_hours === null || tiers[0].up_to_hours === undefined)
+      ? tiers[0].rate_per_hour
+      : tiers.map((x) => tierText(x.up_to_hours, x.rate_per_hour, 'prices.up_to', 'hours')).join('; ');
+  const days = (d) => (d.length === 7 ? t('prices.days_all') : d.join(' '));
+  const rows = p.skus.map((s) =>
+    row({ testid: 'price-row', 'data-sku': s.sku, 'data-unit': s.unit }, [
+      s.sku,
+      t(`usage.unit.${s.unit}`, null, s.unit),
+      [{ class: 'num', testid: 'price-on-demand' }, s.on_demand.length ? rates(s.on_demand) : t('prices.none')],
+      [
+        { testid: 'price-offpeak' },
+        s.offpeak.length
+          ? s.offpeak.map((w) => `${w.from}–${w.to} ${days(w.days)} ×${w.multiplier}: ${w.rates_per_hour.join(' / ')}`).join('; ')
+          : t('prices.none'),
+      ],
+      [{ class: 'num', testid: 'price-spot' }, s.spot_rate_per_hour ?? t('prices.none')],
+      [{ class: 'num', testid: 'price-minimum' }, s.minimum_seconds === null ? t('prices.none') : t('prices.minimum_seconds', { n: s.minimum_seconds })],
+      [
+        { testid: 'price-states' },
+        Object.keys(s.state_rates).length
+          ? Object.entries(s.state_rates).map(([state, rate]) => `${state}: ${rate}`).join('; ')
+          : t('prices.none'),
+      ],
+    ]),
+  );
+  const egress = p.egress.map((e) =>
+    row({ testid: 'egress-row', 'data-dest': e.dest }, [
+      e.dest,
+      [
+        { class: 'num', testid: 'egress-rates' },
+        e.tiers.map((x) => tierText(x.up_to_gb, x.rate_per_gb, 'prices.up_to_gb', 'gb')).join('; '),
+      ],
+    ]),
+  );
+  return [
+    h('h1', null, t('prices.title')),
+    card(
+      null,
+      h('p', { class: 'muted' }, t('prices.explain')),
+      h(
+        'div',
+        { class: 'figures' },
+        figure(t('prices.currency'), p.currency, 'prices-currency'),
+        figure(t('prices.period'), p.period_label, 'prices-period', `${t('prices.as_of')} ${when(p.as_of)}`),
+        figure(t('prices.discount'), `${p.discount_percent} %`, 'prices-discount'),
+        figure(t('prices.tax'), p.tax_rate, 'prices-tax'),
+      ),
+      rows.length === 0
+        ? h('p', { class: 'muted', testid: 'prices-empty' }, t('prices.empty'))
+        : table(
+            [t('prices.sku'), t('prices.unit'), [{ class: 'num' }, t('prices.on_demand')], t('prices.offpeak'), [{ class: 'num' }, t('prices.spot')], [{ class: 'num' }, t('prices.minimum')], t('prices.states')],
+            rows,
+            { testid: 'prices-table' },
+          ),
+    ),
+    egress.length ? card(t('prices.egress'), table([t('prices.dest'), [{ class: 'num' }, t('prices.per_gb')]], egress, { testid: 'egress-table' })) : null,
   ];
 }

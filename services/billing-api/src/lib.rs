@@ -9,6 +9,7 @@
 
 mod admin;
 mod auth;
+mod catalog;
 mod console;
 mod csv_fuzz;
 mod error;
@@ -96,7 +97,12 @@ pub fn router(state: AppState) -> Router {
             "/v1/admin/accounts",
             post(handlers::create_account).get(handlers::list_accounts),
         )
-        .route("/v1/admin/pricebook", put(handlers::put_pricebook))
+        .route(
+            "/v1/admin/pricebook",
+            put(handlers::put_pricebook).get(catalog::get_pricebook),
+        )
+        .route("/v1/me", get(catalog::me))
+        .route("/v1/prices", get(catalog::prices))
         .route("/v1/admin/accounts/{id}/quotas", put(quota::put_quotas))
         .route("/v1/admin/accounts/{id}/terms", get(terms::list_terms))
         .route(

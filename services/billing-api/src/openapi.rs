@@ -15,7 +15,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, ingest, usage, cost_current, invoices, invoice, create_account, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, journal, add_key, list_keys, revoke_key, audit),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, invoices, invoice, create_account, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, journal, add_key, list_keys, revoke_key, audit),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -188,6 +188,30 @@ fn audit() {}
 #[allow(dead_code)]
 fn put_pricebook() {}
 
+#[utoipa::path(get, path = "/v1/me", security(("bearer" = [])),
+    responses((status = 200, description = "who the bearer token is: its role, a customer key's account and its name (key id); any token may ask", body = Me)))]
+#[allow(dead_code)]
+fn me() {}
+
+#[utoipa::path(get, path = "/v1/prices", security(("bearer" = [])), params(crate::catalog::PricesQuery),
+    responses((status = 200, description = "the current price of every sku (on-demand tiers, off-peak rates, spot price now, minimum, lease-state rates) and of egress, from the price book version rating the open period", body = PriceList),
+        (status = 403, description = "the ingest token"), (status = 409, description = "no price book applies now")))]
+#[allow(dead_code)]
+fn prices() {}
+
+#[utoipa::path(get, path = "/v1/admin/pricebook", security(("bearer" = [])), params(crate::catalog::VersionQuery),
+    responses((status = 200, description = "the version as uploaded, byte for byte; its metadata in the headers",
+            content((inline(Binary) = "application/toml")),
+            headers(("x-pricebook-version" = i64, description = "the version"),
+                ("x-uploaded-at" = String, description = "when it was uploaded, RFC 3339"),
+                ("x-effective-from" = String, description = "its effective_from, RFC 3339 (only when it has one)"),
+                ("x-content-sha256" = String, description = "SHA-256 of the body, hex"),
+                ("etag" = String, description = "the same SHA-256, quoted"))),
+        (status = 400, description = "version is not a positive whole number"), (status = 403, description = "not the admin token"),
+        (status = 404, description = "no such version, or no price book yet")))]
+#[allow(dead_code)]
+fn get_pricebook() {}
+
 #[utoipa::path(post, path = "/v1/admin/invoices/close", security(("bearer" = [])), params(("period" = String, Query, description = "`YYYY-MM`")),
     responses((status = 200, description = "the period's invoices (the same ones when closed again)", body = Vec<IssuedInvoice>), (status = 400, description = "no or bad period"),
         (status = 403, description = "not the admin token"), (status = 409, description = "unpriced usage, no price book, or the period has not ended")))]
@@ -238,7 +262,7 @@ fn extend_hold() {}
 fn release_hold() {}
 
 #[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), params(("account" = Option<String>, Query, description = "the admin token names the account; a customer key reads its own")),
-    responses((status = 200, description = "wallet {balance, outstanding, movements [{seq, kind, amount, reference, document_id, at}]}, prepaid balance, period cost, live holds, available, quotas; packages {id, sku, remaining_unit_seconds, from, to}, credits {id, amount, remaining, from, to}, subscriptions {id, sku, current_cycle, cycle_start, cycle_end, cycles_left, cycles}, sla_compensation_credited, sla_compensation_left (instants in Unix seconds)", body = Object),
+    responses((status = 200, description = "wallet {balance, outstanding, movements [{seq, kind, amount, reference, document_id, at}]}, prepaid balance, period cost, live holds, available, quotas; packages {id, sku, remaining_unit_seconds, from, to}, credits {id, amount, remaining, from, to}, subscriptions {id, sku, current_cycle, cycle_start, cycle_end, cycles_left, cycles}, sla_compensation_credited, sla_compensation_left (instants RFC 3339, like every date of the API)", body = Object),
         (status = 400, description = "the admin token without account"), (status = 403, description = "the ingest token"), (status = 404, description = "unknown account")))]
 #[allow(dead_code)]
 fn balance() {}

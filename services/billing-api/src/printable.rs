@@ -190,10 +190,20 @@ pub async fn invoice(
 ) -> Result<Response, ApiError> {
     let lang = Lang::from_query(query.as_deref())?;
     let account = principal.customer()?;
-    let doc = crate::finance::document(&s, &id, Some(account))
+    let mut doc = crate::finance::document(&s, &id, Some(account))
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?
         .to_value()?;
+    // An invoice's period prints as local dates in its price book version's timezone.
+    let version = doc.get("pricebook_version").and_then(Value::as_i64);
+    if let Some(v) = version
+        && doc.get("period").is_some_and(Value::is_object)
+        && let Some(book) = s.store.uploaded_pricebook(Some(v)).await?
+    {
+        let book = billing_core::PriceBook::from_toml(&book.toml)
+            .map_err(|e| ApiError::Internal(format!("stored price book {v}: {e}")))?;
+        doc["period"]["timezone"] = json!(book.timezone.name());
+    }
     let seller = s.store.profile(SELLER_PROFILE).await?.map(|p| p.profile);
     let buyer = s.store.profile(account).await?.map(|p| p.profile);
     let page = render_value(&doc, seller.as_ref(), buyer.as_ref(), lang);
@@ -325,6 +335,23 @@ mod tests {
         ] {
             assert!(page.contains(needle), "lacks {needle}");
         }
+    }
+
+    #[test]
+    fn the_period_prints_as_local_dates_in_the_invoice_timezone() {
+        let mut d = doc();
+        d["period"]["timezone"] = json!("Asia/Shanghai");
+        for (lang, want) in [
+            (Lang::En, "November 1, 2026 – November 30, 2026"),
+            (Lang::Zh, "2026年11月1日 – 2026年11月30日"),
+        ] {
+            let page = render_value(&d, None, None, lang);
+            let td = format!("<td id=\"period\" data-timezone=\"Asia/Shanghai\">{want}</td>");
+            assert!(page.contains(&td), "{lang:?} lacks {td}");
+        }
+        // Without a timezone, UTC: the same instants fall on October 31 and November 30.
+        let page = render_value(&doc(), None, None, Lang::En);
+        assert!(page.contains(">October 31, 2026 – November 30, 2026</td>"));
     }
 
     #[test]

@@ -45,6 +45,10 @@ pub struct UsageQuery {
     /// RFC 3339, not in the future: the answer as it was at that instant, from only the
     /// events ingested by then (issue 12).
     pub as_known_at: Option<String>,
+    /// Only skus of this family (the sku's name up to its first `.`: `gpu`, `storage`,
+    /// `vgpu`): the unit-seconds of one unit, as a chart of one unit needs them when grouped
+    /// by lease or resource (a lease's GPU-seconds and GB-seconds never add up).
+    pub family: Option<String>,
 }
 
 fn instant(v: Option<&String>, name: &str) -> Result<i64, ApiError> {
@@ -102,6 +106,15 @@ pub async fn usage(
             "group_limit {group_limit} is not between 1 and {MAX_GROUPS}"
         )));
     }
+    let family = q.family.as_deref();
+    if family.is_some_and(|f| f.is_empty() || f.contains('.') || f.len() > 256) {
+        return Err(ApiError::BadRequest(
+            "family must be an sku's name up to its first \".\" (gpu, storage, ...)".into(),
+        ));
+    }
+    let in_family = |key: &billing_core::ledger::ResourceKey| {
+        family.is_none_or(|f| billing_core::prices::sku_family(&key.sku) == f)
+    };
     let known_at = crate::finance::known_at(q.as_known_at.as_ref(), (s.clock)())?;
     let ledger = match known_at {
         // Support's question, not the hot path: rebuilt each time, never kept.
@@ -116,7 +129,7 @@ pub async fn usage(
     // now is served as it is (read before the ledger, so a kept answer is never older than
     // the token it is kept under).
     let asked = format!(
-        "{account}\n{from}|{to}|{step}|{group_by}|{group_limit}|{:?}|{:?}|{known_at:?}",
+        "{account}\n{from}|{to}|{step}|{group_by}|{group_limit}|{:?}|{:?}|{known_at:?}|{family:?}",
         q.group_after, q.granularity
     );
     let token = match ledger {
@@ -150,7 +163,7 @@ pub async fn usage(
     }
     // This page's groups: the first `group_limit` keys after `group_after` with usage in range.
     let mut names: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
-    for (key, runs) in ledger.usage() {
+    for (key, runs) in ledger.usage().filter(|(k, _)| in_family(k)) {
         let name = name_of(key, group_by);
         let after = q.group_after.as_deref().is_none_or(|a| name > a);
         if after && runs.clipped(from, to).next().is_some() {
@@ -164,7 +177,7 @@ pub async fn usage(
     let last = names.last().copied();
     let more_groups = last.is_some_and(|l| {
         ledger.usage().any(|(key, runs)| {
-            name_of(key, group_by) > l && runs.clipped(from, to).next().is_some()
+            in_family(key) && name_of(key, group_by) > l && runs.clipped(from, to).next().is_some()
         })
     });
     // One page: at most MAX_CELLS cells, MAX_BUCKETS buckets per group.
@@ -175,7 +188,7 @@ pub async fn usage(
     // keys have few), multiplied out once per bucket at the end: exact, as every step is, and
     // a few integer additions per bucket instead of a decimal multiplication and addition.
     let mut by_quantity: BTreeMap<&str, Vec<(Decimal, Vec<i64>)>> = BTreeMap::new();
-    for (key, runs) in ledger.usage() {
+    for (key, runs) in ledger.usage().filter(|(k, _)| in_family(k)) {
         let name = name_of(key, group_by);
         if !names.contains(name) {
             continue;

@@ -307,3 +307,22 @@
 //!   `gpubill-actor`; a command recorded before reads `admin`.
 //! - Rate limits are per API key: each customer key has its own bucket, a second key of the
 //!   same account is not slowed by the first.
+//!
+//! ## What a customer sees (issue 24, items 11 to 15)
+//!
+//! - `GET /v1/me` answers every token (admin, ingest, customer) its role; a customer key's
+//!   name is its key id (the first 16 hex digits of its SHA-256, as the key list shows it).
+//! - An sku's unit is chosen by its family, the sku's name up to its first `.`
+//!   ([`crate::prices::sku_unit`]): `gpu.*` in cards (`card_hour`), `storage.*` in GB
+//!   (`gb_hour`), any other family in its own units (`unit_hour`). Usage charts and totals
+//!   never add two families, and `GET /v1/usage?family=` answers one family.
+//! - Every instant the API writes is RFC 3339 UTC (`GET /v1/balance`'s package, credit and
+//!   subscription dates were Unix seconds).
+//! - A printable invoice shows its period as the local dates of its first and last day in its
+//!   price book version's timezone (the end is exclusive: the last day is the one before it).
+//! - The price list (`GET /v1/prices`, [`crate::prices`]) is the version rating the open
+//!   period with the account terms merged in; the spot price is the one in force now; off-peak
+//!   rates are each on-demand tier's rate times the window's multiplier; rates show normalized
+//!   with at least 2 decimals and are never rounded. `GET /v1/admin/pricebook` answers a
+//!   version's TOML exactly as uploaded (the terms set by command are not in it: they are
+//!   listed by `GET /v1/admin/accounts/{id}/terms`).

@@ -26,8 +26,11 @@ pub struct PackageBalance {
     pub sku: String,
     /// Unit-seconds left at the instant.
     pub remaining_unit_seconds: Decimal,
-    /// Unix seconds: usable for seconds in `[from, to)`.
+    /// Unix seconds: usable for seconds in `[from, to)`. Shown RFC 3339, like every
+    /// instant of the API (issue 24.13).
+    #[serde(serialize_with = "rfc3339")]
     pub from: i64,
+    #[serde(serialize_with = "rfc3339")]
     pub to: i64,
 }
 
@@ -37,7 +40,10 @@ pub struct CreditBalance {
     pub id: Option<String>,
     pub amount: Decimal,
     pub remaining: Decimal,
+    /// Unix seconds, shown RFC 3339.
+    #[serde(serialize_with = "rfc3339_opt")]
     pub from: Option<i64>,
+    #[serde(serialize_with = "rfc3339_opt")]
     pub to: Option<i64>,
 }
 
@@ -47,12 +53,26 @@ pub struct SubscriptionStatus {
     pub sku: String,
     /// The cycle holding the instant (None: not started yet, or over).
     pub current_cycle: Option<u32>,
-    /// `[start, end)` of that cycle, Unix seconds.
+    /// `[start, end)` of that cycle, Unix seconds, shown RFC 3339.
+    #[serde(serialize_with = "rfc3339_opt")]
     pub cycle_start: Option<i64>,
+    #[serde(serialize_with = "rfc3339_opt")]
     pub cycle_end: Option<i64>,
     /// Cycles after the current one (all of them before the start, none after the end).
     pub cycles_left: u32,
     pub cycles: u32,
+}
+
+/// Unix seconds as the API writes instants: `2026-11-01T00:00:00Z`.
+fn rfc3339<S: serde::Serializer>(secs: &i64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::timestamp::format_secs(*secs))
+}
+
+fn rfc3339_opt<S: serde::Serializer>(secs: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
+    match secs {
+        Some(v) => rfc3339(v, s),
+        None => s.serialize_none(),
+    }
 }
 
 /// The account's packages at `at` (Unix seconds), in the book's order.

@@ -46,6 +46,7 @@ pub mod ondemand;
 pub mod oversize;
 pub mod period;
 pub mod platform;
+pub mod prices;
 pub mod pricebook;
 pub mod profile;
 pub mod quota;

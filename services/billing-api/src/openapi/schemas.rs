@@ -644,3 +644,118 @@ pub struct TermSet {
     /// False when nothing changed.
     pub changed: bool,
 }
+
+/// `GET /v1/me`: who the bearer token is.
+#[derive(ToSchema)]
+pub struct Me {
+    pub role: Role,
+    /// A customer key's account; null for the admin and ingest tokens.
+    #[schema(required = true)]
+    pub account: Option<String>,
+    /// `admin`, `ingest`, or a customer key's key id.
+    pub name: String,
+    /// A customer key's id (the first 16 hex digits of its SHA-256, as the key list names
+    /// it); null for the admin and ingest tokens.
+    #[schema(required = true)]
+    pub key_id: Option<String>,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Admin,
+    Ingest,
+    Customer,
+}
+
+/// `GET /v1/prices`: what an sku costs now, per unit-hour (`unit`: `card_hour` for `gpu.*`
+/// skus, `gb_hour` for `storage.*`, `unit_hour` for any other family), from the price book
+/// version rating the open period. Rates are never rounded (only amounts are).
+#[derive(ToSchema)]
+pub struct PriceList {
+    /// RFC 3339: the instant the prices are for.
+    pub as_of: String,
+    /// The open period (`YYYY-MM`, price book timezone).
+    pub period_label: String,
+    pub currency: String,
+    /// IANA name: off-peak windows are local times of it.
+    pub timezone: String,
+    pub tax_rate: Decimal,
+    /// The account's discount percent off every invoice's subtotal (0 without one).
+    pub discount_percent: Decimal,
+    pub skus: Vec<SkuPrice>,
+    pub egress: Vec<EgressPrice>,
+}
+
+#[derive(ToSchema)]
+pub struct SkuPrice {
+    pub sku: String,
+    /// The sku's name up to its first `.`: skus of one family share a unit.
+    pub family: String,
+    pub unit: PriceUnit,
+    /// On-demand tiers (a plain rate is one unbounded tier); empty when the sku is spot only.
+    pub on_demand: Vec<TierPrice>,
+    pub tier_mode: TierMode,
+    /// The off-peak windows that apply to this sku and the on-demand rates inside them.
+    pub offpeak: Vec<OffpeakPrice>,
+    /// The spot price now (the latest spot price point, else the price book's
+    /// `spot_rate_per_hour`); null when the sku cannot run as spot.
+    #[schema(required = true)]
+    pub spot_rate_per_hour: Option<Decimal>,
+    /// A resource that runs less than this is billed this long (null: no minimum).
+    #[schema(required = true)]
+    pub minimum_seconds: Option<i64>,
+    /// Per lease state (`stopped`, ...): the rate per unit-hour of the seconds in it.
+    pub state_rates: BTreeMap<String, Decimal>,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceUnit {
+    CardHour,
+    GbHour,
+    UnitHour,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TierMode {
+    Graduated,
+    Volume,
+}
+
+#[derive(ToSchema)]
+pub struct TierPrice {
+    /// Cumulative unit-hours of the period this tier reaches; null: no bound.
+    #[schema(required = true)]
+    pub up_to_hours: Option<Decimal>,
+    pub rate_per_hour: Decimal,
+}
+
+#[derive(ToSchema)]
+pub struct OffpeakPrice {
+    /// Local time of day, `HH:MM` (or `HH:MM:SS`); `to` may be `24:00`; `to` before `from`
+    /// wraps past midnight.
+    pub from: String,
+    pub to: String,
+    /// `mon` to `sun`.
+    pub days: Vec<String>,
+    pub multiplier: Decimal,
+    /// One per on-demand tier: its rate times the multiplier.
+    pub rates_per_hour: Vec<Decimal>,
+}
+
+#[derive(ToSchema)]
+pub struct EgressPrice {
+    /// `internet`, `cross_region`, ...
+    pub dest: String,
+    pub tiers: Vec<EgressTier>,
+}
+
+#[derive(ToSchema)]
+pub struct EgressTier {
+    /// Cumulative GB of the period this tier reaches; null: no bound.
+    #[schema(required = true)]
+    pub up_to_gb: Option<Decimal>,
+    pub rate_per_gb: Decimal,
+}

@@ -262,13 +262,63 @@ pub fn render_value(
     h
 }
 
+/// A local date as the page prints it: `November 1, 2026` or `2026年11月1日`.
+fn local_date(d: chrono::NaiveDate, lang: Lang) -> String {
+    use chrono::Datelike;
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    match lang {
+        Lang::En => format!("{} {}, {}", MONTHS[d.month0() as usize], d.day(), d.year()),
+        Lang::Zh => format!("{}年{}月{}日", d.year(), d.month(), d.day()),
+    }
+}
+
+/// An invoice's period `[start, end)` (RFC 3339 instants) as the local dates of its first and
+/// last day in `tz` (issue 24.14): the end is exclusive, so the last day is the one before
+/// it (`2026-10-31T16:00:00Z – 2026-11-30T16:00:00Z` in Asia/Shanghai is November 1, 2026 –
+/// November 30, 2026). None when either end is not an instant.
+pub fn local_period(start: &str, end: &str, tz: chrono_tz::Tz, lang: Lang) -> Option<String> {
+    use billing_core::timestamp::Timestamp;
+    let day = |secs: i64| {
+        chrono::DateTime::from_timestamp(secs, 0).map(|t| t.with_timezone(&tz).date_naive())
+    };
+    let first = day(Timestamp::parse_rfc3339(start)?.floor_secs())?;
+    let end = Timestamp::parse_rfc3339(end)?.ceil_secs();
+    let last = day(end - 1)?;
+    Some(format!(
+        "{} – {}",
+        local_date(first, lang),
+        local_date(last.max(first), lang)
+    ))
+}
+
 pub(super) fn head_meta(h: &mut String, doc: &Value, lang: Lang) {
+    // The invoice's timezone (its price book version's, set by `invoice`); UTC without one.
+    let tz = doc
+        .pointer("/period/timezone")
+        .and_then(Value::as_str)
+        .and_then(|z| z.parse::<chrono_tz::Tz>().ok())
+        .unwrap_or(chrono_tz::Tz::UTC);
     let period = doc.get("period").map(|p| {
         match (
             p.get("start").and_then(Value::as_str),
             p.get("end").and_then(Value::as_str),
         ) {
-            (Some(a), Some(b)) => format!("{a} – {b}"),
+            (Some(a), Some(b)) => {
+                local_period(a, b, tz, lang).unwrap_or_else(|| format!("{a} – {b}"))
+            }
             _ => text_of(p),
         }
     });
@@ -284,9 +334,14 @@ pub(super) fn head_meta(h: &mut String, doc: &Value, lang: Lang) {
     h.push_str("<table class=\"meta\">");
     for (label, id, value) in rows {
         if let Some(v) = value {
+            let zone = if id == "period" {
+                format!(" data-timezone=\"{}\"", escape(tz.name()))
+            } else {
+                String::new()
+            };
             let _ = write!(
                 h,
-                "<tr><th>{}</th><td id=\"{id}\">{}</td></tr>",
+                "<tr><th>{}</th><td id=\"{id}\"{zone}>{}</td></tr>",
                 label.text(lang),
                 escape(&v)
             );
