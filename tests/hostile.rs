@@ -982,8 +982,7 @@ async fn every_json_body_refuses_a_repeated_member(db: Db) {
                 .replace("{id}", "acme")
                 .replace("{kind}", "credits")
                 .replace("{term_id}", "t1")
-                .replace('{', "")
-                .replace('}', "");
+                .replace(['{', '}'], "");
             let method = method.to_uppercase();
             for (body, member) in [
                 (r#"{"probe":1,"probe":2}"#, "probe"),

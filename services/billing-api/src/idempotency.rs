@@ -140,7 +140,7 @@ fn ran(parts: &axum::http::response::Parts) -> bool {
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    !(parts.status.is_client_error() && !json)
+    !parts.status.is_client_error() || json
 }
 
 /// Keeps the first request's answer (unless a 5xx, which a retry runs again, or the answer of

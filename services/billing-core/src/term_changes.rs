@@ -323,7 +323,7 @@ mod tests {
             serde_json::json!({"percent": "30"}),
         );
         assert_eq!(
-            terms_for_closed_period(&book, NOV, &[discount.clone()], &[more]),
+            terms_for_closed_period(&book, NOV, std::slice::from_ref(&discount), &[more]),
             vec![discount]
         );
         // A reservation from mid-November reaches it; one from December does not.

@@ -711,6 +711,7 @@ pub struct SkuPrice {
 
 #[derive(ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[allow(clippy::enum_variant_names)] // the wire names: card_hour, gb_hour, unit_hour
 pub enum PriceUnit {
     CardHour,
     GbHour,
