@@ -190,3 +190,38 @@ async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months()
     let out = store.ingest(vec![nov], later).await.unwrap();
     assert_eq!(statuses(&out), ["too_late"]);
 }
+
+/// Runs one statement against the test's PostgreSQL database (to corrupt a stored value).
+async fn exec(url: &str, sql: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query(sql).execute(&mut conn).await.unwrap();
+}
+
+/// Issue 25, a typed store boundary: a stored class, level or amount the code does not know
+/// is an error naming the table, the column and the value. Before, a class other than `spot`
+/// read as on-demand and a credit that did not parse read as zero.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_stored_class_or_credit_is_an_error_not_a_default() {
+    let url = fresh_db(Db::Postgres).await;
+    let store = Store::open(&url).await.unwrap();
+    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
+    store.ingest(vec![nov], DEC_2_2026_MS).await.unwrap();
+    store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+    exec(&url, "update ledger_keys set class = 'gpu'").await;
+    let err = store.account_ledger("acme").await.unwrap_err().to_string();
+    assert!(err.contains(r#"ledger_keys.class holds "gpu""#), "{err}");
+    exec(&url, "update ledger_keys set class = 'on_demand'").await;
+    exec(&url, "update invoices set credit = 'lots'").await;
+    let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
+    let err = store
+        .ingest(vec![dec], DEC_2_2026_MS)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(r#"invoices/adjustments.credit holds "lots""#),
+        "{err}"
+    );
+}

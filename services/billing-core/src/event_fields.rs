@@ -177,6 +177,15 @@ impl Class {
             Class::Spot => "spot",
         }
     }
+
+    /// A stored class (`on_demand`, `spot`); anything else is `None`, never a default.
+    pub fn parse(s: &str) -> Option<Class> {
+        match s {
+            "on_demand" => Some(Class::OnDemand),
+            "spot" => Some(Class::Spot),
+            _ => None,
+        }
+    }
 }
 
 /// Writes an event's canonical bytes for [`Event::fingerprint`].
@@ -195,5 +204,18 @@ impl Canon<'_> {
     pub(crate) fn time(&mut self, t: Timestamp) {
         self.put(&t.secs.to_le_bytes());
         self.put(&t.nanos.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Class;
+
+    #[test]
+    fn a_stored_class_reads_back_and_an_unknown_one_is_none() {
+        for class in [Class::OnDemand, Class::Spot] {
+            assert_eq!(Class::parse(class.as_str()), Some(class));
+        }
+        assert_eq!(Class::parse("reserved"), None);
     }
 }

@@ -115,12 +115,14 @@ impl Level {
         }
     }
 
-    /// A stored level; anything unknown reads as `ok`.
-    pub fn parse(s: &str) -> Level {
+    /// A stored level (`ok`, `warn`, `limit`); anything else is `None`, never a default: the
+    /// caller names where the unknown value was found.
+    pub fn parse(s: &str) -> Option<Level> {
         match s {
-            "warn" => Level::Warn,
-            "limit" => Level::Limit,
-            _ => Level::Ok,
+            "ok" => Some(Level::Ok),
+            "warn" => Some(Level::Warn),
+            "limit" => Some(Level::Limit),
+            _ => None,
         }
     }
 
@@ -303,6 +305,15 @@ mod tests {
 
     fn d(s: &str) -> Decimal {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_stored_level_reads_back_and_an_unknown_one_is_none() {
+        for level in [Level::Ok, Level::Warn, Level::Limit] {
+            assert_eq!(Level::parse(level.as_str()), Some(level));
+        }
+        assert_eq!(Level::parse("critical"), None);
+        assert_eq!(Level::parse(""), None);
     }
 
     fn quotas(json: &str) -> Quotas {

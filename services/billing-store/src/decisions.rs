@@ -134,9 +134,14 @@ async fn move_level(
         .bind(at.label)
         .fetch_optional(&mut *conn)
         .await?;
-    let (before, n) = row.map_or((Level::Ok, 0), |r| {
-        (Level::parse(&r.get::<String, _>(0)), r.get::<i64, _>(1))
-    });
+    let (before, n) = match row {
+        None => (Level::Ok, 0),
+        Some(r) => {
+            let level: String = r.get(0);
+            let level = crate::stored(Level::parse(&level), "quota_levels", "level", &level)?;
+            (level, r.get::<i64, _>(1))
+        }
+    };
     let kinds = before.decisions_to(level);
     if kinds.is_empty() {
         return Ok(());

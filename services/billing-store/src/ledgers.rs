@@ -107,10 +107,8 @@ pub(crate) async fn load_ledgers(
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
-        let class = match r.get::<String, _>(4).as_str() {
-            "spot" => Class::Spot,
-            _ => Class::OnDemand,
-        };
+        let class: String = r.get(4);
+        let class = crate::stored(Class::parse(&class), "ledger_keys", "class", &class)?;
         let runs: Runs = serde_json::from_str(&r.get::<String, _>(5))
             .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
         let key = ResourceKey {
@@ -198,10 +196,8 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            let class = match r.get::<String, _>(3).as_str() {
-                "spot" => Class::Spot,
-                _ => Class::OnDemand,
-            };
+            let class: String = r.get(3);
+            let class = crate::stored(Class::parse(&class), "usage_facts", "class", &class)?;
             let quantity: String = r.get(7);
             let quantity = quantity.parse().map_err(|e| {
                 StoreError::Corrupt(format!("usage fact quantity {quantity:?}: {e}"))

@@ -97,6 +97,13 @@ use tokio::sync::Mutex;
 /// The consumer name of the embedded engine in `consumer_offsets`.
 pub const EMBEDDED_CONSUMER: &str = "embedded";
 
+/// A value read from the store that must be known: an unknown one (a status, level or class
+/// the code does not have, money that does not parse) is [`StoreError::Corrupt`] naming the
+/// table, the column and the value, never a default.
+pub(crate) fn stored<T>(value: Option<T>, table: &str, column: &str, raw: &str) -> Result<T> {
+    value.ok_or_else(|| StoreError::Corrupt(format!("{table}.{column} holds {raw:?}")))
+}
+
 /// Most records one ingest call takes (the HTTP API enforces it too).
 pub const MAX_BATCH_RECORDS: usize = 10_000;
 

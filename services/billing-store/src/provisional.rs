@@ -76,13 +76,24 @@ pub(crate) async fn issued_credits(
     {
         let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>(3))
             .map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))?;
-        let compensation: Decimal = body["lines"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|l| l["compensation"].as_str()?.parse::<Decimal>().ok())
-            .sum();
-        let credit = r.get::<String, _>(2).parse::<Decimal>().unwrap_or_default();
+        let mut compensation = Decimal::ZERO;
+        for line in body["lines"].as_array().into_iter().flatten() {
+            if let Some(text) = line["compensation"].as_str() {
+                compensation += crate::stored(
+                    text.parse::<Decimal>().ok(),
+                    "invoices/adjustments",
+                    "body.lines[].compensation",
+                    text,
+                )?;
+            }
+        }
+        let credit: String = r.get(2);
+        let credit = crate::stored(
+            credit.parse::<Decimal>().ok(),
+            "invoices/adjustments",
+            "credit",
+            &credit,
+        )?;
         let (account, period): (String, String) = (r.get(0), r.get(1));
         if latest
             .last()
