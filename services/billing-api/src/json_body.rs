@@ -40,7 +40,7 @@ fn is_json(content_type: &str) -> bool {
 }
 
 /// Checks that `body` is JSON without a repeated member in any object (names compared after
-/// unescaping: `"am\u006fount"` repeats `"amount"`). The error names the member.
+/// unescaping: `"am\u006funt"` repeats `"amount"`). The error names the member.
 pub fn check_duplicates(body: &[u8]) -> Result<(), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(body);
     de.deserialize_any(Walk)?;
@@ -171,9 +171,11 @@ mod tests {
             ),
             (r#"{"a":{"b":1,"b":2}}"#, "b"),
             (r#"[{"x":1},{"y":1,"y":1}]"#, "y"),
-            (r#"{"am\u006fount":"1","amount":"2"}"#, "amount"),
+            (r#"{"am\u006funt":"1","amount":"2"}"#, "amount"),
         ] {
-            let e = check_duplicates(body.as_bytes()).unwrap_err().to_string();
+            let e = check_duplicates(body.as_bytes())
+                .expect_err(body)
+                .to_string();
             assert!(
                 e.contains(&format!("duplicate member {member:?}")),
                 "{body}: {e}"
