@@ -326,3 +326,22 @@
 //!   with at least 2 decimals and are never rounded. `GET /v1/admin/pricebook` answers a
 //!   version's TOML exactly as uploaded (the terms set by command are not in it: they are
 //!   listed by `GET /v1/admin/accounts/{id}/terms`).
+//!
+//! ## Settling invoices from the wallet after issue (issue 24.2)
+//!
+//! - A top-up pays the account's unpaid invoices from the wallet at once, in its transaction
+//!   ([`crate::settlement::oldest_first`]): the oldest first, by issue time, then number (the
+//!   invoices of one close share an issue time), each as far as the wallet's whole balance
+//!   goes (not only the top-up's amount: money already in the wallet pays too).
+//! - An invoice the balance cannot cover is paid in part: a payment of what is left, the
+//!   invoice stays `issued` (and turns `overdue` on time) until its payments cover its
+//!   `amount_due`; then its stored status becomes `paid`.
+//! - Credit notes are not payable (they were credited to the wallet at issue); settling one
+//!   is refused (422). A refund, a correction or a credit note settles nothing by itself.
+//! - Each payment is a `settlement` movement and a `wallet` payment under one reference:
+//!   `settlement:{invoice}` for an invoice's first wallet payment, `settlement:{invoice}:{n}`
+//!   for its n-th.
+//! - `serve --no-topup-settlement` (settings file `topup_settlement = false`) turns it off;
+//!   the top-up's command records whether it settled, so a replay repeats what happened
+//!   whatever the replaying engine's setting. `POST /v1/admin/invoices/{id}/settle` pays one
+//!   invoice on demand either way (an `invoice.settle` command).
