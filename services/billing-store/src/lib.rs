@@ -60,6 +60,7 @@ mod spent;
 mod sql;
 mod terms;
 mod verify;
+mod verify_money;
 mod wallet;
 mod writes;
 
