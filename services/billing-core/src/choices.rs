@@ -345,3 +345,18 @@
 //!   the top-up's command records whether it settled, so a replay repeats what happened
 //!   whatever the replaying engine's setting. `POST /v1/admin/invoices/{id}/settle` pays one
 //!   invoice on demand either way (an `invoice.settle` command).
+//!
+//! ## What `gpubill verify` checks of the money (issue 24.3)
+//!
+//! - Every stored figure a later figure is computed from: an invoice's `credit` column (the
+//!   next periods' credit pool reads it) and `total` against its body, which is rated again;
+//!   an adjustment's `credit` against its body; `status` against its payments (`paid` once
+//!   they cover `amount_due`, else `issued`: `overdue` is never stored, it is the clock's).
+//! - Numbering: a document number is `{prefix}-{year}-{nnnnnn}`; per series and year the
+//!   stored invoices (or credit notes) hold exactly `1..=last` of `number_series`, and a
+//!   later issue never has a lower number. A missing number is reported by itself (its
+//!   document is gone); a number above `last` names its document.
+//! - Wallets: `balance` is the sum of the movements, `outstanding` the sum over the
+//!   account's invoices of amount due less payments; per invoice, the `wallet` payments add
+//!   up to its `settlement` movements; each credit note has `credit_note` movements of its
+//!   amount. The money checks are global: `--period` narrows only the re-rating.
