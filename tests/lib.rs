@@ -344,7 +344,7 @@ pub async fn projections(store: &Store) -> Vec<String> {
         "select 'account|' || id || '|' || created_at_ms from accounts order by id",
         "select 'key|' || key_hash || '|' || account from api_keys order by key_hash",
         "select 'period|' || period || '|' || start_s || '|' || end_s || '|' || pricebook_version || '|' || closed_at_ms from periods order by period",
-        "select 'invoice|' || id || '|' || number || '|' || issued_at_ms || '|' || pricebook_version || '|' || credit || '|' || total || '|' || body || '|' || coalesce(amount_due, '') || '|' || coalesce(adjustments, '') || '|' || coalesce(credit_note, '') from invoices order by id",
+        "select 'invoice|' || id || '|' || number || '|' || status || '|' || issued_at_ms || '|' || pricebook_version || '|' || credit || '|' || total || '|' || body || '|' || coalesce(amount_due, '') || '|' || coalesce(adjustments, '') || '|' || coalesce(credit_note, '') from invoices order by id",
         "select 'late|' || source || '|' || id || '|' || period || '|' || log_seq from late_usage order by source, id, period",
         "select 'decision|' || id || '|' || account || '|' || quota || '|' || period || '|' || kind from quota_decisions order by id",
         "select 'quotas|' || account || '|' || body || '|' || updated_at_ms from quotas order by account",

@@ -362,6 +362,13 @@ async fn the_admin_and_quota_routes_answer_as_their_schemas_say() {
         "/v1/admin/accounts/oa-acme/refunds",
     );
     admin_call(&t, &doc, refund, Some(money), StatusCode::CREATED).await;
+    // Settling from the wallet (issue 24.2): an unknown invoice.
+    let settle = (
+        "POST",
+        "/v1/admin/invoices/{id}/settle",
+        "/v1/admin/invoices/inv_nope/settle",
+    );
+    admin_call(&t, &doc, settle, None, StatusCode::NOT_FOUND).await;
 
     // Errors: no token, a bad body.
     let (s, v) = t.call("GET", "/v1/usage", None, "", "").await;

@@ -23,7 +23,9 @@ impl From<WalletError> for ApiError {
             WalletError::ReferenceConflict { .. }
             | WalletError::InsufficientBalance { .. }
             | WalletError::AlreadyPaid(_)
+            | WalletError::EmptyWallet { .. }
             | WalletError::Overpayment { .. } => ApiError::Conflict(e.to_string()),
+            WalletError::NotPayable(_) => ApiError::Unprocessable(e.to_string()),
             WalletError::Store(s) => s.into(),
         }
     }
@@ -86,7 +88,7 @@ async fn movement(
     body: &Value,
 ) -> Result<Response, ApiError> {
     let (amount, reference) = money_body(body, true)?;
-    let (made, created) = s
+    let made = s
         .store
         .wallet_movement(
             account,
@@ -97,20 +99,26 @@ async fn movement(
         )
         .await?;
     let wallet = s.store.wallet(account).await?;
-    let status = if created {
+    let status = if made.created {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
     Ok((
         status,
-        Json(json!({ "movement": made, "created": created, "balance": wallet.balance })),
+        Json(json!({
+            "movement": made.movement,
+            "created": made.created,
+            "settled": made.settled,
+            "balance": wallet.balance,
+        })),
     )
         .into_response())
 }
 
 /// `POST /v1/admin/accounts/{id}/topups` `{"amount","reference"}`: 201 when credited, 200
 /// with the stored movement when the reference was used already for the same top-up.
+/// `settled` lists the unpaid invoices the top-up paid, oldest first (issue 24.2).
 pub async fn topup(
     principal: Principal,
     State(s): State<AppState>,
@@ -162,6 +170,36 @@ pub async fn pay_invoice(
     Ok((
         status,
         Json(json!({ "payment": payment, "created": created, "invoice": invoice })),
+    )
+        .into_response())
+}
+
+/// `POST /v1/admin/invoices/{id}/settle` (no body): pays the invoice from its account's
+/// wallet as far as the balance goes (issue 24.2). 201 with the payment, the wallet's
+/// movement, the balance left and the invoice; 404 unknown invoice, 409 paid already or an
+/// empty wallet, 422 a credit note.
+pub async fn settle_invoice(
+    principal: Principal,
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    principal.admin()?;
+    let now = (s.clock)();
+    let made = s.store.settle_invoice(&id, now).await?;
+    let invoice = s
+        .store
+        .invoice(&id, None)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?
+        .at(now, s.store.payment_days());
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "payment": made.payment,
+            "movement": made.movement,
+            "balance": made.balance,
+            "invoice": invoice,
+        })),
     )
         .into_response())
 }

@@ -142,6 +142,10 @@ pub fn router(state: AppState) -> Router {
             "/v1/admin/invoices/{id}/payments",
             post(finance::pay_invoice),
         )
+        .route(
+            "/v1/admin/invoices/{id}/settle",
+            post(finance::settle_invoice),
+        )
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             idempotency::layer,

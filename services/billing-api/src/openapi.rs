@@ -15,7 +15,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, invoices, invoice, create_account, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, journal, add_key, list_keys, revoke_key, audit),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, invoices, invoice, create_account, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, add_key, list_keys, revoke_key, audit),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -325,7 +325,7 @@ fn get_seller() {}
 
 #[utoipa::path(post, path = "/v1/admin/accounts/{id}/topups", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
     request_body(content = MoneyMovement, example = json!({"amount": "100.00", "reference": "wire-1"})),
-    responses((status = 201, description = "credited", body = MovementResult), (status = 200, description = "the same top-up again (created false)", body = MovementResult), (status = 400, description = "bad amount or reference"),
+    responses((status = 201, description = "credited; `settled`: the unpaid invoices it paid, oldest first (unless serve's --no-topup-settlement)", body = MovementResult), (status = 200, description = "the same top-up again (created false)", body = MovementResult), (status = 400, description = "bad amount or reference"),
         (status = 403, description = "not the admin token"), (status = 404, description = "no such account"), (status = 409, description = "the reference was used with another amount")))]
 #[allow(dead_code)]
 fn topups() {}
@@ -343,6 +343,13 @@ fn refunds() {}
         (status = 403, description = "not the admin token"), (status = 404, description = "no such invoice"), (status = 409, description = "paid already, more than owed, or the reference used otherwise")))]
 #[allow(dead_code)]
 fn payments() {}
+
+#[utoipa::path(post, path = "/v1/admin/invoices/{id}/settle", security(("bearer" = [])), params(("id" = String, Path, description = "invoice id")),
+    responses((status = 201, description = "paid from the account's wallet as far as its balance goes (a `settlement` movement)", body = SettleResult),
+        (status = 403, description = "not the admin token"), (status = 404, description = "no such invoice"), (status = 409, description = "paid already, or nothing in the wallet"),
+        (status = 422, description = "a credit note: credited to the wallet, not paid")))]
+#[allow(dead_code)]
+fn settle() {}
 
 #[utoipa::path(get, path = "/v1/admin/exports/journal", security(("bearer" = [])),
     params(("period" = String, Query, description = "`YYYY-MM`, closed"), ("format" = Option<String>, Query, description = "`csv` or `jsonl` (default)")),

@@ -326,3 +326,37 @@
 //!   with at least 2 decimals and are never rounded. `GET /v1/admin/pricebook` answers a
 //!   version's TOML exactly as uploaded (the terms set by command are not in it: they are
 //!   listed by `GET /v1/admin/accounts/{id}/terms`).
+//!
+//! ## Settling invoices from the wallet after issue (issue 24.2)
+//!
+//! - A top-up pays the account's unpaid invoices from the wallet at once, in its transaction
+//!   ([`crate::settlement::oldest_first`]): the oldest first, by issue time, then number (the
+//!   invoices of one close share an issue time), each as far as the wallet's whole balance
+//!   goes (not only the top-up's amount: money already in the wallet pays too).
+//! - An invoice the balance cannot cover is paid in part: a payment of what is left, the
+//!   invoice stays `issued` (and turns `overdue` on time) until its payments cover its
+//!   `amount_due`; then its stored status becomes `paid`.
+//! - Credit notes are not payable (they were credited to the wallet at issue); settling one
+//!   is refused (422). A refund, a correction or a credit note settles nothing by itself.
+//! - Each payment is a `settlement` movement and a `wallet` payment under one reference:
+//!   `settlement:{invoice}` for an invoice's first wallet payment, `settlement:{invoice}:{n}`
+//!   for its n-th.
+//! - `serve --no-topup-settlement` (settings file `topup_settlement = false`) turns it off;
+//!   the top-up's command records whether it settled, so a replay repeats what happened
+//!   whatever the replaying engine's setting. `POST /v1/admin/invoices/{id}/settle` pays one
+//!   invoice on demand either way (an `invoice.settle` command).
+//!
+//! ## What `gpubill verify` checks of the money (issue 24.3)
+//!
+//! - Every stored figure a later figure is computed from: an invoice's `credit` column (the
+//!   next periods' credit pool reads it) and `total` against its body, which is rated again;
+//!   an adjustment's `credit` against its body; `status` against its payments (`paid` once
+//!   they cover `amount_due`, else `issued`: `overdue` is never stored, it is the clock's).
+//! - Numbering: a document number is `{prefix}-{year}-{nnnnnn}`; per series and year the
+//!   stored invoices (or credit notes) hold exactly `1..=last` of `number_series`, and a
+//!   later issue never has a lower number. A missing number is reported by itself (its
+//!   document is gone); a number above `last` names its document.
+//! - Wallets: `balance` is the sum of the movements, `outstanding` the sum over the
+//!   account's invoices of amount due less payments; per invoice, the `wallet` payments add
+//!   up to its `settlement` movements; each credit note has `credit_note` movements of its
+//!   amount. The money checks are global: `--period` narrows only the re-rating.

@@ -56,6 +56,7 @@ pub mod reject;
 pub mod rental;
 pub mod reservations;
 pub mod runs;
+pub mod settlement;
 pub mod sla;
 pub mod spot;
 pub mod states;

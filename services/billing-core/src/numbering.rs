@@ -32,9 +32,63 @@ pub fn number(prefix: &str, year: i32, seq: i64) -> String {
     format!("{prefix}-{year}-{seq:06}")
 }
 
+/// A document number read back: `(prefix, year, seq)` of `{prefix}-{year}-{seq}` as
+/// [`number`] writes it (seq at least six digits, from 1); None for anything else.
+pub fn parse(number: &str) -> Option<(&str, i32, i64)> {
+    let mut parts = number.rsplitn(3, '-');
+    let (seq, year, prefix) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !is_prefix(prefix) || year.len() != 4 || !digits(year) || seq.len() < 6 || !digits(seq) {
+        return None;
+    }
+    let (year, seq): (i32, i64) = (year.parse().ok()?, seq.parse().ok()?);
+    (seq > 0 && self::number(prefix, year, seq) == number).then_some((prefix, year, seq))
+}
+
+/// What is wrong with one series (issue 24.3, `gpubill verify`): the series says `last`
+/// numbers were issued (None: no row), the documents carry `seqs`. Answers the numbers
+/// missing from `1..=last` (a gap: an issued document is gone or was renumbered) and those
+/// the series never issued (above `last`), each sorted.
+pub fn series_gaps(last: Option<i64>, seqs: &[i64]) -> (Vec<i64>, Vec<i64>) {
+    let last = last.unwrap_or(0);
+    let have: std::collections::BTreeSet<i64> = seqs.iter().copied().collect();
+    let missing = (1..=last).filter(|n| !have.contains(n)).collect();
+    let beyond = have.into_iter().filter(|n| *n > last || *n < 1).collect();
+    (missing, beyond)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_parse_back_and_nothing_else_does() {
+        assert_eq!(parse("INV-2026-000123"), Some(("INV", 2026, 123)));
+        assert_eq!(parse("CN-2027-1234567"), Some(("CN", 2027, 1_234_567)));
+        for bad in [
+            "INV-2026-00012",
+            "INV-2026-000000",
+            "inv-2026-000001",
+            "INV-26-000001",
+            "INV2026000001",
+            "INV-2026-0000001",
+            "INV-2026-00001x",
+            "",
+        ] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_series_with_a_deleted_or_renumbered_document_has_a_gap() {
+        assert_eq!(series_gaps(Some(3), &[1, 2, 3]), (vec![], vec![]));
+        // INV-2026-000002 deleted.
+        assert_eq!(series_gaps(Some(3), &[1, 3]), (vec![2], vec![]));
+        // INV-2026-000001 renumbered INV-2026-000009.
+        assert_eq!(series_gaps(Some(3), &[9, 2, 3]), (vec![1], vec![9]));
+        // Documents of a series that has no row.
+        assert_eq!(series_gaps(None, &[1]), (vec![], vec![1]));
+    }
 
     #[test]
     fn numbers_are_prefix_year_and_six_digits() {

@@ -388,7 +388,8 @@ impl Store {
                     Val::Text(i.invoice.account.clone()),
                     Val::Text(period_label.to_string()),
                     Val::Text(i.number.clone()),
-                    Val::Text("issued".into()),
+                    // `paid` when the wallet paid it all at issue (issue 24.2).
+                    Val::Text(i.status.clone()),
                     Val::I64(now_ms),
                     Val::I64(version),
                     Val::Text(i.invoice.credit.to_string()),

@@ -87,15 +87,22 @@ pub enum Command {
         profile: billing_core::profile::Profile,
         at_ms: i64,
     },
-    /// A top-up or refund of an account's wallet (issue 12); unique by reference.
+    /// A top-up or refund of an account's wallet (issue 12); unique by reference. `settle`:
+    /// the top-up settled the account's unpaid invoices (issue 24.2; absent in commands
+    /// recorded before, which did not).
     #[serde(rename = "wallet.movement")]
     WalletMovement {
         account: String,
         kind: crate::wallet::AdminMovement,
         amount: rust_decimal::Decimal,
         reference: String,
+        #[serde(default)]
+        settle: bool,
         at_ms: i64,
     },
+    /// An invoice paid from its account's wallet on demand (issue 24.2).
+    #[serde(rename = "invoice.settle")]
+    SettleInvoice { invoice: String, at_ms: i64 },
     /// A payment of an invoice recorded by the admin (issue 12); unique by reference.
     #[serde(rename = "invoice.payment")]
     InvoicePayment {
@@ -131,6 +138,10 @@ impl Command {
             Command::InvoicePayment {
                 invoice, reference, ..
             } => format!("invoice.payment:{invoice}:{reference}"),
+            // An invoice is settled at most once per instant (the writer lock orders them).
+            Command::SettleInvoice { invoice, at_ms } => {
+                format!("invoice.settle:{invoice}:{at_ms}")
+            }
             // The revision is store-wide and never reused.
             Command::PutTerm { rev, .. } => format!("terms.put:{rev}"),
             Command::DeleteTerm { rev, .. } => format!("terms.delete:{rev}"),
@@ -251,11 +262,22 @@ impl Store {
                 kind,
                 amount,
                 reference,
+                settle,
                 at_ms,
             } => {
-                self.wallet_movement(account, *kind, *amount, reference, *at_ms)
+                self.wallet_movement_settling(
+                    account,
+                    (*kind, *amount, reference),
+                    *settle,
+                    *at_ms,
+                )
+                .await
+                .map_err(|e| replayed("wallet movement", e))?;
+            }
+            Command::SettleInvoice { invoice, at_ms } => {
+                self.settle_invoice(invoice, *at_ms)
                     .await
-                    .map_err(|e| replayed("wallet movement", e))?;
+                    .map_err(|e| replayed("invoice settlement", e))?;
             }
             Command::InvoicePayment {
                 invoice,

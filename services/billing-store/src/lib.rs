@@ -54,11 +54,13 @@ mod provisional_reads;
 mod quota;
 mod reads;
 mod rental;
+mod settle;
 mod sort;
 mod spent;
 mod sql;
 mod terms;
 mod verify;
+mod verify_money;
 mod wallet;
 mod writes;
 
@@ -85,9 +87,12 @@ pub use provisional::UnitSeconds;
 pub use provisional_reads::Provisional;
 pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
 pub use reads::{DeadLetter, LateUsage, OutboxRow};
+pub use settle::{SettleOutcome, Settlement};
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 pub use verify::{Difference, VerifyReport};
-pub use wallet::{AdminMovement, Movement, Payment, Wallet, WalletError, check_amount};
+pub use wallet::{
+    AdminMovement, Movement, MovementMade, Payment, Wallet, WalletError, check_amount,
+};
 
 use billing_core::pricebook::PriceBookError;
 use db::Pool;
@@ -199,6 +204,9 @@ pub struct Store {
     credit_note_prefix: String,
     /// Days after issue an unpaid invoice becomes `overdue` (see [`Store::with_payment_days`]).
     payment_days: i64,
+    /// Whether a top-up settles the account's unpaid invoices (see
+    /// [`Store::with_topup_settlement`]).
+    topup_settlement: bool,
     /// Group commits of ingest requests since the store was opened.
     ingest_groups: std::sync::atomic::AtomicU64,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
@@ -299,6 +307,7 @@ impl Store {
             failpoints: Default::default(),
             credit_note_prefix: billing_core::numbering::CREDIT_NOTE_PREFIX.to_string(),
             payment_days: billing_core::adjustment::DEFAULT_PAYMENT_DAYS,
+            topup_settlement: true,
             authorizations: std::sync::Mutex::new(Vec::new()),
             holds: Mutex::new(()),
             held_cache: Default::default(),
@@ -346,6 +355,14 @@ impl Store {
         }
         self.payment_days = days;
         Ok(self)
+    }
+
+    /// The same store settling (default) or not settling the account's unpaid invoices from
+    /// the wallet when a top-up arrives (issue 24.2; `POST /v1/admin/invoices/{id}/settle`
+    /// settles one on demand either way). A replay repeats what each top-up's command says.
+    pub fn with_topup_settlement(mut self, on: bool) -> Store {
+        self.topup_settlement = on;
+        self
     }
 
     /// Arms the fail point `name` (one of [`failpoints::POINTS`]) to fire once, after letting

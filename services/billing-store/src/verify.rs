@@ -15,6 +15,9 @@
 //! issuing close recorded (migration 0021), for a closed period those it was closed with plus
 //! the later changes dated into it, as the close did (issue 24.1).
 //!
+//! Then every stored money figure a later one is computed from (`verify_money.rs`, issue
+//! 24.3): invoice columns, statuses, numbering, wallets, payments.
+//!
 //! Events ingested before migration 0018 left no facts: such a database cannot be verified
 //! (its keys are reported as differences, never silently passed).
 
@@ -37,12 +40,15 @@ pub struct VerifyReport {
     pub usage_keys: usize,
     pub invoices: usize,
     pub adjustments: usize,
+    /// Wallets checked against their movements (issue 24.3, `verify_money`).
+    pub wallets: usize,
     pub differences: Vec<Difference>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct Difference {
-    /// `ledger`, `invoice`, `amount_due` or `adjustment`.
+    /// `ledger`, `invoice`, `amount_due` or `adjustment`; the money checks (issue 24.3):
+    /// `invoice_field`, `adjustment_field`, `numbering`, `wallet` or `payments`.
     pub kind: String,
     pub account: String,
     /// The usage key, the invoice id or the adjusted period.
@@ -71,6 +77,7 @@ impl Store {
     pub async fn verify(&self, period: Option<&str>) -> Result<VerifyReport, CloseError> {
         let mut report = VerifyReport::default();
         self.verify_ledgers(&mut report).await?;
+        self.verify_money(&mut report).await?;
         let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
         let mut stamps: BTreeMap<String, i64> = BTreeMap::new();
         let mut terms_revs: BTreeMap<String, i64> = BTreeMap::new();

@@ -10,7 +10,9 @@
 //! the same transactions, for authorization to read in its one statement.
 //!
 //! Top-ups, refunds and payments are admin commands (recorded for `gpubill replay`);
-//! settlements and credit notes are made by the close, which replay repeats.
+//! settlements and credit notes are made by the close, which replay repeats. A top-up also
+//! settles the account's unpaid invoices, oldest first (issue 24.2, `settle.rs`), unless the
+//! store was opened with [`Store::with_topup_settlement`] off.
 
 use crate::commands::Command;
 use crate::db::Conn;
@@ -37,6 +39,15 @@ pub struct Movement {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document_id: Option<String>,
     pub at: String,
+}
+
+/// What a top-up or refund did: the movement, whether this call made it (a repeated
+/// reference answers the stored one) and the invoices the top-up settled (issue 24.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovementMade {
+    pub movement: Movement,
+    pub created: bool,
+    pub settled: Vec<crate::settle::Settlement>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -79,6 +90,16 @@ pub enum WalletError {
     InsufficientBalance { amount: Decimal, balance: Decimal },
     #[error("invoice {0} is paid already")]
     AlreadyPaid(String),
+    #[error(
+        "the wallet of account {account:?} has nothing to pay invoice {id} with (balance {balance})"
+    )]
+    EmptyWallet {
+        id: String,
+        account: String,
+        balance: Decimal,
+    },
+    #[error("{0} is a credit note, which is credited to the wallet, not paid")]
+    NotPayable(String),
     #[error("a payment of {amount} is more than invoice {id} still owes ({owed})")]
     Overpayment {
         id: String,
@@ -95,12 +116,12 @@ impl From<sqlx::Error> for WalletError {
     }
 }
 
-fn dec(s: &str, what: &str) -> Result<Decimal> {
+pub(crate) fn dec(s: &str, what: &str) -> Result<Decimal> {
     s.parse()
         .map_err(|e| StoreError::Corrupt(format!("{what} {s:?}: {e}")))
 }
 
-fn cents(mut d: Decimal) -> Decimal {
+pub(crate) fn cents(mut d: Decimal) -> Decimal {
     d.rescale(2);
     d
 }
@@ -120,7 +141,7 @@ pub(crate) async fn wallet_state(conn: &mut dyn Conn, account: &str) -> Result<(
     }
 }
 
-async fn set_wallet(
+pub(crate) async fn set_wallet(
     conn: &mut dyn Conn,
     account: &str,
     (balance, outstanding): (Decimal, Decimal),
@@ -276,7 +297,9 @@ fn check_reference(reference: &str) -> std::result::Result<(), WalletError> {
 impl Store {
     /// A top-up or refund of `amount` (positive) with the admin's `reference`: idempotent by
     /// reference (the same call again answers the stored movement, `false`); a refund never
-    /// takes the balance below zero.
+    /// takes the balance below zero. A new top-up then settles the account's unpaid invoices
+    /// from the wallet, oldest first (issue 24.2), unless [`Store::with_topup_settlement`]
+    /// turned that off.
     pub async fn wallet_movement(
         &self,
         account: &str,
@@ -284,7 +307,21 @@ impl Store {
         amount: Decimal,
         reference: &str,
         now_ms: i64,
-    ) -> Result<(Movement, bool), WalletError> {
+    ) -> Result<MovementMade, WalletError> {
+        let settle = kind == AdminMovement::Topup && self.topup_settlement;
+        self.wallet_movement_settling(account, (kind, amount, reference), settle, now_ms)
+            .await
+    }
+
+    /// [`Store::wallet_movement`] settling (`settle`) or not, as the command recorded it
+    /// (replay repeats what the original engine did, whatever this one's setting).
+    pub(crate) async fn wallet_movement_settling(
+        &self,
+        account: &str,
+        (kind, amount, reference): (AdminMovement, Decimal, &str),
+        settle: bool,
+        now_ms: i64,
+    ) -> Result<MovementMade, WalletError> {
         let amount = check_amount("amount", amount)?;
         check_reference(reference)?;
         if !self.account_exists(account).await? {
@@ -303,7 +340,7 @@ impl Store {
                 &mut tx,
                 account,
                 (kind, name, signed, amount),
-                reference,
+                (reference, settle),
                 now_ms,
             )
             .await
@@ -320,15 +357,15 @@ impl Store {
     }
 
     /// [`Store::wallet_movement`] in its transaction: the stored movement of a repeated
-    /// reference (`false`), or the new one with its command.
+    /// reference (`false`, nothing settled), or the new one with its settlements and command.
     async fn movement_in(
         &self,
         tx: &mut crate::db::Tx,
         account: &str,
         (kind, name, signed, amount): (AdminMovement, &str, Decimal, Decimal),
-        reference: &str,
+        (reference, settle): (&str, bool),
         now_ms: i64,
-    ) -> Result<(Movement, bool), WalletError> {
+    ) -> Result<MovementMade, WalletError> {
         if let Some(row) =
             crate::db::query(include_str!("../queries/shared/select_wallet_movement.sql"))
                 .bind(account)
@@ -338,7 +375,11 @@ impl Store {
         {
             let stored = movement_of(&row)?;
             if stored.kind == name && stored.amount == cents(signed) {
-                return Ok((stored, false));
+                return Ok(MovementMade {
+                    movement: stored,
+                    created: false,
+                    settled: Vec::new(),
+                });
             }
             return Err(WalletError::ReferenceConflict {
                 reference: reference.to_string(),
@@ -353,7 +394,13 @@ impl Store {
                 balance: cents(balance),
             });
         }
-        let made = append(tx, account, (name, signed, reference, None), now_ms).await?;
+        let (movement, created) =
+            append(tx, account, (name, signed, reference, None), now_ms).await?;
+        let settled = if settle {
+            crate::settle::settle_oldest_first(tx, account, now_ms).await?
+        } else {
+            Vec::new()
+        };
         self.failpoints.hit("wallet.after_movement")?;
         self.record_command(
             tx,
@@ -362,12 +409,17 @@ impl Store {
                 kind,
                 amount,
                 reference: reference.to_string(),
+                settle,
                 at_ms: now_ms,
             },
             now_ms,
         )
         .await?;
-        Ok(made)
+        Ok(MovementMade {
+            movement,
+            created,
+            settled,
+        })
     }
 
     /// Setting the `prepaid_balance` quota (in `set_quotas`' transaction): a `correction`
@@ -478,6 +530,9 @@ impl Store {
             .await?;
         let (balance, outstanding) = wallet_state(&mut tx, &account).await?;
         set_wallet(&mut tx, &account, (balance, outstanding - amount), now_ms).await?;
+        if amount >= owed {
+            crate::settle::mark_paid(&mut tx, id).await?;
+        }
         self.record_command(
             &mut tx,
             &Command::InvoicePayment {
@@ -505,7 +560,7 @@ impl Store {
     }
 }
 
-async fn payments_of(conn: &mut dyn Conn, id: &str) -> Result<Vec<Payment>> {
+pub(crate) async fn payments_of(conn: &mut dyn Conn, id: &str) -> Result<Vec<Payment>> {
     crate::db::query(include_str!(
         "../queries/shared/select_payments_of_invoice.sql"
     ))

@@ -37,7 +37,8 @@ impl Application {
             .with_credit_note_prefix(&settings.credit_note_prefix)
             .map_err(|e| anyhow::anyhow!("--credit-note-prefix: {e}"))?
             .with_payment_days(settings.payment_days)
-            .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?
+            .with_topup_settlement(settings.topup_settlement);
         let clock = system_clock();
         // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
         // `run`).

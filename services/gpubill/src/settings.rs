@@ -28,7 +28,7 @@ impl fmt::Debug for Secret {
 
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Settings file (TOML): data_dir, listen, prices, [database] url.
+    /// Settings file (TOML): data_dir, listen, prices, topup_settlement, [database] url.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Where the embedded database and the admin token live (default ./data).
@@ -113,6 +113,10 @@ pub struct ServeArgs {
     /// Days after issue an unpaid invoice is `overdue` (0 to 3650).
     #[arg(long, default_value_t = billing_core::adjustment::DEFAULT_PAYMENT_DAYS)]
     pub payment_days: i64,
+    /// A top-up does not settle the account's unpaid invoices (by default it pays them from
+    /// the wallet, oldest first; issue 24.2). Settings file: `topup_settlement = false`.
+    #[arg(long)]
+    pub no_topup_settlement: bool,
     /// Requests per second per customer API key (burst twice as many); 0: unlimited.
     #[arg(long, default_value_t = 100)]
     pub rate_limit_customer: u32,
@@ -190,6 +194,8 @@ struct FileSettings {
     listen: Option<SocketAddr>,
     prices: Option<PathBuf>,
     database: Option<DatabaseSettings>,
+    /// Whether a top-up settles the account's unpaid invoices (default true).
+    topup_settlement: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -218,6 +224,8 @@ pub struct Settings {
     pub invoice_prefix: String,
     pub credit_note_prefix: String,
     pub payment_days: i64,
+    /// Whether a top-up settles the account's unpaid invoices (issue 24.2).
+    pub topup_settlement: bool,
 }
 
 impl Settings {
@@ -284,6 +292,7 @@ impl Settings {
             invoice_prefix: args.invoice_prefix.clone(),
             credit_note_prefix: args.credit_note_prefix.clone(),
             payment_days: args.payment_days,
+            topup_settlement: !args.no_topup_settlement && file.topup_settlement.unwrap_or(true),
             rate_limits: args.rate_limits(),
         })
     }
@@ -362,6 +371,29 @@ mod tests {
         assert!(err.contains("at least 24"), "{err}");
         assert!(check(&"x".repeat(24)).unwrap().is_some());
         assert!(token_from("GPUBILL_ADMIN_TOKEN", None).unwrap().is_none());
+    }
+
+    #[test]
+    fn topup_settlement_is_on_unless_the_flag_or_the_file_turns_it_off() {
+        // Issue 24.2.
+        let dir = std::env::temp_dir().join(format!("gpubill-topup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("gpubill.toml");
+        let with = |text: &str, flag: bool| {
+            std::fs::write(&file, text).unwrap();
+            Settings::resolve(&ServeArgs {
+                config: Some(file.clone()),
+                no_topup_settlement: flag,
+                ..ServeArgs::default()
+            })
+            .unwrap()
+            .topup_settlement
+        };
+        assert!(with("", false));
+        assert!(!with("", true));
+        assert!(!with("topup_settlement = false\n", false));
+        assert!(with("topup_settlement = true\n", false));
+        assert!(!with("topup_settlement = true\n", true), "the flag wins");
     }
 
     #[test]

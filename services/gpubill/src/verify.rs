@@ -1,6 +1,8 @@
 //! `gpubill verify --database URL [--period P]` (issue 14): recomputes the ledger from the
 //! stored events and every issued invoice and adjustment from the events ingested by its
-//! issue and the price book version it was issued with (`billing_store::Store::verify`).
+//! issue and the price book version it was issued with (`billing_store::Store::verify`),
+//! and every stored money figure: invoice columns and statuses, gapless numbering, wallets,
+//! movements and payments (issue 24.3).
 //! Prints the report as JSON on stdout and a summary on stderr; exit status 1 when anything
 //! differs, 2 when it cannot run.
 
@@ -45,11 +47,12 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     store.close().await;
     println!("{}", serde_json::to_string_pretty(&report)?);
     eprintln!(
-        "gpubill verify: {} accounts, {} usage keys, {} invoices, {} adjustments checked: {} differences",
+        "gpubill verify: {} accounts, {} usage keys, {} invoices, {} adjustments, {} wallets checked: {} differences",
         report.accounts,
         report.usage_keys,
         report.invoices,
         report.adjustments,
+        report.wallets,
         report.differences.len()
     );
     for d in &report.differences {

@@ -496,6 +496,9 @@ pub struct MovementResult {
     pub movement: Movement,
     /// False when the reference was used already for the same movement.
     pub created: bool,
+    /// What a new top-up paid of the account's unpaid invoices, oldest first (issue 24.2);
+    /// empty for a refund, a repeated top-up, or with top-up settlement off.
+    pub settled: Vec<Settled>,
     /// The wallet's balance after it.
     pub balance: Decimal,
 }
@@ -513,6 +516,26 @@ pub struct Movement {
     pub at: String,
 }
 
+/// One invoice (partly) paid from the wallet.
+#[derive(ToSchema)]
+pub struct Settled {
+    pub invoice: String,
+    pub number: String,
+    pub amount: Decimal,
+}
+
+/// `POST /v1/admin/invoices/{id}/settle`.
+#[derive(ToSchema)]
+pub struct SettleResult {
+    /// The invoice's payment (method `wallet`).
+    pub payment: Payment,
+    /// The wallet's `settlement` movement (negative).
+    pub movement: Movement,
+    /// The wallet's balance after it.
+    pub balance: Decimal,
+    pub invoice: IssuedInvoice,
+}
+
 #[derive(ToSchema)]
 pub struct PaymentResult {
     pub payment: Payment,
@@ -524,7 +547,8 @@ pub struct PaymentResult {
 pub struct Payment {
     pub seq: i64,
     pub amount: Decimal,
-    /// `wallet` (settled at issue) or `external` (recorded by the admin).
+    /// `wallet` (settled from the wallet: at issue, by a top-up or on demand) or `external`
+    /// (recorded by the admin).
     pub method: String,
     pub reference: String,
     pub at: String,

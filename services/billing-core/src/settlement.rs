@@ -1,0 +1,134 @@
+//! Issue 24.2: paying unpaid invoices from the prepaid wallet after they were issued. Pure:
+//! the store loads the account's unpaid invoices and its balance, applies what this answers
+//! in the top-up's (or the settle command's) transaction.
+//!
+//! The rule (see `choices.rs`): the wallet pays the oldest invoice first (by issue date, then
+//! number), each as far as the balance goes; an invoice the balance cannot cover entirely is
+//! paid in part and the balance stops there (it stays `issued` until the rest is paid).
+//! Credit notes are not payable: they were credited to the wallet when issued.
+
+use rust_decimal::Decimal;
+
+/// An invoice that still owes money: its id, number, issue time and what it still owes
+/// (amount due less its payments).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unpaid {
+    pub id: String,
+    pub number: String,
+    pub issued_ms: i64,
+    pub owed: Decimal,
+}
+
+/// What the wallet pays of one invoice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    pub id: String,
+    pub number: String,
+    pub amount: Decimal,
+}
+
+/// The payments a wallet with `available` makes to `unpaid`: the oldest invoice first (issue
+/// time, then number), each as far as the balance goes. Invoices that owe nothing are
+/// skipped; nothing is paid from a balance of zero or less. The amounts add up to at most
+/// `available` and each is at most what its invoice owes.
+pub fn oldest_first(available: Decimal, unpaid: &[Unpaid]) -> Vec<Settled> {
+    let mut order: Vec<&Unpaid> = unpaid.iter().filter(|u| u.owed > Decimal::ZERO).collect();
+    order.sort_by(|a, b| (a.issued_ms, &a.number).cmp(&(b.issued_ms, &b.number)));
+    let mut left = available;
+    let mut out = Vec::new();
+    for u in order {
+        if left <= Decimal::ZERO {
+            break;
+        }
+        let amount = left.min(u.owed);
+        left -= amount;
+        out.push(Settled {
+            id: u.id.clone(),
+            number: u.number.clone(),
+            amount,
+        });
+    }
+    assert!(
+        out.iter().map(|s| s.amount).sum::<Decimal>() <= available.max(Decimal::ZERO),
+        "settlements exceed the wallet"
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    fn unpaid(id: &str, number: &str, issued_ms: i64, owed: &str) -> Unpaid {
+        Unpaid {
+            id: id.into(),
+            number: number.into(),
+            issued_ms,
+            owed: d(owed),
+        }
+    }
+
+    fn paid(s: &[Settled]) -> Vec<(&str, Decimal)> {
+        s.iter().map(|s| (s.id.as_str(), s.amount)).collect()
+    }
+
+    #[test]
+    fn a_top_up_of_90_pays_an_invoice_owing_11_66_in_full() {
+        // The issue's case: 90.00 in the wallet, 11.66 owed: paid, 78.34 left.
+        let s = oldest_first(d("90.00"), &[unpaid("nov", "INV-2026-000001", 10, "11.66")]);
+        assert_eq!(paid(&s), vec![("nov", d("11.66"))]);
+        assert_eq!(d("90.00") - s[0].amount, d("78.34"));
+    }
+
+    #[test]
+    fn the_oldest_invoice_is_paid_first_and_the_next_in_part() {
+        // 50.00 against 30.00 (October) and 40.00 (November), listed newest first.
+        let s = oldest_first(
+            d("50.00"),
+            &[
+                unpaid("nov", "INV-2026-000002", 2_000, "40.00"),
+                unpaid("oct", "INV-2026-000001", 1_000, "30.00"),
+            ],
+        );
+        assert_eq!(paid(&s), vec![("oct", d("30.00")), ("nov", d("20.00"))]);
+    }
+
+    #[test]
+    fn a_top_up_covering_only_the_first_invoice_leaves_the_second_unpaid() {
+        let s = oldest_first(
+            d("30.00"),
+            &[
+                unpaid("oct", "INV-2026-000001", 1_000, "30.00"),
+                unpaid("nov", "INV-2026-000002", 2_000, "40.00"),
+            ],
+        );
+        assert_eq!(paid(&s), vec![("oct", d("30.00"))]);
+    }
+
+    #[test]
+    fn invoices_issued_together_go_by_number() {
+        let s = oldest_first(
+            d("5.00"),
+            &[
+                unpaid("b", "INV-2026-000008", 1_000, "4.00"),
+                unpaid("a", "INV-2026-000007", 1_000, "4.00"),
+            ],
+        );
+        assert_eq!(paid(&s), vec![("a", d("4.00")), ("b", d("1.00"))]);
+    }
+
+    #[test]
+    fn nothing_is_paid_from_an_empty_or_negative_wallet_or_to_invoices_owing_nothing() {
+        let u = [
+            unpaid("zero", "INV-2026-000001", 1, "0.00"),
+            unpaid("x", "INV-2026-000002", 2, "3.00"),
+        ];
+        assert!(oldest_first(d("0.00"), &u).is_empty());
+        assert!(oldest_first(d("-1.00"), &u).is_empty());
+        assert_eq!(paid(&oldest_first(d("1.00"), &u)), vec![("x", d("1.00"))]);
+    }
+}
