@@ -71,6 +71,10 @@ impl Books {
         Ok(fresh)
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The timezone periods are labelled in (see [`Books::label_of`]); None without a price
     /// book.
     pub(crate) fn timezone(&self) -> Option<chrono_tz::Tz> {

@@ -203,6 +203,8 @@ pub struct Store {
     held_cache: std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<quota::Hold>)>>,
     /// Parsed price book versions (see [`provisional::Books`]).
     books: std::sync::Mutex<std::sync::Arc<(provisional::BooksKey, provisional::Books)>>,
+    /// Price books compiled (parsed from stored TOML) since the store was opened.
+    pricebook_compiles: std::sync::atomic::AtomicU64,
     /// How far past the fold's clock an event may end, in seconds (`too_early` beyond).
     max_future_s: i64,
     /// How long identities are kept, in seconds before the fold's clock (`too_late` beyond).
@@ -296,6 +298,7 @@ impl Store {
             holds: Mutex::new(()),
             held_cache: Default::default(),
             books: Default::default(),
+            pricebook_compiles: Default::default(),
             max_future_s: DEFAULT_MAX_FUTURE_S,
             dedupe_horizon_s: DEFAULT_DEDUPE_HORIZON_S,
             fold_lock_wait_us: Default::default(),
@@ -356,6 +359,17 @@ impl Store {
     /// store was opened: fewer than the requests when concurrent ones were grouped.
     pub fn ingest_groups(&self) -> u64 {
         self.ingest_groups
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many price book versions this store holds compiled.
+    pub fn compiled_pricebooks(&self) -> usize {
+        self.books.lock().unwrap_or_else(|e| e.into_inner()).1.len()
+    }
+
+    /// How many price books this store compiled since it was opened.
+    pub fn pricebook_compiles(&self) -> u64 {
+        self.pricebook_compiles
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 

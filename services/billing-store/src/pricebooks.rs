@@ -113,6 +113,8 @@ impl Store {
         else {
             return Ok(None);
         };
+        self.pricebook_compiles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let book = PriceBook::from_toml(&row.get::<String, _>(0))
             .map_err(|e| StoreError::Corrupt(format!("stored price book {version}: {e}")))?;
         Ok(Some(std::sync::Arc::new(book)))
