@@ -65,6 +65,7 @@ mod writes;
 pub use accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use adjust::PendingAdjustment;
 pub use api_keys::{ApiKeyInfo, AuditEntry, key_id_of};
+pub use books::OLDER_COMPILED_MAX;
 pub use catalog::UploadedPriceBook;
 pub use close::{AutoClose, CloseError};
 pub use commands::{Command, PartitionPosition, Positions};
@@ -201,10 +202,8 @@ pub struct Store {
     holds: Mutex<()>,
     /// Live holds per account with the hold revision they are valid for (see `hold_revs`).
     held_cache: std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<quota::Hold>)>>,
-    /// Parsed price book versions (see [`provisional::Books`]).
-    books: std::sync::Mutex<std::sync::Arc<(provisional::BooksKey, provisional::Books)>>,
-    /// Price books compiled (parsed from stored TOML) since the store was opened.
-    pricebook_compiles: std::sync::atomic::AtomicU64,
+    /// The compiled price book versions (see [`books`]).
+    books: std::sync::Arc<books::BookCache>,
     /// How far past the fold's clock an event may end, in seconds (`too_early` beyond).
     max_future_s: i64,
     /// How long identities are kept, in seconds before the fold's clock (`too_late` beyond).
@@ -298,7 +297,6 @@ impl Store {
             holds: Mutex::new(()),
             held_cache: Default::default(),
             books: Default::default(),
-            pricebook_compiles: Default::default(),
             max_future_s: DEFAULT_MAX_FUTURE_S,
             dedupe_horizon_s: DEFAULT_DEDUPE_HORIZON_S,
             fold_lock_wait_us: Default::default(),
@@ -362,15 +360,16 @@ impl Store {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// How many price book versions this store holds compiled.
+    /// How many price book versions this store holds compiled: the latest and at most
+    /// [`OLDER_COMPILED_MAX`] older ones (issue 24.9).
     pub fn compiled_pricebooks(&self) -> usize {
-        self.books.lock().unwrap_or_else(|e| e.into_inner()).1.len()
+        self.books.held()
     }
 
-    /// How many price books this store compiled since it was opened.
+    /// How many price books this store compiled (parsed) since it was opened: uploads, and
+    /// stored versions compiled on demand.
     pub fn pricebook_compiles(&self) -> u64 {
-        self.pricebook_compiles
-            .load(std::sync::atomic::Ordering::Relaxed)
+        self.books.compiles()
     }
 
     /// How long this store's folds waited for their advisory locks in all (benchmarks: engines
