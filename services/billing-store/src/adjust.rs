@@ -348,7 +348,7 @@ impl Store {
         let Some(label) = books.1.label_of(t_ms.div_euclid(1000)) else {
             return Ok(None);
         };
-        let Some((book, period)) = books.1.for_period(&label) else {
+        let Some((book, period)) = books.1.for_period(&mut conn, &label).await? else {
             return Ok(None);
         };
         let mut issued = Vec::new();
@@ -371,8 +371,8 @@ impl Store {
             crate::rental::load_platform_known_at(&mut conn, Known::ByTime(t_ms)).await?;
         drop(conn);
         let ledger = self.ledger_known_at(account, Known::ByTime(t_ms)).await?;
-        let balance = credit_balance(book, account, &issued, &period);
-        let ctx = RatingContext::with_platform(book, period, &platform);
+        let balance = credit_balance(&book, account, &issued, &period);
+        let ctx = RatingContext::with_platform(&book, period, &platform);
         let rated = rate_account(&ctx, account, Some(&ledger), balance)?;
         Ok(Some((label, rated.invoice)))
     }

@@ -136,7 +136,7 @@ impl Store {
         let (mut tx, latest) = self.begin_holds().await?;
         let t_lock = t0.elapsed();
         let books =
-            crate::provisional::Books::load_up_to(&mut tx, latest, Some(&self.books)).await?;
+            crate::provisional::Books::load_up_to(&mut tx, latest, &self.books, true).await?;
         let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
         let (answers, placed) = self
             .decide_each(&mut tx, &books.1, group, &mut accounts, now_ms)
@@ -175,9 +175,13 @@ impl Store {
         accounts: &mut HashMap<String, Option<AccountState>>,
         now_ms: i64,
     ) -> Result<(Vec<Result<Authorization, HoldError>>, Vec<Hold>), HoldError> {
-        let open = books
-            .label_of(now_ms.div_euclid(1000))
-            .and_then(|label| Some((label.clone(), books.for_period(&label)?.0)));
+        let open = match books.label_of(now_ms.div_euclid(1000)) {
+            Some(label) => books
+                .for_period(&mut *tx, &label)
+                .await?
+                .map(|(book, _)| (label, book)),
+            None => None,
+        };
         let mut answers = Vec::with_capacity(group.len());
         let mut placed: Vec<Hold> = Vec::new();
         for q in group {

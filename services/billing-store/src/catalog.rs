@@ -60,11 +60,11 @@ impl Store {
         let Some(label) = books.1.label_of(now_s) else {
             return Ok(None);
         };
-        let Some((book, _)) = books.1.for_period(&label) else {
+        let Some((book, _)) = books.1.for_period(&mut conn, &label).await? else {
             return Ok(None);
         };
         let platform = crate::rental::load_platform(&mut conn).await?;
-        let list = billing_core::prices::price_list(book, &platform, account, now_s);
+        let list = billing_core::prices::price_list(&book, &platform, account, now_s);
         Ok(Some((label, list)))
     }
 }

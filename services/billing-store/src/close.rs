@@ -160,8 +160,8 @@ impl Store {
         if self.period_closed(period_label).await? {
             return Ok(self.invoices(None, Some(period_label)).await?);
         }
-        let (version, period) = self
-            .pricebook_for(period_label)
+        let (version, book, period) = self
+            .rating_version(tx, period_label)
             .await?
             .ok_or_else(|| CloseError::NoPriceBook(period_label.to_string()))?;
         if period.end.saturating_mul(1000) > now_ms {
@@ -170,16 +170,14 @@ impl Store {
                 ends: format_secs(period.end),
             });
         }
-        let issued = self
-            .prepare_close(&version.book, &period, period_label)
-            .await?;
+        let issued = self.prepare_close(&book, &period, period_label).await?;
         let positions = commands::positions(tx).await?;
         let stamp = crate::writes::next_stamp(tx, self.backend).await?;
         let (out, _) = self
             .issue(
                 tx,
                 (period_label, period.start),
-                (version.version, version.book.timezone),
+                (version, book.timezone),
                 issued,
                 now_ms,
             )
@@ -195,7 +193,7 @@ impl Store {
             .bind(period_label)
             .bind(period.start)
             .bind(period.end)
-            .bind(version.version)
+            .bind(version)
             .bind(now_ms)
             .bind(stamp)
             .bind(terms_rev)

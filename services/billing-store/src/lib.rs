@@ -67,6 +67,7 @@ mod writes;
 pub use accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use adjust::PendingAdjustment;
 pub use api_keys::{ApiKeyInfo, AuditEntry, key_id_of};
+pub use books::OLDER_COMPILED_MAX;
 pub use catalog::UploadedPriceBook;
 pub use close::{AutoClose, CloseError};
 pub use commands::{Command, PartitionPosition, Positions};
@@ -216,8 +217,8 @@ pub struct Store {
     holds: Mutex<()>,
     /// Live holds per account with the hold revision they are valid for (see `hold_revs`).
     held_cache: std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<quota::Hold>)>>,
-    /// Parsed price book versions (see [`provisional::Books`]).
-    books: std::sync::Mutex<std::sync::Arc<(provisional::BooksKey, provisional::Books)>>,
+    /// The compiled price book versions (see [`books`]).
+    books: std::sync::Arc<books::BookCache>,
     /// How far past the fold's clock an event may end, in seconds (`too_early` beyond).
     max_future_s: i64,
     /// How long identities are kept, in seconds before the fold's clock (`too_late` beyond).
@@ -381,6 +382,18 @@ impl Store {
     pub fn ingest_groups(&self) -> u64 {
         self.ingest_groups
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many price book versions this store holds compiled: the latest and at most
+    /// [`OLDER_COMPILED_MAX`] older ones (issue 24.9).
+    pub fn compiled_pricebooks(&self) -> usize {
+        self.books.held()
+    }
+
+    /// How many price books this store compiled (parsed) since it was opened: uploads, and
+    /// stored versions compiled on demand.
+    pub fn pricebook_compiles(&self) -> u64 {
+        self.books.compiles()
     }
 
     /// How long this store's folds waited for their advisory locks in all (benchmarks: engines

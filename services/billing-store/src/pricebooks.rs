@@ -1,27 +1,35 @@
 //! Price book versions: upload (validated, stored as a new version, recorded as a command),
 //! the list, and the version that rates a period (billing-semantics section 3).
 
-use crate::{Command, Result, Store, StoreError, provisional, terms};
+use crate::books::Books;
+use crate::{Command, Result, Store, provisional, terms};
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
+use std::sync::Arc;
 
 /// A stored price book version.
 #[derive(Debug, Clone)]
 pub struct PriceBookVersion {
     pub version: i64,
-    pub book: PriceBook,
+    /// Shared: a compiled version is large (issue 24.9).
+    pub book: Arc<PriceBook>,
     pub toml: String,
 }
 
 impl Store {
-    /// Validates and stores a price book as a new version.
+    /// Validates and stores a price book as a new version. Compiles it once; earlier versions
+    /// are not compiled again (issue 24.9: only what rates an open period is, on demand).
     pub async fn put_pricebook(&self, toml: &str, now_ms: i64) -> Result<i64> {
-        let book = PriceBook::from_toml(toml)?;
+        let book = self.books.compile(toml)?;
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         // The newest version must accept every account term set by command.
-        let (_, terms) = terms::load_terms(&mut tx).await?;
-        book.with_account_terms(&terms)?;
+        let (rev, terms) = terms::load_terms(&mut tx).await?;
+        let book = if terms.is_empty() {
+            book
+        } else {
+            book.with_account_terms(&terms)?
+        };
         let next: i64 = crate::db::query(include_str!(
             "../queries/shared/select_next_pricebook_version.sql"
         ))
@@ -46,14 +54,22 @@ impl Store {
         )
         .await?;
         // What the ledger rates to changed: every provisional cost is re-rated.
-        let books = provisional::Books::load(&mut tx, None).await?;
+        let books = Books::with_latest(
+            &mut tx,
+            &self.books,
+            (next, std::sync::Arc::new(book)),
+            (rev, terms),
+        )
+        .await?;
         provisional::refresh_all(&mut tx, self.backend, &books.1, now_ms).await?;
         tx.commit().await?;
+        // Committed: the first ingest after the upload finds it compiled.
+        self.books.install(&books.1);
         Ok(next)
     }
 
     /// All versions, newest first, with the account terms set by command merged in (`toml`
-    /// is the version as uploaded).
+    /// is the version as uploaded). Compiles every version: for tools, not for serving.
     pub async fn pricebooks(&self) -> Result<Vec<PriceBookVersion>> {
         let mut conn = self.pool.acquire().await?;
         let rows = crate::db::query(include_str!("../queries/shared/select_pricebooks.sql"))
@@ -63,8 +79,8 @@ impl Store {
         let mut books = Vec::with_capacity(rows.len());
         for r in &rows {
             books.push(
-                PriceBook::from_toml(&r.get::<String, _>(1))
-                    .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))?,
+                self.books
+                    .compile_stored(r.get(0), &r.get::<String, _>(1))?,
             );
         }
         let books = terms::merge(books, &terms)?;
@@ -73,7 +89,7 @@ impl Store {
             .zip(books)
             .map(|(r, book)| PriceBookVersion {
                 version: r.get(0),
-                book,
+                book: Arc::new(book),
                 toml: r.get(1),
             })
             .collect())
@@ -86,25 +102,47 @@ impl Store {
         &self,
         period_label: &str,
     ) -> Result<Option<(PriceBookVersion, Period)>> {
-        for v in self.pricebooks().await? {
-            let Ok(period) = Period::month(period_label, v.book.timezone) else {
-                continue;
-            };
-            if v.book.applies_to_period_starting(period.start) {
-                return Ok(Some((v, period)));
-            }
-        }
-        Ok(None)
+        let mut conn = self.pool.acquire().await?;
+        let Some((version, book, period)) = self.rating_version(&mut conn, period_label).await?
+        else {
+            return Ok(None);
+        };
+        let toml: String =
+            crate::db::query(include_str!("../queries/shared/select_pricebook_toml.sql"))
+                .bind(version)
+                .fetch_one(&mut *conn)
+                .await?
+                .get(0);
+        Ok(Some((
+            PriceBookVersion {
+                version,
+                book,
+                toml,
+            },
+            period,
+        )))
+    }
+
+    /// The version that rates `period_label` (see [`Store::pricebook_for`]): its number, the
+    /// book (compiled on demand when it is not the latest) and the period.
+    pub(crate) async fn rating_version(
+        &self,
+        conn: &mut dyn crate::db::Conn,
+        period_label: &str,
+    ) -> Result<Option<(i64, Arc<PriceBook>, Period)>> {
+        let books = self.books(conn).await?;
+        books.1.rating(conn, period_label).await
     }
 }
 
 impl Store {
-    /// Version `version` as uploaded (no account terms merged), parsed; None when not stored.
+    /// Version `version` as uploaded (no account terms merged), compiled now; None when not
+    /// stored.
     pub(crate) async fn raw_version(
         &self,
         conn: &mut dyn crate::db::Conn,
         version: i64,
-    ) -> Result<Option<std::sync::Arc<PriceBook>>> {
+    ) -> Result<Option<Arc<PriceBook>>> {
         let Some(row) =
             crate::db::query(include_str!("../queries/shared/select_pricebook_toml.sql"))
                 .bind(version)
@@ -113,8 +151,9 @@ impl Store {
         else {
             return Ok(None);
         };
-        let book = PriceBook::from_toml(&row.get::<String, _>(0))
-            .map_err(|e| StoreError::Corrupt(format!("stored price book {version}: {e}")))?;
-        Ok(Some(std::sync::Arc::new(book)))
+        let book = self
+            .books
+            .compile_stored(version, &row.get::<String, _>(0))?;
+        Ok(Some(Arc::new(book)))
     }
 }

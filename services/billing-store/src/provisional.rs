@@ -235,16 +235,17 @@ struct Rated {
     units: String,
 }
 
-fn rate_one(
+async fn rate_one(
+    conn: &mut dyn Conn,
     books: &Books,
     loaded: &Loaded,
     account: &str,
     label: &str,
 ) -> Result<Option<Option<Rated>>> {
-    let Some((book, period)) = books.for_period(label) else {
+    let Some((book, period)) = books.for_period(conn, label).await? else {
         return Ok(None);
     };
-    match loaded.rate(account, book, &period) {
+    match loaded.rate(account, &book, &period) {
         Ok((invoice, unit_seconds)) => Ok(Some(Some(Rated {
             total: invoice.total,
             body: to_json(&invoice)?,
@@ -295,7 +296,7 @@ async fn store_one(
     position: Option<&serde_json::Value>,
     now_ms: i64,
 ) -> Result<Option<Measure>> {
-    let rated = match rate_one(books, loaded, account, label)? {
+    let rated = match rate_one(conn, books, loaded, account, label).await? {
         None => return Ok(None),
         Some(None) => {
             delete_one(conn, account, label).await?;
@@ -348,7 +349,7 @@ pub(crate) async fn ensure(
     .await?
     .is_some();
     if !present && !closed_periods(conn).await?.contains(label) {
-        let windows = books.windows([label]);
+        let windows = books.windows(conn, &[label]).await?;
         let loaded = Loaded::read(conn, None, &[account], &windows).await?;
         let null = serde_json::Value::Null;
         store_one(conn, books, &loaded, (account, label), Some(&null), now_ms).await?;
@@ -391,11 +392,15 @@ async fn ledgers_for(
     let mut out = HashMap::new();
     let mut misses: Vec<&str> = Vec::new();
     let mut miss_labels: Vec<&String> = Vec::new();
+    let mut wanted = Vec::with_capacity(touched.len());
+    for (_, labels) in touched {
+        wanted.push(books.windows(conn, labels.as_slice()).await?);
+    }
     {
         let mut cache = memory.cache.lock().unwrap_or_else(|e| e.into_inner());
-        for (account, labels) in touched {
+        for ((account, labels), windows) in touched.iter().zip(&wanted) {
             let before = memory.stamp.before.get(account.as_str()).copied();
-            let hit = cache.take(account, before, &books.windows(labels));
+            let hit = cache.take(account, before, windows);
             match hit.filter(|_| !memory.reread.contains(account.as_str())) {
                 Some((mut ledger, windows)) => {
                     let changed = memory.changed.get(account.as_str());
@@ -415,7 +420,7 @@ async fn ledgers_for(
     }
     if !misses.is_empty() {
         // Never empty: every miss has a label.
-        let windows = books.windows(miss_labels);
+        let windows = books.windows(conn, &miss_labels).await?;
         for (account, ledger) in load_ledgers(conn, Some(backend), &misses, &windows).await? {
             out.insert(account, (ledger, windows.clone()));
         }
@@ -468,7 +473,7 @@ pub(crate) async fn update(
     let mut rows = Vec::new();
     for (account, labels) in &touched {
         for label in labels {
-            match rate_one(books, &loaded, account, label)? {
+            match rate_one(conn, books, &loaded, account, label).await? {
                 None => {}
                 Some(None) => delete_one(conn, account, label).await?,
                 Some(Some(mut r)) => {
@@ -515,8 +520,12 @@ pub(crate) async fn refresh_all(
     .collect();
     let accounts: BTreeSet<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
     let accounts: Vec<&str> = accounts.into_iter().collect();
-    let open = rows.iter().map(|(_, l)| l).filter(|l| !closed.contains(*l));
-    let mut windows = books.windows(open);
+    let open: Vec<&String> = rows
+        .iter()
+        .map(|(_, l)| l)
+        .filter(|l| !closed.contains(*l))
+        .collect();
+    let mut windows = books.windows(conn, &open).await?;
     if windows.is_empty() {
         // Every row is of a closed period: they go, nothing is rated (and "no windows" would
         // load everything).

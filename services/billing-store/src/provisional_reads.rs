@@ -24,9 +24,9 @@ pub struct Provisional {
 }
 
 impl Store {
-    /// The price book versions, parsed once per new version.
+    /// The price book versions: the latest compiled once, older ones on demand (`books.rs`).
     pub(crate) async fn books(&self, conn: &mut dyn Conn) -> Result<Arc<(BooksKey, Books)>> {
-        Books::load(conn, Some(&self.books)).await
+        Books::load(conn, &self.books, true).await
     }
 
     /// The label of the period containing `now_ms` (latest version's timezone); None: no price
@@ -71,10 +71,10 @@ impl Store {
             }));
         }
         let books = self.books(&mut conn).await?;
-        let Some((book, period)) = books.1.for_period(period_label) else {
+        let Some((book, period)) = books.1.for_period(&mut conn, period_label).await? else {
             return Ok(None);
         };
-        let (invoice, unit_seconds) = rate_period(&mut conn, account, book, &period).await?;
+        let (invoice, unit_seconds) = rate_period(&mut conn, account, &book, &period).await?;
         Ok(Some(Provisional {
             account: account.to_string(),
             period: period_label.to_string(),
@@ -125,9 +125,9 @@ pub(crate) async fn rate_measure(
     account: &str,
     label: &str,
 ) -> Result<Option<Measure>> {
-    let Some((book, period)) = books.for_period(label) else {
+    let Some((book, period)) = books.for_period(conn, label).await? else {
         return Ok(None);
     };
-    let (invoice, units) = rate_period(conn, account, book, &period).await?;
+    let (invoice, units) = rate_period(conn, account, &book, &period).await?;
     Ok(Some((invoice.total, units)))
 }

@@ -243,7 +243,7 @@ impl Store {
         .await?;
         // The open period's provisional cost, stored if no batch has yet: authorizations read
         // it instead of rating.
-        let books = crate::provisional::Books::load(&mut tx, Some(&self.books)).await?;
+        let books = crate::provisional::Books::load(&mut tx, &self.books, true).await?;
         if let Some(label) = books.1.label_of(now_ms.div_euclid(1000)) {
             crate::provisional::ensure(&mut tx, &books.1, account, &label, now_ms).await?;
         }
@@ -333,8 +333,12 @@ impl Store {
                 .map_or(Decimal::ZERO, |m| m.0),
             None => Decimal::ZERO,
         };
-        let held_terms = match label.as_deref().and_then(|l| books.1.for_period(l)) {
-            Some((book, _)) => holdings(&mut conn, book, account, now_ms.div_euclid(1000)).await?,
+        let rating = match label.as_deref() {
+            Some(l) => books.1.for_period(&mut conn, l).await?,
+            None => None,
+        };
+        let held_terms = match rating {
+            Some((book, _)) => holdings(&mut conn, &book, account, now_ms.div_euclid(1000)).await?,
             None => Holdings::default(),
         };
         // Prepaid: the wallet's balance less what invoices still owe, the open period's

@@ -356,8 +356,10 @@ impl Store {
         let Some(fields) = self.resolve_change(&mut tx, &c).await? else {
             return Ok(false);
         };
-        self.write_term(&mut tx, &c, fields).await?;
+        let books = self.write_term(&mut tx, &c, fields).await?;
         tx.commit().await?;
+        // Committed: the next reader finds the latest version compiled with the new terms.
+        self.books.install(&books.1);
         Ok(true)
     }
 
@@ -369,8 +371,7 @@ impl Store {
     ) -> Result<Option<Option<Map<String, Value>>>, TermError> {
         let stored = stored_body(conn, c).await?;
         let (_, all) = load_terms(conn).await?;
-        let raw = raw_books(conn).await?;
-        let latest = raw.first().ok_or(TermError::NoPriceBook)?;
+        let latest = &self.raw_latest(conn).await?.ok_or(TermError::NoPriceBook)?;
         let term_of = |fields: &Map<String, Value>| AccountTerm {
             account: c.account.to_string(),
             kind: c.kind,
@@ -426,13 +427,14 @@ impl Store {
         Ok(Some(fields))
     }
 
-    /// Stores the body (None: ended), records the command and re-rates provisional costs.
+    /// Stores the body (None: ended), records the command and re-rates provisional costs;
+    /// answers the versions it re-rated with (to keep once committed).
     async fn write_term(
         &self,
         tx: &mut crate::db::Tx,
         c: &Change<'_>,
         fields: Option<Map<String, Value>>,
-    ) -> Result<(), TermError> {
+    ) -> Result<std::sync::Arc<(crate::books::BooksKey, Books)>, TermError> {
         let rev: i64 =
             crate::db::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
                 .fetch_one(&mut **tx)
@@ -482,9 +484,9 @@ impl Store {
         };
         self.record_command(tx, &command, c.now_ms).await?;
         // What the ledger rates to changed: every provisional cost is re-rated.
-        let books = Books::load(tx, None).await?;
+        let books = Books::load(tx, &self.books, false).await?;
         crate::provisional::refresh_all(tx, self.backend, &books.1, c.now_ms).await?;
-        Ok(())
+        Ok(books)
     }
 }
 
@@ -551,15 +553,20 @@ async fn stored_row_exists(conn: &mut dyn Conn, c: &Change<'_>) -> Result<bool> 
     )
 }
 
-/// Every price book version as uploaded (no terms merged), newest first.
-pub(crate) async fn raw_books(conn: &mut dyn Conn) -> Result<Vec<PriceBook>> {
-    crate::db::query(include_str!("../queries/shared/select_pricebook_tomls.sql"))
-        .fetch_all(&mut *conn)
+impl Store {
+    /// The latest price book version as uploaded (no terms merged), compiled now; None
+    /// before the first upload.
+    async fn raw_latest(&self, conn: &mut dyn Conn) -> Result<Option<PriceBook>> {
+        let Some(row) = crate::db::query(include_str!(
+            "../queries/shared/select_latest_pricebook.sql"
+        ))
+        .fetch_optional(&mut *conn)
         .await?
-        .into_iter()
-        .map(|r| {
-            PriceBook::from_toml(&r.get::<String, _>(0))
-                .map_err(|e| StoreError::Corrupt(format!("stored price book: {e}")))
-        })
-        .collect()
+        else {
+            return Ok(None);
+        };
+        self.books
+            .compile_stored(row.get(0), &row.get::<String, _>(1))
+            .map(Some)
+    }
 }

@@ -53,7 +53,9 @@ impl Application {
         if let Some(p) = &settings.prices {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read price book {}", p.display()))?;
-            let latest = store.pricebooks().await?.into_iter().next();
+            // The stored text only: compiling every version to compare would cost each one's
+            // memory at every start (issue 24.9).
+            let latest = store.uploaded_pricebook(None).await?;
             if latest.is_none_or(|v| v.toml != text) {
                 let v = store
                     .put_pricebook(&text, clock())
