@@ -326,3 +326,12 @@
 //!   with at least 2 decimals and are never rounded. `GET /v1/admin/pricebook` answers a
 //!   version's TOML exactly as uploaded (the terms set by command are not in it: they are
 //!   listed by `GET /v1/admin/accounts/{id}/terms`).
+//!
+//! ## Kafka topics (issue 24, item 10)
+//!
+//! - `serve` in Kafka mode creates its missing topics at start (usage with
+//!   `--usage-partitions`, default 4; commands with one partition and `retention.ms=-1`;
+//!   invoices, quota decisions and dead letters with one), creating before looking so a
+//!   metadata request never auto-creates one with the broker's defaults. Existing topics are
+//!   kept as they are, except a commands topic of more than one partition: `serve` refuses to
+//!   start, naming it. Brokers that do not answer within 30 s also stop the start.

@@ -22,6 +22,8 @@ use tokio::sync::watch;
 
 mod replay;
 pub use replay::{ReplayReport, ReplaySettings, replay};
+mod topics;
+pub use topics::{Ensured, TOPICS_TIMEOUT, TopicError, TopicPlan, ensure_topics};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KafkaError {
