@@ -592,3 +592,86 @@ async fn missing_topics_are_created_the_commands_topic_with_one_partition() {
         .unwrap();
     assert_eq!(again.created, Vec::<String>::new());
 }
+
+/// `POST /v1/events` of `events` (a CloudEvents batch): its status and how long it took.
+async fn post_events(
+    t: &TestApp,
+    events: &[String],
+) -> (axum::http::StatusCode, Duration, serde_json::Value) {
+    let started = std::time::Instant::now();
+    let (status, body) = t
+        .call(
+            "POST",
+            "/v1/events",
+            Some(INGEST),
+            "application/cloudevents-batch+json",
+            format!("[{}]", events.join(",")),
+        )
+        .await;
+    (status, started.elapsed(), body)
+}
+
+/// Issue 30: with the broker paused (SIGSTOP) the ingest answered 503, rightly; after it
+/// resumed (SIGCONT) every POST answered 503 `ProducerFenced` for as long as the process
+/// lived: the idempotent producer's new epoch was fenced, which librdkafka treats as fatal,
+/// and the sink kept that producer. Now it makes a new one: the next POST answers 200, and
+/// every event is billed once (the batch refused with 503 may have been written as well).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingest_answers_200_again_after_a_paused_broker_resumes_and_bills_each_event_once() {
+    let broker = OwnBroker::start();
+    create_topic_at(&broker.addr, "usage", 4).await;
+    create_topic_at(&broker.addr, "usage.dlq", 1).await;
+    let t = TestApp::fresh(Db::Postgres).await.with_usage_sink(
+        &broker.addr,
+        "usage",
+        Duration::from_secs(5),
+    );
+    let book = fixture("worked-1/pricebook.toml");
+    t.put_pricebook(&book).await;
+    let events: Vec<String> = fixture("worked-1/events.jsonl")
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    let (first, second) = events.split_at(5);
+    t.ingest(first).await;
+
+    broker.pause();
+    let (status, took, body) = post_events(&t, second).await;
+    assert_eq!(status, axum::http::StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    // Paused a while longer: the producer's session times out as well.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    broker.resume();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    // The client retries the batch refused with 503: the next POST answers 200.
+    let (status, took, body) = post_events(&t, second).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "after {took:?}: {body}");
+    let (status, _, body) = post_events(&t, &events).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{body}");
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settings = ConsumerSettings::new(&broker.addr, "usage");
+    settings.dead_letter_topic = Some("usage.dlq".into());
+    let consumer = tokio::spawn(billing_kafka::run(
+        t.state.store.clone(),
+        settings,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while t.state.store.event_count().await.unwrap() < 9 {
+        assert!(!consumer.is_finished(), "{:?}", consumer.await);
+        assert!(std::time::Instant::now() < deadline, "not folded in 60 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A little longer: nothing else arrives (no event counted twice).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(t.state.store.event_count().await.unwrap(), 9);
+    stop_tx.send(true).unwrap();
+    consumer.await.unwrap().unwrap();
+    let closed = t.close("2026-11").await;
+    let issued: Vec<serde_json::Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline_invoices(&book, &events, "2026-11"));
+}

@@ -335,3 +335,11 @@
 //!   metadata request never auto-creates one with the broker's defaults. Existing topics are
 //!   kept as they are, except a commands topic of more than one partition: `serve` refuses to
 //!   start, naming it. Brokers that do not answer within 30 s also stop the start.
+//!
+//! ## The ingest's 503 (issue 30)
+//!
+//! - `POST /v1/events` answering 503 means "retry", never "not written": the records may
+//!   still reach the topic later, and their identities dedupe the client's retry. An ingest
+//!   producer that was fenced (`ProducerFenced`, `InvalidProducerEpoch`) or failed fatally
+//!   is replaced (at most 3 times per request) and the request retried within its own
+//!   deadline.
