@@ -638,7 +638,11 @@ async fn ingest_answers_200_again_after_a_paused_broker_resumes_and_bills_each_e
 
     broker.pause();
     let (status, took, body) = post_events(&t, second).await;
-    assert_eq!(status, axum::http::StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(
+        status,
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        "{body}"
+    );
     assert!(took < Duration::from_secs(8), "{took:?}");
     // Paused a while longer: the producer's session times out as well.
     tokio::time::sleep(Duration::from_secs(3)).await;

@@ -434,7 +434,9 @@ impl OwnBroker {
         }
         let cache = std::env::var_os("XDG_CACHE_HOME")
             .map(std::path::PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache"))
+            })
             .expect("HOME or XDG_CACHE_HOME is set");
         cache.join("gpubill/tansu-0.6.0/tansu")
     }
@@ -457,7 +459,13 @@ impl OwnBroker {
         let log = std::env::temp_dir().join(format!("gpubill-tansu-{port}.log"));
         let out = std::fs::File::create(&log).unwrap();
         let child = std::process::Command::new(&bin)
-            .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
             .args(["--storage-engine", "memory://tansu/"])
             .stdout(out.try_clone().unwrap())
             .stderr(out)

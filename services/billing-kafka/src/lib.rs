@@ -610,7 +610,10 @@ impl UsageSink {
     }
 
     fn current(&self) -> Arc<FutureProducer> {
-        self.producer.lock().expect("no panic holds the lock").clone()
+        self.producer
+            .lock()
+            .expect("no panic holds the lock")
+            .clone()
     }
 
     /// Replaces `failed` by a new producer, unless another request already did.

@@ -424,7 +424,12 @@ async fn serve_refuses_to_start_when_the_commands_topic_has_4_partitions() {
     let mut child = gpubill()
         .args(["serve", "--kafka-brokers", brokers()])
         .args(["--usage-topic", &t.usage, "--commands-topic", &commands])
-        .args(["--invoices-topic", &t.invoices, "--dead-letter-topic", &t.dlq])
+        .args([
+            "--invoices-topic",
+            &t.invoices,
+            "--dead-letter-topic",
+            &t.dlq,
+        ])
         .args(["--listen", &format!("127.0.0.1:{}", free_port())])
         .arg("--data-dir")
         .arg(&data)
