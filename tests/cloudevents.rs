@@ -356,7 +356,7 @@ async fn produce_messages(topic: &str, messages: &[Message]) {
     use rdkafka::message::{Header, OwnedHeaders};
     use rdkafka::producer::{FutureProducer, FutureRecord};
     let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
+        .set("bootstrap.servers", brokers())
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("message.timeout.ms", "20000")
@@ -464,7 +464,7 @@ async fn kafka_mixed_modes_bill_like_all_structured_and_replay_identically() {
     let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     let report = billing_kafka::replay(
         b.state.store.clone(),
-        billing_kafka::ReplaySettings::new(BROKERS, &topic, &topics.commands),
+        billing_kafka::ReplaySettings::new(brokers(), &topic, &topics.commands),
         || DEC_2_2026_MS + 60_000,
     )
     .await

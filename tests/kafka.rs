@@ -86,7 +86,7 @@ async fn read_all(topic: &str) -> Vec<(String, Vec<(String, String)>)> {
     use rdkafka::consumer::{Consumer, StreamConsumer};
     use rdkafka::message::{Headers, Message};
     let consumer: StreamConsumer = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
+        .set("bootstrap.servers", brokers())
         .set("group.id", format!("reader-{topic}"))
         .set("auto.offset.reset", "earliest")
         .set("session.timeout.ms", "6000")
@@ -177,7 +177,7 @@ async fn http_ingest_in_kafka_mode_hands_off_to_the_topic_and_the_consumer_bills
     create_topic(&format!("{topic}.dlq"), 1).await;
     let t = with_sink(
         TestApp::fresh(Db::Postgres).await,
-        BROKERS,
+        brokers(),
         &topic,
         Duration::from_secs(5),
     );
@@ -360,7 +360,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     let report = billing_kafka::replay(
         b.state.store.clone(),
-        billing_kafka::ReplaySettings::new(BROKERS, &topic, &topics.commands),
+        billing_kafka::ReplaySettings::new(brokers(), &topic, &topics.commands),
         || DEC_2_2026_MS + 60_000,
     )
     .await
@@ -404,7 +404,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     // Only into an empty database.
     let again = billing_kafka::replay(
         b.state.store.clone(),
-        billing_kafka::ReplaySettings::new(BROKERS, &topic, &topics.commands),
+        billing_kafka::ReplaySettings::new(brokers(), &topic, &topics.commands),
         || DEC_2_2026_MS,
     )
     .await
@@ -476,7 +476,7 @@ async fn quota_decisions_through_kafka_once_each_within_a_batch_across_a_consume
     assert_eq!(kinds(&v), ["warn", "limit"], "{v}");
     let list = v["decisions"].as_array().unwrap();
     // A consumer batch holds at most `batch_max` records of 80 GPU-seconds each.
-    let batch_max = ConsumerSettings::new(BROKERS, &topic).batch_max;
+    let batch_max = ConsumerSettings::new(brokers(), &topic).batch_max;
     assert_crossed_within_a_batch(
         list,
         Decimal::from(batch_max as i64 * 80) / Decimal::from(3600),
@@ -509,4 +509,173 @@ async fn quota_decisions_through_kafka_once_each_within_a_batch_across_a_consume
         .unwrap();
     assert!(p.position.is_array(), "{p:?}");
     assert_eq!(p.invoice.total, Decimal::from(1088 * 36));
+}
+
+/// The partitions of `topic` in the broker's metadata (0 when it has none).
+fn partitions(topic: &str) -> usize {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", brokers())
+        .create()
+        .unwrap();
+    let metadata = c
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .unwrap();
+    metadata
+        .topics()
+        .iter()
+        .find(|t| t.name() == topic && t.error().is_none())
+        .map_or(0, |t| t.partitions().len())
+}
+
+fn plan(prefix: &str) -> billing_kafka::TopicPlan {
+    billing_kafka::TopicPlan {
+        usage: vec![prefix.to_string()],
+        usage_partitions: 3,
+        commands: format!("{prefix}.commands"),
+        outputs: vec![format!("{prefix}.invoices"), format!("{prefix}.dlq")],
+    }
+}
+
+/// Issue 24, item 10: a broker that auto-creates topics made the commands topic with 4
+/// partitions; the commands lost their one order and `gpubill replay` refused to run, long
+/// after the fact. Now serve refuses to start, naming the topic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_topic_of_4_partitions_is_refused_naming_it() {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let plan = plan(&format!("gpu.usage.topics-{}-{nanos}", std::process::id()));
+    create_topic(&plan.commands, 4).await;
+    let err = billing_kafka::ensure_topics(brokers(), &plan)
+        .await
+        .expect_err("a commands topic of 4 partitions is refused");
+    match &err {
+        billing_kafka::TopicError::CommandsPartitioned { topic, partitions } => {
+            assert_eq!((topic, *partitions), (&plan.commands, 4));
+        }
+        other => panic!("{other}"),
+    }
+    let message = err.to_string();
+    assert!(message.contains(&plan.commands), "{message}");
+    assert!(message.contains("4 partitions"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_topics_are_created_the_commands_topic_with_one_partition() {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let plan = plan(&format!("gpu.usage.topics-{}-{nanos}", std::process::id()));
+    let ensured = billing_kafka::ensure_topics(brokers(), &plan)
+        .await
+        .unwrap();
+    let mut created = ensured.created.clone();
+    created.sort();
+    let mut all: Vec<String> = plan
+        .usage
+        .iter()
+        .chain([&plan.commands])
+        .chain(&plan.outputs)
+        .cloned()
+        .collect();
+    all.sort();
+    assert_eq!(created, all);
+    assert_eq!(partitions(&plan.commands), 1);
+    assert_eq!(partitions(&plan.usage[0]), 3);
+    assert_eq!(partitions(&plan.outputs[0]), 1);
+    // At the next start they exist: nothing is created, nothing refused.
+    let again = billing_kafka::ensure_topics(brokers(), &plan)
+        .await
+        .unwrap();
+    assert_eq!(again.created, Vec::<String>::new());
+}
+
+/// `POST /v1/events` of `events` (a CloudEvents batch): its status and how long it took.
+async fn post_events(
+    t: &TestApp,
+    events: &[String],
+) -> (axum::http::StatusCode, Duration, serde_json::Value) {
+    let started = std::time::Instant::now();
+    let (status, body) = t
+        .call(
+            "POST",
+            "/v1/events",
+            Some(INGEST),
+            "application/cloudevents-batch+json",
+            format!("[{}]", events.join(",")),
+        )
+        .await;
+    (status, started.elapsed(), body)
+}
+
+/// Issue 30: with the broker paused (SIGSTOP) the ingest answered 503, rightly; after it
+/// resumed (SIGCONT) every POST answered 503 `ProducerFenced` for as long as the process
+/// lived: the idempotent producer's new epoch was fenced, which librdkafka treats as fatal,
+/// and the sink kept that producer. Now it makes a new one: the next POST answers 200, and
+/// every event is billed once (the batch refused with 503 may have been written as well).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingest_answers_200_again_after_a_paused_broker_resumes_and_bills_each_event_once() {
+    let broker = OwnBroker::start();
+    create_topic_at(&broker.addr, "usage", 4).await;
+    create_topic_at(&broker.addr, "usage.dlq", 1).await;
+    let t = TestApp::fresh(Db::Postgres).await.with_usage_sink(
+        &broker.addr,
+        "usage",
+        Duration::from_secs(5),
+    );
+    let book = fixture("worked-1/pricebook.toml");
+    t.put_pricebook(&book).await;
+    let events: Vec<String> = fixture("worked-1/events.jsonl")
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    let (first, second) = events.split_at(5);
+    t.ingest(first).await;
+
+    broker.pause();
+    let (status, took, body) = post_events(&t, second).await;
+    assert_eq!(
+        status,
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        "{body}"
+    );
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    // Paused a while longer: the producer's session times out as well.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    broker.resume();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    // The client retries the batch refused with 503: the next POST answers 200.
+    let (status, took, body) = post_events(&t, second).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "after {took:?}: {body}");
+    let (status, _, body) = post_events(&t, &events).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{body}");
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settings = ConsumerSettings::new(&broker.addr, "usage");
+    settings.dead_letter_topic = Some("usage.dlq".into());
+    let consumer = tokio::spawn(billing_kafka::run(
+        t.state.store.clone(),
+        settings,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while t.state.store.event_count().await.unwrap() < 9 {
+        assert!(!consumer.is_finished(), "{:?}", consumer.await);
+        assert!(std::time::Instant::now() < deadline, "not folded in 60 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A little longer: nothing else arrives (no event counted twice).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(t.state.store.event_count().await.unwrap(), 9);
+    stop_tx.send(true).unwrap();
+    consumer.await.unwrap().unwrap();
+    let closed = t.close("2026-11").await;
+    let issued: Vec<serde_json::Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline_invoices(&book, &events, "2026-11"));
 }

@@ -407,8 +407,110 @@ pub fn shuffle<T>(v: &mut [T], seed: u64) {
 
 // ---- Kafka (tansu on 127.0.0.1:9092, started by ./scripts/test) ------------------------------
 
-/// Where the tests find the broker.
-pub const BROKERS: &str = "127.0.0.1:9092";
+/// Where the tests find the broker: `GPUBILL_TEST_KAFKA` (HOST:PORT), by default the tansu
+/// ./scripts/test starts on 127.0.0.1:9092.
+pub fn brokers() -> &'static str {
+    static BROKERS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BROKERS.get_or_init(|| {
+        std::env::var("GPUBILL_TEST_KAFKA")
+            .ok()
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| "127.0.0.1:9092".to_string())
+    })
+}
+
+/// A tansu broker of the test's own (memory storage, a free port), for tests that pause or
+/// stop their broker: never the shared one. Killed (and reaped) when dropped.
+pub struct OwnBroker {
+    child: std::process::Child,
+    pub addr: String,
+}
+
+impl OwnBroker {
+    /// The tansu binary ./scripts/services.sh caches (`GPUBILL_TANSU` overrides its path).
+    pub fn binary() -> std::path::PathBuf {
+        if let Some(p) = std::env::var_os("GPUBILL_TANSU") {
+            return p.into();
+        }
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache"))
+            })
+            .expect("HOME or XDG_CACHE_HOME is set");
+        cache.join("gpubill/tansu-0.6.0/tansu")
+    }
+
+    /// Starts tansu on a free port of 127.0.0.1 and waits (up to 30 s) until it answers.
+    pub fn start() -> OwnBroker {
+        let bin = Self::binary();
+        assert!(
+            bin.exists(),
+            "no tansu at {}: run ./scripts/services.sh kafka, which fetches it",
+            bin.display()
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let url = format!("tcp://{addr}");
+        let log = std::env::temp_dir().join(format!("gpubill-tansu-{port}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = std::process::Command::new(&bin)
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
+            .args(["--storage-engine", "memory://tansu/"])
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let broker = OwnBroker { child, addr };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(&broker.addr).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "tansu did not come up on {} (see {})",
+                broker.addr,
+                log.display()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        broker
+    }
+
+    /// SIGSTOP: the broker keeps its connections but answers nothing.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT after `pause`.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, which: &str) {
+        let status = std::process::Command::new("kill")
+            .args([which, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {which} {}", self.child.id());
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        // A paused broker is killed as well (SIGKILL needs no SIGCONT).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 pub async fn topic_with_partitions(partitions: i32) -> String {
     let nanos = std::time::SystemTime::now()
@@ -421,18 +523,23 @@ pub async fn topic_with_partitions(partitions: i32) -> String {
 }
 
 pub async fn create_topic(name: &str, partitions: i32) {
+    create_topic_at(brokers(), name, partitions).await
+}
+
+/// Creates `name` with `partitions` at `brokers` (an existing one is fine).
+pub async fn create_topic_at(brokers: &str, name: &str, partitions: i32) {
     use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
     use rdkafka::client::DefaultClientContext;
     use rdkafka::config::ClientConfig;
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
+        .set("bootstrap.servers", brokers)
         .create()
         .unwrap();
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
     let results = admin
         .create_topics(&[NewTopic::new(name, partitions, TopicReplication::Fixed(1))], &options)
         .await
-        .unwrap_or_else(|e| panic!("Kafka (tansu) is not reachable at {BROKERS} ({e}): run the tests with ./scripts/test, which starts it"));
+        .unwrap_or_else(|e| panic!("Kafka (tansu) is not reachable at {brokers} ({e}): run the tests with ./scripts/test, which starts it"));
     for r in results {
         match r {
             Ok(_) | Err((_, rdkafka::types::RDKafkaErrorCode::TopicAlreadyExists)) => {}
@@ -441,11 +548,27 @@ pub async fn create_topic(name: &str, partitions: i32) {
     }
 }
 
+impl TestApp {
+    /// The same app with its `POST /v1/events` handing records to `topic` at `brokers`
+    /// (Kafka mode's usage sink), acknowledged within `timeout` or answered 503.
+    pub fn with_usage_sink(self, brokers: &str, topic: &str, timeout: Duration) -> TestApp {
+        let mut state = self.state.clone();
+        state.sink = Some(std::sync::Arc::new(
+            billing_kafka::UsageSink::new(brokers, topic, timeout).unwrap(),
+        ));
+        TestApp {
+            app: billing_api::router(state.clone()),
+            state,
+            url: self.url.clone(),
+        }
+    }
+}
+
 pub async fn produce(topic: &str, records: &[(i32, String)]) {
     use rdkafka::config::ClientConfig;
     use rdkafka::producer::{FutureProducer, FutureRecord};
     let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
+        .set("bootstrap.servers", brokers())
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("message.timeout.ms", "20000")
@@ -471,7 +594,7 @@ pub async fn produce_keyed(topic: &str, records: &[(String, Vec<u8>)]) {
     use rdkafka::config::ClientConfig;
     use rdkafka::producer::{FutureProducer, FutureRecord};
     let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
+        .set("bootstrap.servers", brokers())
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("linger.ms", "20")
@@ -503,7 +626,7 @@ pub fn high_watermarks(topic: &str, partitions: i32) -> i64 {
     use rdkafka::config::ClientConfig;
     use rdkafka::consumer::{BaseConsumer, Consumer};
     let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", BROKERS)
+        .set("bootstrap.servers", brokers())
         .create()
         .unwrap();
     (0..partitions)
@@ -557,7 +680,7 @@ pub async fn consume_until(t: &TestApp, topic: &str, events: i64) {
 pub async fn consume_until_offsets(t: &TestApp, topic: &str, events: i64, records: Option<i64>) {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let store = t.state.store.clone();
-    let mut settings = billing_kafka::ConsumerSettings::new(BROKERS, topic);
+    let mut settings = billing_kafka::ConsumerSettings::new(brokers(), topic);
     // The test's own group: a member of a shared group that died elsewhere (a SIGKILLed
     // engine) would hold up every join until the broker expires it.
     settings.group = format!("{topic}-engine");
@@ -601,7 +724,7 @@ pub async fn relay_all(t: &TestApp) {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let relay = tokio::spawn(billing_kafka::relay(
         t.state.store.clone(),
-        BROKERS,
+        brokers(),
         || DEC_2_2026_MS,
         stop_rx,
     ));

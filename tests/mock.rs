@@ -296,3 +296,74 @@ async fn the_outbox_relay_stops_at_once_while_the_broker_is_down() {
         "nothing unpublished is marked published"
     );
 }
+
+/// Issue 30 with librdkafka's mock cluster: the broker fences the ingest's idempotent
+/// producer. The sink kept that producer and every POST answered 503 for as long as the
+/// process lived; now it makes a new one and the POST answers 200, every event billed once.
+/// Here `InitProducerId` answers `PRODUCER_FENCED`, which librdkafka raises as a fatal error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fatally_fenced_ingest_producer_is_replaced_and_the_post_answers_200() {
+    fenced_ingest_producer_is_replaced(RDKafkaApiKey::InitProducerId).await
+}
+
+/// The same with `Produce` answering `PRODUCER_FENCED`, as tansu answered every produce
+/// after a pause: a failed delivery, no fatal error, and a producer that sends nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ingest_producer_whose_produce_is_fenced_is_replaced_and_the_post_answers_200() {
+    fenced_ingest_producer_is_replaced(RDKafkaApiKey::Produce).await
+}
+
+async fn fenced_ingest_producer_is_replaced(request: RDKafkaApiKey) {
+    let cluster = MockCluster::new(1).unwrap();
+    let brokers = cluster.bootstrap_servers();
+    cluster.create_topic("usage", 4, 1).unwrap();
+    cluster.create_topic("usage.dlq", 1, 1).unwrap();
+    cluster.request_errors(
+        request,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_PRODUCER_FENCED],
+    );
+    let t = TestApp::fresh(Db::Postgres).await.with_usage_sink(
+        &brokers,
+        "usage",
+        Duration::from_secs(3),
+    );
+    let book = fixture("worked-1/pricebook.toml");
+    t.put_pricebook(&book).await;
+    let events = worked_events();
+    t.ingest(&events).await;
+    // A client's retry of the same batch: accepted, nothing counted twice.
+    t.ingest(&events).await;
+    let renewals: f64 = metrics_handle()
+        .render()
+        .lines()
+        .find(|l| l.starts_with("gpubill_ingest_producer_renewals_total"))
+        .and_then(|l| l.split_whitespace().last()?.parse().ok())
+        .unwrap_or(0.0);
+    assert!(
+        renewals >= 1.0,
+        "no producer was renewed: the error was not injected"
+    );
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settings = ConsumerSettings::new(&brokers, "usage");
+    settings.dead_letter_topic = Some("usage.dlq".into());
+    let consumer = tokio::spawn(billing_kafka::run(
+        t.state.store.clone(),
+        settings,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    let store = t.state.store.clone();
+    wait_for("everything folded", Duration::from_secs(60), async || {
+        assert!(!consumer.is_finished(), "the consumer stopped");
+        store.event_count().await.unwrap() == 9
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(store.event_count().await.unwrap(), 9);
+    stop_tx.send(true).unwrap();
+    consumer.await.unwrap().unwrap();
+    let closed = t.close("2026-11").await;
+    let issued: Vec<serde_json::Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline_invoices(&book, &events, "2026-11"));
+}

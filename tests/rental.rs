@@ -345,7 +345,7 @@ async fn rental_events_through_kafka_bill_like_gpubill_rate_and_replay_identical
     relay_all(&a).await;
     billing_kafka::replay(
         b.state.store.clone(),
-        billing_kafka::ReplaySettings::new(BROKERS, &topic, &topics.commands),
+        billing_kafka::ReplaySettings::new(brokers(), &topic, &topics.commands),
         || DEC_2_2026_MS + 60_000,
     )
     .await

@@ -376,3 +376,20 @@
 //!   10 MiB body.
 //! - Whether a period's rating reads the account's whole history (packages, SLA compensation)
 //!   is decided by the version that rates it, not by any version ever uploaded.
+//!
+//! ## Kafka topics (issue 24, item 10)
+//!
+//! - `serve` in Kafka mode creates its missing topics at start (usage with
+//!   `--usage-partitions`, default 4; commands with one partition and `retention.ms=-1`;
+//!   invoices, quota decisions and dead letters with one), creating before looking so a
+//!   metadata request never auto-creates one with the broker's defaults. Existing topics are
+//!   kept as they are, except a commands topic of more than one partition: `serve` refuses to
+//!   start, naming it. Brokers that do not answer within 30 s also stop the start.
+//!
+//! ## The ingest's 503 (issue 30)
+//!
+//! - `POST /v1/events` answering 503 means "retry", never "not written": the records may
+//!   still reach the topic later, and their identities dedupe the client's retry. An ingest
+//!   producer that was fenced (`ProducerFenced`, `InvalidProducerEpoch`) or failed fatally
+//!   is replaced (at most 3 times per request) and the request retried within its own
+//!   deadline.

@@ -94,6 +94,21 @@ impl Application {
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settings = Settings::resolve(&args)?;
+    if let Some(brokers) = &settings.kafka_brokers {
+        // Before anything writes to them: a topic auto-created by its first use gets the
+        // broker's default partitions (issue 24, item 10).
+        let plan = billing_kafka::TopicPlan {
+            usage: vec![settings.usage_topic.clone()],
+            usage_partitions: args.usage_partitions,
+            commands: settings.topics.commands.clone(),
+            outputs: vec![
+                settings.topics.invoices.clone(),
+                settings.topics.quota.clone(),
+                args.dead_letter_topic.clone(),
+            ],
+        };
+        billing_kafka::ensure_topics(brokers, &plan).await?;
+    }
     let app = Application::build(&settings).await?;
     if app.admin_token_is_new {
         eprintln!(

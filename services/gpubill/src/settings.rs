@@ -49,6 +49,10 @@ pub struct ServeArgs {
     /// The usage topic.
     #[arg(long, default_value = "gpu.usage.v1")]
     pub usage_topic: String,
+    /// Partitions of the usage topic when serve creates it (an existing one is kept as it
+    /// is): the most engines of one group that can share the work.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(i32).range(1..=10_000))]
+    pub usage_partitions: i32,
     /// Where admin commands (price books, accounts, period closes) are relayed, for replay.
     #[arg(long, default_value = "billing.commands.v1")]
     pub commands_topic: String,

@@ -2,7 +2,7 @@
 //! SIGKILLed at random moments mid-stream, two engines sharing the partitions, and
 //! `gpubill replay` into an empty database. Started by ./scripts/test (tansu, PostgreSQL).
 
-use gpubill_tests::{BROKERS, create_topic, fresh_db, produce_keyed, section6};
+use gpubill_tests::{brokers, create_topic, fresh_db, produce_keyed, section6};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -129,7 +129,7 @@ impl Engine {
     fn start(db: &str, t: &Topics, data: &Path, book: &Path) -> Engine {
         let port = free_port();
         let child = gpubill()
-            .args(["serve", "--database", db, "--kafka-brokers", BROKERS])
+            .args(["serve", "--database", db, "--kafka-brokers", brokers()])
             // The simulated fleet is dated November 2026: keep it inside the dedupe horizon.
             .args(["--dedupe-horizon-days", "36500"])
             .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
@@ -335,7 +335,7 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
     drop(engine);
     let fresh = fresh_db(gpubill_tests::Db::Postgres).await;
     let out = gpubill()
-        .args(["replay", "--kafka-brokers", BROKERS, "--database", &fresh])
+        .args(["replay", "--kafka-brokers", brokers(), "--database", &fresh])
         .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
         .output()
         .unwrap();
@@ -410,4 +410,53 @@ async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
     wait_folded(&store, &t.usage, total, Duration::from_secs(120)).await;
     let issued = close(b.port).await;
     assert_exact(&store, &issued, &offline, &events).await;
+}
+
+/// Issue 24, item 10: `serve` against a commands topic of 4 partitions (what a broker that
+/// auto-creates topics made of it) refuses to start, naming the topic, instead of serving
+/// until `gpubill replay` refuses the topic long after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_to_start_when_the_commands_topic_has_4_partitions() {
+    let t = topics("partitioned-commands").await;
+    let commands = format!("{}.commands4", t.usage);
+    create_topic(&commands, 4).await;
+    let data = dir("partitioned-commands");
+    let mut child = gpubill()
+        .args(["serve", "--kafka-brokers", brokers()])
+        .args(["--usage-topic", &t.usage, "--commands-topic", &commands])
+        .args([
+            "--invoices-topic",
+            &t.invoices,
+            "--dead-letter-topic",
+            &t.dlq,
+        ])
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .arg("--data-dir")
+        .arg(&data)
+        .env("GPUBILL_ADMIN_TOKEN", ADMIN)
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve still running 60 s after start: it did not refuse the topic");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the commands topic {commands} has 4 partitions")),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&data);
 }
