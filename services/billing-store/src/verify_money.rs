@@ -51,6 +51,12 @@ struct StoredInvoice {
 /// An issued document as numbering sees it: id, account, number, issue time.
 type Numbered = (String, String, String, i64);
 
+/// A wallet movement: kind, signed amount, reference, document.
+type StoredMovement = (String, Decimal, String, Option<String>);
+
+/// A series' documents: (issue time, number in the series, the document).
+type SeriesDocs<'a> = Vec<(i64, i64, &'a Numbered)>;
+
 /// Everything the money checks read, loaded once.
 #[derive(Default)]
 struct Money {
@@ -59,7 +65,7 @@ struct Money {
     /// invoice id -> (method, amount, reference)
     payments: BTreeMap<String, Vec<(String, Decimal, String)>>,
     /// account -> (kind, amount, reference, document)
-    movements: BTreeMap<String, Vec<(String, Decimal, String, Option<String>)>>,
+    movements: BTreeMap<String, Vec<StoredMovement>>,
     wallets: BTreeMap<String, (Decimal, Decimal)>,
     series: BTreeMap<(String, i64), i64>,
 }
@@ -264,7 +270,7 @@ fn numbering_gaps(
     series: &BTreeMap<(String, i64), i64>,
     out: &mut Vec<Difference>,
 ) {
-    let mut by_series: BTreeMap<(String, i64), Vec<(i64, i64, &Numbered)>> = BTreeMap::new();
+    let mut by_series: BTreeMap<(String, i64), SeriesDocs> = BTreeMap::new();
     for d in docs {
         match numbering::parse(&d.2) {
             Some((prefix, year, seq)) => by_series
