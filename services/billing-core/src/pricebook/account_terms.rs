@@ -13,8 +13,11 @@
 //! the next index (so it draws and orders after the book's terms). A discount adds its percent
 //! to the account's price book discounts; the sum stays at most 100.
 
+use super::book::PriceBook;
+use super::model::{PriceBookError, Reservation, Result};
+use super::terms;
+use super::terms::{Credit, Package, Subscription};
 use super::walk::quote_key;
-use super::{Credit, Package, PriceBook, PriceBookError, Reservation, Result, Subscription, terms};
 use rust_decimal::Decimal;
 use serde_json::Value as Json;
 use toml::{Table, Value};

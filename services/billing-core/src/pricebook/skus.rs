@@ -1,10 +1,10 @@
 //! Skus, their tiers and state rates, off-peak windows and egress tables (sections 3 and 8).
 
+use super::model::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, Result, Sku};
 use super::walk::{
     as_array, as_table, bounded, decimal, invalid, join, missing, name_key, only_keys, rate,
     required, string, time_of_day,
 };
-use super::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, Result, Sku};
 use crate::lease::LeaseState;
 use crate::limits::{MAX_MINIMUM_SECONDS, MAX_MULTIPLIER, MAX_RATE, MAX_STRING_BYTES};
 use crate::offpeak::{ALL_DAYS, OffpeakWindow, WEEKDAYS};

@@ -1,11 +1,11 @@
 //! Account terms: reservations, discounts, credits (sections 3 and 12), packages (12),
 //! subscriptions (13), and the SLA terms (10).
 
+use super::model::{Reservation, Result, Sku};
 use super::walk::{
     as_table, bounded, entries, instant, invalid, join, missing, only_keys, rate, required,
     required_string, string,
 };
-use super::{Reservation, Result, Sku};
 use crate::limits::{
     DEFAULT_ATTACH_SECONDS, MAX_ATTACH_SECONDS, MAX_COMPENSATION_MULTIPLIER, MAX_CREDIT,
     MAX_PACKAGE_HOURS, MAX_RESERVED_QUANTITY, MAX_SUBSCRIPTION_CYCLES, MAX_TERM_PRICE,

@@ -1,6 +1,7 @@
 //! Price book parsing: the documented example and errors naming key and value.
 
 use super::*;
+use rust_decimal::Decimal;
 
 const BASE: &str = r#"
 currency = "CNY"

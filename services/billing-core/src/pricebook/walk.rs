@@ -1,6 +1,6 @@
 //! Walking the TOML tree: every error names the key (as a path) and its value.
 
-use super::{PriceBookError, Result};
+use super::model::{PriceBookError, Result};
 use crate::limits::{MAX_EVENT_SECS, MAX_RATE, MAX_STRING_BYTES, MIN_EVENT_SECS};
 use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
