@@ -400,7 +400,7 @@ pub async fn cost_known_at(
 pub async fn export_journal(
     principal: Principal,
     State(s): State<AppState>,
-    Query(q): Query<crate::handlers::PeriodQuery>,
+    Query(q): Query<crate::query::PeriodQuery>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     let period = q
@@ -423,7 +423,7 @@ pub async fn export_journal(
     }
     match q.format.as_deref().unwrap_or("jsonl") {
         "csv" => {
-            let field = crate::handlers::csv_field;
+            let field = crate::query::csv_field;
             let mut body =
                 String::from("document,reference,date,customer,account,debit,credit,memo\n");
             for e in &entries {

@@ -1,5 +1,6 @@
 //! Route handlers (the usage query is in `usage.rs`).
 
+use crate::query::{PeriodQuery, csv_field};
 use crate::{ApiError, AppState, Principal, generate_secret};
 use axum::Json;
 use axum::body::Bytes;
@@ -198,15 +199,6 @@ pub async fn put_pricebook(
     Ok((StatusCode::CREATED, Json(json!({ "version": version }))).into_response())
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PeriodQuery {
-    /// `YYYY-MM`
-    pub period: Option<String>,
-    /// `csv` or `jsonl` (exports)
-    pub format: Option<String>,
-}
-
 fn period_label(p: Option<&String>) -> Result<String, ApiError> {
     let p =
         p.ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
@@ -231,25 +223,6 @@ pub async fn close_period(
         ) => Err(ApiError::Conflict(e.to_string())),
         Err(CloseError::Store(e)) => Err(e.into()),
         Err(e) => Err(ApiError::Internal(e.to_string())),
-    }
-}
-
-/// A text field of a CSV export (RFC 4180: quoted when it holds a comma, quote or line break).
-/// Text that a spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or
-/// carriage return: OWASP's CSV injection list) gets a leading `'`, which spreadsheets read as
-/// "this is text": account ids may start with `-`, and profile names and skus are free text.
-/// Amounts and quantities are written by the engine as numbers and never pass through here, so
-/// a negative amount stays a number.
-pub(crate) fn csv_field(s: &str) -> String {
-    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        std::borrow::Cow::Owned(format!("'{s}"))
-    } else {
-        std::borrow::Cow::Borrowed(s)
-    };
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.into_owned()
     }
 }
 

@@ -20,6 +20,7 @@ mod json_body;
 pub mod limits;
 mod openapi;
 mod printable;
+mod query;
 mod quota;
 mod terms;
 mod usage;

@@ -25,15 +25,7 @@ use axum::response::{IntoResponse, Response};
 use billing_core::profile::Profile;
 use billing_store::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 use serde_json::{Value, json};
-use std::fmt::Write as _;
-use std::path::{Path as FsPath, PathBuf};
-use std::time::Duration;
 
-/// Longest wait for one PDF: for a free rendering slot, then for Chromium to print. A page
-/// prints in about a second; a Chromium still running after this is stuck and is killed.
-pub const PDF_TIMEOUT_SECONDS: u64 = 30;
-/// Most Chromiums printing at once (each takes a few hundred MB of memory).
-pub const PDF_RENDERS_MAX: usize = 2;
 /// Largest profile request body: seven short fields fit many times over.
 pub const PROFILE_BODY_BYTES_MAX: usize = 16 * 1024;
 
@@ -137,47 +129,6 @@ impl Format {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    En,
-    Zh,
-}
-
-impl Lang {
-    /// `lang` of a raw query string: absent is English; anything but `en` or `zh` is a 400.
-    pub fn from_query(query: Option<&str>) -> Result<Lang, ApiError> {
-        let mut lang = Lang::En;
-        let mut seen = false;
-        for pair in query.unwrap_or("").split('&') {
-            let Some(v) = pair.strip_prefix("lang=") else {
-                continue;
-            };
-            if seen {
-                return Err(ApiError::BadRequest("lang is given twice".into()));
-            }
-            seen = true;
-            lang = match v {
-                "en" => Lang::En,
-                "zh" => Lang::Zh,
-                other => {
-                    return Err(ApiError::BadRequest(format!(
-                        "lang {:?} is neither en nor zh",
-                        other.chars().take(32).collect::<String>()
-                    )));
-                }
-            };
-        }
-        Ok(lang)
-    }
-
-    fn html_tag(self) -> &'static str {
-        match self {
-            Lang::En => "en",
-            Lang::Zh => "zh-CN",
-        }
-    }
-}
-
 /// Answers `GET /v1/invoices/{id}.html` and `.pdf` (`id` without the suffix): the document is
 /// the one the JSON route answers for `id` ([`crate::finance::document`], as JSON), so the
 /// page shows exactly its figures, and a document the caller may not see is the same 404.
@@ -259,6 +210,7 @@ pub use render::*;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path as FsPath;
 
     fn doc() -> Value {
         json!({

@@ -1,6 +1,14 @@
 //! PDF through headless Chromium (see `printable.rs`).
 
-use super::*;
+use crate::ApiError;
+use std::path::{Path as FsPath, PathBuf};
+use std::time::Duration;
+
+/// Longest wait for one PDF: for a free rendering slot, then for Chromium to print. A page
+/// prints in about a second; a Chromium still running after this is stuck and is killed.
+pub const PDF_TIMEOUT_SECONDS: u64 = 30;
+/// Most Chromiums printing at once (each takes a few hundred MB of memory).
+pub const PDF_RENDERS_MAX: usize = 2;
 
 /// Chromium's binary: `GPUBILL_CHROMIUM` when set (a path or a name on `PATH`), else the first
 /// of `chromium`, `chromium-browser`, `google-chrome` found on `PATH`.

@@ -1,7 +1,10 @@
 //! The printable page: one self-contained A4 HTML document rendered from the issued
 //! document's JSON, every value escaped (see `printable.rs`).
 
-use super::*;
+use crate::ApiError;
+use billing_core::profile::Profile;
+use serde_json::Value;
+use std::fmt::Write as _;
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(s: &str) -> String {
@@ -17,6 +20,47 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+impl Lang {
+    /// `lang` of a raw query string: absent is English; anything but `en` or `zh` is a 400.
+    pub fn from_query(query: Option<&str>) -> Result<Lang, ApiError> {
+        let mut lang = Lang::En;
+        let mut seen = false;
+        for pair in query.unwrap_or("").split('&') {
+            let Some(v) = pair.strip_prefix("lang=") else {
+                continue;
+            };
+            if seen {
+                return Err(ApiError::BadRequest("lang is given twice".into()));
+            }
+            seen = true;
+            lang = match v {
+                "en" => Lang::En,
+                "zh" => Lang::Zh,
+                other => {
+                    return Err(ApiError::BadRequest(format!(
+                        "lang {:?} is neither en nor zh",
+                        other.chars().take(32).collect::<String>()
+                    )));
+                }
+            };
+        }
+        Ok(lang)
+    }
+
+    fn html_tag(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh-CN",
+        }
+    }
 }
 
 /// Every label on the page, in both languages.
