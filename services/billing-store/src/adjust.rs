@@ -13,9 +13,10 @@
 //! the rules read reaches beyond an event's own span, and a missed difference is money lost.
 //! Its cost is one rating per account and closed period at each close (see docs/scaling.md).
 
-use crate::close::CloseError;
+use crate::close_error::CloseError;
 use crate::db::Conn;
-use crate::ledgers::Known;
+use crate::documents::parse_invoice;
+use crate::known::Known;
 use crate::provisional::{IssuedCredit, credit_balance};
 use crate::{Result, Store, StoreError};
 use billing_core::adjustment::{AdjustmentLine, differences, needs_adjustment};
@@ -103,7 +104,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        let history = crate::terms::TermHistory::load(conn).await?;
+        let history = crate::terms_merge::TermHistory::load(conn).await?;
         let current = history.at(as_of.unwrap_or(i64::MAX));
         let mut at_rev: BTreeMap<i64, Vec<AccountTerm>> = BTreeMap::new();
         // One merged book per (version, terms): periods sharing them share it.
@@ -140,7 +141,7 @@ impl Store {
             let book = match merged.iter().find(|(v, t, _)| *v == version && *t == terms) {
                 Some((_, _, b)) => b.clone(),
                 None => {
-                    let b = match crate::terms::merge_lenient(&book, &terms) {
+                    let b = match crate::terms_merge::merge_lenient(&book, &terms) {
                         Some(m) => Arc::new(m),
                         None => book,
                     };
@@ -327,10 +328,6 @@ pub struct PendingAdjustment {
     pub effective_total: Decimal,
     pub recomputed: Invoice,
     pub lines: Vec<AdjustmentLine>,
-}
-
-pub(crate) fn parse_invoice(body: &str) -> Result<Invoice> {
-    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))
 }
 
 impl Store {

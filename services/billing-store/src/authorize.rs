@@ -135,8 +135,7 @@ impl Store {
         let t0 = std::time::Instant::now();
         let (mut tx, latest) = self.begin_holds().await?;
         let t_lock = t0.elapsed();
-        let books =
-            crate::provisional::Books::load_up_to(&mut tx, latest, &self.books, true).await?;
+        let books = crate::books::Books::load_up_to(&mut tx, latest, &self.books, true).await?;
         let mut accounts: HashMap<String, Option<AccountState>> = HashMap::new();
         let (answers, placed) = self
             .decide_each(&mut tx, &books.1, group, &mut accounts, now_ms)
@@ -170,7 +169,7 @@ impl Store {
     async fn decide_each(
         &self,
         tx: &mut dyn Conn,
-        books: &crate::provisional::Books,
+        books: &crate::books::Books,
         group: &[Queued],
         accounts: &mut HashMap<String, Option<AccountState>>,
         now_ms: i64,

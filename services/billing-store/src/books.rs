@@ -153,7 +153,7 @@ impl Books {
         let heads = load_heads(conn, latest.0).await?;
         // Terms as `conn` sees them; a revision newer than `latest.1` (committed since the
         // caller read it) is not kept under the older key.
-        let (rev, terms) = crate::terms::load_terms(conn).await?;
+        let (rev, terms) = crate::terms_merge::load_terms(conn).await?;
         let key = (latest.0, rev);
         let reuse = cache
             .lock()
@@ -360,7 +360,8 @@ impl Books {
         let raw = self
             .cache
             .compile_stored(version, &toml_of(conn, version).await?)?;
-        let book = Arc::new(crate::terms::merge_lenient(&raw, &self.snap.terms).unwrap_or(raw));
+        let book =
+            Arc::new(crate::terms_merge::merge_lenient(&raw, &self.snap.terms).unwrap_or(raw));
         if self.keep {
             let mut held = self.cache.lock();
             held.zones.insert(version, book.timezone);

@@ -2,6 +2,7 @@
 //! immutable invoices, in one transaction.
 
 use crate::adjust::{Adjusted, credits_before};
+use crate::close_error::CloseError;
 use crate::commands::{self, Command};
 use crate::documents::{CreditNote, CreditReference, IssuedInvoice};
 use crate::provisional::credit_balance;
@@ -10,57 +11,11 @@ use crate::{Result, Store, StoreError};
 use billing_core::adjustment::{AdjustmentLine, settle};
 use billing_core::invoice::Invoice;
 use billing_core::numbering;
-use billing_core::rating::{RatingContext, Unpriced, rate_account};
+use billing_core::rating::{RatingContext, rate_account};
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
-#[derive(Debug, thiserror::Error)]
-pub enum CloseError {
-    #[error("no price book version applies to period {0}")]
-    NoPriceBook(String),
-    #[error(
-        "period {period} has not ended yet (it ends at {ends}): an invoice issued now could never change"
-    )]
-    NotEnded { period: String, ends: String },
-    #[error("period {period} has unpriced usage: {}", describe(.unpriced))]
-    Unpriced {
-        period: String,
-        unpriced: Vec<Unpriced>,
-    },
-    #[error("period {0} is not closed")]
-    NotClosed(String),
-    #[error("{0}")]
-    Rating(#[from] billing_core::rating::RatingError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<sqlx::Error> for CloseError {
-    fn from(e: sqlx::Error) -> Self {
-        CloseError::Store(StoreError::Db(e))
-    }
-}
-
-fn describe(u: &[Unpriced]) -> String {
-    u.iter()
-        .take(10)
-        .map(|u| {
-            let what = u
-                .sku
-                .as_deref()
-                .map(|s| format!("sku {s:?}"))
-                .or(u.dest.as_ref().map(|d| format!("egress to {d:?}")))
-                .unwrap_or_default();
-            format!(
-                "account {:?} {what} ({} {:?}: {})",
-                u.account, u.quantity, u.unit, u.why
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
 
 /// What a close issues to one account: its new invoice and the adjustments with it.
 pub(crate) struct Prepared {

@@ -93,7 +93,7 @@ pub enum Command {
     #[serde(rename = "wallet.movement")]
     WalletMovement {
         account: String,
-        kind: crate::wallet::AdminMovement,
+        kind: crate::wallet_rows::AdminMovement,
         amount: rust_decimal::Decimal,
         reference: String,
         #[serde(default)]
@@ -344,9 +344,9 @@ impl Store {
 }
 
 /// A replayed command the store refused: the commands topic and the database disagree.
-fn replayed(what: &str, e: crate::wallet::WalletError) -> StoreError {
+fn replayed(what: &str, e: crate::wallet_rows::WalletError) -> StoreError {
     match e {
-        crate::wallet::WalletError::Store(s) => s,
+        crate::wallet_rows::WalletError::Store(s) => s,
         other => StoreError::Corrupt(format!("replayed {what}: {other}")),
     }
 }

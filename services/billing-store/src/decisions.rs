@@ -12,8 +12,10 @@
 //! against invoices issued since the quotas were set plus that total; `gpu_hours[sku]` against
 //! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
 
+use crate::books::Books;
 use crate::db::Conn;
-use crate::provisional::{Books, Measure, measure};
+use crate::provisional::Measure;
+use crate::provisional_reads::measure;
 use crate::quota::Quotas;
 use crate::sql::{Val, insert_rows};
 use crate::{Result, StoreError};
@@ -73,7 +75,7 @@ pub(crate) async fn evaluate(
         let mut q = q.clone();
         let invoiced = match q.prepaid_balance {
             Some(_) => {
-                let (wallet, outstanding) = crate::wallet::wallet_state(conn, account).await?;
+                let (wallet, outstanding) = crate::wallet_rows::wallet_state(conn, account).await?;
                 q.prepaid_balance = Some(wallet);
                 outstanding
             }

@@ -10,6 +10,10 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+pub(crate) fn parse_invoice(body: &str) -> Result<Invoice> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))
+}
+
 /// An issued invoice: the invoice of billing-semantics.md section 6 with its identity, the
 /// adjustment lines it carries (section 7), what it owes after them and what is paid of it.
 /// `status` is `paid` or `issued` as stored; [`IssuedInvoice::at`] tells `overdue` on the
@@ -184,7 +188,7 @@ fn parse_note(body: &str) -> Result<CreditNote> {
 }
 
 fn issued_from_row(r: crate::db::DbRow, paid: &HashMap<String, Decimal>) -> Result<IssuedInvoice> {
-    let invoice = crate::adjust::parse_invoice(&r.get::<String, _>(5))?;
+    let invoice = parse_invoice(&r.get::<String, _>(5))?;
     let due: String = r.get(6);
     let amount_due: Decimal = due
         .parse()

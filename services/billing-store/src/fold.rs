@@ -3,6 +3,7 @@
 pub use crate::batch::Outcome;
 use crate::batch::{KeyInsert, Spans};
 use crate::db::Conn;
+use crate::records::{Part, Position, Records};
 use crate::sort::{dedupe, sort_records};
 use crate::sql::{Val, insert_rows};
 use crate::{Backend, EMBEDDED_CONSUMER, Result, Store, StoreError};
@@ -205,22 +206,6 @@ pub(crate) async fn fold(
     .await
 }
 
-/// One partition's share of a batch: its position and its records (offset, payload).
-pub type Part<'a> = (Position<'a>, &'a [(i64, &'a [u8])]);
-
-/// Where a batch comes from: a consumer's partition and the offset the batch must start the
-/// stored position at (compare-and-set).
-#[derive(Debug, Clone, Copy)]
-pub struct Position<'a> {
-    pub consumer: &'a str,
-    pub partition: i64,
-    /// The stored next offset this batch continues from (absent rows count as this value).
-    pub expected_next: i64,
-    /// Where rejected records go besides the dead-letter table: an outbox row for this topic,
-    /// written in the same transaction (relayed to Kafka afterwards).
-    pub dead_letter_topic: Option<&'a str>,
-}
-
 /// [`fold`] for any consumer position: records carry their offsets (which may have gaps).
 /// Runs in a `fold_batch` span (exported to OpenTelemetry when configured) that records the
 /// batch's position, outcome counts, dead letters by reason and latency.
@@ -301,9 +286,6 @@ pub(crate) async fn fold_parts(
     }
     result
 }
-
-/// A batch's records in fold order, with the part each came from: (part, offset, record).
-pub(crate) type Records<'a> = Vec<(usize, i64, &'a [u8])>;
 
 /// The fold of one batch, in its transaction, as a pipeline of steps in one direction:
 /// decode and dedupe (identities written), sort every record into its outcome and rows, the

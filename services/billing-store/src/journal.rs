@@ -1,7 +1,7 @@
 //! The accounting export of a closed period (issue 12, `GET /v1/admin/exports/journal`):
 //! the store gathers the period's documents, `billing_core::journal` posts them.
 
-use crate::close::CloseError;
+use crate::close_error::CloseError;
 use crate::{Result, Store, StoreError};
 use billing_core::invoice::Component;
 use billing_core::journal::{

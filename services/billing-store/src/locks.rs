@@ -4,7 +4,7 @@
 //! engines"). SQLite serializes writers by itself: there these are plain transactions.
 
 use crate::db::Tx;
-use crate::{Backend, Result, Store, hash_key, provisional};
+use crate::{Backend, Result, Store, hash_key};
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
 const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
@@ -69,7 +69,7 @@ impl Store {
     /// closes. (The version is read from the statement's snapshot, taken before the lock is
     /// granted: a group that waited while a version was uploaded decides as if it came first.)
     /// On SQLite the caller holds the writer lock.
-    pub(crate) async fn begin_holds(&self) -> Result<(Tx, provisional::BooksKey)> {
+    pub(crate) async fn begin_holds(&self) -> Result<(Tx, crate::books::BooksKey)> {
         let mut tx = self.pool.begin().await?;
         let sql = match self.backend {
             Backend::Postgres => include_str!("../queries/postgres/begin_holds.sql"),

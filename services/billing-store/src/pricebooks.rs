@@ -2,7 +2,7 @@
 //! the list, and the version that rates a period (billing-semantics section 3).
 
 use crate::books::Books;
-use crate::{Command, Result, Store, provisional, terms};
+use crate::{Command, Result, Store, provisional, terms_merge};
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ impl Store {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         // The newest version must accept every account term set by command.
-        let (rev, terms) = terms::load_terms(&mut tx).await?;
+        let (rev, terms) = terms_merge::load_terms(&mut tx).await?;
         let book = if terms.is_empty() {
             book
         } else {
@@ -75,7 +75,7 @@ impl Store {
         let rows = crate::db::query(include_str!("../queries/shared/select_pricebooks.sql"))
             .fetch_all(&mut *conn)
             .await?;
-        let (_, terms) = terms::load_terms(&mut conn).await?;
+        let (_, terms) = terms_merge::load_terms(&mut conn).await?;
         let mut books = Vec::with_capacity(rows.len());
         for r in &rows {
             books.push(
@@ -83,7 +83,7 @@ impl Store {
                     .compile_stored(r.get(0), &r.get::<String, _>(1))?,
             );
         }
-        let books = terms::merge(books, &terms)?;
+        let books = terms_merge::merge(books, &terms)?;
         Ok(rows
             .into_iter()
             .zip(books)

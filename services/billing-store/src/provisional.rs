@@ -21,9 +21,9 @@
 //! timezone, the version that rates a period chosen as a close chooses it); closed periods are
 //! not re-rated (late usage never changes an issued invoice).
 
+use crate::books::Books;
 use crate::db::Conn;
 use crate::ledger_cache::{ChangedKey, LedgerCache, Stamp};
-pub(crate) use crate::provisional_reads::{measure, parse_measure, rate_measure};
 use crate::sql::{Val, insert_rows};
 use crate::{Backend, Result, StoreError, load_ledgers};
 use billing_core::credits::CreditPool;
@@ -43,8 +43,6 @@ pub type UnitSeconds = BTreeMap<String, Decimal>;
 
 /// What quotas measure of a period: its provisional total and unit-seconds per sku.
 pub(crate) type Measure = (Decimal, UnitSeconds);
-
-pub(crate) use crate::books::{Books, BooksKey};
 
 /// What ratings of some accounts read: their ledgers, the credits their issued invoices
 /// consumed and the compensation they earned, and the platform's spot curves and node

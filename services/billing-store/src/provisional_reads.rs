@@ -2,8 +2,9 @@
 //! the measures (total, unit-seconds per sku) quotas compare against; the price book versions
 //! the reads rate with. The writes are in `provisional.rs`.
 
+use crate::books::{Books, BooksKey};
 use crate::db::Conn;
-use crate::provisional::*;
+use crate::provisional::{Measure, UnitSeconds, rate_period};
 use crate::{Result, Store, StoreError};
 use billing_core::invoice::Invoice;
 use rust_decimal::Decimal;

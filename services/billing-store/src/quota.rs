@@ -35,7 +35,7 @@
 
 use crate::commands::Command;
 use crate::db::Conn;
-use crate::provisional::measure;
+use crate::provisional_reads::measure;
 use crate::{Result, Store, StoreError};
 pub use billing_core::quota::Quotas;
 use rust_decimal::Decimal;
@@ -243,7 +243,7 @@ impl Store {
         .await?;
         // The open period's provisional cost, stored if no batch has yet: authorizations read
         // it instead of rating.
-        let books = crate::provisional::Books::load(&mut tx, &self.books, true).await?;
+        let books = crate::books::Books::load(&mut tx, &self.books, true).await?;
         if let Some(label) = books.1.label_of(now_ms.div_euclid(1000)) {
             crate::provisional::ensure(&mut tx, &books.1, account, &label, now_ms).await?;
         }
@@ -343,7 +343,7 @@ impl Store {
         };
         // Prepaid: the wallet's balance less what invoices still owe, the open period's
         // cost and the live holds.
-        let (wallet, outstanding) = crate::wallet::wallet_state(&mut conn, account).await?;
+        let (wallet, outstanding) = crate::wallet_rows::wallet_state(&mut conn, account).await?;
         let prepaid = quotas.prepaid_balance.map(|_| wallet);
         let available = prepaid.map(|w| w - outstanding - period_cost - held);
         Ok(Balance {

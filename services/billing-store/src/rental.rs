@@ -117,7 +117,7 @@ pub(crate) async fn load_platform(conn: &mut dyn crate::db::Conn) -> Result<Plat
 /// as-known-at and `gpubill verify`).
 pub(crate) async fn load_platform_known_at(
     conn: &mut dyn crate::db::Conn,
-    known: crate::ledgers::Known,
+    known: crate::known::Known,
 ) -> Result<Platform> {
     let (t_ms, stamp) = known.bounds();
     let rows = crate::db::query(include_str!(

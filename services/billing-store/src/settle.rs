@@ -8,7 +8,7 @@
 
 use crate::commands::Command;
 use crate::db::Conn;
-use crate::wallet::{
+use crate::wallet_rows::{
     Movement, Payment, WalletError, append, cents, dec, payments_of, set_wallet, wallet_state,
 };
 use crate::{Result, Store, StoreError};

@@ -4,9 +4,9 @@
 use crate::batch::{KeyInsert, Outcome, Sorted};
 use crate::db::Conn;
 use crate::dead_letters::dead_row;
-use crate::fold::{Part, Records};
 use crate::identities::{NewIdentity, identity};
 use crate::keys::key_id;
+use crate::records::{Part, Records};
 use crate::sql::Val;
 use crate::{Backend, Result};
 use billing_core::event::{AnyData, AnyEvent, EventData, RejectReason, Rejection};

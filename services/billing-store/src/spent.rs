@@ -2,8 +2,9 @@
 //! quotas, the open period's provisional cost, invoices since the quotas were set, the units
 //! running now and its live holds (from the process's cache while its hold revision holds).
 
+use crate::books::Books;
 use crate::db::Conn;
-use crate::provisional::{Books, parse_measure, rate_measure};
+use crate::provisional_reads::{parse_measure, rate_measure};
 use crate::quota::{Hold, Quotas, RUNNING_WINDOW_S, live_holds};
 use crate::{Result, StoreError};
 use billing_core::quota::Spent;

@@ -21,9 +21,10 @@
 //! Events ingested before migration 0018 left no facts: such a database cannot be verified
 //! (its keys are reported as differences, never silently passed).
 
-use crate::adjust::{issued_credit, parse_invoice};
-use crate::close::CloseError;
-use crate::ledgers::Known;
+use crate::adjust::issued_credit;
+use crate::close_error::CloseError;
+use crate::documents::parse_invoice;
+use crate::known::Known;
 use crate::provisional::{IssuedCredit, credit_balance};
 use crate::{Result, Store, StoreError};
 use billing_core::adjustment::{AdjustmentLine, settle};
