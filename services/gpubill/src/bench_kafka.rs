@@ -71,7 +71,9 @@ pub struct BenchKafkaArgs {
     pub stop_seconds: u64,
 }
 
-pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
+/// What every run of `gpubill bench-kafka` starts from: a fresh topic and database, and the
+/// store on that database with the demo price book. Answers (topic, database, store).
+pub async fn prepare(args: &BenchKafkaArgs) -> anyhow::Result<(String, String, Arc<Store>)> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_millis();
@@ -106,16 +108,24 @@ pub async fn run(args: BenchKafkaArgs) -> anyhow::Result<()> {
     store
         .put_pricebook(crate::demo::DEMO_BOOK, now_ms())
         .await?;
-    if let Some(seconds) = args.soak_seconds {
-        return crate::soak::soak(&args, &topic, store, seconds).await;
-    }
+    Ok((topic, db, store))
+}
+
+/// The run `args` choose on what [`prepare`] made, other than the soak run (`soak.rs`, which
+/// `main.rs` dispatches to): lag recovery, decision latency or throughput.
+pub async fn run(
+    args: &BenchKafkaArgs,
+    topic: &str,
+    db: &str,
+    store: Arc<Store>,
+) -> anyhow::Result<()> {
     if args.lag_recovery {
-        return lag_recovery(&args, &topic, store).await;
+        return lag_recovery(args, topic, store).await;
     }
     if args.decision_latency {
-        return decision_latency(&args, &topic, store).await;
+        return decision_latency(args, topic, store).await;
     }
-    throughput(&args, &topic, &db, store).await
+    throughput(args, topic, db, store).await
 }
 
 /// The throughput run: the fleet produced, the bare consume rate, the engines' end-to-end

@@ -120,13 +120,23 @@ fn main() -> ExitCode {
     code
 }
 
+/// `gpubill bench-kafka`: a fresh topic and database ([`bench_kafka::prepare`]), then the soak
+/// run (`soak.rs`) or the run of `bench_kafka.rs` the arguments choose.
+async fn bench_kafka(args: bench_kafka::BenchKafkaArgs) -> anyhow::Result<()> {
+    let (topic, db, store) = bench_kafka::prepare(&args).await?;
+    if let Some(seconds) = args.soak_seconds {
+        return soak::soak(&args, &topic, store, seconds).await;
+    }
+    bench_kafka::run(&args, &topic, &db, store).await
+}
+
 fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rate(args) => rate::run(args),
         Command::Bench(args) => bench::run(args).map(|()| ExitCode::SUCCESS),
         Command::BenchKafka(args) => runtime()
-            .and_then(|rt| rt.block_on(bench_kafka::run(args)))
+            .and_then(|rt| rt.block_on(bench_kafka(args)))
             .map(|()| ExitCode::SUCCESS),
         Command::Simulate(args) => fleet::run(args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => runtime()
