@@ -19,7 +19,7 @@
 #   --edges        also list every edge inside each cycle, not only those of the shortest cycle
 # Exit status: 0 with `module cycles: none`, 1 when a cycle is found, 2 on a usage error.
 # CI: run from anywhere as `python3 scripts/module-cycles.py` (standard library only, no build
-# needed); exit status 1 fails the job. It is not called from scripts/test yet.
+# needed); exit status 1 fails the job. scripts/test runs it with --ignore-root before the tests.
 import argparse
 import os
 import re
