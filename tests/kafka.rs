@@ -336,7 +336,11 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     assert_eq!(settled.len(), 1, "{v}");
     assert_eq!(settled[0]["invoice"], november_acme["id"], "{v}");
     let to_december = rust_decimal::Decimal::from(5)
-        - settled[0]["amount"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap();
+        - settled[0]["amount"]
+            .as_str()
+            .unwrap()
+            .parse::<rust_decimal::Decimal>()
+            .unwrap();
     let december = a.close("2026-12").await;
     let acme = december
         .as_array()
@@ -347,7 +351,11 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
         .clone();
     assert!(acme["adjustments"].is_array(), "{acme}");
     assert_eq!(
-        acme["paid"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap(),
+        acme["paid"]
+            .as_str()
+            .unwrap()
+            .parse::<rust_decimal::Decimal>()
+            .unwrap(),
         to_december.min(acme["amount_due"].as_str().unwrap().parse().unwrap()),
         "{acme}"
     );
