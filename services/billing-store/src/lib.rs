@@ -70,7 +70,7 @@ pub use api_keys::{ApiKeyInfo, AuditEntry, key_id_of};
 pub use books::OLDER_COMPILED_MAX;
 pub use catalog::UploadedPriceBook;
 pub use close::{AutoClose, CloseError};
-pub use commands::{Command, PartitionPosition, Positions};
+pub use commands::{Command, FoldedPart, PartitionPosition, Positions, Recorded};
 pub use decisions::Decision;
 pub use documents::{CreditNote, CreditReference, IssuedInvoice};
 pub use failpoints::POINTS as FAIL_POINTS;
