@@ -372,13 +372,19 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     assert_eq!(status, axum::http::StatusCode::CREATED, "{v}");
     relay_all(&a).await;
     // A relay that crashed after the broker's acknowledgement publishes commands again.
-    let commands = read_all(&topics.commands).await;
+    let (folds, commands): (Vec<_>, Vec<_>) = read_all(&topics.commands)
+        .await
+        .into_iter()
+        .partition(|(payload, _)| payload.contains("\"type\":\"usage.folded\""));
     assert_eq!(
         commands.len(),
         9,
         "price book, 2 accounts, 2 quotas, close, top-up, close, payment: {commands:?}"
     );
+    assert!(!folds.is_empty(), "every fold is recorded (issue 30)");
     produce(&topics.commands, &[(0, commands[5].0.clone())]).await;
+    // A fold record relayed twice is folded once.
+    produce(&topics.commands, &[(0, folds[0].0.clone())]).await;
 
     // The replay, into an empty database.
     let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
@@ -390,8 +396,8 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     .await
     .unwrap();
     assert_eq!(
-        (report.commands, report.duplicate_commands),
-        (9, 1),
+        (report.commands, report.duplicate_commands, report.folds),
+        (9, 2, folds.len()),
         "{report:?}"
     );
     assert_eq!(report.records, records.len() as u64 + 1);
@@ -702,4 +708,189 @@ async fn ingest_answers_200_again_after_a_paused_broker_resumes_and_bills_each_e
     let closed = t.close("2026-11").await;
     let issued: Vec<serde_json::Value> = closed.as_array().unwrap().iter().map(section6).collect();
     assert_eq!(issued, offline_invoices(&book, &events, "2026-11"));
+}
+
+// ---- Issue 30: the replay decides with the clock the live engine recorded ------------------
+
+/// A usage event of one GPU-hour from `start_s`, told by `source`.
+fn gpu_hour(id: &str, source: &str, start_s: i64) -> String {
+    let at = |s: i64| {
+        chrono::DateTime::from_timestamp(s, 0)
+            .unwrap()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    };
+    serde_json::json!({
+        "specversion": "1.0", "id": id, "source": source, "type": "gpu.usage",
+        "subject": "acme", "time": at(start_s + 3600),
+        "data": {"lease": "L1", "resource": "gpu0", "sku": "gpu.h100-80g",
+                 "start": at(start_s), "end": at(start_s + 3600)}
+    })
+    .to_string()
+}
+
+const THREE_PER_HOUR: &str = "currency = \"CNY\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"3.00\"\n";
+
+/// Everything a replay rebuilds as the API serves it (issue 30): invoices and journal exports
+/// of `periods`, dead letters, pending adjustments, the audit log, and the customer's
+/// invoices, balance and usage as known at `known_at`.
+async fn exports(t: &TestApp, key: &str, periods: &[&str], known_at: &str) -> Vec<String> {
+    let mut uris: Vec<(String, &str)> = vec![
+        ("/v1/admin/dead-letters".into(), ADMIN),
+        ("/v1/admin/adjustments".into(), ADMIN),
+        ("/v1/admin/audit".into(), ADMIN),
+        ("/v1/invoices".into(), key),
+        ("/v1/balance".into(), key),
+        (
+            format!(
+                "/v1/usage?from=2026-08-01T00:00:00Z&to=2027-03-01T00:00:00Z&granularity=day&as_known_at={known_at}"
+            ),
+            key,
+        ),
+    ];
+    for p in periods {
+        for what in ["invoices", "journal"] {
+            for format in ["csv", "jsonl"] {
+                uris.push((
+                    format!("/v1/admin/exports/{what}?period={p}&format={format}"),
+                    ADMIN,
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (uri, token) in uris {
+        let (status, body) = t.raw("GET", &uri, Some(token), "", "").await;
+        let body = String::from_utf8_lossy(&body).into_owned();
+        assert_eq!(status, axum::http::StatusCode::OK, "{uri}: {body}");
+        out.push(format!("{uri}\n{body}"));
+    }
+    out
+}
+
+/// Replays `topic` and `topics` into an empty PostgreSQL database with a replay clock far
+/// from the original's (it must not matter), and checks every projection and export.
+async fn replay_matches(
+    a: &TestApp,
+    topic: &str,
+    topics: &billing_store::Topics,
+    (key, periods, known_at): (&str, &[&str], &str),
+) -> TestApp {
+    relay_all(a).await;
+    let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone())
+        .await
+        .at(a_clock(a));
+    let report = billing_kafka::replay(
+        b.state.store.clone(),
+        billing_kafka::ReplaySettings::new(brokers(), topic, &topics.commands),
+        || JAN_2_2027_MS + 200 * 86_400_000,
+    )
+    .await
+    .unwrap();
+    assert!(report.folds > 0, "{report:?}");
+    let (original, replayed) = (
+        projections(&a.state.store).await,
+        projections(&b.state.store).await,
+    );
+    assert_eq!(original, replayed);
+    assert_eq!(
+        exports(a, key, periods, known_at).await,
+        exports(&b, key, periods, known_at).await
+    );
+    b
+}
+
+fn a_clock(t: &TestApp) -> i64 {
+    (t.state.clock)()
+}
+
+/// The issue's first case: one partition, a node agent whose clock is 60 days fast (its usage
+/// and its record's Kafka timestamp), and ordinary usage of the month before last. The live
+/// engine refuses the first as `too_early` and bills the second (3.00); the replay decides the
+/// same with the clock the engine recorded, and issues the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skewed_agent_is_refused_alike_live_and_on_replay() {
+    const OCT_15_2026_S: i64 = 1_792_022_400;
+    const SIXTY_DAYS_S: i64 = 60 * 86_400;
+    let (topic, topics) = replayable_topics().await;
+    let skewed_s = DEC_2_2026_MS / 1000 + SIXTY_DAYS_S;
+    let s = gpu_hour("s-1", "node/fast", skewed_s);
+    let u = gpu_hour("u-1", "node/ok", OCT_15_2026_S);
+    produce_at(
+        &topic,
+        &[
+            (0, s, (skewed_s + 3600) * 1000),
+            (0, u, (OCT_15_2026_S + 3600) * 1000),
+        ],
+    )
+    .await;
+    let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
+    a.put_pricebook(THREE_PER_HOUR).await;
+    let key = a.account("acme").await;
+    consume_at(&a, &topic, 1, Some(2), DEC_2_2026_MS).await;
+    let dead = a.state.store.dead_letters(0, 10).await.unwrap();
+    assert_eq!(
+        dead.iter().map(|d| d.reason.as_str()).collect::<Vec<_>>(),
+        ["too_early"]
+    );
+    let october = a.close("2026-10").await;
+    assert_eq!(october[0]["total"], "3.00", "{october}");
+    let b = replay_matches(
+        &a,
+        &topic,
+        &topics,
+        (&key, &["2026-10"], "2026-12-01T00:00:00Z"),
+    )
+    .await;
+    let id = october[0]["id"].as_str().unwrap();
+    let (_, replayed) = b.get(&format!("/v1/invoices/{id}"), &key).await;
+    assert_eq!(
+        (&replayed["number"], &replayed["total"]),
+        (&october[0]["number"], &october[0]["total"])
+    );
+}
+
+/// The issue's second case: a partition whose records span more than the dedupe horizon (90
+/// days). September's usage is folded in September; in December, new usage and a redelivery
+/// of September's arrive (the redelivery is `too_late` then). A replay reads them all at
+/// once: with the recorded clocks, September's usage is accepted again and its redelivery
+/// refused again, and every projection and export is the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partition_spanning_more_than_the_dedupe_horizon_replays_identically() {
+    const SEP_1_2026_S: i64 = 1_788_220_800;
+    const SEP_2_2026_MS: i64 = 1_788_307_200_000;
+    const DEC_20_2026_S: i64 = 1_797_724_800;
+    const DEC_21_2026_MS: i64 = 1_797_811_200_000;
+    let (topic, topics) = replayable_topics().await;
+    let september = gpu_hour("sep-1", "node/1", SEP_1_2026_S);
+    produce_at(&topic, &[(1, september.clone(), SEP_1_2026_S * 1000)]).await;
+    let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone())
+        .await
+        .at(SEP_2_2026_MS);
+    a.put_pricebook(THREE_PER_HOUR).await;
+    let key = a.account("acme").await;
+    consume_at(&a, &topic, 1, Some(1), SEP_2_2026_MS).await;
+    produce_at(
+        &topic,
+        &[
+            (1, september, DEC_20_2026_S * 1000),
+            (1, gpu_hour("dec-1", "node/1", DEC_20_2026_S), DEC_20_2026_S * 1000),
+        ],
+    )
+    .await;
+    let a = a.at(DEC_21_2026_MS);
+    consume_at(&a, &topic, 2, Some(3), DEC_21_2026_MS).await;
+    let dead = a.state.store.dead_letters(0, 10).await.unwrap();
+    assert_eq!(
+        dead.iter().map(|d| d.reason.as_str()).collect::<Vec<_>>(),
+        ["too_late"]
+    );
+    let closed = a.close("2026-09").await;
+    assert_eq!(closed[0]["total"], "3.00", "{closed}");
+    replay_matches(
+        &a,
+        &topic,
+        &topics,
+        (&key, &["2026-09"], "2026-09-03T00:00:00Z"),
+    )
+    .await;
 }

@@ -331,19 +331,20 @@ pub fn section6(issued: &Value) -> Value {
 }
 
 /// Every projection of a PostgreSQL store as text rows, table by table, in a stable order
-/// (what a replay must reproduce). Dead letters are compared by content, not by their
-/// database sequence or time.
+/// (what a replay must reproduce, issue 30: byte for byte, dead letters with their numbers,
+/// times and details, facts with their ingest times and fold stamps).
 pub async fn projections(store: &Store) -> Vec<String> {
     let queries = [
         "select 'ledger|' || key_id || '|' || account || '|' || runs || '|' || coalesce(sources, '') from ledger_keys order by key_id",
-        "select 'rental|' || kind || '|' || account || '|' || key || '|' || a || '|' || b || '|' || value from rental_events order by kind, account, key, a, b, value",
+        "select 'rental|' || kind || '|' || account || '|' || key || '|' || a || '|' || b || '|' || value || '|' || coalesce(ingested_ms, -1) || '|' || coalesce(stamp, -1) from rental_events order by kind, account, key, a, b, value",
+        "select 'fact|' || account || '|' || lease || '|' || resource || '|' || sku || '|' || class || '|' || source || '|' || start_s || '|' || end_s || '|' || quantity || '|' || ingested_ms || '|' || coalesce(stamp, -1) from usage_facts order by account, lease, resource, sku, class, source, start_s, end_s, quantity, ingested_ms, stamp",
         "select 'event|' || encode(ident, 'hex') || '|' || encode(fingerprint, 'hex') || '|' || account || '|' || log_seq from events order by ident",
-        "select 'egress|' || source || '|' || id || '|' || dest || '|' || time_s || '|' || bytes from egress order by source, id",
-        "select 'dead|' || coalesce(log_seq, -1) || '|' || reason || '|' || detail from dead_letters order by log_seq, reason",
+        "select 'egress|' || source || '|' || id || '|' || dest || '|' || time_s || '|' || bytes || '|' || coalesce(ingested_ms, -1) || '|' || coalesce(stamp, -1) from egress order by source, id",
+        "select 'dead|' || seq || '|' || coalesce(log_seq, -1) || '|' || reason || '|' || detail || '|' || created_at_ms || '|' || coalesce(source, '') || '|' || coalesce(event_id, '') || '|' || encode(payload, 'hex') from dead_letters order by seq",
         "select 'pricebook|' || version || '|' || uploaded_at_ms || '|' || toml from pricebooks order by version",
         "select 'account|' || id || '|' || created_at_ms from accounts order by id",
         "select 'key|' || key_hash || '|' || account from api_keys order by key_hash",
-        "select 'period|' || period || '|' || start_s || '|' || end_s || '|' || pricebook_version || '|' || closed_at_ms from periods order by period",
+        "select 'period|' || period || '|' || start_s || '|' || end_s || '|' || pricebook_version || '|' || closed_at_ms || '|' || coalesce(stamp, -1) from periods order by period",
         "select 'invoice|' || id || '|' || number || '|' || status || '|' || issued_at_ms || '|' || pricebook_version || '|' || credit || '|' || total || '|' || body || '|' || coalesce(amount_due, '') || '|' || coalesce(adjustments, '') || '|' || coalesce(credit_note, '') from invoices order by id",
         "select 'late|' || source || '|' || id || '|' || period || '|' || log_seq from late_usage order by source, id, period",
         "select 'decision|' || id || '|' || account || '|' || quota || '|' || period || '|' || kind from quota_decisions order by id",
@@ -565,6 +566,24 @@ impl TestApp {
 }
 
 pub async fn produce(topic: &str, records: &[(i32, String)]) {
+    let records: Vec<(i32, &str, Option<i64>)> =
+        records.iter().map(|(p, r)| (*p, r.as_str(), None)).collect();
+    produce_records(topic, &records).await
+}
+
+/// Produces `(partition, payload, timestamp)` records with their Kafka timestamps (CreateTime)
+/// as a node agent's clock would set them.
+pub async fn produce_at(topic: &str, records: &[(i32, String, i64)]) {
+    let records: Vec<(i32, &str, Option<i64>)> = records
+        .iter()
+        .map(|(p, r, at)| (*p, r.as_str(), Some(*at)))
+        .collect();
+    produce_records(topic, &records).await
+}
+
+/// Produces records one by one, each acknowledged before the next (their order is the
+/// partition's), with the producer's own timestamp unless one is given.
+async fn produce_records(topic: &str, records: &[(i32, &str, Option<i64>)]) {
     use rdkafka::config::ClientConfig;
     use rdkafka::producer::{FutureProducer, FutureRecord};
     let producer: FutureProducer = ClientConfig::new()
@@ -574,15 +593,16 @@ pub async fn produce(topic: &str, records: &[(i32, String)]) {
         .set("message.timeout.ms", "20000")
         .create()
         .unwrap();
-    for (partition, payload) in records {
+    for (partition, payload, at_ms) in records {
+        let mut record = FutureRecord::to(topic)
+            .partition(*partition)
+            .key("k")
+            .payload(*payload);
+        if let Some(at) = at_ms {
+            record = record.timestamp(*at);
+        }
         producer
-            .send(
-                FutureRecord::to(topic)
-                    .partition(*partition)
-                    .key("k")
-                    .payload(payload),
-                Duration::from_secs(20),
-            )
+            .send(record, Duration::from_secs(20))
             .await
             .unwrap_or_else(|(e, _)| panic!("produce to {topic}: {e}"));
     }
@@ -678,6 +698,11 @@ pub async fn consume_until(t: &TestApp, topic: &str, events: i64) {
 /// Like `consume_until`, and also until the stored positions add up to `records` (dead
 /// letters and duplicates included).
 pub async fn consume_until_offsets(t: &TestApp, topic: &str, events: i64, records: Option<i64>) {
+    consume_at(t, topic, events, records, DEC_2_2026_MS).await
+}
+
+/// [`consume_until_offsets`] with the engine's clock at `now_ms`.
+pub async fn consume_at(t: &TestApp, topic: &str, events: i64, records: Option<i64>, now_ms: i64) {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let store = t.state.store.clone();
     let mut settings = billing_kafka::ConsumerSettings::new(brokers(), topic);
@@ -685,12 +710,7 @@ pub async fn consume_until_offsets(t: &TestApp, topic: &str, events: i64, record
     // engine) would hold up every join until the broker expires it.
     settings.group = format!("{topic}-engine");
     settings.dead_letter_topic = Some(format!("{topic}.dlq"));
-    let task = tokio::spawn(billing_kafka::run(
-        store,
-        settings,
-        || DEC_2_2026_MS,
-        stop_rx,
-    ));
+    let task = tokio::spawn(billing_kafka::run(store, settings, move || now_ms, stop_rx));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
     let stored = async || {
         let mut sum = 0;

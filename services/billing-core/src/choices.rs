@@ -21,9 +21,11 @@
 //! - Every instant of an event lies in 2000-01-01T00:00:00Z ..= 2100-01-01T00:00:00Z, else
 //!   `time_out_of_range`: every period of an event then exists in any timezone. The engine
 //!   also refuses an event ending more than a configurable time (default a day) after its
-//!   batch's clock as `too_early`; a replay takes the clock from the records' Kafka
-//!   timestamps so that the same events are refused again. `gpubill rate`, which has no
-//!   clock, applies only the fixed range.
+//!   batch's clock as `too_early`. The clock is the engine's, recorded with each fold in the
+//!   log (issue 30: the commands topic's `usage.folded` records), and a replay folds each
+//!   batch again with it, so the same events are refused again; a record's own Kafka
+//!   timestamp (a node agent's clock) never decides. `gpubill rate`, which has no clock,
+//!   applies only the fixed range.
 //! - The engine keeps identities for a dedupe horizon (default 90 days): an event ending
 //!   before its batch's clock less the horizon is `too_late` (its identity may have been
 //!   compacted away, so accepting it could count it twice). Late usage within the horizon is

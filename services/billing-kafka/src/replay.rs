@@ -1,21 +1,30 @@
 //! `gpubill replay`: rebuild every projection from the beginning of the topics into an empty
 //! database.
 //!
-//! The commands topic (price books, accounts, period closes; see `billing_store::Command`) is
-//! read to its end first. Usage records are then folded partition by partition in the order
-//! the commands need: before a period close, each usage partition is folded exactly up to the
-//! position the original close was computed at, so the close sees the same ledger and issues
-//! byte-identical invoices (ids, numbers, `issued_at` and bodies). Whatever usage came after
-//! the last close is folded at the end (late usage is listed again as pending adjustments).
-//! Commands relayed twice (same id) are applied once.
+//! The commands topic is read to its end first. It holds the admin's commands (price books,
+//! accounts, terms, wallets, period closes; see `billing_store::Command`) and, since issue 30,
+//! a record of every fold the engine committed (`usage.folded`: which offsets of which
+//! partitions, the clock it decided them with, the fold stamp and dead-letter numbers it
+//! drew), each written in the transaction it records. The replay then goes through that topic
+//! in order: a command is applied, a recorded fold folds the same records again with the same
+//! clock and numbers, in one transaction as the original did. Every decision that depends on
+//! time (`too_late`, `too_early`, the dedupe horizon, late usage, ingest times) is taken from
+//! that recorded clock, never from a record's Kafka timestamp (a node agent's clock), so the
+//! replay decides as the live engine did and writes byte-identical rows.
+//!
+//! Usage no fold recorded (a log written by an engine before issue 30) is folded where a close
+//! needs it (up to the close's recorded positions, with the close's time) or before the first
+//! recorded fold of its partition (with that fold's time); usage after the last command is
+//! folded at the end with the replay's own clock, as an engine starting now would fold it.
+//! Commands and folds relayed twice (same id) are applied once.
 
 use crate::KafkaError;
-use billing_store::{Command, Position, Store};
+use billing_store::{Command, FoldedPart, Position, Recorded, Store, StoreError};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,6 +59,8 @@ pub struct ReplayReport {
     pub duplicate_commands: usize,
     pub records: u64,
     pub partitions: usize,
+    /// Recorded folds (`usage.folded` records) folded again; not counted in `commands`.
+    pub folds: usize,
 }
 
 /// Replays the topics into `store`, which must be empty.
@@ -123,7 +134,10 @@ pub async fn replay(
         },
     )
     .await?;
-    report.commands = commands.len();
+    report.commands = commands
+        .iter()
+        .filter(|(c, _)| !matches!(c, Command::Folded { .. }))
+        .count();
 
     // 2. Usage partitions and their ends.
     let metadata = consumer.fetch_metadata(Some(&settings.usage_topic), Duration::from_secs(10))?;
@@ -142,27 +156,85 @@ pub async fn replay(
         ends.insert(p, high);
     }
 
-    // 3. Commands interleaved with the usage they were computed at; then the rest.
+    // 3. The commands in their order, each recorded fold folding its records again with
+    //    its clock and numbers; usage no fold recorded is folded where a close needs it, and
+    //    the rest at the end.
+    let mut usage = Usage {
+        consumer: &consumer,
+        settings: &settings,
+        buffers: BTreeMap::new(),
+        read_to: BTreeMap::new(),
+        ends: ends.clone(),
+    };
     for item in commands.into_iter().map(Some).chain([None]) {
         let (command, actor) = match item {
             Some((c, a)) => (Some(c), a),
             None => (None, None),
         };
-        let targets: BTreeMap<i32, End> = match &command {
-            Some(Command::ClosePeriod { positions, .. }) => positions
-                .iter()
-                .filter(|at| at.consumer == settings.usage_topic)
-                .map(|at| (at.partition as i32, End::At(at.next_offset)))
-                .collect(),
-            Some(_) => BTreeMap::new(),
-            None => ends.iter().map(|(p, h)| (*p, End::Settled(*h))).collect(),
-        };
-        for (p, until) in targets {
-            let from = next.get(&p).copied().unwrap_or(0);
-            let (records, reached) =
-                fold_range(&store, &consumer, &settings, p, from, until, &clock).await?;
-            report.records += records;
-            next.insert(p, reached.max(from));
+        match &command {
+            Some(Command::Folded {
+                consumer: c,
+                parts,
+                now_ms,
+                stamp,
+                dead_letters,
+            }) => {
+                if *c != settings.usage_topic {
+                    continue;
+                }
+                let recorded = Recorded {
+                    now_ms: *now_ms,
+                    stamp: *stamp,
+                    dead_letters: dead_letters.clone(),
+                };
+                report.records += fold_recorded(&store, &mut usage, &mut next, parts, &recorded)
+                    .await?;
+                report.folds += 1;
+                continue;
+            }
+            Some(Command::ClosePeriod {
+                positions, at_ms, ..
+            }) => {
+                // Usage before the close that no recorded fold covers (a log written before
+                // folds were recorded) is folded with the close's time.
+                for at in positions
+                    .iter()
+                    .filter(|at| at.consumer == settings.usage_topic)
+                {
+                    let p = at.partition as i32;
+                    let from = next.get(&p).copied().unwrap_or(0);
+                    if from < at.next_offset {
+                        let records = usage.take(p, from, at.next_offset).await?;
+                        report.records +=
+                            fold_unrecorded(&store, &settings, p, from, &records, *at_ms).await?;
+                        next.insert(p, at.next_offset);
+                    }
+                }
+            }
+            Some(_) => {}
+            None => {
+                // Usage after the last recorded fold: folded now, as an engine starting now
+                // would fold it.
+                for (&p, &high) in &ends {
+                    let from = next.get(&p).copied().unwrap_or(0);
+                    let mut records = Vec::new();
+                    read_range(
+                        &consumer,
+                        &settings,
+                        &settings.usage_topic,
+                        p,
+                        from,
+                        End::Settled(high),
+                        |offset, msg| {
+                            records.push((offset, crate::usage_record(msg)));
+                            Ok(())
+                        },
+                    )
+                    .await?;
+                    report.records +=
+                        fold_unrecorded(&store, &settings, p, from, &records, clock()).await?;
+                }
+            }
         }
         if let Some(c) = command {
             let actor = actor.unwrap_or_else(|| "admin".to_string());
@@ -174,68 +246,133 @@ pub async fn replay(
     Ok(report)
 }
 
-/// Where a range of a partition ends.
-#[derive(Debug, Clone, Copy)]
-enum End {
-    /// Exactly before this offset (a close's position).
-    At(i64),
-    /// The end of the partition: past this reported high watermark, once nothing more
-    /// arrives for `settle`.
-    Settled(i64),
+/// Folds one recorded fold's records again, with its clock and numbers, in one transaction
+/// as the original did. Returns how many records.
+async fn fold_recorded(
+    store: &Store,
+    usage: &mut Usage<'_>,
+    next: &mut BTreeMap<i32, i64>,
+    parts: &[FoldedPart],
+    recorded: &Recorded,
+) -> Result<u64, KafkaError> {
+    let topic = usage.settings.usage_topic.clone();
+    let mut owned = Vec::new();
+    for part in parts {
+        let p = part.partition as i32;
+        let at = next.get(&p).copied().unwrap_or(0);
+        if at > part.from {
+            return Err(KafkaError::Store(StoreError::Corrupt(format!(
+                "{topic} partition {p}: a fold recorded from offset {}, but the replay has folded up to {at}",
+                part.from
+            ))));
+        }
+        if at < part.from {
+            // Folded before folds were recorded (an older engine): with this fold's clock.
+            let records = usage.take(p, at, part.from).await?;
+            fold_unrecorded(store, usage.settings, p, at, &records, recorded.now_ms).await?;
+        }
+        owned.push((part, usage.take(p, part.from, part.to).await?));
+        next.insert(p, part.to);
+    }
+    let refs: Vec<Vec<(i64, &[u8])>> = owned
+        .iter()
+        .map(|(_, records)| records.iter().map(|(o, r)| (*o, r.as_slice())).collect())
+        .collect();
+    let folded: Vec<billing_store::Part<'_>> = owned
+        .iter()
+        .zip(&refs)
+        .map(|((part, _), r)| {
+            let at = Position {
+                consumer: &topic,
+                partition: part.partition,
+                expected_next: part.from,
+                dead_letter_topic: None,
+            };
+            (at, r.as_slice())
+        })
+        .collect();
+    store.fold_recorded(&folded, recorded).await?;
+    Ok(refs.iter().map(|r| r.len() as u64).sum())
 }
 
-/// Folds usage records `[from, until)` of partition `p` in batches of up to 1,000, moving the
-/// stored position with each. Returns how many and the offset reached.
-async fn fold_range(
+/// Folds records of partition `p` from offset `from` that no fold recorded, in batches of up
+/// to 1,000, all with the clock `now_ms` (a fact of the log: the time of the command that
+/// needs them, or the replay's own for the usage after the last command).
+async fn fold_unrecorded(
     store: &Store,
-    consumer: &StreamConsumer,
     settings: &ReplaySettings,
     p: i32,
     from: i64,
-    until: End,
-    clock: &impl Fn() -> i64,
-) -> Result<(u64, i64), KafkaError> {
-    let mut pending = Vec::new();
-    let reached = read_range(
-        consumer,
-        settings,
-        &settings.usage_topic,
-        p,
-        from,
-        until,
-        |offset, msg| {
-            use rdkafka::Message;
-            let at = msg.timestamp().to_millis();
-            pending.push((offset, crate::usage_record(msg), at));
-            Ok(())
-        },
-    )
-    .await?;
+    records: &[(i64, Vec<u8>)],
+    now_ms: i64,
+) -> Result<u64, KafkaError> {
     // A range that ended in a gap (compaction, transaction markers) left the stored position
     // at its last record: continue from what is stored.
     let mut expected_next = store
         .stored_offset(&settings.usage_topic, p as i64)
         .await?
         .unwrap_or(from);
-    for chunk in pending.chunks(1000) {
-        let refs: Vec<(i64, &[u8])> = chunk.iter().map(|(o, r, _)| (*o, r.as_slice())).collect();
-        // The batch's clock is the records' own time (their Kafka timestamps), not the time of
-        // the replay: an event refused as `too_early` when it arrived is refused again.
-        let now = chunk
-            .iter()
-            .filter_map(|(_, _, at)| *at)
-            .max()
-            .unwrap_or_else(clock);
+    for chunk in records.chunks(1000) {
+        let refs: Vec<(i64, &[u8])> = chunk.iter().map(|(o, r)| (*o, r.as_slice())).collect();
         let at = Position {
             consumer: &settings.usage_topic,
             partition: p as i64,
             expected_next,
             dead_letter_topic: None,
         };
-        store.fold_partition(at, &refs, now).await?;
+        store.fold_partition(at, &refs, now_ms).await?;
         expected_next = chunk[chunk.len() - 1].0 + 1;
     }
-    Ok((pending.len() as u64, reached))
+    Ok(records.len() as u64)
+}
+
+/// The usage topic as the replay reads it: each partition read ahead in ranges of up to
+/// [`READ_AHEAD`] records, so that a recorded fold of a few records costs no fetch of its own.
+struct Usage<'c> {
+    consumer: &'c StreamConsumer,
+    settings: &'c ReplaySettings,
+    buffers: BTreeMap<i32, VecDeque<(i64, Vec<u8>)>>,
+    /// Per partition: every record before this offset was read (into the buffer or past it).
+    read_to: BTreeMap<i32, i64>,
+    /// The high watermarks at the start.
+    ends: BTreeMap<i32, i64>,
+}
+
+/// How far ahead of a recorded fold a partition is read.
+const READ_AHEAD: i64 = 10_000;
+
+impl Usage<'_> {
+    /// The records of partition `p` in offsets `[from, to)`, in order.
+    async fn take(&mut self, p: i32, from: i64, to: i64) -> Result<Vec<(i64, Vec<u8>)>, KafkaError> {
+        let buffer = self.buffers.entry(p).or_default();
+        while buffer.front().is_some_and(|(o, _)| *o < from) {
+            buffer.pop_front();
+        }
+        let read = self.read_to.get(&p).copied().unwrap_or(from).max(from);
+        if read < to {
+            let high = self.ends.get(&p).copied().unwrap_or(to);
+            let until = to.max(high.min(read + READ_AHEAD));
+            read_range(
+                self.consumer,
+                self.settings,
+                &self.settings.usage_topic,
+                p,
+                read,
+                End::At(until),
+                |offset, msg| {
+                    buffer.push_back((offset, crate::usage_record(msg)));
+                    Ok(())
+                },
+            )
+            .await?;
+            self.read_to.insert(p, until);
+        }
+        let mut out = Vec::new();
+        while buffer.front().is_some_and(|(o, _)| *o < to) {
+            out.extend(buffer.pop_front());
+        }
+        Ok(out)
+    }
 }
 
 /// Reads offsets `[from, until)` of one partition, calling `each` in offset order; returns

@@ -91,10 +91,21 @@ impl Store {
         period_label: &str,
         now_ms: i64,
     ) -> Result<Vec<IssuedInvoice>, CloseError> {
+        self.close_period_stamped(period_label, now_ms, None).await
+    }
+
+    /// [`Store::close_period`] with the fold stamp it draws given (a replay gives the one the
+    /// original close drew, issue 30).
+    pub(crate) async fn close_period_stamped(
+        &self,
+        period_label: &str,
+        now_ms: i64,
+        stamp: Option<i64>,
+    ) -> Result<Vec<IssuedInvoice>, CloseError> {
         let _w = self.writer.lock().await;
         // Taken before reading anything: the ledger read below is the one at `positions`.
         let mut tx = self.begin_write().await?;
-        match self.close_in(&mut tx, period_label, now_ms).await {
+        match self.close_in(&mut tx, period_label, (now_ms, stamp)).await {
             Ok(out) => {
                 tx.commit().await?;
                 Ok(out)
@@ -110,7 +121,7 @@ impl Store {
         &self,
         tx: &mut crate::db::Tx,
         period_label: &str,
-        now_ms: i64,
+        (now_ms, given_stamp): (i64, Option<i64>),
     ) -> Result<Vec<IssuedInvoice>, CloseError> {
         if self.period_closed(period_label).await? {
             return Ok(self.invoices(None, Some(period_label)).await?);
@@ -127,7 +138,7 @@ impl Store {
         }
         let issued = self.prepare_close(&book, &period, period_label).await?;
         let positions = commands::positions(tx).await?;
-        let stamp = crate::writes::next_stamp(tx, self.backend).await?;
+        let stamp = crate::writes::stamp(tx, self.backend, given_stamp).await?;
         let (out, _) = self
             .issue(
                 tx,
@@ -166,6 +177,7 @@ impl Store {
                 period: period_label.to_string(),
                 at_ms: now_ms,
                 positions,
+                stamp: Some(stamp),
             },
             now_ms,
         )

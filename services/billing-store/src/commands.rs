@@ -111,12 +111,54 @@ pub enum Command {
         reference: String,
         at_ms: i64,
     },
+    /// `stamp`: the fold stamp the close drew (issue 30: a replay draws the same; absent in
+    /// closes recorded before, whose replay draws the next one).
     #[serde(rename = "period.close")]
     ClosePeriod {
         period: String,
         at_ms: i64,
         positions: Positions,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stamp: Option<i64>,
     },
+    /// What one fold of the Kafka engine did (issue 30), in the transaction that did it: the
+    /// records it folded (per partition of `consumer`, offsets `[from, to)`), the clock it
+    /// decided them with, and the fold stamp and dead-letter numbers it drew. Not applied
+    /// like the other commands: `gpubill replay` folds the same records with the same clock
+    /// and numbers ([`Recorded`]), so what the fold wrote comes back byte-identical.
+    #[serde(rename = "usage.folded")]
+    Folded {
+        consumer: String,
+        parts: Vec<FoldedPart>,
+        now_ms: i64,
+        stamp: i64,
+        /// The dead letters' numbers, in the order of the fold's dead letters.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dead_letters: Vec<i64>,
+    },
+}
+
+/// The outbox key of [`Command::Folded`] records (the admin's commands have `commands`).
+pub(crate) const FOLDS_KEY: &str = "folds";
+
+/// One partition's share of a recorded fold: offsets `[from, to)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FoldedPart {
+    pub partition: i64,
+    pub from: i64,
+    pub to: i64,
+}
+
+/// The clock of a fold and what it numbered (issue 30): everything a fold decides or writes
+/// that is not a function of its records and the store. The live engine takes `now_ms` from
+/// its clock and draws the rest; a replay gives all of them back.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Recorded {
+    pub now_ms: i64,
+    pub stamp: i64,
+    /// The dead letters' numbers, in the order of the fold's dead letters.
+    pub dead_letters: Vec<i64>,
 }
 
 impl Command {
@@ -131,6 +173,13 @@ impl Command {
                 account, key_id, ..
             } => format!("account.key.revoke:{account}:{key_id}"),
             Command::ClosePeriod { period, .. } => format!("period.close:{period}"),
+            // A committed fold continues a partition from its stored offset: once per offset.
+            Command::Folded {
+                consumer, parts, ..
+            } => {
+                let first = parts.first().map_or((-1, -1), |p| (p.partition, p.from));
+                format!("usage.folded:{consumer}:{}:{}", first.0, first.1)
+            }
             // References are unique per account and per invoice.
             Command::WalletMovement {
                 account, reference, ..
@@ -185,13 +234,18 @@ impl Store {
             "gpubill-actor": crate::actor::current(),
         })
         .to_string();
+        // Fold records are keyed apart: the audit log lists the admin's commands only.
+        let key = match command {
+            Command::Folded { .. } => FOLDS_KEY,
+            _ => "commands",
+        };
         insert_rows(
             conn,
             include_str!("../queries/shared/insert_outbox_with_headers.sql"),
             "",
             vec![vec![
                 Val::Text(self.topics().commands.clone()),
-                Val::Text("commands".into()),
+                Val::Text(key.into()),
                 Val::Text(payload),
                 Val::I64(now_ms),
                 Val::Text(headers),
@@ -254,8 +308,19 @@ impl Store {
                     crate::HoldError::Store(s) => s,
                     other => StoreError::Corrupt(format!("replayed quotas: {other}")),
                 })?,
-            Command::ClosePeriod { period, at_ms, .. } => {
-                self.close_period(period, *at_ms).await?;
+            Command::ClosePeriod {
+                period,
+                at_ms,
+                stamp,
+                ..
+            } => {
+                self.close_period_stamped(period, *at_ms, *stamp).await?;
+            }
+            Command::Folded { .. } => {
+                return Err(StoreError::Corrupt(
+                    "a usage.folded record is replayed with its records (billing_kafka::replay), not applied alone".into(),
+                )
+                .into());
             }
             Command::WalletMovement {
                 account,

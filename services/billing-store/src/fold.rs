@@ -79,7 +79,9 @@ impl Store {
     ) -> Result<Vec<Outcome>> {
         let _w = self.fold_guard().await;
         let mut tx = self.begin_fold(&[(at.consumer, at.partition)]).await?;
-        let result = fold_at(&mut tx, self, at, records, now_ms).await;
+        let result = fold_parts(&mut tx, self, &[(at, records)], Clock::Now(now_ms))
+            .await
+            .map(|mut out| out.pop().unwrap_or_default());
         finish(tx, result).await
     }
 
@@ -92,6 +94,24 @@ impl Store {
         now_ms: i64,
     ) -> Result<Vec<Vec<Outcome>>> {
         self.fold_partitions_then(parts, now_ms, async {}).await
+    }
+
+    /// [`Store::fold_partitions`] of records a fold recorded (issue 30, `gpubill replay`):
+    /// with its clock, its stamp and its dead letters' numbers, so that it writes what the
+    /// original fold wrote.
+    pub async fn fold_recorded(
+        &self,
+        parts: &[Part<'_>],
+        recorded: &crate::Recorded,
+    ) -> Result<Vec<Vec<Outcome>>> {
+        let _w = self.fold_guard().await;
+        let locks: Vec<(&str, i64)> = parts
+            .iter()
+            .map(|(at, _)| (at.consumer, at.partition))
+            .collect();
+        let mut tx = self.begin_fold(&locks).await?;
+        let result = fold_parts(&mut tx, self, parts, Clock::Recorded(recorded)).await;
+        finish(tx, result).await
     }
 
     /// [`Store::fold_partitions`] that awaits `before_commit` with the batch folded and its
@@ -109,7 +129,7 @@ impl Store {
             .map(|(at, _)| (at.consumer, at.partition))
             .collect();
         let mut tx = self.begin_fold(&locks).await?;
-        let result = fold_parts(&mut tx, self, parts, now_ms).await;
+        let result = fold_parts(&mut tx, self, parts, Clock::Now(now_ms)).await;
         if result.is_ok() {
             before_commit.await;
         }
@@ -216,17 +236,34 @@ pub(crate) async fn fold_at(
     batch: &[(i64, &[u8])],
     now_ms: i64,
 ) -> Result<Vec<Outcome>> {
-    let mut out = fold_parts(conn, store, &[(at, batch)], now_ms).await?;
+    let mut out = fold_parts(conn, store, &[(at, batch)], Clock::Now(now_ms)).await?;
     Ok(out.pop().unwrap_or_default())
 }
 
 /// Several partitions' records in one transaction (one span, one commit): each part moves its
 /// own stored position with compare-and-set; outcomes per part, in record order.
+/// What a fold decides with: the engine's clock now (stamp and dead-letter numbers drawn), or
+/// a recorded fold's (issue 30: a replay).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Clock<'r> {
+    Now(i64),
+    Recorded(&'r crate::Recorded),
+}
+
+impl Clock<'_> {
+    fn now_ms(self) -> i64 {
+        match self {
+            Clock::Now(t) => t,
+            Clock::Recorded(r) => r.now_ms,
+        }
+    }
+}
+
 pub(crate) async fn fold_parts(
     conn: &mut dyn Conn,
     store: &Store,
     parts: &[Part<'_>],
-    now_ms: i64,
+    clock: Clock<'_>,
 ) -> Result<Vec<Vec<Outcome>>> {
     use tracing::Instrument;
     let partitions: Vec<String> = parts
@@ -247,7 +284,7 @@ pub(crate) async fn fold_parts(
         error = tracing::field::Empty,
     );
     let t0 = std::time::Instant::now();
-    let result = fold_inner(conn, store, parts, now_ms)
+    let result = fold_inner(conn, store, parts, clock)
         .instrument(span.clone())
         .await;
     span.record("latency_ms", t0.elapsed().as_secs_f64() * 1e3);
@@ -295,8 +332,9 @@ async fn fold_inner(
     conn: &mut dyn Conn,
     store: &Store,
     parts: &[Part<'_>],
-    now_ms: i64,
+    clock: Clock<'_>,
 ) -> Result<Vec<Vec<Outcome>>> {
+    let now_ms = clock.now_ms();
     // Records in part order, each part in offset order: within a partition "the first one
     // stands" is the first in the partition's order.
     let batch: Records<'_> = parts
@@ -323,9 +361,25 @@ async fn fold_inner(
     let changed = crate::writes::write_ledger(conn, store.backend, &sorted.usage, kept).await?;
     store.failpoints.hit("fold.after_ledger")?;
     let t_ledger = t0.elapsed();
-    let fold_stamp = crate::writes::next_stamp(conn, store.backend).await?;
-    let egress_seconds =
-        crate::writes::write_side_tables(conn, &mut sorted, (now_ms, fold_stamp)).await?;
+    let given = match clock {
+        Clock::Now(_) => None,
+        Clock::Recorded(r) => Some(r),
+    };
+    let fold_stamp = crate::writes::stamp(conn, store.backend, given.map(|r| r.stamp)).await?;
+    let dead_letters = crate::writes::dead_letter_numbers(
+        conn,
+        store.backend,
+        sorted.dead.len(),
+        given.map(|r| r.dead_letters.as_slice()),
+    )
+    .await?;
+    let egress_seconds = crate::writes::write_side_tables(
+        conn,
+        &mut sorted,
+        (now_ms, fold_stamp),
+        &dead_letters,
+    )
+    .await?;
     store.failpoints.hit("fold.after_side_tables")?;
     let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
     crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
@@ -340,6 +394,12 @@ async fn fold_inner(
     store.failpoints.hit("fold.after_effects")?;
     let t_written = t0.elapsed();
     store.failpoints.hit("fold.before_offsets")?;
+    let recorded = crate::Recorded {
+        now_ms,
+        stamp: fold_stamp,
+        dead_letters,
+    };
+    record_fold(conn, store, parts, recorded).await?;
     advance_offsets(conn, parts).await?;
     count_outcomes(&sorted.outcomes);
     metrics::histogram!("gpubill_batch_duration_seconds").record(t0.elapsed().as_secs_f64());
@@ -354,6 +414,45 @@ async fn fold_inner(
         "folded batch"
     );
     Ok(sorted.outcomes)
+}
+
+/// A Kafka consumer's fold is recorded with the commands (issue 30), in its transaction: the
+/// records it folded and the clock and numbers it used, what `gpubill replay` folds again.
+/// The embedded log needs no record: it keeps each record's ingest time itself.
+async fn record_fold(
+    conn: &mut dyn Conn,
+    store: &Store,
+    parts: &[Part<'_>],
+    recorded: crate::Recorded,
+) -> Result<()> {
+    let Some((first, _)) = parts.first() else {
+        return Ok(());
+    };
+    if first.consumer == EMBEDDED_CONSUMER {
+        return Ok(());
+    }
+    let folded: Vec<crate::FoldedPart> = parts
+        .iter()
+        .filter_map(|(at, records)| {
+            let last = records.last()?.0;
+            Some(crate::FoldedPart {
+                partition: at.partition,
+                from: at.expected_next,
+                to: last + 1,
+            })
+        })
+        .collect();
+    if folded.is_empty() {
+        return Ok(());
+    }
+    let command = crate::Command::Folded {
+        consumer: first.consumer.to_string(),
+        parts: folded,
+        now_ms: recorded.now_ms,
+        stamp: recorded.stamp,
+        dead_letters: recorded.dead_letters,
+    };
+    store.record_command(conn, &command, recorded.now_ms).await
 }
 
 /// Decodes every record. An event ending further in the future than the clock plus the

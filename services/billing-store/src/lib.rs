@@ -76,7 +76,7 @@ pub use books::OLDER_COMPILED_MAX;
 pub use catalog::UploadedPriceBook;
 pub use close::AutoClose;
 pub use close_error::CloseError;
-pub use commands::{Command, PartitionPosition, Positions};
+pub use commands::{Command, FoldedPart, PartitionPosition, Positions, Recorded};
 pub use decisions::Decision;
 pub use documents::{CreditNote, CreditReference, IssuedInvoice};
 pub use failpoints::POINTS as FAIL_POINTS;

@@ -126,6 +126,7 @@ pub(crate) async fn write_side_tables(
     conn: &mut dyn Conn,
     sorted: &mut Sorted<'_>,
     (now_ms, stamp): (i64, i64),
+    dead_letters: &[i64],
 ) -> Result<Vec<(String, i64)>> {
     let egress_seconds = moved_seconds(sorted);
     // Every fact with its ingest time (issue 12, as-known-at; migration 0018) and its fold's
@@ -209,9 +210,11 @@ pub(crate) async fn write_side_tables(
         outbox,
     )
     .await?;
+    // Numbered as given (`dead_letter_numbers`): a replay numbers them as the original did.
     let dead: Vec<Vec<Val>> = std::mem::take(&mut sorted.dead)
         .into_iter()
-        .map(|(row, _)| row)
+        .zip(dead_letters)
+        .map(|((row, _), n)| std::iter::once(Val::I64(*n)).chain(row).collect())
         .collect();
     insert_rows(
         conn,
@@ -253,6 +256,77 @@ fn moved_seconds(sorted: &Sorted<'_>) -> Vec<(String, i64)> {
 /// lock (PostgreSQL: folds hold it shared, a close exclusively; SQLite: one writer), so a fact
 /// stamped below a close's stamp was committed before that close: what `verify` rates an
 /// issued invoice from, whatever the clocks of concurrent folds and closes read.
+/// The stamp of a fold or close: `given` (a replay gives the recorded one, issue 30; the
+/// sequence is moved past it so that later stamps stay above it), or the next one.
+pub(crate) async fn stamp(
+    conn: &mut dyn Conn,
+    backend: crate::Backend,
+    given: Option<i64>,
+) -> Result<i64> {
+    let Some(given) = given else {
+        return next_stamp(conn, backend).await;
+    };
+    let sql = match backend {
+        crate::Backend::Postgres => include_str!("../queries/postgres/raise_fold_stamp.sql"),
+        crate::Backend::Sqlite => include_str!("../queries/sqlite/raise_fold_stamp.sql"),
+    };
+    crate::db::query(sql).bind(given).execute(conn).await?;
+    Ok(given)
+}
+
+/// The numbers of `n` new dead letters: `given` (a replay gives the recorded ones, issue 30;
+/// the numbering is moved past them), or the next ones.
+pub(crate) async fn dead_letter_numbers(
+    conn: &mut dyn Conn,
+    backend: crate::Backend,
+    n: usize,
+    given: Option<&[i64]>,
+) -> Result<Vec<i64>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if let Some(given) = given {
+        if given.len() != n {
+            return Err(StoreError::Corrupt(format!(
+                "a recorded fold numbered {} dead letters, its replay has {n}: the records differ",
+                given.len()
+            )));
+        }
+        if backend == crate::Backend::Postgres {
+            crate::db::query(include_str!(
+                "../queries/postgres/raise_dead_letter_numbers.sql"
+            ))
+            .bind(given.iter().copied().max().unwrap_or(0))
+            .execute(conn)
+            .await?;
+        }
+        return Ok(given.to_vec());
+    }
+    let mut numbers: Vec<i64> = match backend {
+        crate::Backend::Postgres => crate::db::query(include_str!(
+            "../queries/postgres/next_dead_letter_numbers.sql"
+        ))
+        .bind(n as i64)
+        .fetch_all(conn)
+        .await?
+        .into_iter()
+        .map(|r| r.get(0))
+        .collect(),
+        // One writer at a time: the numbers after the highest ever given.
+        crate::Backend::Sqlite => {
+            let last: i64 = crate::db::query(include_str!(
+                "../queries/sqlite/last_dead_letter_number.sql"
+            ))
+            .fetch_one(conn)
+            .await?
+            .get(0);
+            (1..=n as i64).map(|i| last + i).collect()
+        }
+    };
+    numbers.sort_unstable();
+    Ok(numbers)
+}
+
 pub(crate) async fn next_stamp(conn: &mut dyn Conn, backend: crate::Backend) -> Result<i64> {
     let sql = match backend {
         crate::Backend::Postgres => include_str!("../queries/postgres/next_fold_stamp.sql"),
