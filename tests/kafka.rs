@@ -728,7 +728,8 @@ fn gpu_hour(id: &str, source: &str, start_s: i64) -> String {
     .to_string()
 }
 
-const THREE_PER_HOUR: &str = "currency = \"CNY\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"3.00\"\n";
+const THREE_PER_HOUR: &str =
+    "currency = \"CNY\"\n[skus.\"gpu.h100-80g\"]\nrate_per_hour = \"3.00\"\n";
 
 /// Everything a replay rebuilds as the API serves it (issue 30): invoices and journal exports
 /// of `periods`, dead letters, pending adjustments, the audit log, and the customer's
@@ -778,6 +779,8 @@ async fn replay_matches(
     relay_all(a).await;
     let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone())
         .await
+        .with_dedupe_horizon(NINETY_DAYS_S)
+        .await
         .at(a_clock(a));
     let report = billing_kafka::replay(
         b.state.store.clone(),
@@ -798,6 +801,9 @@ async fn replay_matches(
     );
     b
 }
+
+/// The engine's default dedupe horizon (the tests' apps have a century, see `open_with`).
+const NINETY_DAYS_S: i64 = 90 * 86_400;
 
 fn a_clock(t: &TestApp) -> i64 {
     (t.state.clock)()
@@ -823,7 +829,10 @@ async fn a_skewed_agent_is_refused_alike_live_and_on_replay() {
         ],
     )
     .await;
-    let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
+    let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone())
+        .await
+        .with_dedupe_horizon(NINETY_DAYS_S)
+        .await;
     a.put_pricebook(THREE_PER_HOUR).await;
     let key = a.account("acme").await;
     consume_at(&a, &topic, 1, Some(2), DEC_2_2026_MS).await;
@@ -838,7 +847,7 @@ async fn a_skewed_agent_is_refused_alike_live_and_on_replay() {
         &a,
         &topic,
         &topics,
-        (&key, &["2026-10"], "2026-12-01T00:00:00Z"),
+        (&key, &["2026-10"], "2026-12-02T00:00:00Z"),
     )
     .await;
     let id = october[0]["id"].as_str().unwrap();
@@ -865,6 +874,8 @@ async fn a_partition_spanning_more_than_the_dedupe_horizon_replays_identically()
     produce_at(&topic, &[(1, september.clone(), SEP_1_2026_S * 1000)]).await;
     let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone())
         .await
+        .with_dedupe_horizon(NINETY_DAYS_S)
+        .await
         .at(SEP_2_2026_MS);
     a.put_pricebook(THREE_PER_HOUR).await;
     let key = a.account("acme").await;
@@ -873,7 +884,11 @@ async fn a_partition_spanning_more_than_the_dedupe_horizon_replays_identically()
         &topic,
         &[
             (1, september, DEC_20_2026_S * 1000),
-            (1, gpu_hour("dec-1", "node/1", DEC_20_2026_S), DEC_20_2026_S * 1000),
+            (
+                1,
+                gpu_hour("dec-1", "node/1", DEC_20_2026_S),
+                DEC_20_2026_S * 1000,
+            ),
         ],
     )
     .await;

@@ -124,9 +124,10 @@ impl TestApp {
 
     /// A store writing its outputs to `topics` (tests sharing a broker use their own).
     pub async fn open_with(url: &str, topics: billing_store::Topics) -> TestApp {
-        // The fixtures are dated November 2026, and replays take their clock from the Kafka
-        // records' timestamps (now): a century of dedupe horizon keeps every test's events
-        // inside it whenever the suite runs (tests/storage.rs tests the horizon itself).
+        // The fixtures are dated November 2026, and a replay folds usage no fold recorded
+        // with its own clock (the wall clock in some tests): a century of dedupe horizon keeps
+        // every test's events inside it whenever the suite runs (tests/storage.rs and
+        // tests/kafka.rs test the horizon itself, with `with_dedupe_horizon`).
         let store = Store::open(url)
             .await
             .unwrap_or_else(|e| panic!("open {url}: {e}"))
@@ -157,6 +158,18 @@ impl TestApp {
     /// periods close once ended).
     pub fn at(mut self, ms: i64) -> TestApp {
         self.state.clock = clock_at(ms);
+        self.app = router(self.state.clone());
+        self
+    }
+
+    /// The same database with the store's dedupe horizon at `secs`.
+    pub async fn with_dedupe_horizon(mut self, secs: i64) -> TestApp {
+        let store = Store::open(&self.url)
+            .await
+            .unwrap()
+            .with_topics(self.state.store.topics().clone())
+            .with_dedupe_horizon(secs);
+        self.state.store = Arc::new(store);
         self.app = router(self.state.clone());
         self
     }
@@ -566,8 +579,10 @@ impl TestApp {
 }
 
 pub async fn produce(topic: &str, records: &[(i32, String)]) {
-    let records: Vec<(i32, &str, Option<i64>)> =
-        records.iter().map(|(p, r)| (*p, r.as_str(), None)).collect();
+    let records: Vec<(i32, &str, Option<i64>)> = records
+        .iter()
+        .map(|(p, r)| (*p, r.as_str(), None))
+        .collect();
     produce_records(topic, &records).await
 }
 

@@ -178,6 +178,7 @@ pub async fn replay(
                 now_ms,
                 stamp,
                 dead_letters,
+                dead_letter_topic,
             }) => {
                 if *c != settings.usage_topic {
                     continue;
@@ -187,8 +188,9 @@ pub async fn replay(
                     stamp: *stamp,
                     dead_letters: dead_letters.clone(),
                 };
-                report.records += fold_recorded(&store, &mut usage, &mut next, parts, &recorded)
-                    .await?;
+                let folded = (parts.as_slice(), dead_letter_topic.as_deref());
+                report.records +=
+                    fold_recorded(&store, &mut usage, &mut next, folded, &recorded).await?;
                 report.folds += 1;
                 continue;
             }
@@ -252,7 +254,7 @@ async fn fold_recorded(
     store: &Store,
     usage: &mut Usage<'_>,
     next: &mut BTreeMap<i32, i64>,
-    parts: &[FoldedPart],
+    (parts, dead_letter_topic): (&[FoldedPart], Option<&str>),
     recorded: &Recorded,
 ) -> Result<u64, KafkaError> {
     let topic = usage.settings.usage_topic.clone();
@@ -286,7 +288,8 @@ async fn fold_recorded(
                 consumer: &topic,
                 partition: part.partition,
                 expected_next: part.from,
-                dead_letter_topic: None,
+                // The outbox rows the original wrote, written again (and marked published).
+                dead_letter_topic,
             };
             (at, r.as_slice())
         })
@@ -343,7 +346,12 @@ const READ_AHEAD: i64 = 10_000;
 
 impl Usage<'_> {
     /// The records of partition `p` in offsets `[from, to)`, in order.
-    async fn take(&mut self, p: i32, from: i64, to: i64) -> Result<Vec<(i64, Vec<u8>)>, KafkaError> {
+    async fn take(
+        &mut self,
+        p: i32,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<(i64, Vec<u8>)>, KafkaError> {
         let buffer = self.buffers.entry(p).or_default();
         while buffer.front().is_some_and(|(o, _)| *o < from) {
             buffer.pop_front();
@@ -373,6 +381,16 @@ impl Usage<'_> {
         }
         Ok(out)
     }
+}
+
+/// Where a range of a partition ends.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    /// Exactly before this offset (a close's position, a recorded fold's end).
+    At(i64),
+    /// The end of the partition: past this reported high watermark, once nothing more
+    /// arrives for `settle`.
+    Settled(i64),
 }
 
 /// Reads offsets `[from, until)` of one partition, calling `each` in offset order; returns

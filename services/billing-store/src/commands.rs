@@ -135,6 +135,9 @@ pub enum Command {
         /// The dead letters' numbers, in the order of the fold's dead letters.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         dead_letters: Vec<i64>,
+        /// Where the fold's dead letters were relayed (their outbox rows are written again).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dead_letter_topic: Option<String>,
     },
 }
 

@@ -373,13 +373,9 @@ async fn fold_inner(
         given.map(|r| r.dead_letters.as_slice()),
     )
     .await?;
-    let egress_seconds = crate::writes::write_side_tables(
-        conn,
-        &mut sorted,
-        (now_ms, fold_stamp),
-        &dead_letters,
-    )
-    .await?;
+    let egress_seconds =
+        crate::writes::write_side_tables(conn, &mut sorted, (now_ms, fold_stamp), &dead_letters)
+            .await?;
     store.failpoints.hit("fold.after_side_tables")?;
     let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
     crate::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
@@ -451,6 +447,7 @@ async fn record_fold(
         now_ms: recorded.now_ms,
         stamp: recorded.stamp,
         dead_letters: recorded.dead_letters,
+        dead_letter_topic: first.dead_letter_topic.map(String::from),
     };
     store.record_command(conn, &command, recorded.now_ms).await
 }
