@@ -72,14 +72,8 @@ pub struct AppState {
     pub usage_answers: Arc<UsageAnswers>,
 }
 
-/// Hands ingested records to the event log (Kafka): `Ok` only once it acknowledged all of
-/// them; `Err` with a reason when it did not within its bounded time.
-pub trait EventSink: Send + Sync {
-    fn publish(
-        &self,
-        records: Vec<(String, Vec<u8>)>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>>;
-}
+/// The port ingest hands records to (defined below the API and the Kafka crate).
+pub use billing_store::EventSink;
 
 pub fn router(state: AppState) -> Router {
     Router::new()

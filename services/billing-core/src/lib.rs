@@ -19,6 +19,10 @@
 //! `billing-semantics.md` (normative); every choice made where that page is silent is
 //! written down next to the code that makes it and collected in [`choices`].
 
+// The pure core decides money: no `unwrap` that could abort a fold (a `Result` names what is
+// wrong), and no float arithmetic anywhere near an amount (issue 25; tests may unwrap).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::float_arithmetic))]
+
 pub mod adjustment;
 pub mod binary_mode;
 pub mod choices;

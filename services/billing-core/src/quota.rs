@@ -173,7 +173,7 @@ pub fn measures(
     if let Some(prepaid) = q.prepaid_balance {
         out.push((
             "prepaid_balance".into(),
-            invoiced_since + period_total,
+            prepaid_used(invoiced_since, period_total, Decimal::ZERO),
             prepaid,
         ));
     }
@@ -186,6 +186,25 @@ pub fn measures(
         ));
     }
     out
+}
+
+/// The prepaid rule, in one place (issue 25): what a prepaid account has used of its wallet
+/// is what its issued invoices still owe, plus the open period's provisional cost, plus its
+/// live holds. Decisions measure it (no holds: `held` is zero), authorizations add the new
+/// hold to it, and the balance shows the wallet less it ([`prepaid_available`]).
+pub fn prepaid_used(owed: Decimal, period_cost: Decimal, held: Decimal) -> Decimal {
+    owed + period_cost + held
+}
+
+/// What a prepaid account can still spend: its wallet less [`prepaid_used`] (negative when
+/// it owes more than the wallet holds).
+pub fn prepaid_available(
+    wallet: Decimal,
+    owed: Decimal,
+    period_cost: Decimal,
+    held: Decimal,
+) -> Decimal {
+    wallet - prepaid_used(owed, period_cost, held)
 }
 
 /// A hold's amount: `quantity x seconds` at `rate` per unit-hour, rounded **up** to the cent,
@@ -260,7 +279,7 @@ pub fn authorize(
         }
     }
     if let Some(prepaid) = q.prepaid_balance {
-        let used = spent.invoiced + spent.period_cost + spent.held;
+        let used = prepaid_used(spent.invoiced, spent.period_cost, spent.held);
         if used + amount > prepaid {
             return denied(
                 "prepaid_balance".into(),
@@ -301,6 +320,23 @@ pub fn authorize(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn prepaid_available_is_the_wallet_less_owed_cost_and_holds() {
+        // Wallet 90.00; an invoice still owes 11.66, the open period has cost 5.34 so far and
+        // a live hold reserves 3.00: 70.00 can still be spent, 20.00 is used.
+        let (wallet, owed, cost, held) = (d("90.00"), d("11.66"), d("5.34"), d("3.00"));
+        assert_eq!(super::prepaid_used(owed, cost, held), d("20.00"));
+        assert_eq!(
+            super::prepaid_available(wallet, owed, cost, held),
+            d("70.00")
+        );
+        // Owing more than the wallet holds: negative.
+        assert_eq!(
+            super::prepaid_available(d("10.00"), owed, cost, held),
+            d("-10.00")
+        );
+    }
+
     use super::*;
 
     fn d(s: &str) -> Decimal {

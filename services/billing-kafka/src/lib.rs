@@ -559,7 +559,7 @@ pub async fn relay(
     }
 }
 
-impl billing_api::EventSink for UsageSink {
+impl billing_store::EventSink for UsageSink {
     fn publish(
         &self,
         records: Vec<(String, Vec<u8>)>,
@@ -572,7 +572,7 @@ impl billing_api::EventSink for UsageSink {
 /// that fails every new producer at once must not keep a request (or the sink) spinning.
 const SINK_RENEWALS_MAX: usize = 3;
 
-/// Publishes ingested records to the usage topic (`billing_api::EventSink`): idempotent
+/// Publishes ingested records to the usage topic (`billing_store::EventSink`): idempotent
 /// producer, `acks=all`, a bounded delivery time so the API can answer 503 instead of hanging.
 ///
 /// Like the outbox relay, it makes a new producer when its producer is broken for good

@@ -58,6 +58,7 @@ mod reads;
 mod records;
 mod rental;
 mod settle;
+mod sink;
 mod sort;
 mod spent;
 mod sql;
@@ -96,6 +97,7 @@ pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RU
 pub use reads::{DeadLetter, LateUsage, OutboxRow};
 pub use records::{Part, Position};
 pub use settle::{SettleOutcome, Settlement};
+pub use sink::EventSink;
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 pub use verify::{Difference, VerifyReport};
 pub use wallet::{MovementMade, Wallet, check_amount};

@@ -345,7 +345,8 @@ impl Store {
         // cost and the live holds.
         let (wallet, outstanding) = crate::wallet_rows::wallet_state(&mut conn, account).await?;
         let prepaid = quotas.prepaid_balance.map(|_| wallet);
-        let available = prepaid.map(|w| w - outstanding - period_cost - held);
+        let available = prepaid
+            .map(|w| billing_core::quota::prepaid_available(w, outstanding, period_cost, held));
         Ok(Balance {
             account: account.to_string(),
             period_label: label,
