@@ -9,7 +9,7 @@
 //! a difference is adjusted once, and a later difference (more late usage) only by what it
 //! adds.
 
-use crate::invoice::Invoice;
+use crate::invoice::{Invoice, InvoiceStatus};
 use crate::money::round_amount;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -95,8 +95,8 @@ pub fn settle(total: Decimal, adjustments: &[AdjustmentLine]) -> (Decimal, Decim
 }
 
 /// An invoice's state (issue 12): `paid` once its payments cover what it owes (an invoice
-/// owing 0.00 is paid at issue), `overdue` when not paid `due_days` days after issue, else
-/// `issued`. The caller passes the clock's reading.
+/// owing 0.00 is paid at issue; [`crate::invoice::status`]), `overdue` when not paid
+/// `due_days` days after issue, else `issued`. The caller passes the clock's reading.
 pub fn status(
     amount_due: Decimal,
     paid: Decimal,
@@ -104,12 +104,13 @@ pub fn status(
     now_ms: i64,
     due_days: i64,
 ) -> &'static str {
-    if paid >= amount_due {
-        "paid"
-    } else if now_ms >= issued_ms.saturating_add(due_days.saturating_mul(86_400_000)) {
-        "overdue"
+    let stored = crate::invoice::status(amount_due, paid);
+    if stored == InvoiceStatus::Issued
+        && now_ms >= issued_ms.saturating_add(due_days.saturating_mul(86_400_000))
+    {
+        InvoiceStatus::Overdue.as_str()
     } else {
-        "issued"
+        stored.as_str()
     }
 }
 

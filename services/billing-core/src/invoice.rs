@@ -283,6 +283,39 @@ impl Invoice {
     }
 }
 
+/// An issued invoice's state (issue 12), as stored and shown: `issued`, `paid`, or `overdue`
+/// (told on a clock by [`crate::adjustment::status`], never stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvoiceStatus {
+    Issued,
+    Paid,
+    Overdue,
+}
+
+impl InvoiceStatus {
+    /// The word stored in `invoices.status` and shown in the API: `issued`, `paid`, `overdue`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InvoiceStatus::Issued => "issued",
+            InvoiceStatus::Paid => "paid",
+            InvoiceStatus::Overdue => "overdue",
+        }
+    }
+}
+
+/// An invoice's stored status (issue 12): `paid` once what is paid covers what it owes
+/// (`paid >= amount_due`; an invoice owing 0.00 is paid at issue), else `issued`. Whether an
+/// `issued` invoice is overdue depends on the clock ([`crate::adjustment::status`]).
+/// Used by the close (billing-store `close.rs`), the reads (`documents.rs`) and the money
+/// verification (`verify_money.rs`).
+pub fn status(amount_due: Decimal, paid: Decimal) -> InvoiceStatus {
+    if paid >= amount_due {
+        InvoiceStatus::Paid
+    } else {
+        InvoiceStatus::Issued
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,5 +381,18 @@ mod tests {
         let comps: Vec<Component> = inv.lines.iter().map(|l| l.component).collect();
         assert_eq!(comps, [Component::Egress, Component::Spot]);
         assert_eq!(inv.total.to_string(), "2.00");
+    }
+
+    #[test]
+    fn status_is_paid_once_payments_cover_what_is_owed() {
+        // Owing 52.61: 52.60 paid leaves a cent open (issued); 52.61 or more is paid; an
+        // invoice owing 0.00 is paid at issue with nothing paid.
+        assert_eq!(status(d("52.61"), d("52.60")), InvoiceStatus::Issued);
+        assert_eq!(status(d("52.61"), d("52.61")), InvoiceStatus::Paid);
+        assert_eq!(status(d("52.61"), d("60.00")), InvoiceStatus::Paid);
+        assert_eq!(status(d("0.00"), d("0")), InvoiceStatus::Paid);
+        assert_eq!(InvoiceStatus::Issued.as_str(), "issued");
+        assert_eq!(InvoiceStatus::Paid.as_str(), "paid");
+        assert_eq!(InvoiceStatus::Overdue.as_str(), "overdue");
     }
 }

@@ -312,7 +312,10 @@ impl Store {
                 kind: "invoice",
                 id,
                 number,
-                status: if paid >= amount_due { "paid" } else { "issued" }.into(),
+                // Paid at issue when the wallet covered it (`billing_core::invoice::status`).
+                status: billing_core::invoice::status(amount_due, paid)
+                    .as_str()
+                    .into(),
                 issued_at: issued_at.clone(),
                 pricebook_version: version,
                 invoice,

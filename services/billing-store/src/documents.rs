@@ -204,12 +204,10 @@ fn issued_from_row(r: crate::db::DbRow, paid: &HashMap<String, Decimal>) -> Resu
     let issued_at_ms: i64 = r.get(3);
     Ok(IssuedInvoice {
         kind: "invoice",
-        status: if settled >= amount_due {
-            "paid"
-        } else {
-            "issued"
-        }
-        .into(),
+        // Paid once the payments cover what it owes (`billing_core::invoice::status`).
+        status: billing_core::invoice::status(amount_due, settled)
+            .as_str()
+            .into(),
         id,
         number: r.get(1),
         issued_at: format_secs(issued_at_ms.div_euclid(1000)),

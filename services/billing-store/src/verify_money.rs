@@ -223,11 +223,8 @@ fn invoice_fields(m: &Money, out: &mut Vec<Difference>) {
             }
         }
         let paid = paid_of(m, &i.id);
-        let status = if paid >= i.amount_due {
-            "paid"
-        } else {
-            "issued"
-        };
+        // The stored status the payments imply (`billing_core::invoice::status`).
+        let status = billing_core::invoice::status(i.amount_due, paid).as_str();
         if i.status != status {
             out.push(diff(
                 "invoice_field",
