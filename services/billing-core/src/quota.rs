@@ -217,6 +217,24 @@ pub fn hold_amount(quantity: Decimal, seconds: i64, rate_per_hour: Decimal) -> D
     a
 }
 
+/// A usage key counts as running (for `max_concurrent`) while its last reported second is at
+/// most this old: heartbeats come every 10 – 60 s, so two missed ones still count.
+/// billing-store re-exports it as `billing_store::RUNNING_WINDOW_S`.
+pub const RUNNING_WINDOW_S: i64 = 120;
+
+/// The cutoff of [`RUNNING_WINDOW_S`] at `now_s`: a usage key whose last run ends after this
+/// second counts as running ([`is_running`]). The store reads the keys ending after it.
+pub fn running_since(now_s: i64) -> i64 {
+    now_s - RUNNING_WINDOW_S
+}
+
+/// The meaning of "running" for `max_concurrent`: a usage key runs at `now_s` when its last
+/// run ended within [`RUNNING_WINDOW_S`] before now (`last_end_s > now_s - 120`); it then
+/// counts with that run's quantity. Used by billing-store `spent.rs`.
+pub fn is_running(last_end_s: i64, now_s: i64) -> bool {
+    last_end_s > running_since(now_s)
+}
+
 /// What counts against an account's quotas at an authorization (live holds included).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Spent {
@@ -384,6 +402,17 @@ mod tests {
                 ("gpu_hours.h100".to_string(), d("5"), d("10")),
             ]
         );
+    }
+
+    #[test]
+    fn running_means_a_last_run_ending_within_the_window() {
+        // Now is 10_000 s: the cutoff is 10_000 - 120 = 9_880. A run ending at 9_881 (119 s
+        // ago) runs; one ending at 9_880 (exactly 120 s ago) or earlier does not.
+        assert_eq!(running_since(10_000), 9_880);
+        assert!(is_running(9_881, 10_000));
+        assert!(is_running(10_000, 10_000));
+        assert!(!is_running(9_880, 10_000));
+        assert!(!is_running(9_000, 10_000));
     }
 
     #[test]

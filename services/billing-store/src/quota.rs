@@ -42,8 +42,9 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 
 /// A usage key counts as running (for `max_concurrent`) while its last reported second is at
-/// most this old: heartbeats come every 10 – 60 s, so two missed ones still count.
-pub const RUNNING_WINDOW_S: i64 = 120;
+/// most this old: the core's constant (`billing_core::quota::RUNNING_WINDOW_S`, with the
+/// predicate `billing_core::quota::is_running`), re-exported here under its old path.
+pub use billing_core::quota::RUNNING_WINDOW_S;
 
 /// What an authorization asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

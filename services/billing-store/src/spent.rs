@@ -5,7 +5,7 @@
 use crate::books::Books;
 use crate::db::Conn;
 use crate::provisional_reads::{parse_measure, rate_measure};
-use crate::quota::{Hold, Quotas, RUNNING_WINDOW_S, live_holds};
+use crate::quota::{Hold, Quotas, live_holds};
 use crate::{Result, StoreError};
 use billing_core::quota::Spent;
 use rust_decimal::Decimal;
@@ -20,13 +20,14 @@ pub(crate) fn add_hold(spent: &mut Spent, h: &Hold) {
 }
 
 /// Units of each sku running at `now_s`: usage keys whose last run ends within
-/// [`RUNNING_WINDOW_S`], each with its last run's quantity.
+/// `RUNNING_WINDOW_S` ([`billing_core::quota::is_running`]), each with its last run's
+/// quantity.
 async fn running_units(
     conn: &mut dyn Conn,
     account: &str,
     now_s: i64,
 ) -> Result<BTreeMap<String, Decimal>> {
-    let since = now_s - RUNNING_WINDOW_S;
+    let since = billing_core::quota::running_since(now_s);
     let rows = crate::db::query(include_str!("../queries/shared/select_running_keys.sql"))
         .bind(account)
         .bind(since)
@@ -36,7 +37,11 @@ async fn running_units(
     for r in rows {
         let runs: billing_core::ledger::Runs = serde_json::from_str(&r.get::<String, _>(1))
             .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
-        if let Some(last) = runs.as_slice().last().filter(|l| l.to > since) {
+        if let Some(last) = runs
+            .as_slice()
+            .last()
+            .filter(|l| billing_core::quota::is_running(l.to, now_s))
+        {
             *out.entry(r.get(0)).or_default() += last.quantity;
         }
     }
