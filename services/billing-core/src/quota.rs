@@ -14,6 +14,7 @@
 //!   the new hold's.
 
 use crate::decimal::serde_strict as strict;
+use crate::pricebook::PriceBook;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -205,6 +206,15 @@ pub fn prepaid_available(
     held: Decimal,
 ) -> Decimal {
     wallet - prepaid_used(owed, period_cost, held)
+}
+
+/// The rate a hold on `sku` reserves at, per unit-hour: the sku's first-tier (or plain)
+/// on-demand rate ([`crate::pricebook::Sku::first_rate`]), whatever the lease will run as
+/// (spot rates, off-peak multipliers and later tiers are not looked at). None when the book
+/// has no such sku or the sku has no on-demand rate (the store then answers with its unknown
+/// sku error). Used by billing-store `authorize.rs`.
+pub fn hold_rate(book: &PriceBook, sku: &str) -> Option<Decimal> {
+    book.skus.get(sku).and_then(|s| s.first_rate())
 }
 
 /// A hold's amount: `quantity x seconds` at `rate` per unit-hour, rounded **up** to the cent,
@@ -413,6 +423,32 @@ mod tests {
         assert!(is_running(10_000, 10_000));
         assert!(!is_running(9_880, 10_000));
         assert!(!is_running(9_000, 10_000));
+    }
+
+    #[test]
+    fn a_hold_reserves_at_the_first_on_demand_tier() {
+        // Tiers 24.00/h for the first 2 h then 20.00/h, spot 9.60/h: a hold reserves 24.00/h
+        // (1 unit for 1 h: 24.00); a plain sku its rate; a spot-only or unknown sku none.
+        let book = PriceBook::from_toml(
+            r#"
+currency = "CNY"
+[skus."gpu.h100"]
+rate_per_hour = "24.00"
+spot_rate_per_hour = "9.60"
+tiers = [ { up_to_hours = 2, rate_per_hour = "24.00" }, { rate_per_hour = "20.00" } ]
+[skus."storage.ssd"]
+rate_per_hour = "0.0002"
+[skus."gpu.spot-only"]
+spot_rate_per_hour = "5.00"
+"#,
+        )
+        .unwrap();
+        let rate = hold_rate(&book, "gpu.h100").unwrap();
+        assert_eq!(rate, d("24.00"));
+        assert_eq!(hold_amount(d("1"), 3600, rate).to_string(), "24.00");
+        assert_eq!(hold_rate(&book, "storage.ssd"), Some(d("0.0002")));
+        assert_eq!(hold_rate(&book, "gpu.spot-only"), None);
+        assert_eq!(hold_rate(&book, "gpu.a100"), None);
     }
 
     #[test]

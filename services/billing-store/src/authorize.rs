@@ -311,7 +311,8 @@ fn decide(
     ttl_ms: i64,
     now_ms: i64,
 ) -> Result<Result<Authorization, HoldError>> {
-    let Some(rate) = book.skus.get(&req.sku).and_then(|s| s.first_rate()) else {
+    // The rate a hold reserves at is the core's rule (`billing_core::quota::hold_rate`).
+    let Some(rate) = billing_core::quota::hold_rate(book, &req.sku) else {
         return Ok(Err(HoldError::UnknownSku(req.sku.clone())));
     };
     let amount = match billing_core::quota::authorize(

@@ -1,8 +1,9 @@
 //! Quotas, prepaid balances and holds: the synchronous authorization of rental backends
 //! (issue 5).
 //!
-//! A hold reserves `quantity x seconds` at the sku's first-tier on-demand rate (rounded up to
-//! the cent, so a hold never reserves less than the usage it stands for). Authorizations are
+//! A hold reserves `quantity x seconds` at the sku's first-tier on-demand rate
+//! (`billing_core::quota::hold_rate`), rounded up to the cent, so a hold never reserves less
+//! than the usage it stands for (`billing_core::quota::hold_amount`). Authorizations are
 //! group-committed (see [`Store::authorize`], in `authorize.rs`) and decided one group at a
 //! time: on PostgreSQL under an advisory lock of their own (all processes; they only insert holds, so they never
 //! wait for a fold), on SQLite under the writer lock. Concurrent calls see each other's holds:
