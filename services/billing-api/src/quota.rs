@@ -12,16 +12,12 @@ use crate::{ApiError, AppState, JsonBody, Principal};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use billing_core::quota::{MAX_HOLD_TTL_S, TtlOutOfRange};
 use billing_core::timestamp::format_secs;
 use billing_store::{Authorization, Balance, HoldRequest, Quotas};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// Default life of a hold without `ttl_seconds`.
-const DEFAULT_TTL_SECONDS: i64 = 300;
-/// Longest life of a hold per call (extend to keep it longer).
-const MAX_TTL_SECONDS: i64 = 86_400;
 
 pub async fn put_quotas(
     principal: Principal,
@@ -49,14 +45,15 @@ pub(crate) struct AuthorizeBody {
     ttl_seconds: Option<i64>,
 }
 
+/// A hold's life from `ttl_seconds`: the default, bounds and check are the core's
+/// (`billing_core::quota::hold_ttl_ms`, `DEFAULT_HOLD_TTL_S`, `MAX_HOLD_TTL_S`); this keeps the
+/// API's message.
 fn ttl_ms(ttl: Option<i64>) -> Result<i64, ApiError> {
-    let ttl = ttl.unwrap_or(DEFAULT_TTL_SECONDS);
-    if !(1..=MAX_TTL_SECONDS).contains(&ttl) {
-        return Err(ApiError::Unprocessable(format!(
-            "ttl_seconds = {ttl}: must be 1 to {MAX_TTL_SECONDS}"
-        )));
-    }
-    Ok(ttl * 1000)
+    billing_core::quota::hold_ttl_ms(ttl).map_err(|TtlOutOfRange(ttl)| {
+        ApiError::Unprocessable(format!(
+            "ttl_seconds = {ttl}: must be 1 to {MAX_HOLD_TTL_S}"
+        ))
+    })
 }
 
 pub async fn authorize(

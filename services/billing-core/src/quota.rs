@@ -217,6 +217,28 @@ pub fn hold_rate(book: &PriceBook, sku: &str) -> Option<Decimal> {
     book.skus.get(sku).and_then(|s| s.first_rate())
 }
 
+/// Default life of a hold without `ttl_seconds`, in seconds (an authorization or an
+/// extension).
+pub const DEFAULT_HOLD_TTL_S: i64 = 300;
+/// Longest life of a hold per call, in seconds (extend to keep it longer).
+pub const MAX_HOLD_TTL_S: i64 = 86_400;
+
+/// A requested hold life out of `1..=`[`MAX_HOLD_TTL_S`] seconds: the value asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TtlOutOfRange(pub i64);
+
+/// A hold's life in milliseconds from a requested `ttl_seconds`: [`DEFAULT_HOLD_TTL_S`] when
+/// none is given, else the request when it is 1 to [`MAX_HOLD_TTL_S`] seconds, else
+/// [`TtlOutOfRange`] (the API answers 422 with its own message). Used by billing-api
+/// `quota.rs` for `POST /v1/authorize` and `POST /v1/holds/{id}/extend`.
+pub fn hold_ttl_ms(ttl_seconds: Option<i64>) -> Result<i64, TtlOutOfRange> {
+    let ttl = ttl_seconds.unwrap_or(DEFAULT_HOLD_TTL_S);
+    if !(1..=MAX_HOLD_TTL_S).contains(&ttl) {
+        return Err(TtlOutOfRange(ttl));
+    }
+    Ok(ttl * 1000)
+}
+
 /// A hold's amount: `quantity x seconds` at `rate` per unit-hour, rounded **up** to the cent,
 /// so a hold never reserves less than the usage it stands for (and a priced hold is never
 /// 0.00).
@@ -449,6 +471,19 @@ spot_rate_per_hour = "5.00"
         assert_eq!(hold_rate(&book, "storage.ssd"), Some(d("0.0002")));
         assert_eq!(hold_rate(&book, "gpu.spot-only"), None);
         assert_eq!(hold_rate(&book, "gpu.a100"), None);
+    }
+
+    #[test]
+    fn hold_ttls_default_to_five_minutes_and_stop_at_a_day() {
+        // No ttl: 300 s = 300_000 ms; 60 s = 60_000 ms; 86_400 s (a day) is the longest;
+        // 0, -1 and 86_401 s are refused with the value asked for.
+        assert_eq!(hold_ttl_ms(None), Ok(300_000));
+        assert_eq!(hold_ttl_ms(Some(60)), Ok(60_000));
+        assert_eq!(hold_ttl_ms(Some(1)), Ok(1_000));
+        assert_eq!(hold_ttl_ms(Some(86_400)), Ok(86_400_000));
+        assert_eq!(hold_ttl_ms(Some(0)), Err(TtlOutOfRange(0)));
+        assert_eq!(hold_ttl_ms(Some(-1)), Err(TtlOutOfRange(-1)));
+        assert_eq!(hold_ttl_ms(Some(86_401)), Err(TtlOutOfRange(86_401)));
     }
 
     #[test]
