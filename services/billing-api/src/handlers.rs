@@ -163,13 +163,9 @@ pub async fn create_account(
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     let req = req?;
-    let valid = !req.id.is_empty()
-        && req.id.len() <= 256
-        && req
-            .id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-    if !valid {
+    // The account-id grammar is the core's (`billing_core::event::is_account_id`): the one
+    // event subjects and authorizations are checked against.
+    if !billing_core::event::is_account_id(&req.id) {
         return Err(ApiError::BadRequest(format!(
             "account id {:?} must be 1 to 256 characters of A-Z a-z 0-9 . _ -",
             req.id

@@ -84,7 +84,8 @@ pub(crate) fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp
 
 /// Whether `s` is an account id: 1 to 256 of `A-Z a-z 0-9 . _ -` (the grammar of
 /// `POST /v1/admin/accounts`). A subject is the billed account, so anything else (`' OR 1=1`,
-/// `tenant-a\0`, look-alike letters) would become an account of its own.
+/// `tenant-a\0`, look-alike letters) would become an account of its own. Used by the event
+/// decoder, billing-store's authorizations and billing-api's `create_account`.
 pub fn is_account_id(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_STRING_BYTES
@@ -217,5 +218,19 @@ mod tests {
             assert_eq!(Class::parse(class.as_str()), Some(class));
         }
         assert_eq!(Class::parse("reserved"), None);
+    }
+
+    #[test]
+    fn account_ids_are_1_to_256_bytes_of_letters_digits_dot_underscore_dash() {
+        use super::is_account_id;
+        // 256 bytes is the longest id (MAX_STRING_BYTES); 257 is one too many; 0 is none.
+        assert!(is_account_id("tenant-a.prod_1"));
+        assert!(is_account_id("-leading-dash"));
+        assert!(is_account_id(&"a".repeat(256)));
+        assert!(!is_account_id(&"a".repeat(257)));
+        assert!(!is_account_id(""));
+        for bad in ["' OR 1=1", "tenant-a\0", "a b", "a/b", "аcme", "a:b"] {
+            assert!(!is_account_id(bad), "{bad:?}");
+        }
     }
 }
