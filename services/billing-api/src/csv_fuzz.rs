@@ -3,7 +3,7 @@
 //! strings hold (commas, quotes, newlines, formulas, any Unicode), every row of
 //! `handlers::csv` parses back (RFC 4180) into exactly the header's fields, the fields read
 //! back are the strings that went in (with a leading `'` when they would start a formula:
-//! `query::csv_field`), and no text field starts a formula. `GPUBILL_FUZZ_SECONDS` sets the run (default 1 s),
+//! `billing_core::export::csv_field`), and no text field starts a formula. `GPUBILL_FUZZ_SECONDS` sets the run (default 1 s),
 //! `GPUBILL_FUZZ_SEED` replays one.
 
 #[cfg(test)]

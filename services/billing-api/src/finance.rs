@@ -423,7 +423,7 @@ pub async fn export_journal(
     }
     match q.format.as_deref().unwrap_or("jsonl") {
         "csv" => {
-            let field = crate::query::csv_field;
+            let field = billing_core::export::csv_field;
             let mut body =
                 String::from("document,reference,date,customer,account,debit,credit,memo\n");
             for e in &entries {

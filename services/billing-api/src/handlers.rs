@@ -1,12 +1,13 @@
 //! Route handlers (the usage query is in `usage.rs`).
 
-use crate::query::{PeriodQuery, csv_field};
+use crate::query::PeriodQuery;
 use crate::{ApiError, AppState, Principal, generate_secret};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use billing_core::export::{CsvCreditNote, CsvInvoice, CsvReference};
 use billing_core::period::Period;
 use billing_store::{CloseError, IssuedInvoice, MAX_BATCH_RECORDS, Outcome, hash_key};
 use serde::{Deserialize, Serialize};
@@ -225,92 +226,44 @@ pub async fn close_period(
 /// Invoices and credit notes as CSV (issue 12: finance reconciles to the cent): one row per
 /// line, per adjustment line (`adjustment:<component>`, `reference` naming the original
 /// invoice's number, or its period when none was issued), then the totals, what is due and
-/// paid; a credit note has a row per original it credits and its amount.
+/// paid; a credit note has a row per original it credits and its amount. The rows and their
+/// quoting are the core's (`billing_core::export::invoices_csv`); this only lends it the
+/// store's documents.
 pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> String {
-    let field = csv_field;
-    let mut out = String::from(
-        "invoice_id,kind,number,status,account,currency,period_start,period_end,component,sku,dest,tier,multiplier,quantity,unit,reference,amount\n",
-    );
-    for i in invoices {
-        let inv = &i.invoice;
-        let head = [
-            i.id.as_str(),
-            "invoice",
-            &i.number,
-            &i.status,
-            &inv.account,
-            &inv.currency,
-            &inv.period.start,
-            &inv.period.end,
-        ]
-        .map(field)
-        .join(",");
-        for l in &inv.lines {
-            let unit = serde_json::to_value(l.unit)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
-            out.push_str(&format!(
-                "{head},{},{},{},{},{},{},{},,{}\n",
-                l.component.as_str(),
-                field(l.sku.as_deref().unwrap_or("")),
-                field(l.dest.as_deref().unwrap_or("")),
-                l.tier,
-                l.multiplier.map(|m| m.to_string()).unwrap_or_default(),
-                l.quantity,
-                unit,
-                l.amount
-            ));
-        }
-        for (name, v) in [
-            ("subtotal", inv.subtotal),
-            ("discount", inv.discount),
-            ("credit", inv.credit),
-            ("tax", inv.tax),
-            ("total", inv.total),
-        ] {
-            out.push_str(&format!("{head},{name},,,,,,,,{v}\n"));
-        }
-        for a in &i.adjustments {
-            let reference = a.invoice_number.as_deref().unwrap_or(&a.period);
-            out.push_str(&format!(
-                "{head},{},,,,,,,{},{}\n",
-                field(&format!("adjustment:{}", a.component)),
-                field(reference),
-                a.amount
-            ));
-        }
-        out.push_str(&format!("{head},amount_due,,,,,,,,{}\n", i.amount_due));
-        out.push_str(&format!("{head},paid,,,,,,,,{}\n", i.paid));
-    }
-    for n in notes {
-        let head = [
-            n.id.as_str(),
-            "credit_note",
-            &n.number,
-            &n.status,
-            &n.account,
-            &n.currency,
-            "",
-            "",
-        ]
-        .map(field)
-        .join(",");
-        for r in &n.references {
-            let reference = r.invoice_number.as_deref().unwrap_or(&r.period);
-            out.push_str(&format!(
-                "{head},credits,,,,,,,{},{}\n",
-                field(reference),
-                r.amount
-            ));
-        }
-        out.push_str(&format!(
-            "{head},amount,,,,,,,{},{}\n",
-            field(&n.invoice_number),
-            n.amount
-        ));
-    }
-    out
+    let invoices: Vec<CsvInvoice<'_>> = invoices
+        .iter()
+        .map(|i| CsvInvoice {
+            id: &i.id,
+            number: &i.number,
+            status: &i.status,
+            invoice: &i.invoice,
+            adjustments: &i.adjustments,
+            amount_due: i.amount_due,
+            paid: i.paid,
+        })
+        .collect();
+    let notes: Vec<CsvCreditNote<'_>> = notes
+        .iter()
+        .map(|n| CsvCreditNote {
+            id: &n.id,
+            number: &n.number,
+            status: &n.status,
+            account: &n.account,
+            currency: &n.currency,
+            references: n
+                .references
+                .iter()
+                .map(|r| CsvReference {
+                    invoice_number: r.invoice_number.as_deref(),
+                    period: &r.period,
+                    amount: r.amount,
+                })
+                .collect(),
+            invoice_number: &n.invoice_number,
+            amount: n.amount,
+        })
+        .collect();
+    billing_core::export::invoices_csv(&invoices, &notes)
 }
 
 /// `GET /v1/admin/exports/invoices?period=YYYY-MM&format=csv|jsonl`: the period's invoices

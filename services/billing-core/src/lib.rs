@@ -5,7 +5,8 @@
 //! disjoint runs ([`ledger`]), the price book ([`pricebook`]), calendar periods
 //! ([`period`]), off-peak windows ([`offpeak`]), tiers ([`tiers`]), reservations
 //! ([`reservations`]), the per-resource minimum charge ([`minimum`]), egress ([`egress`]),
-//! and the assembly of lines, rounding and totals ([`rating`], [`invoice`]).
+//! the assembly of lines, rounding and totals ([`rating`], [`invoice`]), and the invoice CSV
+//! export's rows ([`export`]).
 //!
 //! Part 2 (GPU rental economics, sections 8 to 14) adds the rental events ([`rental`],
 //! decoded by [`event::decode_any`]), lease timelines ([`lease`]), spot curves and node
@@ -33,6 +34,7 @@ pub mod dedupe;
 pub mod egress;
 pub mod event;
 pub mod event_fields;
+pub mod export;
 pub mod holdings;
 pub mod invoice;
 pub mod journal;
