@@ -55,9 +55,29 @@ pub fn oldest_first(available: Decimal, unpaid: &[Unpaid]) -> Vec<Settled> {
     out
 }
 
+/// The refund floor (issue 24): an admin wallet movement of `signed` (a top-up positive, a
+/// refund negative) on a wallet holding `balance` may be made only when the balance after it
+/// is not below zero, so a refund never takes the wallet below zero (refunding exactly the
+/// balance is fine). The store refuses the movement otherwise (`InsufficientBalance`). Used by
+/// billing-store `wallet.rs`.
+pub fn movement_allowed(balance: Decimal, signed: Decimal) -> bool {
+    balance + signed >= Decimal::ZERO
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refund_never_takes_the_wallet_below_zero() {
+        // A wallet of 50.00: refunding 30.00 leaves 20.00, refunding 50.00 leaves 0.00 (both
+        // fine); refunding 50.01 would leave -0.01 (refused). A top-up of 10.00 is fine.
+        assert!(movement_allowed(d("50.00"), d("-30.00")));
+        assert!(movement_allowed(d("50.00"), d("-50.00")));
+        assert!(!movement_allowed(d("50.00"), d("-50.01")));
+        assert!(movement_allowed(d("50.00"), d("10.00")));
+        assert!(!movement_allowed(d("0.00"), d("-0.01")));
+    }
 
     fn d(s: &str) -> Decimal {
         s.parse().unwrap()

@@ -232,7 +232,9 @@ impl Store {
             });
         }
         let (balance, _) = wallet_state(tx, account).await?;
-        if balance + signed < Decimal::ZERO {
+        // A refund never takes the wallet below zero: the core's rule
+        // (`billing_core::settlement::movement_allowed`).
+        if !billing_core::settlement::movement_allowed(balance, signed) {
             return Err(WalletError::InsufficientBalance {
                 amount,
                 balance: cents(balance),
