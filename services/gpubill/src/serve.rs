@@ -152,6 +152,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         settings.lanes = args.kafka_fold_lanes.max(1);
         settings.linger = std::time::Duration::from_millis(args.kafka_linger_ms);
         settings.group = args.kafka_group.clone();
+        settings.session_timeout_ms = args.kafka_session_timeout_ms;
         tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
         let clock = app.state.clock.clone();
         let store = app.state.store.clone();

@@ -74,6 +74,11 @@ pub struct ServeArgs {
     /// Longest a consumed record waits for its batch to fill, in milliseconds.
     #[arg(long, default_value_t = 50)]
     pub kafka_linger_ms: u64,
+    /// The consumer's session timeout, in milliseconds: how long the broker waits for a
+    /// silent engine before giving its partitions to the others (and, with tansu, about twice
+    /// how long a group join waits for members).
+    #[arg(long, default_value_t = 6000)]
+    pub kafka_session_timeout_ms: u32,
     /// Kafka consumer group: engines of one deployment share it (they split the partitions).
     #[arg(long, default_value = "gpubill")]
     pub kafka_group: String,

@@ -119,6 +119,12 @@ async fn produce_events(topic: &str, events: &[String]) {
     produce_keyed(topic, &records).await;
 }
 
+/// Where an engine on `port` with data directory `data` writes its log (warnings and errors).
+fn engine_log(data: &Path, port: u16) -> std::fs::File {
+    let path = data.with_extension(format!("engine-{port}.log"));
+    std::fs::File::create(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// One `gpubill serve --kafka-brokers` process; SIGKILLed when dropped.
 struct Engine {
     child: Child,
@@ -127,9 +133,15 @@ struct Engine {
 
 impl Engine {
     fn start(db: &str, t: &Topics, data: &Path, book: &Path) -> Engine {
+        Engine::start_with(db, t, data, book, &[])
+    }
+
+    /// [`Engine::start`] with more `serve` arguments.
+    fn start_with(db: &str, t: &Topics, data: &Path, book: &Path, more: &[&str]) -> Engine {
         let port = free_port();
         let child = gpubill()
             .args(["serve", "--database", db, "--kafka-brokers", brokers()])
+            .args(more)
             // The simulated fleet is dated November 2026: keep it inside the dedupe horizon.
             .args(["--dedupe-horizon-days", "36500"])
             .args(["--usage-topic", &t.usage, "--commands-topic", &t.commands])
@@ -153,12 +165,31 @@ impl Engine {
             .arg("--prices")
             .arg(book)
             .env("GPUBILL_ADMIN_TOKEN", ADMIN)
-            .env("RUST_LOG", "error")
+            .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            // Kept for a failure's post-mortem: `<data>.engine-<port>.log`.
+            .stderr(engine_log(data, port))
             .spawn()
             .unwrap();
         Engine { child, port }
+    }
+
+    /// Waits (up to 60 s) until the engine answers `/healthz`.
+    async fn wait_serving(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let url = format!("http://127.0.0.1:{}/healthz", self.port);
+        while !reqwest::get(&url)
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            assert!(
+                Instant::now() < deadline,
+                "engine on port {} does not serve after 60 s (see its .engine-{}.log)",
+                self.port,
+                self.port
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// SIGKILL: no shutdown, no flush, whatever it was doing.
@@ -395,16 +426,24 @@ async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
     let (events_path, events) = simulate(&dir, 64, 86_400);
     let offline = offline(&dir, &events_path);
     let t = topics("pair").await;
-    produce_events(&t.usage, &events).await;
     let total = events.len() as i64;
     let db = fresh_db(gpubill_tests::Db::Postgres).await;
     let book = dir.join("book.toml");
-    let a = Engine::start(&db, &t, &dir.join("a"), &book);
-    // The second one a little later: the price book is uploaded once.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let b = Engine::start(&db, &t, &dir.join("b"), &book);
+    // A session timeout of 20 s: the group's first join waits ~10 s for members (tansu), so
+    // both engines join its first generation however long the second takes to start (found:
+    // one that joined after it waited for a rebalance tansu never started, 90 s and more).
+    let session = ["--kafka-session-timeout-ms", "20000"];
+    let a = Engine::start_with(&db, &t, &dir.join("a"), &book, &session);
+    // The second one once the first serves: the price book is uploaded once (two engines
+    // uploading it at the same moment: one of them may be refused and exit).
+    a.wait_serving().await;
+    let b = Engine::start_with(&db, &t, &dir.join("b"), &book, &session);
+    b.wait_serving().await;
     let store = billing_store::Store::open(&db).await.unwrap();
-    // Kill one while both hold partitions and records remain: each has folded records.
+    // The fleet reports a slice at a time until both engines hold partitions and have folded
+    // some (a group join takes about half the session timeout with tansu: an engine that
+    // found every record already there folded them all before the other one joined).
+    let mut rest = events.as_slice();
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let (fa, fb) = (accepted(a.port).await, accepted(b.port).await);
@@ -416,8 +455,13 @@ async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
             Instant::now() < deadline,
             "both engines never folded (a {fa}, b {fb})"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        let (slice, later) = rest.split_at(rest.len().min(1_000));
+        produce_events(&t.usage, slice).await;
+        rest = later;
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    // Kill one while both hold partitions and records remain: the rest arrives at once.
+    produce_events(&t.usage, rest).await;
     let at = folded(&store, &t.usage).await;
     a.kill();
     assert!(at < total, "killed after the end ({at} of {total})");
