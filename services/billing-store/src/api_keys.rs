@@ -130,8 +130,9 @@ impl Store {
             .await?
             .iter()
             .map(|r| {
-                let command: serde_json::Value = serde_json::from_str(&r.get::<String, _>("payload"))
-                    .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
+                let command: serde_json::Value =
+                    serde_json::from_str(&r.get::<String, _>("payload"))
+                        .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
                 Ok(AuditEntry {
                     seq: r.get("seq"),
                     at: format_secs(r.get::<i64, _>("created_at_ms").div_euclid(1000)),

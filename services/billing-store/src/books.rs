@@ -129,7 +129,13 @@ impl Books {
         let row = crate::db::query(include_str!("../queries/shared/select_books_key.sql"))
             .fetch_one(&mut *conn)
             .await?;
-        Self::load_up_to(conn, (row.get("version"), row.get("terms_rev")), cache, keep).await
+        Self::load_up_to(
+            conn,
+            (row.get("version"), row.get("terms_rev")),
+            cache,
+            keep,
+        )
+        .await
     }
 
     /// Like [`Books::load`] when the latest version is known already.

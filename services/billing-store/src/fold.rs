@@ -174,8 +174,10 @@ impl Store {
             if rows.is_empty() {
                 return Ok(folded);
             }
-            let owned: Vec<(i64, Vec<u8>)> =
-                rows.into_iter().map(|r| (r.get("seq"), r.get("payload"))).collect();
+            let owned: Vec<(i64, Vec<u8>)> = rows
+                .into_iter()
+                .map(|r| (r.get("seq"), r.get("payload")))
+                .collect();
             let batch: Vec<(i64, &[u8])> = owned.iter().map(|(s, p)| (*s, p.as_slice())).collect();
             let result = fold(&mut tx, self, &batch, now_ms).await;
             finish(tx, result).await?;

@@ -96,7 +96,11 @@ impl Store {
                 date: &date,
                 customer: &customer,
             };
-            out.extend(movement_entries(&head, &kind, dec(&r.get::<String, _>("amount"))?));
+            out.extend(movement_entries(
+                &head,
+                &kind,
+                dec(&r.get::<String, _>("amount"))?,
+            ));
         }
         Ok(())
     }

@@ -142,7 +142,9 @@ pub(crate) async fn load_ledgers(
             // Stored bit for bit as a signed 64-bit integer (see `fold`): exact for every u64.
             bytes: r.get::<i64, _>("bytes") as u64,
         };
-        out.entry(r.get("account")).or_default().add_egress(&dest, record);
+        out.entry(r.get("account"))
+            .or_default()
+            .add_egress(&dest, record);
     }
     crate::rental::load_account_facts(conn, &filter, &param, &mut out).await?;
     Ok(out)

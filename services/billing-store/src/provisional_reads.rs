@@ -63,7 +63,8 @@ impl Store {
                 account: account.to_string(),
                 period: period_label.to_string(),
                 invoice: serde_json::from_str(&r.get::<String, _>("body")).map_err(corrupt)?,
-                unit_seconds: serde_json::from_str(&r.get::<String, _>("unit_seconds")).map_err(corrupt)?,
+                unit_seconds: serde_json::from_str(&r.get::<String, _>("unit_seconds"))
+                    .map_err(corrupt)?,
                 position: r
                     .get::<Option<String>, _>("position")
                     .and_then(|p| serde_json::from_str(&p).ok())
@@ -103,7 +104,11 @@ pub(crate) async fn measure(
     .fetch_optional(&mut *conn)
     .await?;
     match row {
-        Some(r) => parse_measure(&r.get::<String, _>("total"), &r.get::<String, _>("unit_seconds")).map(Some),
+        Some(r) => parse_measure(
+            &r.get::<String, _>("total"),
+            &r.get::<String, _>("unit_seconds"),
+        )
+        .map(Some),
         None => rate_measure(conn, books, account, label).await,
     }
 }

@@ -77,7 +77,8 @@ pub(crate) async fn load_account_facts(
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
-        let (kind, account, key): (String, String, String) = (r.get("kind"), r.get("account"), r.get("key"));
+        let (kind, account, key): (String, String, String) =
+            (r.get("kind"), r.get("account"), r.get("key"));
         let (a, value): (i64, String) = (r.get("a"), r.get("value"));
         let ledger = ledgers.entry(account).or_default();
         match kind.as_str() {

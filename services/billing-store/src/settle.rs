@@ -57,7 +57,8 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     .fetch_all(&mut *conn)
     .await?
     {
-        *paid.entry(r.get("invoice_id")).or_default() += dec(&r.get::<String, _>("amount"), "payment amount")?;
+        *paid.entry(r.get("invoice_id")).or_default() +=
+            dec(&r.get::<String, _>("amount"), "payment amount")?;
     }
     let mut out = Vec::new();
     for r in crate::db::query(include_str!(

@@ -134,7 +134,8 @@ async fn spent_of(
         Some(body) => (
             serde_json::from_str::<Quotas>(&body)
                 .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?,
-            row.get::<Option<i64>, _>("updated_at_ms").unwrap_or_default(),
+            row.get::<Option<i64>, _>("updated_at_ms")
+                .unwrap_or_default(),
         ),
         None => Default::default(),
     };

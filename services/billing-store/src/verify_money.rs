@@ -130,18 +130,24 @@ impl Store {
         .await?
         {
             let amount = dec(&r.get::<String, _>("amount"), "credit note amount")?;
-            m.notes
-                .push((r.get("id"), r.get("account"), r.get("number"), amount, r.get("issued_at_ms")));
+            m.notes.push((
+                r.get("id"),
+                r.get("account"),
+                r.get("number"),
+                amount,
+                r.get("issued_at_ms"),
+            ));
         }
         for r in q(include_str!("../queries/shared/select_all_payments.sql"))
             .fetch_all(&mut *conn)
             .await?
         {
             let amount = dec(&r.get::<String, _>("amount"), "payment amount")?;
-            m.payments
-                .entry(r.get("invoice_id"))
-                .or_default()
-                .push((r.get("method"), amount, r.get("reference")));
+            m.payments.entry(r.get("invoice_id")).or_default().push((
+                r.get("method"),
+                amount,
+                r.get("reference"),
+            ));
         }
         for r in q(include_str!(
             "../queries/shared/select_all_wallet_movements.sql"
@@ -150,10 +156,12 @@ impl Store {
         .await?
         {
             let amount = dec(&r.get::<String, _>("amount"), "movement amount")?;
-            m.movements
-                .entry(r.get("account"))
-                .or_default()
-                .push((r.get("kind"), amount, r.get("reference"), r.get("document_id")));
+            m.movements.entry(r.get("account")).or_default().push((
+                r.get("kind"),
+                amount,
+                r.get("reference"),
+                r.get("document_id"),
+            ));
         }
         for r in q(include_str!("../queries/shared/select_all_wallets.sql"))
             .fetch_all(&mut *conn)
@@ -167,7 +175,8 @@ impl Store {
             .fetch_all(&mut *conn)
             .await?
         {
-            m.series.insert((r.get("series"), r.get("year")), r.get("last"));
+            m.series
+                .insert((r.get("series"), r.get("year")), r.get("last"));
         }
         Ok(m)
     }
