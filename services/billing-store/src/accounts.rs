@@ -35,9 +35,9 @@ impl Store {
             .await?;
         rows.into_iter()
             .map(|r| {
-                let id: String = r.get(0);
+                let id: String = r.get("id");
                 let quotas = r
-                    .get::<Option<String>, _>(2)
+                    .get::<Option<String>, _>("body")
                     .map(|body| {
                         serde_json::from_str::<Quotas>(&body).map_err(|e| {
                             StoreError::Corrupt(format!("stored quotas of {id:?}: {e}"))
@@ -45,9 +45,9 @@ impl Store {
                     })
                     .transpose()?;
                 Ok(AccountSummary {
-                    created_at_ms: r.get(1),
+                    created_at_ms: r.get("created_at_ms"),
                     quotas,
-                    quotas_updated_at_ms: r.get(3),
+                    quotas_updated_at_ms: r.get("updated_at_ms"),
                     id,
                 })
             })
@@ -95,7 +95,7 @@ impl Store {
             .bind(key_hash)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.map(|r| r.get::<String, _>(0)))
+        Ok(row.map(|r| r.get::<String, _>("account")))
     }
 
     pub async fn account_exists(&self, id: &str) -> Result<bool> {
@@ -119,7 +119,7 @@ impl Store {
             include_str!("../queries/shared/select_account_ids.sql"),
         ] {
             for r in crate::db::query(q).fetch_all(&self.pool).await? {
-                out.insert(r.get::<String, _>(0));
+                out.insert(r.get::<String, _>("account"));
             }
         }
         Ok(out)

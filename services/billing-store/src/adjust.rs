@@ -113,12 +113,12 @@ impl Store {
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let period = Period {
-                label: r.get(0),
-                start: r.get(1),
-                end: r.get(2),
+                label: r.get("period"),
+                start: r.get("start_s"),
+                end: r.get("end_s"),
             };
-            let version: i64 = r.get(3);
-            let terms_rev: Option<i64> = r.get(4);
+            let version: i64 = r.get("pricebook_version");
+            let terms_rev: Option<i64> = r.get("terms_rev");
             let book = match raw.get(&version) {
                 Some(b) => b.clone(),
                 None => {
@@ -169,11 +169,11 @@ impl Store {
         .await?
         {
             out.insert(
-                r.get::<String, _>(0),
+                r.get::<String, _>("period"),
                 Effective {
-                    id: Some(r.get(1)),
-                    number: Some(r.get(2)),
-                    invoice: parse_invoice(&r.get::<String, _>(3))?,
+                    id: Some(r.get("id")),
+                    number: Some(r.get("number")),
+                    invoice: parse_invoice(&r.get::<String, _>("body"))?,
                 },
             );
         }
@@ -184,8 +184,8 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            let label: String = r.get(0);
-            let invoice = parse_invoice(&r.get::<String, _>(1))?;
+            let label: String = r.get("period");
+            let invoice = parse_invoice(&r.get::<String, _>("body"))?;
             match out.get_mut(&label) {
                 Some(e) => e.invoice = invoice,
                 None => {
@@ -356,11 +356,11 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            if r.get::<i64, _>(4) <= t_ms {
-                let label: String = r.get(0);
+            if r.get::<i64, _>("issued_at_ms") <= t_ms {
+                let label: String = r.get("period");
                 issued.push(issued_credit(
                     &label,
-                    &parse_invoice(&r.get::<String, _>(3))?,
+                    &parse_invoice(&r.get::<String, _>("body"))?,
                 ));
             }
         }

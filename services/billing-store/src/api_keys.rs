@@ -113,8 +113,8 @@ impl Store {
                 .await?
                 .iter()
                 .map(|r| ApiKeyInfo {
-                    key_id: key_id_of(&r.get::<String, _>(0)),
-                    created_at: format_secs(r.get::<i64, _>(1).div_euclid(1000)),
+                    key_id: key_id_of(&r.get::<String, _>("key_hash")),
+                    created_at: format_secs(r.get::<i64, _>("created_at_ms").div_euclid(1000)),
                 })
                 .collect(),
         )
@@ -130,12 +130,13 @@ impl Store {
             .await?
             .iter()
             .map(|r| {
-                let command: serde_json::Value = serde_json::from_str(&r.get::<String, _>(1))
-                    .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
+                let command: serde_json::Value =
+                    serde_json::from_str(&r.get::<String, _>("payload"))
+                        .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
                 Ok(AuditEntry {
-                    seq: r.get(0),
-                    at: format_secs(r.get::<i64, _>(2).div_euclid(1000)),
-                    actor: actor_of(r.get::<Option<String>, _>(3).as_deref()),
+                    seq: r.get("seq"),
+                    at: format_secs(r.get::<i64, _>("created_at_ms").div_euclid(1000)),
+                    actor: actor_of(r.get::<Option<String>, _>("headers").as_deref()),
                     action: command["type"].as_str().unwrap_or_default().to_string(),
                     command,
                 })

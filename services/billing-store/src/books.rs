@@ -129,7 +129,13 @@ impl Books {
         let row = crate::db::query(include_str!("../queries/shared/select_books_key.sql"))
             .fetch_one(&mut *conn)
             .await?;
-        Self::load_up_to(conn, (row.get(0), row.get(1)), cache, keep).await
+        Self::load_up_to(
+            conn,
+            (row.get("version"), row.get("terms_rev")),
+            cache,
+            keep,
+        )
+        .await
     }
 
     /// Like [`Books::load`] when the latest version is known already.
@@ -386,7 +392,7 @@ async fn load_heads(conn: &mut dyn Conn, up_to: i64) -> Result<Heads> {
             .fetch_all(&mut *conn)
             .await?
             .into_iter()
-            .map(|r| (r.get(0), r.get(1)))
+            .map(|r| (r.get("version"), r.get("effective_from_s")))
             .collect(),
     )
 }
@@ -399,5 +405,5 @@ async fn toml_of(conn: &mut dyn Conn, version: i64) -> Result<String> {
         .ok_or_else(|| {
             StoreError::Corrupt(format!("price book version {version} is not stored"))
         })?;
-    Ok(row.get(0))
+    Ok(row.get("toml"))
 }

@@ -45,7 +45,7 @@ pub(crate) async fn capture_holds(
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
-    .map(|r| r.get(0))
+    .map(|r| r.get("account"))
     .collect();
     // Their accounts' cached holds (authorization) are no longer the stored ones. In account
     // order, as authorization groups bump them: two transactions never wait on each other in

@@ -39,10 +39,10 @@ impl Store {
             }
         };
         Ok(row.map(|r| UploadedPriceBook {
-            version: r.get(0),
-            toml: r.get(1),
-            uploaded_at_ms: r.get(2),
-            effective_from_s: r.get::<Option<i64>, _>(3),
+            version: r.get("version"),
+            toml: r.get("toml"),
+            uploaded_at_ms: r.get("uploaded_at_ms"),
+            effective_from_s: r.get::<Option<i64>, _>("effective_from_s"),
         }))
     }
 

@@ -47,7 +47,7 @@ impl Store {
             crate::db::query(include_str!("../queries/shared/select_close_start.sql"))
                 .fetch_one(&self.pool)
                 .await?
-                .get::<Option<i64>, _>(0)
+                .get::<Option<i64>, _>("first_s")
         else {
             return Ok(done);
         };
@@ -64,7 +64,7 @@ impl Store {
         .fetch_all(&self.pool)
         .await?
         .into_iter()
-        .map(|r| r.get(0))
+        .map(|r| r.get("period"))
         .collect();
         let now_s = now_ms.div_euclid(1000);
         for period in billing_core::period::due_for_close(from_s, now_s, grace_s, tz) {
@@ -154,7 +154,7 @@ impl Store {
             crate::db::query(include_str!("../queries/shared/select_terms_rev.sql"))
                 .fetch_one(&mut **tx)
                 .await?
-                .get(0);
+                .get("rev");
         crate::db::query(include_str!("../queries/shared/insert_period.sql"))
             .bind(period_label)
             .bind(period.start)
@@ -472,7 +472,7 @@ async fn take_numbers(tx: &mut crate::db::Tx, prefix: &str, year: i32, n: usize)
         .bind(n as i64)
         .fetch_one(&mut **tx)
         .await?
-        .get(0);
+        .get("last");
     Ok(last - n as i64 + 1)
 }
 

@@ -216,9 +216,9 @@ pub(crate) async fn positions(conn: &mut dyn Conn) -> Result<Positions> {
     Ok(rows
         .into_iter()
         .map(|r| PartitionPosition {
-            consumer: r.get(0),
-            partition: r.get(1),
-            next_offset: r.get(2),
+            consumer: r.get("consumer"),
+            partition: r.get("partition"),
+            next_offset: r.get("next_offset"),
         })
         .collect())
 }
@@ -395,7 +395,7 @@ impl Store {
             .bind(EMBEDDED_CONSUMER)
             .fetch_one(&self.pool)
             .await?;
-        Ok(row.get::<i64, _>(0) == 0)
+        Ok(row.get::<i64, _>("n_rows") == 0)
     }
 
     /// Marks every outbox row published (after a replay: its outputs are on the topics

@@ -115,9 +115,9 @@ async fn quotas_of_accounts(
         .fetch_all(&mut *conn)
         .await?
     {
-        let q: Quotas = serde_json::from_str(&r.get::<String, _>(1))
+        let q: Quotas = serde_json::from_str(&r.get::<String, _>("body"))
             .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
-        quotas.insert(r.get(0), (q, r.get(2)));
+        quotas.insert(r.get("account"), (q, r.get("updated_at_ms")));
     }
     Ok(quotas)
 }
@@ -139,9 +139,9 @@ async fn move_level(
     let (before, n) = match row {
         None => (Level::Ok, 0),
         Some(r) => {
-            let level: String = r.get(0);
+            let level: String = r.get("level");
             let level = crate::stored(Level::parse(&level), "quota_levels", "level", &level)?;
-            (level, r.get::<i64, _>(1))
+            (level, r.get::<i64, _>("decisions"))
         }
     };
     let kinds = before.decisions_to(level);
@@ -256,17 +256,17 @@ impl crate::Store {
                         .map_err(|e| StoreError::Corrupt(format!("decision decimal: {e}")))
                 };
                 Ok(Decision {
-                    seq: r.get(0),
-                    id: r.get(1),
-                    account: r.get(2),
-                    quota: r.get(3),
-                    period: r.get(4),
-                    kind: r.get(5),
-                    used: dec(r.get(6))?,
-                    limit: dec(r.get(7))?,
-                    position: serde_json::from_str(&r.get::<String, _>(8))
+                    seq: r.get("seq"),
+                    id: r.get("id"),
+                    account: r.get("account"),
+                    quota: r.get("quota"),
+                    period: r.get("period"),
+                    kind: r.get("kind"),
+                    used: dec(r.get("used"))?,
+                    limit: dec(r.get("quota_limit"))?,
+                    position: serde_json::from_str(&r.get::<String, _>("position"))
                         .unwrap_or(serde_json::Value::Null),
-                    at_ms: r.get(9),
+                    at_ms: r.get("at_ms"),
                 })
             })
             .collect()

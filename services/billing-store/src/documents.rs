@@ -142,7 +142,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?
             .iter()
-            .map(|r| parse_note(&r.get::<String, _>(0)))
+            .map(|r| parse_note(&r.get::<String, _>("body")))
             .collect()
     }
 
@@ -153,7 +153,7 @@ impl Store {
             .bind(account.unwrap_or(""))
             .fetch_optional(&self.pool)
             .await?
-            .map(|r| parse_note(&r.get::<String, _>(0)))
+            .map(|r| parse_note(&r.get::<String, _>("body")))
             .transpose()
     }
 
@@ -174,8 +174,8 @@ impl Store {
         .fetch_all(&self.pool)
         .await?
         {
-            let amount: String = r.get(1);
-            *out.entry(r.get(0)).or_default() += amount
+            let amount: String = r.get("amount");
+            *out.entry(r.get("invoice_id")).or_default() += amount
                 .parse::<Decimal>()
                 .map_err(|e| StoreError::Corrupt(format!("payment amount {amount:?}: {e}")))?;
         }
@@ -188,20 +188,20 @@ fn parse_note(body: &str) -> Result<CreditNote> {
 }
 
 fn issued_from_row(r: crate::db::DbRow, paid: &HashMap<String, Decimal>) -> Result<IssuedInvoice> {
-    let invoice = parse_invoice(&r.get::<String, _>(5))?;
-    let due: String = r.get(6);
+    let invoice = parse_invoice(&r.get::<String, _>("body"))?;
+    let due: String = r.get("amount_due");
     let amount_due: Decimal = due
         .parse()
         .map_err(|e| StoreError::Corrupt(format!("amount due {due:?}: {e}")))?;
-    let adjustments = match r.get::<Option<String>, _>(7) {
+    let adjustments = match r.get::<Option<String>, _>("adjustments") {
         Some(a) => serde_json::from_str(&a)
             .map_err(|e| StoreError::Corrupt(format!("adjustment lines: {e}")))?,
         None => Vec::new(),
     };
-    let id: String = r.get(0);
+    let id: String = r.get("id");
     let mut settled = paid.get(&id).copied().unwrap_or_default();
     settled.rescale(2);
-    let issued_at_ms: i64 = r.get(3);
+    let issued_at_ms: i64 = r.get("issued_at_ms");
     Ok(IssuedInvoice {
         kind: "invoice",
         // Paid once the payments cover what it owes (`billing_core::invoice::status`).
@@ -209,14 +209,14 @@ fn issued_from_row(r: crate::db::DbRow, paid: &HashMap<String, Decimal>) -> Resu
             .as_str()
             .into(),
         id,
-        number: r.get(1),
+        number: r.get("number"),
         issued_at: format_secs(issued_at_ms.div_euclid(1000)),
-        pricebook_version: r.get(4),
+        pricebook_version: r.get("pricebook_version"),
         invoice,
         adjustments,
         amount_due,
         paid: settled,
-        credit_note: r.get(8),
+        credit_note: r.get("credit_note"),
         issued_at_ms,
     })
 }

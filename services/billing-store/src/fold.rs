@@ -28,7 +28,7 @@ impl Store {
             crate::db::query(include_str!("../queries/shared/select_next_log_seq.sql"))
                 .fetch_one(&mut *tx)
                 .await?
-                .get(0);
+                .get("seq");
         let rows: Vec<Vec<Val>> = stored
             .iter()
             .enumerate()
@@ -154,7 +154,7 @@ impl Store {
             .bind(partition)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.map(|r| r.get(0)))
+        Ok(row.map(|r| r.get("next_offset")))
     }
 
     pub(crate) async fn catch_up_locked(&self, now_ms: i64) -> Result<u64> {
@@ -166,7 +166,7 @@ impl Store {
                     .bind(EMBEDDED_CONSUMER)
                     .fetch_one(&mut *tx)
                     .await?
-                    .get(0);
+                    .get("next_offset");
             let rows = crate::db::query(include_str!("../queries/shared/select_log_from.sql"))
                 .bind(next)
                 .fetch_all(&mut *tx)
@@ -174,8 +174,10 @@ impl Store {
             if rows.is_empty() {
                 return Ok(folded);
             }
-            let owned: Vec<(i64, Vec<u8>)> =
-                rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
+            let owned: Vec<(i64, Vec<u8>)> = rows
+                .into_iter()
+                .map(|r| (r.get("seq"), r.get("payload")))
+                .collect();
             let batch: Vec<(i64, &[u8])> = owned.iter().map(|(s, p)| (*s, p.as_slice())).collect();
             let result = fold(&mut tx, self, &batch, now_ms).await;
             finish(tx, result).await?;
@@ -350,7 +352,7 @@ async fn fold_inner(
             .fetch_all(&mut *conn)
             .await?
             .into_iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .map(|r| (r.get("period"), r.get("start_s"), r.get("end_s")))
             .collect();
     let mut sorted = sort_records(parts, &batch, &decoded, known, &closed, now_ms);
     let t_dedupe = t0.elapsed();

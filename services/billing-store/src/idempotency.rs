@@ -56,10 +56,10 @@ impl Store {
             // Forgotten in between (its request failed): claim it again.
             return Box::pin(self.idempotency_claim(scope, key, fingerprint, now_ms)).await;
         };
-        if r.get::<String, _>(0) != fingerprint {
+        if r.get::<String, _>("fingerprint") != fingerprint {
             return Ok(Claim::Mismatch);
         }
-        let status: i64 = r.get(1);
+        let status: i64 = r.get("status");
         if status == 0 {
             let taken = crate::db::query(include_str!(
                 "../queries/shared/take_over_idempotency_key.sql"
@@ -77,8 +77,8 @@ impl Store {
         }
         Ok(Claim::Done(
             status as u16,
-            r.get(2),
-            r.get::<Option<Vec<u8>>, _>(3).unwrap_or_default(),
+            r.get("content_type"),
+            r.get::<Option<Vec<u8>>, _>("response").unwrap_or_default(),
         ))
     }
 

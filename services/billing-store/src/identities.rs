@@ -119,10 +119,10 @@ async fn insert_postgres(
     for r in answered {
         // Fixed-width arrays on both sides: no allocation per identity.
         let ident: [u8; 16] = r
-            .try_get(0)
+            .try_get("ident")
             .map_err(|e| StoreError::Corrupt(format!("stored identity: {e}")))?;
         let fp: [u8; 16] = r
-            .try_get(1)
+            .try_get("fingerprint")
             .map_err(|e| StoreError::Corrupt(format!("stored fingerprint: {e}")))?;
         held.insert(ident, u128::from_le_bytes(fp));
     }
@@ -168,7 +168,7 @@ async fn insert_sqlite(
         .fetch_all(&mut *conn)
         .await?
     {
-        inserted.insert((r.get(0), r.get(1)));
+        inserted.insert((r.get("source"), r.get("id")));
     }
     let before: Vec<JsonIdent<'_>> = rows
         .iter()
@@ -193,8 +193,8 @@ async fn insert_sqlite(
         )));
     }
     for r in found {
-        let (source, id): (String, String) = (r.get(0), r.get(1));
-        held.insert(identity(&source, &id), fingerprint(r.get(2))?);
+        let (source, id): (String, String) = (r.get("source"), r.get("id"));
+        held.insert(identity(&source, &id), fingerprint(r.get("fingerprint"))?);
     }
     Ok(())
 }

@@ -64,10 +64,10 @@ impl Store {
             .fetch_all(&mut *conn)
             .await?
         {
-            let document = format!("payment:{}", r.get::<i64, _>(0));
+            let document = format!("payment:{}", r.get::<i64, _>("seq"));
             let (number, customer, method): (String, String, String) =
-                (r.get(2), r.get(3), r.get(5));
-            let date = format_secs(r.get::<i64, _>(6).div_euclid(1000));
+                (r.get("number"), r.get("account"), r.get("method"));
+            let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
             let head = Head {
                 document: &document,
                 reference: &number,
@@ -77,7 +77,7 @@ impl Store {
             out.extend(payment_entries(
                 &head,
                 &method,
-                dec(&r.get::<String, _>(4))?,
+                dec(&r.get::<String, _>("amount"))?,
             ));
         }
         for r in crate::db::query(include_str!("../queries/shared/select_admin_movements.sql"))
@@ -86,17 +86,21 @@ impl Store {
             .fetch_all(&mut *conn)
             .await?
         {
-            let document = format!("movement:{}", r.get::<i64, _>(0));
+            let document = format!("movement:{}", r.get::<i64, _>("seq"));
             let (customer, kind, reference): (String, String, String) =
-                (r.get(1), r.get(2), r.get(4));
-            let date = format_secs(r.get::<i64, _>(5).div_euclid(1000));
+                (r.get("account"), r.get("kind"), r.get("reference"));
+            let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
             let head = Head {
                 document: &document,
                 reference: &reference,
                 date: &date,
                 customer: &customer,
             };
-            out.extend(movement_entries(&head, &kind, dec(&r.get::<String, _>(3))?));
+            out.extend(movement_entries(
+                &head,
+                &kind,
+                dec(&r.get::<String, _>("amount"))?,
+            ));
         }
         Ok(())
     }

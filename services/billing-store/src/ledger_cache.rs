@@ -63,7 +63,7 @@ pub(crate) async fn stamp(
             .fetch_all(&mut *conn)
             .await?
         {
-            out.before.insert(r.get(0), r.get(1));
+            out.before.insert(r.get("account"), r.get("token"));
         }
     }
     let rows = names

@@ -57,7 +57,7 @@ impl Store {
                 .bind(account)
                 .fetch_optional(&self.pool)
                 .await?
-                .map(|r| r.get(0)),
+                .map(|r| r.get("token")),
         )
     }
 }
@@ -108,19 +108,19 @@ pub(crate) async fn load_ledgers(
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
-        let class: String = r.get(4);
+        let class: String = r.get("class");
         let class = crate::stored(Class::parse(&class), "ledger_keys", "class", &class)?;
-        let runs: Runs = serde_json::from_str(&r.get::<String, _>(5))
+        let runs: Runs = serde_json::from_str(&r.get::<String, _>("runs"))
             .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
         let key = ResourceKey {
-            lease: r.get::<String, _>(1).into(),
-            resource: r.get::<String, _>(2).into(),
-            sku: r.get::<String, _>(3).into(),
+            lease: r.get::<String, _>("lease").into(),
+            resource: r.get::<String, _>("resource").into(),
+            sku: r.get::<String, _>("sku").into(),
             class,
         };
-        let ledger = out.entry(r.get(0)).or_default();
+        let ledger = out.entry(r.get("account")).or_default();
         ledger.set_runs(key.clone(), runs);
-        for (source, runs) in parse_sources(r.get::<Option<String>, _>(6))? {
+        for (source, runs) in parse_sources(r.get::<Option<String>, _>("sources"))? {
             ledger.set_source_runs(key.clone(), &source, runs);
         }
     }
@@ -133,16 +133,18 @@ pub(crate) async fn load_ledgers(
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
-        let dest: String = r.get(1);
+        let dest: String = r.get("dest");
         let record = EgressRecord {
             time: Timestamp {
-                secs: r.get(2),
-                nanos: r.get::<i64, _>(3) as u32,
+                secs: r.get("time_s"),
+                nanos: r.get::<i64, _>("time_ns") as u32,
             },
             // Stored bit for bit as a signed 64-bit integer (see `fold`): exact for every u64.
-            bytes: r.get::<i64, _>(4) as u64,
+            bytes: r.get::<i64, _>("bytes") as u64,
         };
-        out.entry(r.get(0)).or_default().add_egress(&dest, record);
+        out.entry(r.get("account"))
+            .or_default()
+            .add_egress(&dest, record);
     }
     crate::rental::load_account_facts(conn, &filter, &param, &mut out).await?;
     Ok(out)
@@ -197,20 +199,20 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            let class: String = r.get(3);
+            let class: String = r.get("class");
             let class = crate::stored(Class::parse(&class), "usage_facts", "class", &class)?;
-            let quantity: String = r.get(7);
+            let quantity: String = r.get("quantity");
             let quantity = quantity.parse().map_err(|e| {
                 StoreError::Corrupt(format!("usage fact quantity {quantity:?}: {e}"))
             })?;
             ledger.insert_usage_from(
-                &r.get::<String, _>(4),
-                &r.get::<String, _>(0),
-                &r.get::<String, _>(1),
-                &r.get::<String, _>(2),
+                &r.get::<String, _>("source"),
+                &r.get::<String, _>("lease"),
+                &r.get::<String, _>("resource"),
+                &r.get::<String, _>("sku"),
                 class,
-                r.get(5),
-                r.get(6),
+                r.get("start_s"),
+                r.get("end_s"),
                 quantity,
             );
         }
@@ -228,13 +230,13 @@ impl Store {
         {
             let record = EgressRecord {
                 time: Timestamp {
-                    secs: r.get(2),
-                    nanos: r.get::<i64, _>(3) as u32,
+                    secs: r.get("time_s"),
+                    nanos: r.get::<i64, _>("time_ns") as u32,
                 },
-                bytes: r.get::<i64, _>(4) as u64,
+                bytes: r.get::<i64, _>("bytes") as u64,
             };
             if let Some(l) = all.get_mut(account) {
-                l.add_egress(&r.get::<String, _>(1), record);
+                l.add_egress(&r.get::<String, _>("dest"), record);
             }
         }
         let filter = format!("{}{known}", crate::sql::ONE_ACCOUNT);

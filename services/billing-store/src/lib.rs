@@ -525,7 +525,7 @@ impl Store {
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.map(|r| r.get::<String, _>(0)))
+        Ok(row.map(|r| r.get::<String, _>("value")))
     }
 
     /// Sets `name` only when unset; returns the value that holds.

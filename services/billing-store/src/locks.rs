@@ -80,7 +80,7 @@ impl Store {
             .bind(if self.durable_holds { "on" } else { "off" })
             .fetch_one(&mut *tx)
             .await?;
-        Ok((tx, (row.get(1), row.get(3))))
+        Ok((tx, (row.get("version"), row.get("terms_rev"))))
     }
 
     /// A transaction holding PostgreSQL's transaction-scoped advisory lock `key` (SQLite: a

@@ -107,7 +107,7 @@ impl Store {
         .await?;
         Ok(rows
             .iter()
-            .filter_map(|r| month_of_name(&r.get::<String, _>(0)))
+            .filter_map(|r| month_of_name(&r.get::<String, _>("partition")))
             .collect())
     }
 
@@ -128,7 +128,7 @@ impl Store {
             )
             .fetch_one(&mut **tx)
             .await?;
-            let (rows, open): (i64, i64) = (row.get(0), row.get(1));
+            let (rows, open): (i64, i64) = (row.get("n_rows"), row.get("n_open"));
             if open == 0 {
                 crate::db::query(
                     &include_str!("../queries/postgres/drop_month_partition.sql")

@@ -35,7 +35,7 @@ impl Store {
         ))
         .fetch_one(&mut *tx)
         .await?
-        .get(0);
+        .get("version");
         crate::db::query(include_str!("../queries/shared/insert_pricebook.sql"))
             .bind(next)
             .bind(book.effective_from.map(|t| t.secs))
@@ -80,7 +80,7 @@ impl Store {
         for r in &rows {
             books.push(
                 self.books
-                    .compile_stored(r.get(0), &r.get::<String, _>(1))?,
+                    .compile_stored(r.get("version"), &r.get::<String, _>("toml"))?,
             );
         }
         let books = terms_merge::merge(books, &terms)?;
@@ -88,9 +88,9 @@ impl Store {
             .into_iter()
             .zip(books)
             .map(|(r, book)| PriceBookVersion {
-                version: r.get(0),
+                version: r.get("version"),
                 book: Arc::new(book),
-                toml: r.get(1),
+                toml: r.get("toml"),
             })
             .collect())
     }
@@ -112,7 +112,7 @@ impl Store {
                 .bind(version)
                 .fetch_one(&mut *conn)
                 .await?
-                .get(0);
+                .get("toml");
         Ok(Some((
             PriceBookVersion {
                 version,
@@ -153,7 +153,7 @@ impl Store {
         };
         let book = self
             .books
-            .compile_stored(version, &row.get::<String, _>(0))?;
+            .compile_stored(version, &row.get::<String, _>("toml"))?;
         Ok(Some(Arc::new(book)))
     }
 }

@@ -45,12 +45,12 @@ async fn load(conn: &mut dyn Conn, key: &str) -> Result<Option<StoredProfile>> {
     else {
         return Ok(None);
     };
-    let body: String = row.get(0);
+    let body: String = row.get("body");
     let profile: Profile = serde_json::from_str(&body)
         .map_err(|e| StoreError::Corrupt(format!("stored profile of {key:?}: {e}")))?;
     Ok(Some(StoredProfile {
         profile,
-        updated_at_ms: row.get(1),
+        updated_at_ms: row.get("updated_at_ms"),
     }))
 }
 

@@ -72,7 +72,7 @@ pub(crate) async fn issued_credits(
     .fetch_all(&mut *conn)
     .await?
     {
-        let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>(3))
+        let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>("body"))
             .map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))?;
         let mut compensation = Decimal::ZERO;
         for line in body["lines"].as_array().into_iter().flatten() {
@@ -85,14 +85,14 @@ pub(crate) async fn issued_credits(
                 )?;
             }
         }
-        let credit: String = r.get(2);
+        let credit: String = r.get("credit");
         let credit = crate::stored(
             credit.parse::<Decimal>().ok(),
             "invoices/adjustments",
             "credit",
             &credit,
         )?;
-        let (account, period): (String, String) = (r.get(0), r.get(1));
+        let (account, period): (String, String) = (r.get("account"), r.get("period"));
         if latest
             .last()
             .is_some_and(|(a, (p, _, _))| *a == account && *p == period)
@@ -363,7 +363,7 @@ async fn closed_periods(conn: &mut dyn Conn) -> Result<BTreeSet<String>> {
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
-    .map(|r| r.get(0))
+    .map(|r| r.get("period"))
     .collect())
 }
 
@@ -514,7 +514,7 @@ pub(crate) async fn refresh_all(
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
-    .map(|r| (r.get(0), r.get(1)))
+    .map(|r| (r.get("account"), r.get("period")))
     .collect();
     let accounts: BTreeSet<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
     let accounts: Vec<&str> = accounts.into_iter().collect();

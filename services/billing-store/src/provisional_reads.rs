@@ -62,13 +62,14 @@ impl Store {
             return Ok(Some(Provisional {
                 account: account.to_string(),
                 period: period_label.to_string(),
-                invoice: serde_json::from_str(&r.get::<String, _>(0)).map_err(corrupt)?,
-                unit_seconds: serde_json::from_str(&r.get::<String, _>(1)).map_err(corrupt)?,
+                invoice: serde_json::from_str(&r.get::<String, _>("body")).map_err(corrupt)?,
+                unit_seconds: serde_json::from_str(&r.get::<String, _>("unit_seconds"))
+                    .map_err(corrupt)?,
                 position: r
-                    .get::<Option<String>, _>(2)
+                    .get::<Option<String>, _>("position")
                     .and_then(|p| serde_json::from_str(&p).ok())
                     .unwrap_or(serde_json::Value::Null),
-                updated_at_ms: r.get(3),
+                updated_at_ms: r.get("updated_at_ms"),
             }));
         }
         let books = self.books(&mut conn).await?;
@@ -103,7 +104,11 @@ pub(crate) async fn measure(
     .fetch_optional(&mut *conn)
     .await?;
     match row {
-        Some(r) => parse_measure(&r.get::<String, _>(0), &r.get::<String, _>(1)).map(Some),
+        Some(r) => parse_measure(
+            &r.get::<String, _>("total"),
+            &r.get::<String, _>("unit_seconds"),
+        )
+        .map(Some),
         None => rate_measure(conn, books, account, label).await,
     }
 }

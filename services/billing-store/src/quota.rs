@@ -218,7 +218,7 @@ impl Store {
         .bind(account)
         .fetch_optional(&mut *tx)
         .await?
-        .map(|r| r.get(0));
+        .map(|r| r.get("updated_at_ms"));
         let now_ms = last.map_or(now_ms, |l| now_ms.max(l + 1));
         let body = serde_json::to_string(quotas).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         crate::db::query(include_str!("../queries/shared/upsert_quotas.sql"))
@@ -412,7 +412,7 @@ pub(crate) async fn bump_hold_rev(conn: &mut dyn Conn, account: &str) -> Result<
             .bind(account)
             .fetch_one(conn)
             .await?
-            .get(0),
+            .get("rev"),
     )
 }
 
@@ -423,9 +423,9 @@ async fn quotas_of(conn: &mut dyn Conn, account: &str) -> Result<Option<(Quotas,
         .fetch_optional(conn)
         .await?;
     row.map(|r| {
-        let q: Quotas = serde_json::from_str(&r.get::<String, _>(0))
+        let q: Quotas = serde_json::from_str(&r.get::<String, _>("body"))
             .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
-        Ok((q, r.get(1)))
+        Ok((q, r.get("updated_at_ms")))
     })
     .transpose()
 }
@@ -442,15 +442,15 @@ fn hold_from_row(r: crate::db::DbRow) -> Result<Hold> {
             .map_err(|e| StoreError::Corrupt(format!("hold decimal {s:?}: {e}")))
     };
     Ok(Hold {
-        id: r.get(0),
-        account: r.get(1),
-        sku: r.get(2),
-        quantity: dec(r.get(3))?,
-        seconds: r.get(4),
-        amount: dec(r.get(5))?,
-        lease: r.get(6),
-        status: r.get(7),
-        created_at_ms: r.get(8),
-        expires_at_ms: r.get(9),
+        id: r.get("id"),
+        account: r.get("account"),
+        sku: r.get("sku"),
+        quantity: dec(r.get("quantity"))?,
+        seconds: r.get("seconds"),
+        amount: dec(r.get("amount"))?,
+        lease: r.get("lease"),
+        status: r.get("status"),
+        created_at_ms: r.get("created_at_ms"),
+        expires_at_ms: r.get("expires_at_ms"),
     })
 }

@@ -44,7 +44,7 @@ impl Store {
             crate::db::query(include_str!("../queries/shared/count_events.sql"))
                 .fetch_one(&self.pool)
                 .await?
-                .get(0),
+                .get("n_events"),
         )
     }
 
@@ -55,7 +55,7 @@ impl Store {
                 .bind(EMBEDDED_CONSUMER)
                 .fetch_one(&self.pool)
                 .await?
-                .get(0),
+                .get("next_offset"),
         )
     }
 
@@ -70,14 +70,14 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|r| DeadLetter {
-                seq: r.get(0),
-                log_seq: r.get(1),
-                reason: r.get(2),
-                detail: r.get(3),
-                source: r.get(4),
-                event_id: r.get(5),
-                payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>(6)).into_owned(),
-                created_at_ms: r.get(7),
+                seq: r.get("seq"),
+                log_seq: r.get("log_seq"),
+                reason: r.get("reason"),
+                detail: r.get("detail"),
+                source: r.get("source"),
+                event_id: r.get("event_id"),
+                payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>("payload")).into_owned(),
+                created_at_ms: r.get("created_at_ms"),
             })
             .collect())
     }
@@ -91,12 +91,12 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|r| OutboxRow {
-                seq: r.get(0),
-                topic: r.get(1),
-                key: r.get(2),
-                payload: r.get(3),
+                seq: r.get("seq"),
+                topic: r.get("topic"),
+                key: r.get("key"),
+                payload: r.get("payload"),
                 headers: r
-                    .get::<Option<String>, _>(4)
+                    .get::<Option<String>, _>("headers")
                     .and_then(|h| serde_json::from_str(&h).ok())
                     .unwrap_or_default(),
             })
@@ -134,11 +134,11 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|r| LateUsage {
-                account: r.get(0),
-                period: r.get(1),
-                source: r.get(2),
-                id: r.get(3),
-                log_seq: r.get(4),
+                account: r.get("account"),
+                period: r.get("period"),
+                source: r.get("source"),
+                id: r.get("id"),
+                log_seq: r.get("log_seq"),
             })
             .collect())
     }

@@ -77,8 +77,9 @@ pub(crate) async fn load_account_facts(
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
-        let (kind, account, key): (String, String, String) = (r.get(0), r.get(1), r.get(2));
-        let (a, value): (i64, String) = (r.get(3), r.get(4));
+        let (kind, account, key): (String, String, String) =
+            (r.get("kind"), r.get("account"), r.get("key"));
+        let (a, value): (i64, String) = (r.get("a"), r.get("value"));
         let ledger = ledgers.entry(account).or_default();
         match kind.as_str() {
             "lease.state" => {
@@ -133,8 +134,8 @@ pub(crate) async fn load_platform_known_at(
 fn platform_of(rows: Vec<crate::db::DbRow>) -> Result<Platform> {
     let mut platform = Platform::new();
     for r in rows {
-        let (kind, key): (String, String) = (r.get(0), r.get(1));
-        let (a, b, value): (i64, i64, String) = (r.get(2), r.get(3), r.get(4));
+        let (kind, key): (String, String) = (r.get("kind"), r.get("key"));
+        let (a, b, value): (i64, i64, String) = (r.get("a"), r.get("b"), r.get("value"));
         match kind.as_str() {
             "spot.price" => {
                 let price: Decimal = value.parse().map_err(|e| corrupt("price", e))?;

@@ -57,7 +57,8 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     .fetch_all(&mut *conn)
     .await?
     {
-        *paid.entry(r.get(0)).or_default() += dec(&r.get::<String, _>(1), "payment amount")?;
+        *paid.entry(r.get("invoice_id")).or_default() +=
+            dec(&r.get::<String, _>("amount"), "payment amount")?;
     }
     let mut out = Vec::new();
     for r in crate::db::query(include_str!(
@@ -67,14 +68,14 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     .fetch_all(&mut *conn)
     .await?
     {
-        let id: String = r.get(0);
-        let due = dec(&r.get::<String, _>(3), "amount due")?;
+        let id: String = r.get("id");
+        let due = dec(&r.get::<String, _>("amount_due"), "amount due")?;
         let owed = due - paid.get(&id).copied().unwrap_or_default();
         if owed > Decimal::ZERO {
             out.push(Unpaid {
                 id,
-                number: r.get(1),
-                issued_ms: r.get(2),
+                number: r.get("number"),
+                issued_ms: r.get("issued_at_ms"),
                 owed,
             });
         }
@@ -211,8 +212,8 @@ impl Store {
                 None => WalletError::UnknownInvoice(id.to_string()),
             });
         };
-        let account: String = row.get(0);
-        let due = dec(&row.get::<String, _>(1), "amount due")?;
+        let account: String = row.get("account");
+        let due = dec(&row.get::<String, _>("amount_due"), "amount due")?;
         let paid: Decimal = payments_of(&mut **tx, id)
             .await?
             .iter()

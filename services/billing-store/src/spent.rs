@@ -35,14 +35,14 @@ async fn running_units(
         .await?;
     let mut out: BTreeMap<String, Decimal> = BTreeMap::new();
     for r in rows {
-        let runs: billing_core::ledger::Runs = serde_json::from_str(&r.get::<String, _>(1))
+        let runs: billing_core::ledger::Runs = serde_json::from_str(&r.get::<String, _>("runs"))
             .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
         if let Some(last) = runs
             .as_slice()
             .last()
             .filter(|l| billing_core::quota::is_running(l.to, now_s))
         {
-            *out.entry(r.get(0)).or_default() += last.quantity;
+            *out.entry(r.get("sku")).or_default() += last.quantity;
         }
     }
     Ok(out)
@@ -75,7 +75,7 @@ pub(crate) async fn account_state(
     let Some(mut row) = read(conn).await? else {
         return Ok(None);
     };
-    let rev = row.get::<Option<i64>, _>(5).unwrap_or(0);
+    let rev = row.get::<Option<i64>, _>("rev").unwrap_or(0);
     // The live holds: from the process's cache when the revision has not moved since it was
     // filled (then they are the ones of the statement's snapshot), else read now, after the
     // revision (at least as new as it), and the statement read again so that the provisional
@@ -130,11 +130,12 @@ async fn spent_of(
     row: &crate::db::DbRow,
     now_ms: i64,
 ) -> Result<(Quotas, Spent)> {
-    let (quotas, _set_at) = match row.get::<Option<String>, _>(0) {
+    let (quotas, _set_at) = match row.get::<Option<String>, _>("body") {
         Some(body) => (
             serde_json::from_str::<Quotas>(&body)
                 .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?,
-            row.get::<Option<i64>, _>(1).unwrap_or_default(),
+            row.get::<Option<i64>, _>("updated_at_ms")
+                .unwrap_or_default(),
         ),
         None => Default::default(),
     };
@@ -147,8 +148,8 @@ async fn spent_of(
         running_units(conn, account, now_ms.div_euclid(1000)).await?
     };
     let stored = match (
-        row.get::<Option<String>, _>(2),
-        row.get::<Option<String>, _>(3),
+        row.get::<Option<String>, _>("total"),
+        row.get::<Option<String>, _>("unit_seconds"),
     ) {
         (Some(total), Some(units)) => Some(parse_measure(&total, &units)?),
         _ => None,
@@ -167,15 +168,15 @@ async fn spent_of(
     let invoiced = match quotas.prepaid_balance {
         None => Decimal::ZERO,
         Some(_) => {
-            let text = |i: usize| -> Result<Decimal> {
-                row.get::<Option<String>, _>(i)
+            let text = |column: &str| -> Result<Decimal> {
+                row.get::<Option<String>, _>(column)
                     .map_or(Ok(Decimal::ZERO), |v| {
                         v.parse::<Decimal>()
                             .map_err(|e| StoreError::Corrupt(format!("wallet: {e}")))
                     })
             };
-            quotas.prepaid_balance = Some(text(6)?);
-            text(4)?
+            quotas.prepaid_balance = Some(text("balance")?);
+            text("outstanding")?
         }
     };
     let spent = Spent {

@@ -175,14 +175,14 @@ impl Store {
             .await?;
         rows.into_iter()
             .map(|r| {
-                let body: String = r.get(2);
+                let body: String = r.get("body");
                 Ok(StoredTerm {
-                    kind: r.get(0),
-                    term_id: r.get(1),
+                    kind: r.get("kind"),
+                    term_id: r.get("term_id"),
                     body: serde_json::from_str(&body)
                         .map_err(|e| StoreError::Corrupt(format!("account term body: {e}")))?,
-                    rev: r.get(3),
-                    updated_at_ms: r.get(4),
+                    rev: r.get("rev"),
+                    updated_at_ms: r.get("updated_at_ms"),
                 })
             })
             .collect()
@@ -204,7 +204,7 @@ impl Store {
             crate::db::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
                 .fetch_one(&self.pool)
                 .await?
-                .get(0);
+                .get("rev");
         if next != rev {
             return Err(StoreError::Corrupt(format!(
                 "replayed account term would become revision {next}, was {rev}: the commands topic is missing a change"
@@ -327,7 +327,7 @@ impl Store {
             crate::db::query(include_str!("../queries/shared/select_next_terms_rev.sql"))
                 .fetch_one(&mut **tx)
                 .await?
-                .get(0);
+                .get("rev");
         let body = match &fields {
             Some(f) => {
                 Some(serde_json::to_string(f).map_err(|e| StoreError::Corrupt(e.to_string()))?)
@@ -395,7 +395,7 @@ async fn stored_body(conn: &mut dyn Conn, c: &Change<'_>) -> Result<Option<Map<S
         .bind(c.term_id)
         .fetch_optional(&mut *conn)
         .await?;
-    match row.and_then(|r| r.get::<Option<String>, _>(0)) {
+    match row.and_then(|r| r.get::<Option<String>, _>("body")) {
         None => Ok(None),
         Some(b) => serde_json::from_str(&b)
             .map(Some)
@@ -454,7 +454,7 @@ impl Store {
             return Ok(None);
         };
         self.books
-            .compile_stored(row.get(0), &row.get::<String, _>(1))
+            .compile_stored(row.get("version"), &row.get::<String, _>("toml"))
             .map(Some)
     }
 }

@@ -11,19 +11,19 @@ pub(crate) async fn load_terms(conn: &mut dyn Conn) -> Result<(i64, Vec<AccountT
     let rev: i64 = crate::db::query(include_str!("../queries/shared/select_terms_rev.sql"))
         .fetch_one(&mut *conn)
         .await?
-        .get(0);
+        .get("rev");
     let rows = crate::db::query(include_str!("../queries/shared/select_live_terms.sql"))
         .fetch_all(&mut *conn)
         .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        let kind: String = r.get(1);
-        let body: String = r.get(3);
+        let kind: String = r.get("kind");
+        let body: String = r.get("body");
         out.push(AccountTerm {
-            account: r.get(0),
+            account: r.get("account"),
             kind: TermKind::parse(&kind)
                 .ok_or_else(|| StoreError::Corrupt(format!("account term kind {kind:?}")))?,
-            term_id: r.get(2),
+            term_id: r.get("term_id"),
             fields: serde_json::from_str(&body)
                 .map_err(|e| StoreError::Corrupt(format!("account term body: {e}")))?,
         });
@@ -84,21 +84,21 @@ impl TermHistory {
             .await?;
         let mut changes = Vec::with_capacity(rows.len());
         for r in rows {
-            let kind: String = r.get(2);
-            let body: Option<String> = r.get(4);
+            let kind: String = r.get("kind");
+            let body: Option<String> = r.get("body");
             let fields = match &body {
                 Some(b) => serde_json::from_str(b)
                     .map_err(|e| StoreError::Corrupt(format!("account term revision: {e}")))?,
                 None => Map::new(),
             };
             let term = AccountTerm {
-                account: r.get(1),
+                account: r.get("account"),
                 kind: TermKind::parse(&kind)
                     .ok_or_else(|| StoreError::Corrupt(format!("account term kind {kind:?}")))?,
-                term_id: r.get(3),
+                term_id: r.get("term_id"),
                 fields,
             };
-            changes.push((r.get(0), term, body.is_some()));
+            changes.push((r.get("rev"), term, body.is_some()));
         }
         Ok(TermHistory { changes })
     }

@@ -86,11 +86,11 @@ impl Store {
             .fetch_all(&mut *conn)
             .await?
         {
-            if let Some(s) = r.get::<Option<i64>, _>(1) {
-                stamps.insert(r.get(0), s);
+            if let Some(s) = r.get::<Option<i64>, _>("stamp") {
+                stamps.insert(r.get("period"), s);
             }
-            if let Some(t) = r.get::<Option<i64>, _>(2) {
-                terms_revs.insert(r.get(0), t);
+            if let Some(t) = r.get::<Option<i64>, _>("terms_rev") {
+                terms_revs.insert(r.get("period"), t);
             }
         }
         let known = |issuing_period: &str, issued_ms: i64| match stamps.get(issuing_period) {
@@ -106,22 +106,22 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            let period: String = r.get(1);
+            let period: String = r.get("period");
             let issued = Issued {
-                account: r.get(0),
-                known: known(&period, r.get(5)),
+                account: r.get("account"),
+                known: known(&period, r.get("issued_at_ms")),
                 terms_rev: terms_rev(&period),
                 period,
-                issued_ms: r.get(5),
-                invoice: parse_invoice(&r.get::<String, _>(4))?,
+                issued_ms: r.get("issued_at_ms"),
+                invoice: parse_invoice(&r.get::<String, _>("body"))?,
             };
-            let id: String = r.get(2);
-            let lines: Vec<AdjustmentLine> = match r.get::<Option<String>, _>(7) {
+            let id: String = r.get("id");
+            let lines: Vec<AdjustmentLine> = match r.get::<Option<String>, _>("adjustments") {
                 Some(a) => serde_json::from_str(&a)
                     .map_err(|e| StoreError::Corrupt(format!("adjustment lines of {id}: {e}")))?,
                 None => Vec::new(),
             };
-            let due: String = r.get(6);
+            let due: String = r.get("amount_due");
             if settle(issued.invoice.total, &lines).0.to_string() != due {
                 report.differences.push(Difference {
                     kind: "amount_due".into(),
@@ -142,14 +142,14 @@ impl Store {
             .await?
         {
             // Issued by the close of `closed_period`.
-            let closing: String = r.get(2);
+            let closing: String = r.get("closed_period");
             adjustments.push(Issued {
-                account: r.get(0),
-                period: r.get(1),
-                known: known(&closing, r.get(5)),
+                account: r.get("account"),
+                period: r.get("period"),
+                known: known(&closing, r.get("issued_at_ms")),
                 terms_rev: terms_rev(&closing),
-                issued_ms: r.get(5),
-                invoice: parse_invoice(&r.get::<String, _>(4))?,
+                issued_ms: r.get("issued_at_ms"),
+                invoice: parse_invoice(&r.get::<String, _>("body"))?,
             });
         }
         drop(conn);

@@ -108,18 +108,18 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            let id: String = r.get(0);
-            let body = serde_json::from_str(&r.get::<String, _>(6))
+            let id: String = r.get("id");
+            let body = serde_json::from_str(&r.get::<String, _>("body"))
                 .map_err(|e| StoreError::Corrupt(format!("invoice {id} body: {e}")))?;
             m.invoices.push(StoredInvoice {
-                account: r.get(1),
-                number: r.get(2),
-                status: r.get(3),
-                credit: r.get(4),
-                total: r.get(5),
+                account: r.get("account"),
+                number: r.get("number"),
+                status: r.get("status"),
+                credit: r.get("credit"),
+                total: r.get("total"),
                 body,
-                amount_due: dec(&r.get::<String, _>(7), "amount due")?,
-                issued_ms: r.get(8),
+                amount_due: dec(&r.get::<String, _>("amount_due"), "amount due")?,
+                issued_ms: r.get("issued_at_ms"),
                 id,
             });
         }
@@ -129,19 +129,25 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            let amount = dec(&r.get::<String, _>(3), "credit note amount")?;
-            m.notes
-                .push((r.get(0), r.get(1), r.get(2), amount, r.get(4)));
+            let amount = dec(&r.get::<String, _>("amount"), "credit note amount")?;
+            m.notes.push((
+                r.get("id"),
+                r.get("account"),
+                r.get("number"),
+                amount,
+                r.get("issued_at_ms"),
+            ));
         }
         for r in q(include_str!("../queries/shared/select_all_payments.sql"))
             .fetch_all(&mut *conn)
             .await?
         {
-            let amount = dec(&r.get::<String, _>(1), "payment amount")?;
-            m.payments
-                .entry(r.get(0))
-                .or_default()
-                .push((r.get(2), amount, r.get(3)));
+            let amount = dec(&r.get::<String, _>("amount"), "payment amount")?;
+            m.payments.entry(r.get("invoice_id")).or_default().push((
+                r.get("method"),
+                amount,
+                r.get("reference"),
+            ));
         }
         for r in q(include_str!(
             "../queries/shared/select_all_wallet_movements.sql"
@@ -149,25 +155,28 @@ impl Store {
         .fetch_all(&mut *conn)
         .await?
         {
-            let amount = dec(&r.get::<String, _>(2), "movement amount")?;
-            m.movements
-                .entry(r.get(0))
-                .or_default()
-                .push((r.get(1), amount, r.get(3), r.get(4)));
+            let amount = dec(&r.get::<String, _>("amount"), "movement amount")?;
+            m.movements.entry(r.get("account")).or_default().push((
+                r.get("kind"),
+                amount,
+                r.get("reference"),
+                r.get("document_id"),
+            ));
         }
         for r in q(include_str!("../queries/shared/select_all_wallets.sql"))
             .fetch_all(&mut *conn)
             .await?
         {
-            let balance = dec(&r.get::<String, _>(1), "wallet balance")?;
-            let outstanding = dec(&r.get::<String, _>(2), "wallet outstanding")?;
-            m.wallets.insert(r.get(0), (balance, outstanding));
+            let balance = dec(&r.get::<String, _>("balance"), "wallet balance")?;
+            let outstanding = dec(&r.get::<String, _>("outstanding"), "wallet outstanding")?;
+            m.wallets.insert(r.get("account"), (balance, outstanding));
         }
         for r in q(include_str!("../queries/shared/select_number_series.sql"))
             .fetch_all(&mut *conn)
             .await?
         {
-            m.series.insert((r.get(0), r.get(1)), r.get(2));
+            m.series
+                .insert((r.get("series"), r.get("year")), r.get("last"));
         }
         Ok(m)
     }
@@ -181,10 +190,10 @@ impl Store {
         .await?
         {
             let (account, period, closing): (String, String, String) =
-                (r.get(0), r.get(1), r.get(2));
-            let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>(4))
+                (r.get("account"), r.get("period"), r.get("closed_period"));
+            let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>("body"))
                 .map_err(|e| StoreError::Corrupt(format!("adjustment body: {e}")))?;
-            let stored: String = r.get(3);
+            let stored: String = r.get("credit");
             if body["credit"].as_str() != Some(stored.as_str()) {
                 out.push(diff(
                     "adjustment_field",

@@ -338,8 +338,8 @@ impl Store {
             tx.rollback().await?;
             return Err(WalletError::UnknownInvoice(id.to_string()));
         };
-        let account: String = owner.get(0);
-        let due = dec(&owner.get::<String, _>(1), "amount due")?;
+        let account: String = owner.get("account");
+        let due = dec(&owner.get::<String, _>("amount_due"), "amount due")?;
         let payments = payments_of(&mut tx, id).await?;
         if let Some(p) = payments.iter().find(|p| p.reference == reference) {
             tx.rollback().await?;

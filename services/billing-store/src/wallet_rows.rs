@@ -101,8 +101,8 @@ pub(crate) async fn wallet_state(conn: &mut dyn Conn, account: &str) -> Result<(
         .await?
     {
         Some(r) => Ok((
-            dec(&r.get::<String, _>(0), "wallet balance")?,
-            dec(&r.get::<String, _>(1), "wallet outstanding")?,
+            dec(&r.get::<String, _>("balance"), "wallet balance")?,
+            dec(&r.get::<String, _>("outstanding"), "wallet outstanding")?,
         )),
         None => Ok((Decimal::ZERO, Decimal::ZERO)),
     }
@@ -126,12 +126,12 @@ pub(crate) async fn set_wallet(
 
 pub(crate) fn movement_of(r: &crate::db::DbRow) -> Result<Movement> {
     Ok(Movement {
-        seq: r.get(0),
-        kind: r.get(1),
-        amount: dec(&r.get::<String, _>(2), "movement amount")?,
-        reference: r.get(3),
-        document_id: r.get(4),
-        at: format_secs(r.get::<i64, _>(5).div_euclid(1000)),
+        seq: r.get("seq"),
+        kind: r.get("kind"),
+        amount: dec(&r.get::<String, _>("amount"), "movement amount")?,
+        reference: r.get("reference"),
+        document_id: r.get("document_id"),
+        at: format_secs(r.get::<i64, _>("at_ms").div_euclid(1000)),
     })
 }
 
@@ -176,11 +176,11 @@ pub(crate) async fn payments_of(conn: &mut dyn Conn, id: &str) -> Result<Vec<Pay
     .iter()
     .map(|r| {
         Ok(Payment {
-            seq: r.get(0),
-            amount: dec(&r.get::<String, _>(1), "payment amount")?,
-            method: r.get(2),
-            reference: r.get(3),
-            at: format_secs(r.get::<i64, _>(4).div_euclid(1000)),
+            seq: r.get("seq"),
+            amount: dec(&r.get::<String, _>("amount"), "payment amount")?,
+            method: r.get("method"),
+            reference: r.get("reference"),
+            at: format_secs(r.get::<i64, _>("at_ms").div_euclid(1000)),
         })
     })
     .collect()

@@ -46,10 +46,10 @@ pub(crate) async fn write_ledger(
             .replace("{filter}", &in_list("key_id", backend));
         let q = crate::db::query(&sql).bind(chunk);
         for r in q.fetch_all(&mut *conn).await? {
-            let runs: Runs = serde_json::from_str(&r.get::<String, _>(1))
+            let runs: Runs = serde_json::from_str(&r.get::<String, _>("runs"))
                 .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
-            let sources = crate::ledgers::parse_sources(r.get::<Option<String>, _>(2))?;
-            existing.insert(r.get(0), (runs, sources));
+            let sources = crate::ledgers::parse_sources(r.get::<Option<String>, _>("sources"))?;
+            existing.insert(r.get("key_id"), (runs, sources));
         }
     }
     let t_read = t0.elapsed();
@@ -310,7 +310,7 @@ pub(crate) async fn dead_letter_numbers(
         .fetch_all(conn)
         .await?
         .into_iter()
-        .map(|r| r.get(0))
+        .map(|r| r.get("seq"))
         .collect(),
         // One writer at a time: the numbers after the highest ever given.
         crate::Backend::Sqlite => {
@@ -319,7 +319,7 @@ pub(crate) async fn dead_letter_numbers(
             ))
             .fetch_one(conn)
             .await?
-            .get(0);
+            .get("seq");
             (1..=n as i64).map(|i| last + i).collect()
         }
     };
@@ -332,5 +332,5 @@ pub(crate) async fn next_stamp(conn: &mut dyn Conn, backend: crate::Backend) -> 
         crate::Backend::Postgres => include_str!("../queries/postgres/next_fold_stamp.sql"),
         crate::Backend::Sqlite => include_str!("../queries/sqlite/next_fold_stamp.sql"),
     };
-    Ok(crate::db::query(sql).fetch_one(conn).await?.get(0))
+    Ok(crate::db::query(sql).fetch_one(conn).await?.get("stamp"))
 }

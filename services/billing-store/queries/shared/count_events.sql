@@ -1,2 +1,2 @@
 -- How many event identities are stored. No parameters.
-select count(*) from events
+select count(*) as n_events from events

@@ -5,4 +5,4 @@ select (select count(*) from events) + (select count(*) from dead_letters)
 + (select count(*) from pricebooks) + (select count(*) from accounts)
 + (select count(*) from invoices) + (select count(*) from account_terms)
 + (select count(*) from account_profiles)
-+ (select count(*) from consumer_offsets where consumer <> $1)
++ (select count(*) from consumer_offsets where consumer <> $1) as n_rows

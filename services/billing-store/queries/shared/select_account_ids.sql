@@ -1,2 +1,2 @@
 -- Every registered account. No parameters.
-select id from accounts
+select id as account from accounts

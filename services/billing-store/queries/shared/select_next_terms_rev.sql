@@ -1,2 +1,2 @@
 -- The revision the next account term change gets. No parameters.
-select coalesce(max(rev), 0) + 1 from account_terms
+select coalesce(max(rev), 0) + 1 as rev from account_terms
