@@ -1,7 +1,7 @@
 //! Where billing-semantics.md is silent or ambiguous, gpubill chooses, and says so here.
 //! Each choice is also documented at the code that makes it.
 //!
-//! Events (section 1, [`crate::event`])
+//! Events (section 1, [`crate::events::event`])
 //! - Content, for duplicate versus conflict, is the event's *meaning*: subject, time, type and
 //!   data, with instants compared as instants and quantities as numbers. Key order, whitespace,
 //!   `"Z"` versus `"+00:00"` or `"1"` versus `"1.0"` never turn a redelivery into a conflict.
@@ -10,11 +10,11 @@
 //!   log order for the engine); the conflicting later one is dead-lettered.
 //! - `time` is optional on `gpu.usage` and required on `net.egress`; `lease` is required on
 //!   `gpu.usage` and optional on `net.egress`; an empty string counts as missing.
-//! - `quantity` is a decimal string or a JSON integer; a JSON float is `bad_quantity`. The
-//!   string follows one grammar everywhere gpubill reads a number ([`crate::decimal`]): plain
-//!   digits with an optional fraction, no exponent, no underscores, at most 15 decimals
-//!   (trailing zeros aside) and 13 integer digits, so every accepted value is exact and two
-//!   texts that differ in value never read as one number.
+//! - `quantity` is a decimal string or a JSON integer; a JSON float is `bad_quantity`. The string
+//!   follows one grammar everywhere gpubill reads a number ([`crate::common::decimal`]): plain
+//!   digits with an optional fraction, no exponent, no underscores, at most 15 decimals (trailing
+//!   zeros aside) and 13 integer digits, so every accepted value is exact and two texts that differ
+//!   in value never read as one number.
 //! - `subject` must be an account id, 1 to 256 of `A-Z a-z 0-9 . _ -` (the grammar of
 //!   `POST /v1/admin/accounts`); anything else is `bad_subject` (it would become a billable
 //!   account of its own).
@@ -36,7 +36,7 @@
 //! - In a batch body (a JSON array), each element is a record of its own: one that is not
 //!   valid JSON is dead-lettered as `malformed_json` and the others are stored; only a body
 //!   that is not an array of elements at all is refused as a whole.
-//! - CloudEvents binary content mode ([`crate::binary_mode`]; HTTP `ce-*` headers, Kafka
+//! - CloudEvents binary content mode ([`crate::events::binary_mode`]; HTTP `ce-*` headers, Kafka
 //!   `ce_*` record headers, the data alone as the body) is read as the structured record it
 //!   stands for, so one event sent in both modes is a duplicate, not a conflict. Binary mode
 //!   is a `ce-specversion` header without a CloudEvents content type (structured and batch
@@ -57,7 +57,7 @@
 //! - "Named by any event" means any *accepted* event, whatever its period; a rejected event
 //!   names no account.
 //!
-//! Price book (section 3, [`crate::pricebook`])
+//! Price book (section 3, [`crate::pricing::pricebook`])
 //! - Credit amounts (and the quotas' money amounts) have at most the currency's 2 decimals:
 //!   `0.005` is refused, not rounded into more credit than granted. `effective_from` is
 //!   compared with a period's start exactly, fractions of a second included.
@@ -71,10 +71,11 @@
 //!   unit-second at the book's highest rate and multiplier, and every GB at the highest egress
 //!   rate) is a rating error, never an overflow: accepted but absurd magnitudes.
 //! - Off-peak `days` are checked against the local weekday of each second itself, also in
-//!   the after-midnight part of a window that wraps ([`crate::offpeak`]).
+//!   the after-midnight part of a window that wraps ([`crate::pricing::offpeak`]).
 //! - The minimum charge counts seconds covered by the resource's events, not by reservations
-//!   ([`crate::minimum`]).
-//! - A period whose local midnight does not exist starts at the clock jump ([`crate::period`]).
+//!   ([`crate::pricing::minimum`]).
+//! - A period whose local midnight does not exist starts at the clock jump
+//!   ([`crate::pricing::period`]).
 //! - Volume tiers are priced per multiplier: one line per (chosen tier, multiplier).
 //!
 //! Lines (sections 5 and 6)
@@ -85,10 +86,11 @@
 //!   (a zero-quantity line is left out like any other).
 //!
 //! Part 2: rental events (sections 8 to 11, [`crate::rental`])
-//! - [`crate::event::decode`] still reads only `gpu.usage` and `net.egress` (the part-2 types
-//!   are `unknown_type` there, as before part 2), so callers that do not handle them yet
-//!   behave exactly as before; [`crate::event::decode_any`] and the [`crate::meter::Meter`]
-//!   read every type. A part-1 event fingerprints exactly as before.
+//! - [`crate::events::event::decode`] still reads only `gpu.usage` and `net.egress` (the part-2
+//!   types are `unknown_type` there, as before part 2), so callers that do not handle them yet
+//!   behave exactly as before; [`crate::events::event::decode_any`] and the
+//!   [`crate::ledger::meter::Meter`] read every type. A part-1 event fingerprints exactly as
+//!   before.
 //! - Every instant (`at`, `from`, `start`, `end`) is required, RFC 3339, inside 2000..=2100
 //!   (`time_out_of_range`); `time` stays optional on all four types.
 //! - New reasons: `bad_state` (a state outside the six, or not a string) and `bad_price`
@@ -102,7 +104,7 @@
 //! - Instants keep their nanoseconds in the content (fingerprint) and are floored or ceiled
 //!   to seconds when metered. Prices compare as numbers: `"9.6"` and `"9.60"` are one price.
 //!
-//! Part 2: price book ([`crate::pricebook`])
+//! Part 2: price book ([`crate::pricing::pricebook`])
 //! - `state_rates` keys must be lease states; values are rates. `[sla]` takes only
 //!   `compensation_multiplier` (0 to 100) and `attach_seconds` (1 to 86,400, default 300);
 //!   `[sla]` without the multiplier is valid and compensates nothing.
@@ -126,16 +128,15 @@
 //!   rate; an sku without one earns nothing and shows no line. A key reported by two nodes
 //!   that both fault is affected by each fault. The compensation is rounded once per
 //!   (account, sku) and period. `rate_account` adds the period's compensation to the balance
-//!   it is given; `rate_periods` carries what is left ([`crate::credits`]).
+//!   it is given; `rate_periods` carries what is left ([`crate::finance::credits`]).
 //! - Section 11: counter steps join the dest's `net.egress` bytes before the tiers; a dest
 //!   with counter bytes and no egress table is unpriced like egress.
-//! - Section 12: packages are drawn per segment of constant usage (exactly what drawing
-//!   second by second gives, see [`crate::ondemand`]); a package's balance before the rated
-//!   period is what the walk from its `from` left, whatever period the earlier seconds fall
-//!   in. A `package` line has `unit = "package"`, quantity 1, and is billed even when the
-//!   package covers nothing. Credits apply to a period when `from < period end` and
-//!   `to > period start`; `gpubill rate` (`rate_all`) starts every applicable credit at its
-//!   full amount.
+//! - Section 12: packages are drawn per segment of constant usage (exactly what drawing second by
+//!   second gives, see [`crate::pricing::ondemand`]); a package's balance before the rated period
+//!   is what the walk from its `from` left, whatever period the earlier seconds fall in. A
+//!   `package` line has `unit = "package"`, quantity 1, and is billed even when the package covers
+//!   nothing. Credits apply to a period when `from < period end` and `to > period start`;
+//!   `gpubill rate` (`rate_all`) starts every applicable credit at its full amount.
 //! - Section 13: a month cycle keeps the local time of day of `start`; a local time in a DST
 //!   gap moves to the first minute after the gap. A subscription's cycles are contiguous, so
 //!   it counts in `R(s)` over `[start_0, start_cycles)`. Subscription lines of one id sort
@@ -159,15 +160,15 @@
 //!   noted for adjustment like usage (the period holding its instant); a platform event in a
 //!   closed period is noted once for every account invoiced in that period. Issued invoices
 //!   never change.
-//! - Credits across periods in the engine: the pool of [`crate::credits::CreditPool`]
+//! - Credits across periods in the engine: the pool of [`crate::finance::credits::CreditPool`]
 //!   replayed over the account's issued invoices (each adds the compensation it earned and
 //!   draws the credit it consumed, capped at what the pool holds for its period).
 //! - With packages or an SLA in a price book version, re-rating a period loads the account's
 //!   usage from its beginning up to the period's end (package balances and the coverage
 //!   before a fault read it); without them, only the keys with a second in the period.
 //!
-//! Account terms as commands (issue 10, [`crate::pricebook::AccountTerm`],
-//! [`crate::term_changes`], [`crate::holdings`])
+//! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
+//! [`crate::finance::term_changes`], [`crate::finance::holdings`])
 //! - A term's JSON body is the price book entry's fields without `account` and `id` (both come
 //!   from the path; either in the body is a 400). It becomes the TOML entry it stands for and
 //!   is parsed by the price book parser's own functions, so a command term is valid exactly
@@ -191,7 +192,7 @@
 //! - "Now" for the started and consumed rules is the API's clock (`AppState.clock`) when the
 //!   command is made; the command carries it (`at_ms`). A replayed command is applied without
 //!   those rules (it was allowed once, in the same state) but with the parser's.
-//! - Allowed changes ([`crate::term_changes`]): a new term always (whatever its dates); a
+//! - Allowed changes ([`crate::finance::term_changes`]): a new term always (whatever its dates); a
 //!   reservation before its `from` freely, after it only `to`, not before now, and it cannot
 //!   be ended; a discount always (it applies to periods not yet closed); a credit freely until
 //!   an issued invoice drew from it, then only `amount`, not below what was drawn, and it
@@ -207,16 +208,15 @@
 //!   once ended, lets the price book's term apply again.
 //! - Idempotence: a PUT with the body stored (compared as JSON values) changes nothing and
 //!   records no command (`changed: false`).
-//! - `GET /v1/balance` holdings are computed with the merged version rating the open period.
-//!   A package's remaining unit-seconds are `hours x 3600` less what the rating's own package
-//!   drawing takes from the account's ledger over `[earliest package from, now)`, closed or
-//!   not ([`crate::holdings::package_balances`]). Credits' remaining amounts come from
-//!   [`crate::credits::CreditPool::after_invoices`] (issued invoices only; the open period's
-//!   provisional credit is not subtracted). `sla_compensation_credited` is the compensation
-//!   issued invoices credited; `sla_compensation_left` what of it is not consumed.
-//!   Instants are Unix seconds. A subscription's `current_cycle` is the cycle holding now
-//!   (none before the start or after the last cycle); `cycles_left` counts cycles not
-//!   started.
+//! - `GET /v1/balance` holdings are computed with the merged version rating the open period. A
+//!   package's remaining unit-seconds are `hours x 3600` less what the rating's own package drawing
+//!   takes from the account's ledger over `[earliest package from, now)`, closed or not
+//!   ([`crate::finance::holdings::package_balances`]). Credits' remaining amounts come from
+//!   [`crate::finance::credits::CreditPool::after_invoices`] (issued invoices only; the open
+//!   period's provisional credit is not subtracted). `sla_compensation_credited` is the
+//!   compensation issued invoices credited; `sla_compensation_left` what of it is not consumed.
+//!   Instants are Unix seconds. A subscription's `current_cycle` is the cycle holding now (none
+//!   before the start or after the last cycle); `cycles_left` counts cycles not started.
 //!
 //! Finance (issue 12)
 //! - Invoice numbers are `{prefix}-{year}-{nnnnnn}` (`INV-2026-000123`, at least six digits),
@@ -224,12 +224,12 @@
 //!   timezone of the price book version the invoice is rated with (a November invoice issued
 //!   in January is numbered in January's year), as fapiao and most VAT regimes number by
 //!   issue date. Within one close, invoices are numbered in account order. Zero invoices are
-//!   numbered like any other ([`crate::numbering`]).
+//!   numbered like any other ([`crate::finance::numbering`]).
 //! - Automatic closing (`serve --close-grace`) starts at the period of the first metered
 //!   second (usage or egress) and closes due periods in order; a refused one (unpriced usage,
 //!   no price book) holds back the later ones, since credits carry from one period to the
 //!   next. Periods before the first metered second are closed only by hand
-//!   ([`crate::period::due_for_close`]).
+//!   ([`crate::pricing::period::due_for_close`]).
 //! - Section 7, what "the difference" is: each close rates every earlier closed period of
 //!   each account again (over the ledger as it is now, with the period's price book version
 //!   and the credit balance after the earlier periods' effective invoices) and compares it
@@ -239,7 +239,7 @@
 //!   so an original's adjustment lines add up to the difference of the totals; zero
 //!   differences make no line. A recomputation differing only in quantities or SLA
 //!   compensation (no money moves) still becomes effective, with no line
-//!   ([`crate::adjustment`]).
+//!   ([`crate::finance::adjustment`]).
 //! - Adjustment lines do not enter the new invoice's section 5 arithmetic (its `total` stays a
 //!   pure function of its own period); they add to `amount_due = max(0, total + Σ
 //!   adjustments)`. When that sum is negative, the rest is one credit note per account and
@@ -271,7 +271,8 @@
 //!   the journal of the period holding their time (price book timezone); payments to the
 //!   journal of the invoice's period.
 //!
-//! Account terms and closed periods (issue 24.1, [`crate::term_changes::terms_for_closed_period`])
+//! Account terms and closed periods (issue 24.1,
+//! [`crate::finance::term_changes::terms_for_closed_period`])
 //! - A closed period is re-rated (at each later close, for adjustments; by the adjustments
 //!   preview; by `gpubill verify`) with the account terms as they stood when it closed: every
 //!   revision of a term is kept, and each period records the revision it closed at. A term
@@ -298,11 +299,11 @@
 //! - Every JSON request body refuses a repeated member, at any depth, with a 400 naming it
 //!   (after the route's token check: a wrong token is still a 403 first); a content type
 //!   other than `application/json` or a `+json` type is a 415 (none at all is JSON).
-//! - One decimal grammar for every amount (`crate::decimal`, the events'); one rule for names
-//!   (`crate::text::check_name`: not empty, no control character, not only invisible
-//!   characters) for buyer and seller fields and every string and name of a price book; a
-//!   price book's `currency` is three capital letters (ISO 4217); every instant of a price
-//!   book or term lies in the events' range, 2000-01-01T00:00:00Z ..= 2100-01-01T00:00:00Z.
+//! - One decimal grammar for every amount (`crate::common::decimal`, the events'); one rule for
+//!   names (`crate::common::text::check_name`: not empty, no control character, not only invisible
+//!   characters) for buyer and seller fields and every string and name of a price book; a price
+//!   book's `currency` is three capital letters (ISO 4217); every instant of a price book or term
+//!   lies in the events' range, 2000-01-01T00:00:00Z ..= 2100-01-01T00:00:00Z.
 //! - Audit actors: `admin` for the admin token, `key:<key id>` / `ingest` for other tokens,
 //!   `system:<task>` for what the engine does by itself (`system:autoclose`), `system`
 //!   for any other work outside a request. Carried by the command's outbox header
@@ -315,14 +316,14 @@
 //! - `GET /v1/me` answers every token (admin, ingest, customer) its role; a customer key's
 //!   name is its key id (the first 16 hex digits of its SHA-256, as the key list shows it).
 //! - An sku's unit is chosen by its family, the sku's name up to its first `.`
-//!   ([`crate::prices::sku_unit`]): `gpu.*` in cards (`card_hour`), `storage.*` in GB
+//!   ([`crate::pricing::prices::sku_unit`]): `gpu.*` in cards (`card_hour`), `storage.*` in GB
 //!   (`gb_hour`), any other family in its own units (`unit_hour`). Usage charts and totals
 //!   never add two families, and `GET /v1/usage?family=` answers one family.
 //! - Every instant the API writes is RFC 3339 UTC (`GET /v1/balance`'s package, credit and
 //!   subscription dates were Unix seconds).
 //! - A printable invoice shows its period as the local dates of its first and last day in its
 //!   price book version's timezone (the end is exclusive: the last day is the one before it).
-//! - The price list (`GET /v1/prices`, [`crate::prices`]) is the version rating the open
+//! - The price list (`GET /v1/prices`, [`crate::pricing::prices`]) is the version rating the open
 //!   period with the account terms merged in; the spot price is the one in force now; off-peak
 //!   rates are each on-demand tier's rate times the window's multiplier; rates show normalized
 //!   with at least 2 decimals and are never rounded. `GET /v1/admin/pricebook` answers a
@@ -332,8 +333,8 @@
 //! ## Settling invoices from the wallet after issue (issue 24.2)
 //!
 //! - A top-up pays the account's unpaid invoices from the wallet at once, in its transaction
-//!   ([`crate::settlement::oldest_first`]): the oldest first, by issue time, then number (the
-//!   invoices of one close share an issue time), each as far as the wallet's whole balance
+//!   ([`crate::finance::settlement::oldest_first`]): the oldest first, by issue time, then number
+//!   (the invoices of one close share an issue time), each as far as the wallet's whole balance
 //!   goes (not only the top-up's amount: money already in the wallet pays too).
 //! - An invoice the balance cannot cover is paid in part: a payment of what is left, the
 //!   invoice stays `issued` (and turns `overdue` on time) until its payments cover its

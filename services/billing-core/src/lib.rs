@@ -1,19 +1,31 @@
 //! # billing-core: the pure heart of gpubill
 //!
-//! Everything that decides money lives here and nowhere else: decoding and validating
-//! CloudEvents ([`event`]), identity dedupe ([`dedupe`]), the per-second ledger of
-//! disjoint runs ([`ledger`]), the price book ([`pricebook`]), calendar periods
-//! ([`period`]), off-peak windows ([`offpeak`]), tiers ([`tiers`]), reservations
-//! ([`reservations`]), the per-resource minimum charge ([`minimum`]), egress ([`egress`]),
-//! the assembly of lines, rounding and totals ([`rating`], [`invoice`]), and the invoice CSV
-//! export's rows ([`export`]).
+//! Everything that decides money lives here and nowhere else, in one folder per domain:
 //!
-//! Part 2 (GPU rental economics, sections 8 to 14) adds the rental events ([`rental`],
-//! decoded by [`event::decode_any`]), lease timelines ([`lease`]), spot curves and node
-//! faults ([`platform`]), and a module per rule: lease states ([`states`]), on-demand usage
-//! with packages and subscriptions ([`ondemand`], [`subscriptions`]), spot curves and
-//! interruption ([`spot`]), SLA compensation ([`sla`]), counter egress ([`counters`]) and
-//! credits across periods ([`credits`]).
+//! - [`events`]: records in. Decoding and validating CloudEvents ([`event`], structured and
+//!   [`binary_mode`], over the size limit in [`oversize`]), identity dedupe ([`dedupe`]).
+//! - [`ledger`]: usage over time. The per-second ledger of disjoint runs ([`runs`]) and
+//!   metering, records in and ledger out ([`meter`]).
+//! - [`pricing`]: usage to money. The price book ([`pricebook`]), calendar periods
+//!   ([`period`]), off-peak windows ([`offpeak`]), tiers ([`tiers`]), reservations
+//!   ([`reservations`]), subscriptions ([`subscriptions`]), on-demand usage with packages
+//!   ([`ondemand`]), spot ([`spot`]), the per-resource minimum charge ([`minimum`]), egress
+//!   ([`egress`]), the assembly of lines, rounding and totals ([`rating`], [`invoice`]) and
+//!   the price list ([`prices`]).
+//! - [`rental`]: GPU rental economics (part 2, sections 8 to 11). The rental events (decoded
+//!   by [`event::decode_any`]), lease timelines ([`lease`]), spot curves and node faults
+//!   ([`platform`]), and the rules that read them: lease states ([`states`]), SLA compensation
+//!   ([`sla`]) and counter egress ([`counters`]).
+//! - [`finance`]: after rating. Credits across periods ([`credits`]), adjustments
+//!   ([`adjustment`]) and settlement ([`settlement`]), balances ([`holdings`]), term changes
+//!   ([`term_changes`]), document numbers ([`numbering`]), profiles ([`profile`]), the journal
+//!   ([`journal`]) and the invoice CSV export's rows ([`export`]).
+//! - [`quota`]: quotas and authorizations as policy.
+//! - [`common`]: the shared low-level helpers ([`decimal`], [`money`], [`timestamp`],
+//!   [`text`], [`limits`]).
+//!
+//! Every module is also reachable at the crate root under its own name (`billing_core::rating`,
+//! `billing_core::event`, ...), the paths it had before the folders.
 //!
 //! The crate does no I/O, never reads the clock and never uses floating point: time comes in
 //! as arguments (UTC Unix seconds), money is [`rust_decimal::Decimal`]. It implements
@@ -24,57 +36,32 @@
 // wrong), and no float arithmetic anywhere near an amount (issue 25; tests may unwrap).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::float_arithmetic))]
 
-pub mod adjustment;
-pub mod binary_mode;
 pub mod choices;
-pub mod counters;
-pub mod credits;
-pub mod decimal;
-pub mod dedupe;
-pub mod egress;
-pub mod event;
-pub mod event_fields;
-pub mod export;
-pub mod holdings;
-pub mod invoice;
-pub mod journal;
-pub mod json;
-pub mod lease;
+pub mod common;
+pub mod events;
+pub mod finance;
 pub mod ledger;
-pub mod limits;
-pub mod magnitude;
-pub mod meter;
-pub mod minimum;
-pub mod money;
-pub mod numbering;
-pub mod offpeak;
-pub mod ondemand;
-pub mod oversize;
-pub mod period;
-pub mod platform;
-pub mod pricebook;
-pub mod prices;
-pub mod profile;
+pub mod pricing;
 pub mod quota;
-pub mod rating;
-pub mod rating_context;
-pub mod reject;
 pub mod rental;
-pub mod reservations;
-pub mod runs;
-pub mod settlement;
-pub mod sla;
-pub mod spot;
-pub mod states;
-pub mod subscriptions;
-pub mod term_changes;
-pub mod text;
-pub mod tiers;
-pub mod timestamp;
 
-pub use event::{AnyData, AnyEvent, Class, Event, EventData, RejectReason, Rejection};
-pub use invoice::{Invoice, Line};
-pub use meter::{Admission, Meter};
-pub use period::Period;
-pub use pricebook::{PriceBook, PriceBookError};
-pub use rating::{RatingError, Unpriced, rate_account};
+// Every module keeps the path it had before the folders (issue 25): other crates, the tests,
+// benches and fuzz targets name them there.
+pub use common::{decimal, limits, money, text, timestamp};
+pub use events::{binary_mode, dedupe, event, event_fields, json, oversize, reject};
+pub use finance::{
+    adjustment, credits, export, holdings, journal, numbering, profile, settlement, term_changes,
+};
+pub use ledger::{meter, runs};
+pub use pricing::{
+    egress, invoice, magnitude, minimum, offpeak, ondemand, period, pricebook, prices, rating,
+    rating_context, reservations, spot, subscriptions, tiers,
+};
+pub use rental::{counters, lease, platform, sla, states};
+
+pub use events::event::{AnyData, AnyEvent, Class, Event, EventData, RejectReason, Rejection};
+pub use ledger::meter::{Admission, Meter};
+pub use pricing::invoice::{Invoice, Line};
+pub use pricing::period::Period;
+pub use pricing::pricebook::{PriceBook, PriceBookError};
+pub use pricing::rating::{RatingError, Unpriced, rate_account};

@@ -1,0 +1,189 @@
+//! Credits across periods: billing-semantics.md sections 5, 10 and 12.
+//!
+//! An invoice's `credit` is `min(balance, subtotal - discount)`. The balance holds the
+//! account's credits that apply to the period (it overlaps their `[from, to)`) and the SLA
+//! compensation earned so far; what an invoice consumes is drawn first from credits with a
+//! `to`, earliest `to` first (ties in price book order), then from SLA compensation, oldest
+//! period first, then from credits without a `to` in price book order. What an expiring
+//! credit still holds after its `to` is gone (no later period overlaps it).
+//!
+//! `gpubill rate` rates one period with every credit at its full amount
+//! ([`crate::pricing::pricebook::PriceBook::credit_total_for`]); [`CreditPool`] carries balances
+//! from one period to the next, in time order ([`crate::pricing::rating::rate_periods`]).
+
+use crate::pricing::period::Period;
+use crate::pricing::pricebook::PriceBook;
+use rust_decimal::Decimal;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Order {
+    /// (to, price book index)
+    Expiring(i64, usize),
+    /// The start of the period that earned it.
+    Compensation(i64),
+    /// Price book index.
+    Open(usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    order: Order,
+    from: Option<i64>,
+    to: Option<i64>,
+    remaining: Decimal,
+    /// The credit's price book index (None: SLA compensation).
+    credit: Option<usize>,
+}
+
+impl Entry {
+    fn applies_to(&self, period: &Period) -> bool {
+        self.from.is_none_or(|f| f < period.end) && self.to.is_none_or(|t| t > period.start)
+    }
+}
+
+/// An account's credit balances, kept in drawing order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CreditPool {
+    entries: Vec<Entry>,
+}
+
+impl CreditPool {
+    /// The account's credits at their full amounts.
+    pub fn for_account(book: &PriceBook, account: &str) -> Self {
+        let mut pool = CreditPool::default();
+        for c in book.credit_terms.iter().filter(|c| c.account == account) {
+            pool.insert(Entry {
+                order: match c.to {
+                    Some(to) => Order::Expiring(to, c.index),
+                    None => Order::Open(c.index),
+                },
+                from: c.from,
+                to: c.to,
+                remaining: c.amount,
+                credit: Some(c.index),
+            });
+        }
+        pool
+    }
+
+    fn insert(&mut self, e: Entry) {
+        let at = self.entries.partition_point(|x| x.order <= e.order);
+        self.entries.insert(at, e);
+    }
+
+    /// SLA compensation earned in the period starting at `period_start`.
+    pub fn add_compensation(&mut self, period_start: i64, amount: Decimal) {
+        if amount > Decimal::ZERO {
+            self.insert(Entry {
+                order: Order::Compensation(period_start),
+                from: None,
+                to: None,
+                remaining: amount,
+                credit: None,
+            });
+        }
+    }
+
+    /// The balance available to the period's invoice.
+    pub fn available(&self, period: &Period) -> Decimal {
+        self.entries
+            .iter()
+            .filter(|e| e.applies_to(period))
+            .map(|e| e.remaining)
+            .sum()
+    }
+
+    /// Consumes `amount` (at most [`CreditPool::available`]) in drawing order.
+    pub fn draw(&mut self, period: &Period, amount: Decimal) {
+        let mut left = amount;
+        for e in self.entries.iter_mut().filter(|e| e.applies_to(period)) {
+            let take = e.remaining.min(left);
+            e.remaining -= take;
+            left -= take;
+        }
+        assert!(
+            left.is_zero(),
+            "credit drawn beyond the balance: {left} left of {amount}"
+        );
+    }
+
+    /// The pool after an account's issued invoices, in period order: each added the SLA
+    /// compensation it earned and drew the credit it consumed. A draw is capped at what the
+    /// pool holds for its period (an invoice issued under an earlier price book version may
+    /// have drawn credits this version no longer has). What the engine rates a new period
+    /// with: `rate_account(.., pool.available(period))` then adds that period's compensation.
+    pub fn after_invoices(
+        book: &PriceBook,
+        account: &str,
+        issued: &[(Period, Decimal, Decimal)],
+    ) -> Self {
+        let mut pool = CreditPool::for_account(book, account);
+        let mut issued: Vec<&(Period, Decimal, Decimal)> = issued.iter().collect();
+        issued.sort_by_key(|(p, _, _)| p.start);
+        for (period, compensation, credit) in issued {
+            pool.add_compensation(period.start, *compensation);
+            let take = (*credit).min(pool.available(period)).max(Decimal::ZERO);
+            pool.draw(period, take);
+        }
+        pool
+    }
+
+    /// What is left of the credit with price book index `index` (None: no such credit).
+    pub fn remaining_of(&self, index: usize) -> Option<Decimal> {
+        self.entries
+            .iter()
+            .find(|e| e.credit == Some(index))
+            .map(|e| e.remaining)
+    }
+
+    /// Remaining SLA compensation (earned, not yet consumed).
+    pub fn compensation_left(&self) -> Decimal {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.order, Order::Compensation(_)))
+            .map(|e| e.remaining)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn expiring_first_then_compensation_then_open_credits() {
+        let book = PriceBook::from_toml(
+            r#"
+currency = "CNY"
+[[credits]]
+account = "a"
+amount = "10.00"
+[[credits]]
+account = "a"
+id = "late"
+amount = "5.00"
+to = "2027-01-01T00:00:00Z"
+[[credits]]
+account = "a"
+id = "soon"
+amount = "3.00"
+to = "2026-12-01T00:00:00Z"
+"#,
+        )
+        .unwrap();
+        let nov = Period::month("2026-11", chrono_tz::Tz::UTC).unwrap();
+        let dec = Period::month("2026-12", chrono_tz::Tz::UTC).unwrap();
+        let mut pool = CreditPool::for_account(&book, "a");
+        pool.add_compensation(nov.start, d("2.00"));
+        assert_eq!(pool.available(&nov), d("20.00"));
+        // 9.00: soon 3, late 5, compensation 1.
+        pool.draw(&nov, d("9.00"));
+        assert_eq!(pool.compensation_left(), d("1.00"));
+        // December: "soon" expired (nothing left anyway), open 10 + compensation 1.
+        assert_eq!(pool.available(&dec), d("11.00"));
+    }
+}

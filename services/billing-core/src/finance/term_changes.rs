@@ -1,0 +1,381 @@
+//! Which changes to an account term are allowed (issue 10): only what has not started or not
+//! been consumed may change. Pure: "now" and what a credit has given are passed in.
+//!
+//! - Reservation: before its `from`, anything. Once started only `to` may change, to no
+//!   earlier than now (elapsed reserved seconds stay billed); it cannot be ended (DELETE).
+//! - Discount: may change or end at any time; it applies to the periods not yet closed (like a
+//!   price book upload), an issued invoice never changes.
+//! - Credit: until an issued invoice drew from it, anything. Once drawn only `amount` may
+//!   change, to no less than what was drawn; it cannot be ended.
+//! - Package: before its `from`, anything. Once started (`from <= now`) only `to` may be
+//!   extended and `hours` increased (consumed seconds stay consumed); it cannot be ended.
+//! - Subscription: before its `start`, anything. Once started only `cycles` may change, to no
+//!   fewer than the cycles started by now (a renewal adds cycles); ending it keeps the started
+//!   cycles and drops the future ones (see [`ended_subscription_cycles`]).
+//!
+//! A new term (no old version) is always allowed, whatever its dates.
+//!
+//! Re-rating a closed period (issue 24.1, [`terms_for_closed_period`]): it keeps the terms it
+//! was closed with; a later change reaches it only when the term is dated into it.
+
+use crate::pricing::pricebook::{
+    AccountTerm, Cycle, ParsedTerm, PriceBook, Subscription, TermKind,
+};
+use crate::pricing::subscriptions::cycle_bounds;
+use chrono_tz::Tz;
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TermConflict(pub String);
+
+fn conflict<T>(message: impl Into<String>) -> Result<T, TermConflict> {
+    Err(TermConflict(message.into()))
+}
+
+/// Cycles of `sub` whose start is at or before `now`.
+pub fn started_cycles(sub: &Subscription, tz: Tz, now: i64) -> u32 {
+    let bounds = cycle_bounds(sub, tz);
+    bounds[..sub.cycles as usize]
+        .iter()
+        .filter(|&&b| b <= now)
+        .count() as u32
+}
+
+/// What ending a subscription leaves: `Some(cycles)` started so far (the term stays with only
+/// them), `None` when none started (the term goes).
+pub fn ended_subscription_cycles(sub: &Subscription, tz: Tz, now: i64) -> Option<u32> {
+    match started_cycles(sub, tz, now) {
+        0 => None,
+        n => Some(n),
+    }
+}
+
+/// Whether replacing `old` by `new` (None: ending it) is allowed at `now` (Unix seconds).
+/// `drawn` is what issued invoices drew from `old` when it is a credit.
+pub fn check_change(
+    old: Option<&ParsedTerm>,
+    new: Option<&ParsedTerm>,
+    now: i64,
+    tz: Tz,
+    drawn: Decimal,
+) -> Result<(), TermConflict> {
+    let Some(old) = old else {
+        return Ok(());
+    };
+    match (old, new) {
+        (ParsedTerm::Discount { .. }, _) => Ok(()),
+        (ParsedTerm::Reservation(o), n) if o.from <= now => match n {
+            Some(ParsedTerm::Reservation(n)) => {
+                let same = Reservation2 {
+                    to: 0,
+                    ..Reservation2::from(o)
+                } == Reservation2 {
+                    to: 0,
+                    ..Reservation2::from(n)
+                };
+                if !same {
+                    return conflict("the reservation has started: only `to` may change");
+                }
+                if n.to < now {
+                    return conflict("the reservation has started: `to` may not be before now");
+                }
+                Ok(())
+            }
+            _ => conflict("the reservation has started: it cannot be ended, only its `to` moved"),
+        },
+        (ParsedTerm::Credit(o), n) if drawn > Decimal::ZERO => match n {
+            Some(ParsedTerm::Credit(n)) => {
+                if (n.from, n.to, &n.id) != (o.from, o.to, &o.id) {
+                    return conflict(format!(
+                        "issued invoices drew {drawn} from this credit: only `amount` may change"
+                    ));
+                }
+                if n.amount < drawn {
+                    return conflict(format!(
+                        "issued invoices drew {drawn} from this credit: `amount` may not go below it"
+                    ));
+                }
+                Ok(())
+            }
+            _ => conflict(format!(
+                "issued invoices drew {drawn} from this credit: it cannot be ended"
+            )),
+        },
+        (ParsedTerm::Package(o), n) if o.from <= now => match n {
+            Some(ParsedTerm::Package(n))
+                if (&n.sku, n.from, n.price) == (&o.sku, o.from, o.price)
+                    && n.to >= o.to
+                    && n.unit_seconds >= o.unit_seconds =>
+            {
+                Ok(())
+            }
+            Some(_) => {
+                conflict("the package has started: only `to` may be extended and `hours` increased")
+            }
+            None => conflict(
+                "the package has started: its consumed seconds stay consumed, it cannot be ended",
+            ),
+        },
+        (ParsedTerm::Subscription(o), n) if o.start <= now => {
+            let started = started_cycles(o, tz, now);
+            match n {
+                Some(ParsedTerm::Subscription(n))
+                    if Sub2::from(n) == Sub2::from(o) && n.cycles >= started =>
+                {
+                    Ok(())
+                }
+                Some(ParsedTerm::Subscription(n)) if Sub2::from(n) == Sub2::from(o) => {
+                    conflict(format!(
+                        "the subscription has started {started} cycles: `cycles` may not go below {started}"
+                    ))
+                }
+                Some(_) => conflict("the subscription has started: only `cycles` may change"),
+                // Ending is turned into keeping the started cycles by the caller.
+                None => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether `term` is dated into the period `[start, end)` (issue 24.1): it names the instant
+/// it starts at, before `end`, and it lasts past `start`. A reservation, a package and a
+/// subscription always name their start (a subscription lasts to the end of its last cycle);
+/// a credit only with `from` (a credit with only `to`, or none, stands for "from whenever",
+/// not for a period); a discount set by command has no dates. A term the period's price book
+/// version does not accept (an sku it lacks) is dated into nothing: it stays out of it anyway.
+pub fn dated_into(book: &PriceBook, term: &AccountTerm, (start, end): (i64, i64)) -> bool {
+    match book.parse_account_term(term) {
+        Ok(ParsedTerm::Reservation(r)) => r.from < end && r.to > start,
+        Ok(ParsedTerm::Package(p)) => p.from < end && p.to > start,
+        Ok(ParsedTerm::Credit(c)) => {
+            c.from.is_some_and(|f| f < end) && c.to.is_none_or(|t| t > start)
+        }
+        Ok(ParsedTerm::Subscription(s)) => {
+            let last = cycle_bounds(&s, book.timezone)
+                .last()
+                .copied()
+                .unwrap_or(s.start);
+            s.start < end && last > start
+        }
+        Ok(ParsedTerm::Discount { .. }) | Err(_) => false,
+    }
+}
+
+/// The account terms that rate a closed period `[start, end)` again (issue 24.1), from the
+/// terms as they stood when it closed (`at_close`) and as they are now (`current`), both
+/// sorted by (account, kind, term id) and each term once. A closed period keeps the terms it
+/// was closed with; a term that changed since (set, changed or ended) takes its current
+/// version (or goes) only when its version at the close or its current one is dated into the
+/// period ([`dated_into`]): then the difference is an adjustment at the next close, like late
+/// usage. An undated term set or changed after the close never reaches the period. With no
+/// change since the close this is `at_close`. Sorted like the inputs.
+pub fn terms_for_closed_period(
+    book: &PriceBook,
+    period: (i64, i64),
+    at_close: &[AccountTerm],
+    current: &[AccountTerm],
+) -> Vec<AccountTerm> {
+    type Key<'a> = (&'a str, TermKind, &'a str);
+    let then: BTreeMap<Key, &AccountTerm> = at_close
+        .iter()
+        .map(|t| ((t.account.as_str(), t.kind, t.term_id.as_str()), t))
+        .collect();
+    let now: BTreeMap<Key, &AccountTerm> = current
+        .iter()
+        .map(|t| ((t.account.as_str(), t.kind, t.term_id.as_str()), t))
+        .collect();
+    let mut keys: Vec<Key> = then.keys().chain(now.keys()).copied().collect();
+    keys.sort();
+    keys.dedup();
+    let mut out: Vec<AccountTerm> = Vec::with_capacity(keys.len());
+    for k in keys {
+        let (old, new) = (then.get(&k).copied(), now.get(&k).copied());
+        let kept = if old == new {
+            old
+        } else {
+            let reaches = old.is_some_and(|t| dated_into(book, t, period))
+                || new.is_some_and(|t| dated_into(book, t, period));
+            if reaches { new } else { old }
+        };
+        out.extend(kept.cloned());
+    }
+    out
+}
+
+/// A reservation's fields that a started one keeps (with `to` zeroed to compare the rest).
+#[derive(PartialEq)]
+struct Reservation2 {
+    sku: String,
+    quantity: Decimal,
+    from: i64,
+    to: i64,
+    rate_per_hour: Decimal,
+}
+
+impl From<&crate::pricing::pricebook::Reservation> for Reservation2 {
+    fn from(r: &crate::pricing::pricebook::Reservation) -> Self {
+        Reservation2 {
+            sku: r.sku.clone(),
+            quantity: r.quantity,
+            from: r.from,
+            to: r.to,
+            rate_per_hour: r.rate_per_hour,
+        }
+    }
+}
+
+/// A subscription's fields other than `cycles`.
+#[derive(PartialEq)]
+struct Sub2<'a> {
+    sku: &'a str,
+    quantity: Decimal,
+    cycle: Cycle,
+    start: i64,
+    price: Decimal,
+}
+
+impl<'a> From<&'a Subscription> for Sub2<'a> {
+    fn from(s: &'a Subscription) -> Self {
+        Sub2 {
+            sku: &s.sku,
+            quantity: s.quantity,
+            cycle: s.cycle,
+            start: s.start,
+            price: s.price,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOK: &str =
+        "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.\"gpu\"]\nrate_per_hour = \"24.00\"\n";
+    /// 2026-11-01T00:00:00Z and 2026-12-01T00:00:00Z.
+    const NOV: (i64, i64) = (1_793_491_200, 1_796_083_200);
+
+    fn term(kind: TermKind, id: &str, body: serde_json::Value) -> AccountTerm {
+        AccountTerm {
+            account: "acme".into(),
+            kind,
+            term_id: id.into(),
+            fields: body.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn a_closed_period_keeps_its_terms_unless_a_change_is_dated_into_it() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let discount = term(
+            TermKind::Discounts,
+            "d",
+            serde_json::json!({"percent": "10"}),
+        );
+        let undated = term(
+            TermKind::Credits,
+            "c0",
+            serde_json::json!({"amount": "5.00"}),
+        );
+        let only_to = term(
+            TermKind::Credits,
+            "c1",
+            serde_json::json!({"amount": "5.00", "to": "2027-01-01T00:00:00Z"}),
+        );
+        let nov = term(
+            TermKind::Credits,
+            "c2",
+            serde_json::json!({"amount": "5.00", "from": "2026-11-01T00:00:00Z"}),
+        );
+        let dec = term(
+            TermKind::Credits,
+            "c3",
+            serde_json::json!({"amount": "5.00", "from": "2026-12-01T00:00:00Z"}),
+        );
+        // Set after the close: only the credit dated into November reaches it.
+        // Sorted by (account, kind, term id): discounts before credits.
+        let current = vec![
+            discount.clone(),
+            undated.clone(),
+            only_to.clone(),
+            nov.clone(),
+            dec.clone(),
+        ];
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &[], &current),
+            vec![nov.clone()]
+        );
+        // Nothing changed since the close: the terms it was closed with.
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &current, &current),
+            current
+        );
+        // Ended after the close: an undated discount stays, a November credit goes.
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &[nov.clone(), discount.clone()], &[]),
+            vec![discount.clone()]
+        );
+        // Changed after the close: the undated discount keeps its old percent.
+        let more = term(
+            TermKind::Discounts,
+            "d",
+            serde_json::json!({"percent": "30"}),
+        );
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, std::slice::from_ref(&discount), &[more]),
+            vec![discount]
+        );
+        // A reservation from mid-November reaches it; one from December does not.
+        let res = |from: &str| {
+            term(
+                TermKind::Reservations,
+                "r",
+                serde_json::json!({"sku": "gpu", "quantity": "1", "from": from,
+                    "to": "2027-01-01T00:00:00Z", "rate_per_hour": "10.00"}),
+            )
+        };
+        let mid = res("2026-11-15T00:00:00Z");
+        assert_eq!(
+            terms_for_closed_period(&book, NOV, &[], std::slice::from_ref(&mid)),
+            vec![mid]
+        );
+        assert!(
+            terms_for_closed_period(&book, NOV, &[], &[res("2026-12-01T00:00:00Z")]).is_empty()
+        );
+    }
+
+    fn weekly(cycles: u32) -> ParsedTerm {
+        ParsedTerm::Subscription(Subscription {
+            index: 0,
+            account: "acme".into(),
+            id: "s".into(),
+            sku: "gpu".into(),
+            quantity: Decimal::ONE,
+            cycle: Cycle::Week,
+            start: 1_000_000,
+            cycles,
+            price: Decimal::from(100),
+        })
+    }
+
+    #[test]
+    fn a_started_weekly_subscription_loses_only_cycles_not_started() {
+        // Day 9 of the subscription: cycles 0 and 1 have started.
+        let now = 1_000_000 + 9 * 86_400;
+        let tz = Tz::UTC;
+        let z = Decimal::ZERO;
+        assert!(check_change(Some(&weekly(4)), Some(&weekly(2)), now, tz, z).is_ok());
+        assert!(check_change(Some(&weekly(4)), Some(&weekly(6)), now, tz, z).is_ok());
+        assert!(check_change(Some(&weekly(4)), Some(&weekly(1)), now, tz, z).is_err());
+        let ParsedTerm::Subscription(s) = weekly(4) else {
+            unreachable!()
+        };
+        assert_eq!(ended_subscription_cycles(&s, tz, now), Some(2));
+        assert_eq!(ended_subscription_cycles(&s, tz, 999_999), None);
+        // Before the start anything goes.
+        assert!(check_change(Some(&weekly(4)), None, 999_999, tz, z).is_ok());
+    }
+}

@@ -1,0 +1,565 @@
+//! Usage over time, before any price: the per-second ledger of billing-semantics.md section 2
+//! (this module), the disjoint runs a usage key's seconds are kept as ([`runs`]), and metering
+//! ([`meter`]): accepted records decoded, validated, deduped and folded into the ledger.
+//! Rating ([`crate::pricing`]) reads the ledger; nothing here knows a price.
+//!
+//! # The per-second ledger
+//!
+//! For each usage key and second the ledger holds the **maximum** quantity of all events of
+//! that key covering the second. It is stored as disjoint, sorted runs `[from, to)` with one
+//! quantity each; adjacent runs with equal quantities are merged, so the representation of a
+//! given per-second function is unique and the ledger is a function of the *set* of events.
+
+pub mod meter;
+pub mod runs;
+
+use crate::common::timestamp::Timestamp;
+use crate::events::event::Class;
+pub use crate::ledger::runs::{Run, Runs};
+use crate::rental::lease::{LeaseState, Timeline};
+use hashbrown::{Equivalent, HashMap};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+
+/// (account, lease, resource, sku, class): section 2.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct UsageKey {
+    pub account: String,
+    pub lease: String,
+    pub resource: String,
+    pub sku: String,
+    pub class: Class,
+}
+
+/// A usage key within one account: (lease, resource, sku, class).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ResourceKey {
+    pub lease: Box<str>,
+    pub resource: Box<str>,
+    pub sku: Box<str>,
+    pub class: Class,
+}
+
+impl Hash for ResourceKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        ResourceKeyRef(&self.lease, &self.resource, &self.sku, self.class).hash(state)
+    }
+}
+
+#[derive(Hash)]
+struct ResourceKeyRef<'a>(&'a str, &'a str, &'a str, Class);
+
+impl Equivalent<ResourceKey> for ResourceKeyRef<'_> {
+    fn equivalent(&self, k: &ResourceKey) -> bool {
+        *k.lease == *self.0 && *k.resource == *self.1 && *k.sku == *self.2 && k.class == self.3
+    }
+}
+
+/// One egress event's contribution: `bytes` at `time`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EgressRecord {
+    pub time: Timestamp,
+    pub bytes: u64,
+}
+
+/// A key's ledger runs and, for SLA compensation (section 10), its coverage by each source
+/// (the node that reported it) as runs of their own: union-with-max per source, so the
+/// quantity a node gave a key at a second is known without keeping any heartbeat.
+///
+/// Almost every key is reported by one node only, and then that node's coverage *is* the
+/// ledger: [`Sources::One`] keeps just the name, and the per-source runs are materialized
+/// only when a second source appears (the first one's runs are then exactly the ledger's so
+/// far). Metering a single-source key costs one string compare more than part 1.
+#[derive(Debug, Clone, Default)]
+struct KeyRuns {
+    runs: Runs,
+    sources: Sources,
+}
+
+#[derive(Debug, Clone, Default)]
+enum Sources {
+    /// Unknown (a ledger loaded from storage without its sources, or `insert_usage`).
+    #[default]
+    Unknown,
+    /// Every event of the key came from this source: its coverage is `runs`.
+    One(Box<str>),
+    /// Sorted by source.
+    Many(Vec<(Box<str>, Runs)>),
+}
+
+impl KeyRuns {
+    fn insert_from(&mut self, source: &str, from: i64, to: i64, quantity: Decimal) -> bool {
+        match &mut self.sources {
+            Sources::Unknown if self.runs.is_empty() => self.sources = Sources::One(source.into()),
+            Sources::One(s) if **s == *source => {}
+            Sources::Unknown | Sources::One(_) => {
+                self.materialize();
+                return self.insert_from(source, from, to, quantity);
+            }
+            Sources::Many(v) => match v.iter_mut().find(|(s, _)| **s == *source) {
+                Some((_, r)) => {
+                    r.insert(from, to, quantity);
+                }
+                None => {
+                    let mut r = Runs::new();
+                    r.insert(from, to, quantity);
+                    let at = v.partition_point(|(s, _)| **s < *source);
+                    v.insert(at, (source.into(), r));
+                }
+            },
+        }
+        self.runs.insert(from, to, quantity)
+    }
+
+    /// `One` (or `Unknown`) to `Many`, before an event that breaks "the ledger is the one
+    /// source's coverage".
+    fn materialize(&mut self) {
+        self.sources = match std::mem::take(&mut self.sources) {
+            Sources::One(s) => Sources::Many(vec![(s, self.runs.clone())]),
+            Sources::Unknown => Sources::Many(Vec::new()),
+            many => many,
+        };
+    }
+
+    fn sources(&self) -> Vec<(&str, &Runs)> {
+        match &self.sources {
+            Sources::Unknown => Vec::new(),
+            Sources::One(s) => vec![(&**s, &self.runs)],
+            Sources::Many(v) => v.iter().map(|(s, r)| (&**s, r)).collect(),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.runs.heap_bytes()
+            + match &self.sources {
+                Sources::Unknown => 0,
+                Sources::One(s) => s.len(),
+                Sources::Many(v) => {
+                    v.capacity() * std::mem::size_of::<(Box<str>, Runs)>()
+                        + v.iter()
+                            .map(|(s, r)| s.len() + r.heap_bytes())
+                            .sum::<usize>()
+                }
+            }
+    }
+}
+
+/// The (lease, interface, dest) of a byte counter (section 11).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CounterKey {
+    pub lease: String,
+    pub interface: String,
+    pub dest: String,
+}
+
+/// Everything metered for one account: usage runs per key (with their coverage by source),
+/// egress records per dest, lease timelines and byte-counter samples.
+/// Iteration order of `usage` is unspecified; everything derived from it must not depend on
+/// it (rating sorts or sums).
+#[derive(Debug, Clone, Default)]
+pub struct AccountLedger {
+    usage: HashMap<ResourceKey, KeyRuns>,
+    egress: BTreeMap<String, Vec<EgressRecord>>,
+    /// Section 8: per lease, its (at, state) points.
+    leases: BTreeMap<String, Timeline>,
+    /// Section 11: per counter, its distinct (at, bytes_total) samples.
+    counters: BTreeMap<CounterKey, BTreeSet<(i64, u64)>>,
+}
+
+impl AccountLedger {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Union-with-max of `[from, to)` at `quantity` into the key's runs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_usage(
+        &mut self,
+        lease: &str,
+        resource: &str,
+        sku: &str,
+        class: Class,
+        from: i64,
+        to: i64,
+        quantity: Decimal,
+    ) -> bool {
+        let probe = ResourceKeyRef(lease, resource, sku, class);
+        if let Some(k) = self.usage.get_mut(&probe) {
+            // An event of unknown source: the one source's coverage is no longer the ledger.
+            if matches!(k.sources, Sources::One(_)) {
+                k.materialize();
+            }
+            return k.runs.insert(from, to, quantity);
+        }
+        let mut runs = Runs::new();
+        runs.insert(from, to, quantity);
+        self.usage.insert(
+            ResourceKey {
+                lease: lease.into(),
+                resource: resource.into(),
+                sku: sku.into(),
+                class,
+            },
+            KeyRuns {
+                runs,
+                sources: Sources::Unknown,
+            },
+        );
+        true
+    }
+
+    /// [`AccountLedger::insert_usage`] of an event from `source`, also kept in the key's
+    /// coverage by source (section 10).
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_usage_from(
+        &mut self,
+        source: &str,
+        lease: &str,
+        resource: &str,
+        sku: &str,
+        class: Class,
+        from: i64,
+        to: i64,
+        quantity: Decimal,
+    ) -> bool {
+        let probe = ResourceKeyRef(lease, resource, sku, class);
+        if let Some(k) = self.usage.get_mut(&probe) {
+            return k.insert_from(source, from, to, quantity);
+        }
+        let mut k = KeyRuns::default();
+        k.insert_from(source, from, to, quantity);
+        self.usage.insert(
+            ResourceKey {
+                lease: lease.into(),
+                resource: resource.into(),
+                sku: sku.into(),
+                class,
+            },
+            k,
+        );
+        true
+    }
+
+    /// A key's coverage by source, sorted by source (empty for a ledger loaded without it).
+    pub fn sources(&self, key: &ResourceKey) -> Vec<(&str, &Runs)> {
+        self.usage.get(key).map_or_else(Vec::new, |k| k.sources())
+    }
+
+    /// Replaces a key's coverage by one source (loading a ledger from storage; call it after
+    /// [`AccountLedger::set_runs`] of the key).
+    pub fn set_source_runs(&mut self, key: ResourceKey, source: &str, runs: Runs) {
+        let k = self.usage.entry(key).or_default();
+        k.materialize();
+        if let Sources::Many(v) = &mut k.sources {
+            v.retain(|(s, _)| **s != *source);
+            if !runs.is_empty() {
+                let at = v.partition_point(|(s, _)| **s < *source);
+                v.insert(at, (source.into(), runs));
+            }
+        }
+    }
+
+    /// Section 8: a point of a lease's timeline (`at` floored to the second).
+    pub fn add_lease_state(&mut self, lease: &str, at: i64, state: LeaseState) {
+        match self.leases.get_mut(lease) {
+            Some(t) => t.insert(at, state),
+            None => {
+                let mut t = Timeline::new();
+                t.insert(at, state);
+                self.leases.insert(lease.to_string(), t);
+            }
+        }
+    }
+
+    pub fn timeline(&self, lease: &str) -> Option<&Timeline> {
+        self.leases.get(lease)
+    }
+
+    pub fn leases(&self) -> &BTreeMap<String, Timeline> {
+        &self.leases
+    }
+
+    /// Section 11: a counter sample (`at` floored to the second).
+    pub fn add_counter_sample(&mut self, key: CounterKey, at: i64, bytes_total: u64) {
+        self.counters
+            .entry(key)
+            .or_default()
+            .insert((at, bytes_total));
+    }
+
+    pub fn counters(&self) -> &BTreeMap<CounterKey, BTreeSet<(i64, u64)>> {
+        &self.counters
+    }
+
+    /// Replaces a key's runs wholesale (loading a ledger from storage).
+    pub fn set_runs(&mut self, key: ResourceKey, runs: Runs) {
+        if runs.is_empty() {
+            self.usage.remove(&key);
+        } else {
+            self.usage.entry(key).or_default().runs = runs;
+        }
+    }
+
+    pub fn add_egress(&mut self, dest: &str, record: EgressRecord) {
+        match self.egress.get_mut(dest) {
+            Some(v) => v.push(record),
+            None => {
+                self.egress.insert(dest.to_string(), vec![record]);
+            }
+        }
+    }
+
+    /// A key's runs and coverage by source (sorted by source), looked up by its parts.
+    pub fn key_runs(
+        &self,
+        lease: &str,
+        resource: &str,
+        sku: &str,
+        class: Class,
+    ) -> Option<(&Runs, Vec<(&str, &Runs)>)> {
+        let k = self
+            .usage
+            .get(&ResourceKeyRef(lease, resource, sku, class))?;
+        Some((&k.runs, k.sources()))
+    }
+
+    /// How many usage keys the ledger holds.
+    pub fn key_count(&self) -> usize {
+        self.usage.len()
+    }
+
+    pub fn usage(&self) -> impl Iterator<Item = (&ResourceKey, &Runs)> {
+        self.usage.iter().map(|(k, v)| (k, &v.runs))
+    }
+
+    /// Exactly what rating the period `[start, end)` reads of this ledger: every usage key
+    /// with a run overlapping the period, *whole* (the minimum charge of section 4.6 counts
+    /// a key's covered seconds over all its runs, and bills in the period of its first
+    /// second, which such a key then holds), and the egress records timed inside it. Keys
+    /// without a second in the period add nothing to any line of it. The store loads only
+    /// this (`first_s < end and end_s > start`, egress by time) to re-rate a period; a
+    /// property test checks that rating the restriction equals rating the whole ledger.
+    pub fn restricted_to(&self, start: i64, end: i64) -> AccountLedger {
+        let usage = self
+            .usage
+            .iter()
+            .filter(|(_, k)| k.runs.clipped(start, end).next().is_some())
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect();
+        let egress = self
+            .egress
+            .iter()
+            .map(|(dest, records)| {
+                let inside: Vec<EgressRecord> = records
+                    .iter()
+                    .filter(|r| start <= r.time.secs && r.time.secs < end)
+                    .copied()
+                    .collect();
+                (dest.clone(), inside)
+            })
+            .filter(|(_, records)| !records.is_empty())
+            .collect();
+        // Part 2: timelines and counters are small and read whole (a state or a counter's
+        // baseline may lie before the period).
+        AccountLedger {
+            usage,
+            egress,
+            leases: self.leases.clone(),
+            counters: self.counters.clone(),
+        }
+    }
+
+    /// Usage keys in sorted order (for stable output).
+    pub fn usage_sorted(&self) -> Vec<(&ResourceKey, &Runs)> {
+        let mut v: Vec<_> = self.usage().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+
+    pub fn runs(&self, lease: &str, resource: &str, sku: &str, class: Class) -> Option<&Runs> {
+        self.usage
+            .get(&ResourceKeyRef(lease, resource, sku, class))
+            .map(|k| &k.runs)
+    }
+
+    pub fn egress(&self) -> &BTreeMap<String, Vec<EgressRecord>> {
+        &self.egress
+    }
+
+    pub fn usage_keys(&self) -> usize {
+        self.usage.len()
+    }
+
+    /// Approximate bytes held per usage key: key strings, runs and map slots.
+    pub fn heap_bytes(&self) -> usize {
+        let slot = std::mem::size_of::<(ResourceKey, KeyRuns)>() + 1;
+        self.usage.capacity() * slot
+            + self
+                .usage
+                .iter()
+                .map(|(k, r)| k.lease.len() + k.resource.len() + k.sku.len() + r.heap_bytes())
+                .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    fn run(from: i64, to: i64, q: &str) -> Run {
+        Run {
+            from,
+            to,
+            quantity: dec(q),
+        }
+    }
+
+    #[test]
+    fn two_heartbeats_overlapping_by_5s_bill_the_union() {
+        let mut r = Runs::new();
+        r.insert(0, 30, dec("1"));
+        r.insert(25, 55, dec("1"));
+        assert_eq!(r.as_slice(), &[run(0, 55, "1")]);
+        assert_eq!(r.covered_seconds(), 55); // 30 + 30 - 5, not 60
+    }
+
+    #[test]
+    fn union_with_max_keeps_the_larger_share_per_second() {
+        // worked-1 beta: 0.25 over 09:00-10:00, 0.5 over 09:30-10:30 -> 1,800 x 0.25 + 3,600 x 0.5
+        let mut r = Runs::new();
+        r.insert(0, 3600, dec("0.25"));
+        r.insert(1800, 5400, dec("0.5"));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 1800, "0.25"), run(1800, 5400, "0.5")]
+        );
+        let total: Decimal = r.as_slice().iter().map(Run::unit_seconds).sum();
+        assert_eq!(total, dec("2250"));
+        // Redelivery and reverse order change nothing.
+        let mut back = Runs::new();
+        back.insert(1800, 5400, dec("0.5"));
+        back.insert(0, 3600, dec("0.25"));
+        back.insert(0, 3600, dec("0.25"));
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_smaller_quantity_inside_a_larger_changes_nothing() {
+        let mut r = Runs::from_runs([run(0, 100, "2")]);
+        assert!(!r.insert(10, 20, dec("1")));
+        assert_eq!(r.as_slice(), &[run(0, 100, "2")]);
+    }
+
+    #[test]
+    fn a_larger_quantity_inside_splits_the_run() {
+        let mut r = Runs::from_runs([run(0, 100, "1")]);
+        assert!(r.insert(10, 20, dec("3")));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 10, "1"), run(10, 20, "3"), run(20, 100, "1")]
+        );
+    }
+
+    #[test]
+    fn filling_a_gap_merges_three_runs_into_one() {
+        let mut r = Runs::from_runs([run(0, 10, "1"), run(20, 30, "1")]);
+        assert_eq!(r.as_slice().len(), 2);
+        r.insert(10, 20, dec("1"));
+        assert_eq!(r.as_slice(), &[run(0, 30, "1")]);
+        r.insert(40, 50, dec("1"));
+        r.insert(5, 45, dec("0.5"));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 30, "1"), run(30, 40, "0.5"), run(40, 50, "1")]
+        );
+    }
+
+    #[test]
+    fn clip_and_lookups() {
+        let r = Runs::from_runs([run(0, 10, "1"), run(20, 30, "2")]);
+        let c: Vec<Run> = r.clipped(5, 25).collect();
+        assert_eq!(c, vec![run(5, 10, "1"), run(20, 25, "2")]);
+        assert_eq!(r.quantity_at(25), dec("2"));
+        assert_eq!(r.quantity_at(15), Decimal::ZERO);
+        assert_eq!(r.covered_seconds(), 20);
+        assert_eq!(r.max_quantity(), Some(dec("2")));
+    }
+
+    #[test]
+    fn equal_quantities_in_other_spellings_merge() {
+        let mut r = Runs::new();
+        r.insert(0, 10, dec("0.5"));
+        r.insert(10, 20, dec("0.50"));
+        assert_eq!(r.as_slice().len(), 1);
+        assert!(r.is_canonical());
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+
+    fn key() -> ResourceKey {
+        ResourceKey {
+            lease: "L".into(),
+            resource: "r".into(),
+            sku: "g".into(),
+            class: Class::OnDemand,
+        }
+    }
+
+    fn spans(r: &Runs) -> Vec<(i64, i64, String)> {
+        r.as_slice()
+            .iter()
+            .map(|x| (x.from, x.to, x.quantity.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn one_source_is_the_ledger_and_a_second_one_splits_the_coverage() {
+        let mut l = AccountLedger::new();
+        l.insert_usage_from("n1", "L", "r", "g", Class::OnDemand, 0, 10, Decimal::ONE);
+        l.insert_usage_from("n1", "L", "r", "g", Class::OnDemand, 10, 20, Decimal::TWO);
+        let s = l.sources(&key());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].0, "n1");
+        assert_eq!(
+            spans(s[0].1),
+            vec![(0, 10, "1".into()), (10, 20, "2".into())]
+        );
+        // The lease moves to n0: n1 keeps what it reported, n0 gets its own runs.
+        l.insert_usage_from("n0", "L", "r", "g", Class::OnDemand, 15, 30, Decimal::ONE);
+        let s = l.sources(&key());
+        let names: Vec<&str> = s.iter().map(|x| x.0).collect();
+        assert_eq!(names, ["n0", "n1"]);
+        assert_eq!(spans(s[0].1), vec![(15, 30, "1".into())]);
+        assert_eq!(
+            spans(s[1].1),
+            vec![(0, 10, "1".into()), (10, 20, "2".into())]
+        );
+        assert_eq!(
+            spans(l.runs("L", "r", "g", Class::OnDemand).unwrap()),
+            vec![
+                (0, 10, "1".into()),
+                (10, 20, "2".into()),
+                (20, 30, "1".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_of_unknown_source_keeps_the_known_coverage_apart() {
+        let mut l = AccountLedger::new();
+        l.insert_usage_from("n1", "L", "r", "g", Class::OnDemand, 0, 10, Decimal::ONE);
+        l.insert_usage("L", "r", "g", Class::OnDemand, 10, 20, Decimal::ONE);
+        let s = l.sources(&key());
+        assert_eq!(s.len(), 1);
+        assert_eq!(spans(s[0].1), vec![(0, 10, "1".into())]);
+    }
+}

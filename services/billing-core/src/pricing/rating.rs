@@ -1,0 +1,358 @@
+//! Rating one account for one period: billing-semantics.md sections 4 and 8 to 13, assembled
+//! into an invoice by section 5.
+//!
+//! [`rate_account`] reads like the rules, each in its module: lease states split the keys first
+//! ([`crate::rental::states`]), then on-demand usage with reservations, subscriptions, packages,
+//! off-peak and tiers ([`crate::pricing::ondemand`]), the minimum charge
+//! ([`crate::pricing::minimum`]), the account terms' own lines (commitments, subscription cycles,
+//! package prices), spot usage with curves and interruptions ([`crate::pricing::spot`]), egress
+//! with counters ([`crate::pricing::egress`], [`crate::rental::counters`]) and SLA compensation
+//! ([`crate::rental::sla`]).
+
+use crate::common::money::{round_amount, show_quantity, usage_amount};
+use crate::events::event::Class;
+use crate::finance::credits::CreditPool;
+use crate::ledger::meter::Meter;
+use crate::ledger::{AccountLedger, Runs};
+use crate::pricing::egress::{bytes_in, egress_lines, gigabytes};
+use crate::pricing::invoice::{Component, Invoice, Line, Terms, Unit};
+use crate::pricing::minimum::owed_unit_seconds;
+use crate::pricing::ondemand::{SkuInputs, rate_sku};
+use crate::pricing::period::Period;
+use crate::pricing::pricebook::{Package, PriceBook, Subscription};
+pub use crate::pricing::rating_context::{RatingContext, RatingError, Unpriced};
+use crate::pricing::reservations::commitment_line;
+use crate::pricing::subscriptions::{cycle_bounds, cycle_lines};
+use crate::rental::states::{KeyView, split_keys};
+use rust_decimal::Decimal;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An account's invoice and what could not be rated in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rated {
+    pub invoice: Invoice,
+    pub unpriced: Vec<Unpriced>,
+}
+
+pub use crate::pricing::magnitude::MAX_AMOUNT;
+
+/// An account's lines before the totals, and the SLA compensation earned in the period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountLines {
+    pub lines: Vec<Line>,
+    pub unpriced: Vec<Unpriced>,
+    /// Section 10: added to the credit balance.
+    pub compensation: Decimal,
+}
+
+/// Rates `account` (whose ledger may be empty) with `credit_balance` still available from
+/// credits and earlier compensation; the SLA compensation earned in this period is added to
+/// it (section 10).
+pub fn rate_account(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    ledger: Option<&AccountLedger>,
+    credit_balance: Decimal,
+) -> Result<Rated, RatingError> {
+    let lines = account_lines(ctx, account, ledger)?;
+    let balance = credit_balance + lines.compensation;
+    Ok(assemble(ctx, account, lines, balance))
+}
+
+fn assemble(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    lines: AccountLines,
+    balance: Decimal,
+) -> Rated {
+    let book = ctx.book;
+    let terms = Terms {
+        discount_percent: book.discount_percent(account),
+        credit_balance: balance,
+        tax_rate: book.tax_rate,
+    };
+    let period = ctx.period.to_json();
+    let invoice = Invoice::assemble(account, &book.currency, period, lines.lines, terms);
+    Rated {
+        invoice,
+        unpriced: lines.unpriced,
+    }
+}
+
+/// Every line of the account for the period, in rule order (sorted later by the invoice).
+pub fn account_lines(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    ledger: Option<&AccountLedger>,
+) -> Result<AccountLines, RatingError> {
+    let empty = AccountLedger::new();
+    let ledger = ledger.unwrap_or(&empty);
+    crate::pricing::magnitude::check_magnitude(ctx, account, ledger)?;
+    let mut lines = Vec::new();
+    let mut unpriced = Vec::new();
+    let keys = split_keys(ctx.book, ledger, &ctx.period, &mut lines);
+    let subscriptions: Vec<(&Subscription, Vec<i64>)> = ctx
+        .book
+        .subscriptions
+        .iter()
+        .filter(|s| s.account == account)
+        .map(|s| (s, cycle_bounds(s, ctx.book.timezone)))
+        .collect();
+    on_demand_lines(
+        ctx,
+        account,
+        &keys,
+        &subscriptions,
+        &mut lines,
+        &mut unpriced,
+    );
+    term_lines(ctx, account, &subscriptions, &mut lines);
+    crate::pricing::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
+    egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
+    let compensation = crate::rental::sla::sla_lines(ctx, ledger, &mut lines);
+    Ok(AccountLines {
+        lines,
+        unpriced,
+        compensation,
+    })
+}
+
+/// Sections 4.1 to 4.4, 4.6, 12 and 13 for every on-demand sku of the account.
+fn on_demand_lines(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    keys: &[KeyView<'_>],
+    subscriptions: &[(&Subscription, Vec<i64>)],
+    lines: &mut Vec<Line>,
+    unpriced: &mut Vec<Unpriced>,
+) {
+    let book = ctx.book;
+    let mut by_sku: BTreeMap<&str, Vec<&Runs>> = BTreeMap::new();
+    for k in keys.iter().filter(|k| k.key.class == Class::OnDemand) {
+        by_sku.entry(&k.key.sku).or_default().push(&k.left);
+    }
+    let reservations = book.reservations.iter().filter(|r| r.account == account);
+    let packages: Vec<&Package> = book
+        .packages
+        .iter()
+        .filter(|p| p.account == account)
+        .collect();
+    let mut skus: BTreeSet<&str> = by_sku.keys().copied().collect();
+    skus.extend(reservations.clone().map(|r| r.sku.as_str()));
+    skus.extend(subscriptions.iter().map(|(s, _)| s.sku.as_str()));
+    skus.extend(packages.iter().map(|p| p.sku.as_str()));
+    for name in skus {
+        let runs = by_sku.remove(name).unwrap_or_default();
+        let sku = book.skus.get(name);
+        let Some((sku, tiers)) = sku.and_then(|s| s.on_demand_tiers().map(|t| (s, t))) else {
+            let why = if sku.is_none() {
+                "sku not in the price book"
+            } else {
+                "sku has no on-demand rate"
+            };
+            push_unpriced(ctx, account, name, &runs, why, unpriced);
+            continue;
+        };
+        let mut capacity: Vec<(i64, i64, Decimal)> = reservations
+            .clone()
+            .filter(|r| r.sku == name)
+            .map(|r| (r.from, r.to, r.quantity))
+            .collect();
+        capacity.extend(
+            subscriptions
+                .iter()
+                .filter(|(s, _)| s.sku == name)
+                .map(|(s, b)| (b[0], b[b.len() - 1], s.quantity)),
+        );
+        let mut pkgs: Vec<&Package> = packages.iter().copied().filter(|p| p.sku == name).collect();
+        pkgs.sort_by(|a, b| (a.to, a.id.as_bytes()).cmp(&(b.to, b.id.as_bytes())));
+        let inputs = SkuInputs {
+            name,
+            sku,
+            tiers,
+            keys: runs,
+            capacity,
+            packages: pkgs,
+        };
+        rate_sku(ctx, &inputs, lines);
+        minimum_line(ctx, &inputs, lines);
+    }
+}
+
+/// Section 4.6 over the left runs (section 8); packages never cover it.
+fn minimum_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec<Line>) {
+    let (Some(minimum), Some(rate)) = (inputs.sku.minimum_seconds, inputs.sku.first_rate()) else {
+        return;
+    };
+    let owed: Decimal = inputs
+        .keys
+        .iter()
+        .filter_map(|r| owed_unit_seconds(r, minimum, &ctx.period))
+        .sum();
+    lines.push(Line::usage(
+        Component::Minimum,
+        inputs.name,
+        0,
+        owed,
+        usage_amount(owed, rate, Decimal::ONE),
+    ));
+}
+
+fn push_unpriced(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    sku: &str,
+    runs: &[&Runs],
+    why: &str,
+    unpriced: &mut Vec<Unpriced>,
+) {
+    let used = unit_seconds_in(runs, &ctx.period);
+    if !used.is_zero() {
+        unpriced.push(Unpriced {
+            account: account.to_string(),
+            sku: Some(sku.to_string()),
+            class: Some(Class::OnDemand),
+            dest: None,
+            quantity: show_quantity(used),
+            unit: Unit::UnitSeconds,
+            why: why.into(),
+        });
+    }
+}
+
+/// The account terms' own lines: reservation commitments (4.2), subscription cycles (13)
+/// and package prices (12).
+fn term_lines(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    subscriptions: &[(&Subscription, Vec<i64>)],
+    lines: &mut Vec<Line>,
+) {
+    let (book, period) = (ctx.book, &ctx.period);
+    for r in book.reservations.iter().filter(|r| r.account == account) {
+        lines.extend(commitment_line(r, period));
+    }
+    for (s, bounds) in subscriptions {
+        lines.extend(cycle_lines(s, bounds, period));
+    }
+    for p in book.packages.iter().filter(|p| p.account == account) {
+        if period.contains(p.from) {
+            let mut line = Line::usage(
+                Component::Package,
+                &p.sku,
+                0,
+                Decimal::ONE,
+                round_amount(p.price),
+            );
+            line.unit = Unit::Package;
+            line.package = Some(p.id.clone());
+            line.seq = p.index;
+            lines.push(line);
+        }
+    }
+}
+
+/// Sections 4.7 and 11: per dest, the `net.egress` bytes timed in the period and the counter
+/// steps whose later sample is in it.
+fn egress_lines_of(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    ledger: &AccountLedger,
+    lines: &mut Vec<Line>,
+    unpriced: &mut Vec<Unpriced>,
+) -> Result<(), RatingError> {
+    let period = &ctx.period;
+    let counters = crate::rental::counters::counter_bytes(ledger, period);
+    let mut dests: BTreeSet<&str> = ledger.egress().keys().map(String::as_str).collect();
+    dests.extend(counters.keys().copied());
+    for dest in dests {
+        let records = ledger.egress().get(dest).map_or(&[][..], Vec::as_slice);
+        let bytes = bytes_in(records, period) + counters.get(dest).copied().unwrap_or(0);
+        if bytes == 0 {
+            continue;
+        }
+        let gb = gigabytes(bytes).ok_or_else(|| RatingError::EgressOverflow {
+            account: account.to_string(),
+            dest: dest.to_string(),
+            bytes,
+        })?;
+        match ctx.book.egress.get(dest) {
+            Some(tiers) => lines.extend(egress_lines(dest, tiers, gb)),
+            None => unpriced.push(Unpriced {
+                account: account.to_string(),
+                sku: None,
+                class: None,
+                dest: Some(dest.to_string()),
+                quantity: show_quantity(gb),
+                unit: Unit::Gb,
+                why: "no egress table for this dest".into(),
+            }),
+        }
+    }
+    Ok(())
+}
+
+/// Σ quantity x seconds of `keys` inside the period.
+fn unit_seconds_in(keys: &[&Runs], period: &Period) -> Decimal {
+    keys.iter()
+        .flat_map(|r| r.clipped(period.start, period.end))
+        .map(|r| r.unit_seconds())
+        .sum()
+}
+
+/// Every account to invoice: named by an accepted event or by the price book's account
+/// terms, sorted; or only `only`.
+fn accounts_of<'m>(
+    book: &'m PriceBook,
+    meter: &'m Meter,
+    only: Option<&'m str>,
+) -> BTreeSet<&'m str> {
+    if let Some(one) = only {
+        return BTreeSet::from([one]);
+    }
+    let mut accounts: BTreeSet<&str> = book.accounts();
+    accounts.extend(meter.accounts().map(|(a, _)| a));
+    accounts
+}
+
+/// Rates every account named by an accepted event or by the price book's account terms
+/// (sorted by account), or only `only`. Credits start from their full amounts, those that
+/// apply to the period (as `gpubill rate`), and only the compensation earned in the period
+/// is credited.
+pub fn rate_all(
+    book: &PriceBook,
+    period: Period,
+    meter: &Meter,
+    only: Option<&str>,
+) -> Result<Vec<Rated>, RatingError> {
+    let ctx = RatingContext::with_platform(book, period, meter.platform());
+    accounts_of(book, meter, only)
+        .into_iter()
+        .map(|a| {
+            let credit = book.credit_total_for(a, ctx.period.start, ctx.period.end);
+            rate_account(&ctx, a, meter.account(a), credit)
+        })
+        .collect()
+}
+
+/// Rates `account` over consecutive `periods` (in time order), carrying credit balances from
+/// one to the next: expiring credits, SLA compensation and open credits drawn in the order of
+/// section 12 ([`CreditPool`]).
+pub fn rate_periods(
+    book: &PriceBook,
+    periods: &[Period],
+    meter: &Meter,
+    account: &str,
+) -> Result<Vec<Rated>, RatingError> {
+    let mut pool = CreditPool::for_account(book, account);
+    let mut out = Vec::new();
+    for period in periods {
+        let ctx = RatingContext::with_platform(book, period.clone(), meter.platform());
+        let lines = account_lines(&ctx, account, meter.account(account))?;
+        pool.add_compensation(period.start, lines.compensation);
+        let rated = assemble(&ctx, account, lines, pool.available(period));
+        pool.draw(period, rated.invoice.credit);
+        out.push(rated);
+    }
+    Ok(out)
+}

@@ -1,0 +1,81 @@
+//! What rating needs besides the rules: the period's context (price book, off-peak schedule,
+//! platform events), the usage that cannot be priced, and the errors of rating. Below
+//! [`crate::pricing::rating`] and the modules of its rules, which all read them.
+
+use crate::events::event_fields::Class;
+use crate::pricing::invoice::Unit;
+use crate::pricing::offpeak::Schedule;
+use crate::pricing::period::Period;
+use crate::pricing::pricebook::PriceBook;
+use crate::rental::platform::{NO_PLATFORM, Platform};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RatingError {
+    /// What the account owes for the period could exceed [`crate::pricing::magnitude::MAX_AMOUNT`]:
+    /// accepted but absurd magnitudes (rates near the price book's limit times a fleet's worth of
+    /// unit-seconds). Refused before any arithmetic could overflow a `Decimal` or lose the 2 minor
+    /// digits.
+    #[error(
+        "account {account:?} could owe more than {max} for the period (bound {bound}): refusing to rate absurd magnitudes"
+    )]
+    AmountTooLarge {
+        account: String,
+        bound: String,
+        max: Decimal,
+    },
+    #[error("egress of account {account:?} to {dest:?} is too large to rate ({bytes} bytes)")]
+    EgressOverflow {
+        account: String,
+        dest: String,
+        bytes: u128,
+    },
+}
+
+/// Usage that stays in the ledger but cannot be rated (section 3, "Unpriced usage").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unpriced {
+    pub account: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sku: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<Class>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dest: Option<String>,
+    pub quantity: Decimal,
+    pub unit: Unit,
+    pub why: String,
+}
+
+/// What rating a period needs besides the ledger, computed once for all accounts.
+#[derive(Debug, Clone)]
+pub struct RatingContext<'a> {
+    pub book: &'a PriceBook,
+    pub period: Period,
+    pub(crate) schedule: Schedule,
+    /// Spot curves and node faults (sections 9 and 10).
+    pub platform: &'a Platform,
+    /// Per node, its merged faults.
+    pub(crate) faults: BTreeMap<&'a str, Vec<(i64, i64)>>,
+}
+
+impl<'a> RatingContext<'a> {
+    /// A context without platform events (no spot curves, no node faults).
+    pub fn new(book: &'a PriceBook, period: Period) -> Self {
+        Self::with_platform(book, period, &NO_PLATFORM)
+    }
+
+    /// A context reading the platform events of `platform`.
+    pub fn with_platform(book: &'a PriceBook, period: Period, platform: &'a Platform) -> Self {
+        let schedule = Schedule::new(book.timezone, &book.offpeak, period.start, period.end);
+        RatingContext {
+            book,
+            period,
+            schedule,
+            platform,
+            faults: platform.faults().collect(),
+        }
+    }
+}
