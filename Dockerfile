@@ -1,4 +1,5 @@
-# gpubill: one binary, roles as subcommands.
+# gpubill: one binary, roles as subcommands. The benchmark and load tools (`gpubill-bench`,
+# services/gpubill-bench) are not built into the production image.
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .

@@ -6,11 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/services.sh postgres
-# BIN=path/to/gpubill measures that binary instead (an A/B of two builds).
-if [ -z "${BIN:-}" ]; then
-    cargo build --release -p gpubill >/dev/null 2>&1 || cargo build --release -p gpubill
+# BIN=path/to/gpubill measures that binary instead (an A/B of two builds); the load client is
+# gpubill-bench (services/gpubill-bench) of this tree, or BENCH_BIN=path/to/gpubill-bench.
+build=()
+[ -n "${BIN:-}" ] || build+=(-p gpubill)
+[ -n "${BENCH_BIN:-}" ] || build+=(-p gpubill-bench)
+if [ ${#build[@]} -gt 0 ]; then
+    cargo build --release "${build[@]}" >/dev/null 2>&1 || cargo build --release "${build[@]}"
 fi
 bin=${BIN:-target/release/gpubill}
+bench_bin=${BENCH_BIN:-target/release/gpubill-bench}
 export GPUBILL_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
 port=18081
 base="http://127.0.0.1:$port"
@@ -32,7 +37,7 @@ for db in "${@:-sqlite postgres}"; do
         curl -fs -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"id":"acme"}' "$base/v1/admin/accounts" >/dev/null
         curl -fs -X PUT -H "Authorization: Bearer $GPUBILL_ADMIN_TOKEN" -H 'content-type: application/json' \
             -d '{"prepaid_balance":"100000000","spend_limit":"100000000"}' "$base/v1/admin/accounts/acme/quotas" >/dev/null
-        "$bin" load --url "$base/v1/authorize" --token "$GPUBILL_ADMIN_TOKEN" --rate "${RATE:-1000}" --seconds 10 --warmup-seconds "${WARMUP:-2}" \
+        "$bench_bin" load --url "$base/v1/authorize" --token "$GPUBILL_ADMIN_TOKEN" --rate "${RATE:-1000}" --seconds 10 --warmup-seconds "${WARMUP:-2}" \
             --post-json '{"account":"acme","sku":"gpu.h100-80g","quantity":"1","seconds":60,"ttl_seconds":1}'
         kill "$pid"; wait "$pid" 2>/dev/null || true
     done

@@ -11,11 +11,16 @@ cd "$(dirname "$0")/.."
 ./scripts/services.sh
 # PROFILE=release skips the dist profile's whole-program optimisation (a much shorter build).
 profile=${PROFILE:-dist}
-# BIN=path/to/gpubill measures that binary instead (an A/B of two builds).
-if [ -z "${BIN:-}" ]; then
-    cargo build --profile "$profile" -p gpubill >/dev/null 2>&1 || cargo build --profile "$profile" -p gpubill
+# BIN=path/to/gpubill measures that binary instead (an A/B of two builds); the load client is
+# gpubill-bench (services/gpubill-bench) of this tree, or BENCH_BIN=path/to/gpubill-bench.
+build=()
+[ -n "${BIN:-}" ] || build+=(-p gpubill)
+[ -n "${BENCH_BIN:-}" ] || build+=(-p gpubill-bench)
+if [ ${#build[@]} -gt 0 ]; then
+    cargo build --profile "$profile" "${build[@]}" >/dev/null 2>&1 || cargo build --profile "$profile" "${build[@]}"
 fi
 bin=${BIN:-target/$profile/gpubill}
+bench_bin=${BENCH_BIN:-target/$profile/gpubill-bench}
 export GPUBILL_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
 port=18080
 base="http://127.0.0.1:$port"
@@ -48,7 +53,7 @@ run_one() {
         --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency "${CONCURRENCY:-1}"
     # Steady state: let autovacuum's work after the bulk load finish before measuring reads.
     if [ "$db" = postgres ]; then psql -h 127.0.0.1 -U postgres -qc "vacuum analyze" "${url##*/}"; fi
-    "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
+    "$bench_bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
         --token "$key" --rate 500 --seconds 10 --warmup-seconds "${WARMUP:-2}"
     local half=$((max_rate / 2))
     echo "-- usage under ingest: ${USAGE_RATE:-2000} req/s while 512 GPUs post at $half events/s (half of $max_rate)"
@@ -58,7 +63,7 @@ run_one() {
         --redeliver-permille 0 --post "$base" --token "$GPUBILL_ADMIN_TOKEN" --batch 1000 --concurrency 2 --rate "$half" &
     local feeder=$!
     sleep 3
-    "$bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
+    "$bench_bin" load --url "$base/v1/usage?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&granularity=hour&group_by=sku" \
         --token "$key" --rate "${USAGE_RATE:-2000}" --seconds 10 --warmup-seconds "${WARMUP:-2}"
     wait "$feeder"
     kill "$pid"; wait "$pid" 2>/dev/null || true

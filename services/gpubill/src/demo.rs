@@ -3,12 +3,12 @@
 //! sends a simulated day of a small fleet through the HTTP API, closes November and prints the
 //! invoices. `--keep-serving` keeps the API up and prints how to query it.
 
-use crate::fleet::{FleetSpec, generate};
 use crate::serve::{Application, ServeArgs, Settings};
 use anyhow::Context;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use clap::Args;
+use gpubill_fleet::{FleetSpec, generate};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -35,9 +35,7 @@ pub struct DemoArgs {
     pub gpus: u32,
 }
 
-pub(crate) const DEMO_BOOK: &str = include_str!("../../../examples/pricebook.toml");
-
-/// The demo's own book: [`DEMO_BOOK`] plus the rental rules of billing-semantics part 2
+/// The demo's own book: the example book (examples/pricebook.toml) plus the rental rules of billing-semantics part 2
 /// (state rates, SLA, a trial package, an expiring voucher) for acct-3.
 const RENTAL_BOOK: &str = include_str!("../../../examples/pricebook-rental.toml");
 

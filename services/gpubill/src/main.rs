@@ -1,17 +1,14 @@
-//! `gpubill`: the single binary. Roles are subcommands.
+//! `gpubill`: the production binary. Roles are subcommands. The benchmark and load tools
+//! (`bench`, `bench-kafka`, `load`) are the separate binary `gpubill-bench`
+//! (services/gpubill-bench).
 
 mod autoclose;
-mod bench;
-mod bench_copy;
-mod bench_kafka;
 mod demo;
-mod fleet;
-mod load;
 mod rate;
 mod replay;
 mod serve;
 mod settings;
-mod soak;
+mod simulate;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -33,13 +30,8 @@ enum Command {
     /// Rate a JSONL file of CloudEvents with a price book: invoices (JSON) on stdout,
     /// rejected and unpriced usage on stderr (billing-semantics.md section 6).
     Rate(rate::RateArgs),
-    /// Benchmark the billing core on a generated GPU fleet (see docs/benchmarks.md).
-    Bench(bench::BenchArgs),
-    /// Benchmark the Kafka pipeline: bare consume rate vs the engine's end-to-end rate into
-    /// PostgreSQL, or the lag recovery after a stop (see docs/benchmarks.md).
-    BenchKafka(bench_kafka::BenchKafkaArgs),
     /// Generate a GPU fleet's usage events as CloudEvents JSONL.
-    Simulate(fleet::SimulateArgs),
+    Simulate(simulate::SimulateArgs),
     /// Run the persistent engine and its HTTP API (SQLite under ./data by default).
     Serve(serve::ServeArgs),
     /// Apply the database migrations and exit.
@@ -50,8 +42,6 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Rebuild every projection from the beginning of the Kafka topics into an empty database.
     Replay(replay::ReplayArgs),
-    /// Fixed-rate GETs against a running server, with latency percentiles (benchmarks).
-    Load(load::LoadArgs),
     /// Recompute the ledger and every issued invoice from the stored events; exit 1 on any
     /// difference (the auditor's check).
     Verify(verify::VerifyArgs),
@@ -120,25 +110,11 @@ fn main() -> ExitCode {
     code
 }
 
-/// `gpubill bench-kafka`: a fresh topic and database ([`bench_kafka::prepare`]), then the soak
-/// run (`soak.rs`) or the run of `bench_kafka.rs` the arguments choose.
-async fn bench_kafka(args: bench_kafka::BenchKafkaArgs) -> anyhow::Result<()> {
-    let (topic, db, store) = bench_kafka::prepare(&args).await?;
-    if let Some(seconds) = args.soak_seconds {
-        return soak::soak(&args, &topic, store, seconds).await;
-    }
-    bench_kafka::run(&args, &topic, &db, store).await
-}
-
 fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rate(args) => rate::run(args),
-        Command::Bench(args) => bench::run(args).map(|()| ExitCode::SUCCESS),
-        Command::BenchKafka(args) => runtime()
-            .and_then(|rt| rt.block_on(bench_kafka(args)))
-            .map(|()| ExitCode::SUCCESS),
-        Command::Simulate(args) => fleet::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Simulate(args) => simulate::run(args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => runtime()
             .and_then(|rt| rt.block_on(serve::run(args)))
             .map(|()| ExitCode::SUCCESS),
@@ -154,9 +130,6 @@ fn run() -> ExitCode {
         Command::Verify(args) => runtime().and_then(|rt| rt.block_on(verify::run(args))),
         Command::Replay(args) => runtime()
             .and_then(|rt| rt.block_on(replay::run(args)))
-            .map(|()| ExitCode::SUCCESS),
-        Command::Load(args) => runtime()
-            .and_then(|rt| rt.block_on(load::run(args)))
             .map(|()| ExitCode::SUCCESS),
     };
     match result {

@@ -210,6 +210,22 @@ fn an_unreadable_file_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/e.jsonl"));
 }
 
+/// The benchmark and load tools are the binary `gpubill-bench` (services/gpubill-bench), not
+/// subcommands of the production binary (issue 25).
+#[test]
+fn the_production_binary_has_no_benchmark_subcommands() {
+    for sub in ["bench", "bench-kafka", "load"] {
+        let out = gpubill(&[sub, "--help"]);
+        assert_eq!(out.status.code(), Some(2), "gpubill {sub} still exists");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized subcommand"));
+    }
+    let out = gpubill(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("simulate"), "{help}");
+    assert!(!help.contains("bench"), "{help}");
+}
+
 #[test]
 fn simulate_output_rates_without_rejections() {
     let dir = std::env::temp_dir().join(format!("gpubill-sim-{}", std::process::id()));

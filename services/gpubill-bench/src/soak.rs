@@ -1,4 +1,4 @@
-//! `gpubill bench-kafka --soak-seconds N [--rate R]`: the soak run of issue 11. Produces `R`
+//! `gpubill-bench bench-kafka --soak-seconds N [--rate R]`: the soak run of issue 11. Produces `R`
 //! usage events a second (default 20,000) for `N` seconds, generated as it goes (nothing is
 //! held in memory ahead), while the engine folds them into PostgreSQL in the same process;
 //! every 10 s it samples the process's resident memory and the consumer lag (records produced

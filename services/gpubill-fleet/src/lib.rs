@@ -1,12 +1,12 @@
 //! A deterministic GPU fleet generator: nodes heartbeating usage of their GPUs as CloudEvents,
 //! with overlapping intervals, redeliveries, vGPU shares, spot, lease churn and egress.
-//! Used by `gpubill simulate` and `gpubill bench`.
+//! Used by `gpubill simulate` and `gpubill demo` (services/gpubill) and by `gpubill-bench bench`
+//! and `gpubill-bench bench-kafka` (services/gpubill-bench); a library of its own so that the
+//! benchmark binary and the production one share it.
 
 use anyhow::Context;
 use billing_core::timestamp::{Timestamp, format_secs};
 use clap::Args;
-use std::io::{BufWriter, Write};
-use std::path::PathBuf;
 
 /// splitmix64: small, fast, deterministic; quality is ample for workload generation.
 #[derive(Debug, Clone)]
@@ -196,68 +196,5 @@ pub fn generate(spec: &FleetSpec, mut emit: impl FnMut(&str)) -> anyhow::Result<
         let l = held.swap_remove(i);
         emit(&l);
     }
-    Ok(())
-}
-
-#[derive(Args, Debug)]
-pub struct SimulateArgs {
-    #[command(flatten)]
-    pub fleet: FleetSpec,
-    /// Output file (JSONL); stdout when absent.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Post the events to a running `gpubill serve` at this base URL instead of writing them.
-    #[arg(long)]
-    pub post: Option<String>,
-    /// Bearer token for --post (admin or ingest token).
-    #[arg(long, env = "GPUBILL_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// Events per request with --post.
-    #[arg(long, default_value_t = 1000)]
-    pub batch: usize,
-    /// Requests in flight with --post.
-    #[arg(long, default_value_t = 1)]
-    pub concurrency: usize,
-    /// With --post: at most this many events a second (batches paced evenly); unlimited when
-    /// absent.
-    #[arg(long)]
-    pub rate: Option<u64>,
-}
-
-pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
-    if let Some(url) = &args.post {
-        let token = args
-            .token
-            .clone()
-            .context("--post needs --token (or GPUBILL_TOKEN)")?;
-        let mut events = Vec::new();
-        generate(&args.fleet, |line| events.push(line.to_string()))?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        return rt.block_on(crate::load::post_events(
-            url,
-            &token,
-            events,
-            args.batch,
-            args.concurrency,
-            args.rate,
-        ));
-    }
-    let sink: Box<dyn Write> = match &args.out {
-        Some(p) => Box::new(
-            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        ),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let mut w = BufWriter::with_capacity(1 << 20, sink);
-    let mut result = Ok(());
-    generate(&args.fleet, |line| {
-        if result.is_ok() {
-            result = writeln!(w, "{line}");
-        }
-    })?;
-    result?;
-    w.flush()?;
     Ok(())
 }

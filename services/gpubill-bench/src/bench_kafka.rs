@@ -1,15 +1,15 @@
-//! `gpubill bench-kafka`: the Kafka pipeline's end-to-end rate against the bare consume rate
+//! `gpubill-bench bench-kafka`: the Kafka pipeline's end-to-end rate against the bare consume rate
 //! of the same topic, measured in the same run (issue 4's benchmark), and optionally the lag
 //! recovery after the engine stops for a while under a steady produce rate.
 //!
 //! Needs a broker and PostgreSQL (`./scripts/services.sh postgres kafka` starts both here).
 //! Every run uses a new topic, new consumer groups and a new database.
 
-use crate::fleet::{FleetSpec, generate};
 use anyhow::Context;
 use billing_kafka::ConsumerSettings;
 use billing_store::Store;
 use clap::Args;
+use gpubill_fleet::{FleetSpec, generate};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
@@ -19,6 +19,10 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
+
+/// The example price book (examples/pricebook.toml): the generated fleet's SKUs are priced
+/// in it.
+const EXAMPLE_BOOK: &str = include_str!("../../../examples/pricebook.toml");
 
 #[derive(Args, Debug)]
 pub struct BenchKafkaArgs {
@@ -71,7 +75,7 @@ pub struct BenchKafkaArgs {
     pub stop_seconds: u64,
 }
 
-/// What every run of `gpubill bench-kafka` starts from: a fresh topic and database, and the
+/// What every run of `gpubill-bench bench-kafka` starts from: a fresh topic and database, and the
 /// store on that database with the demo price book. Answers (topic, database, store).
 pub async fn prepare(args: &BenchKafkaArgs) -> anyhow::Result<(String, String, Arc<Store>)> {
     let stamp = std::time::SystemTime::now()
@@ -105,9 +109,7 @@ pub async fn prepare(args: &BenchKafkaArgs) -> anyhow::Result<(String, String, A
     // The monthly partitions of `events`, as `gpubill serve` makes them.
     store.maintain_partitions(now_ms()).await?;
     // Rated as in production: every batch keeps its accounts' provisional costs.
-    store
-        .put_pricebook(crate::demo::DEMO_BOOK, now_ms())
-        .await?;
+    store.put_pricebook(EXAMPLE_BOOK, now_ms()).await?;
     Ok((topic, db, store))
 }
 

@@ -1,4 +1,4 @@
-//! `gpubill bench`: the billing core's throughput on a generated fleet (issue 2's targets).
+//! `gpubill-bench bench`: the billing core's throughput on a generated fleet (issue 2's targets).
 //!
 //! 1. decode + dedupe + ledger, one core: one day of N GPUs heartbeating every 30 s with 5 s
 //!    overlaps and 10% redeliveries (1,000 GPUs: ~3.2M events);
@@ -6,7 +6,6 @@
 //! 3. rating a full month for M accounts, each an 8-GPU lease churning daily, with
 //!    reservations, graduated tiers and two off-peak windows.
 
-use crate::fleet::{FleetSpec, SKU_GPU, generate};
 use billing_core::event::Class;
 use billing_core::ledger::AccountLedger;
 use billing_core::meter::{Admission, Meter};
@@ -14,17 +13,19 @@ use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
 use billing_core::rating::{RatingContext, rate_account};
 use clap::Args;
+use gpubill_fleet::{FleetSpec, SKU_GPU, generate};
 use rust_decimal::Decimal;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-/// Live heap bytes, for the memory figures.
+/// Live heap bytes, for the memory figures. The global allocator of the whole `gpubill-bench`
+/// binary (the production binary `gpubill` keeps the system allocator uncounted).
 struct Counting;
 
 static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
 
-#[allow(unsafe_code)] // the counting allocator of `gpubill bench` wraps the system one
+#[allow(unsafe_code)] // the counting allocator of `gpubill-bench` wraps the system one
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);

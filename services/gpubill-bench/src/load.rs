@@ -1,85 +1,9 @@
-//! Talking to a running `gpubill serve`: posting a simulated fleet (`gpubill simulate --post`)
-//! and measuring request latency at a fixed rate (`gpubill load`). Both are benchmark tools;
-//! their figures go to docs/benchmarks.md.
+//! `gpubill-bench load`: request latency at a fixed rate against a running `gpubill serve`
+//! (its figures go to docs/benchmarks.md). Posting a simulated fleet is `gpubill simulate
+//! --post`, in the production binary.
 
-use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::time::{Duration, Instant};
-
-/// Posts `events` to `url`/v1/events in batches, `concurrency` requests in flight; prints the
-/// rate it sustained. With more than one in flight, batches may be folded out of order, which
-/// changes nothing billed (the ledger does not depend on order).
-pub async fn post_events(
-    url: &str,
-    token: &str,
-    events: Vec<String>,
-    batch: usize,
-    concurrency: usize,
-    rate: Option<u64>,
-) -> anyhow::Result<()> {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .build()?;
-    let endpoint = format!("{}/v1/events", url.trim_end_matches('/'));
-    let bar = ProgressBar::new(events.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} events {per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let t0 = Instant::now();
-    let (mut accepted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
-    let mut in_flight = tokio::task::JoinSet::new();
-    let mut chunks = events
-        .chunks(batch.max(1))
-        .map(|c| (c.len() as u64, format!("[{}]", c.join(","))));
-    let mut sent = 0u64;
-    loop {
-        while in_flight.len() < concurrency.max(1) {
-            let Some((n, body)) = chunks.next() else {
-                break;
-            };
-            // Paced: a batch leaves when the events before it are due at `rate`.
-            if let Some(r) = rate.filter(|r| *r > 0) {
-                let due = t0 + Duration::from_secs_f64(sent as f64 / r as f64);
-                tokio::time::sleep_until(due.into()).await;
-            }
-            sent += n;
-            let req = client
-                .post(&endpoint)
-                .bearer_auth(token)
-                .header("content-type", "application/cloudevents-batch+json")
-                .body(body);
-            let endpoint = endpoint.clone();
-            in_flight.spawn(async move {
-                let resp = req
-                    .send()
-                    .await
-                    .with_context(|| format!("POST {endpoint}"))?;
-                let status = resp.status();
-                let v: serde_json::Value = resp.json().await.context("ingest answer")?;
-                anyhow::ensure!(status.is_success(), "ingest answered {status}: {v}");
-                Ok::<_, anyhow::Error>((n, v))
-            });
-        }
-        let Some(done) = in_flight.join_next().await else {
-            break;
-        };
-        let (n, v) = done??;
-        accepted += v["accepted"].as_u64().unwrap_or(0);
-        duplicates += v["duplicates"].as_u64().unwrap_or(0);
-        rejected += v["rejected"].as_u64().unwrap_or(0);
-        bar.inc(n);
-    }
-    bar.finish_and_clear();
-    let secs = t0.elapsed().as_secs_f64();
-    println!(
-        "posted {} events in batches of {batch} ({concurrency} in flight) in {secs:.2} s: {:.0} events/s ({accepted} accepted, {duplicates} duplicates, {rejected} rejected)",
-        events.len(),
-        events.len() as f64 / secs
-    );
-    Ok(())
-}
 
 #[derive(Args, Debug)]
 pub struct LoadArgs {
