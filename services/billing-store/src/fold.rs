@@ -104,14 +104,8 @@ impl Store {
         parts: &[Part<'_>],
         recorded: &crate::Recorded,
     ) -> Result<Vec<Vec<Outcome>>> {
-        let _w = self.fold_guard().await;
-        let locks: Vec<(&str, i64)> = parts
-            .iter()
-            .map(|(at, _)| (at.consumer, at.partition))
-            .collect();
-        let mut tx = self.begin_fold(&locks).await?;
-        let result = fold_parts(&mut tx, self, parts, Clock::Recorded(recorded)).await;
-        finish(tx, result).await
+        self.fold_locked(parts, Clock::Recorded(recorded), async {})
+            .await
     }
 
     /// [`Store::fold_partitions`] that awaits `before_commit` with the batch folded and its
@@ -123,13 +117,25 @@ impl Store {
         now_ms: i64,
         before_commit: impl std::future::Future<Output = ()>,
     ) -> Result<Vec<Vec<Outcome>>> {
+        self.fold_locked(parts, Clock::Now(now_ms), before_commit)
+            .await
+    }
+
+    /// Folds `parts` in one transaction holding their partitions' locks, awaiting
+    /// `before_commit` with the batch folded and the transaction still open.
+    async fn fold_locked(
+        &self,
+        parts: &[Part<'_>],
+        clock: Clock<'_>,
+        before_commit: impl std::future::Future<Output = ()>,
+    ) -> Result<Vec<Vec<Outcome>>> {
         let _w = self.fold_guard().await;
         let locks: Vec<(&str, i64)> = parts
             .iter()
             .map(|(at, _)| (at.consumer, at.partition))
             .collect();
         let mut tx = self.begin_fold(&locks).await?;
-        let result = fold_parts(&mut tx, self, parts, Clock::Now(now_ms)).await;
+        let result = fold_parts(&mut tx, self, parts, clock).await;
         if result.is_ok() {
             before_commit.await;
         }
