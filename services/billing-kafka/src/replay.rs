@@ -82,79 +82,15 @@ pub async fn replay(
     let mut report = ReplayReport::default();
 
     // 1. The commands, in order, each once. Their order is the order of one partition.
-    let metadata =
-        consumer.fetch_metadata(Some(&settings.commands_topic), Duration::from_secs(10))?;
-    let n = metadata
-        .topics()
-        .first()
-        .map_or(0, |t| t.partitions().len());
-    if n != 1 {
-        return Err(KafkaError::BadCommand {
-            topic: settings.commands_topic.clone(),
-            offset: -1,
-            detail: format!(
-                "the commands topic must exist with exactly one partition (it has {n}): its order is the commands' order"
-            ),
-        });
-    }
-    let (_, high) =
-        consumer.fetch_watermarks(&settings.commands_topic, 0, Duration::from_secs(10))?;
-    let mut commands = Vec::new();
-    let mut seen = HashSet::new();
-    read_range(
-        &consumer,
-        &settings,
-        &settings.commands_topic,
-        0,
-        0,
-        End::Settled(high),
-        |offset, msg| {
-            let payload = msg.payload().unwrap_or_default();
-            let command: Command =
-                serde_json::from_slice(payload).map_err(|e| KafkaError::BadCommand {
-                    topic: settings.commands_topic.clone(),
-                    offset,
-                    detail: e.to_string(),
-                })?;
-            if seen.insert(command.id()) {
-                // Who made it (issue 24.7): kept on the rebuilt outbox, so the audit log reads
-                // the same after a replay.
-                let actor = msg.headers().and_then(|h| {
-                    use rdkafka::message::Headers;
-                    h.iter()
-                        .find(|h| h.key == "gpubill-actor")
-                        .and_then(|h| h.value)
-                        .map(|v| String::from_utf8_lossy(v).into_owned())
-                });
-                commands.push((command, actor));
-            } else {
-                report.duplicate_commands += 1;
-            }
-            Ok(())
-        },
-    )
-    .await?;
+    let commands = read_commands(&consumer, &settings, &mut report).await?;
     report.commands = commands
         .iter()
         .filter(|(c, _)| !matches!(c, Command::Folded { .. }))
         .count();
 
-    // 2. Usage partitions and their ends.
-    let metadata = consumer.fetch_metadata(Some(&settings.usage_topic), Duration::from_secs(10))?;
-    let partitions: Vec<i32> = metadata
-        .topics()
-        .iter()
-        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
-        .collect();
-    report.partitions = partitions.len();
-    let mut next: BTreeMap<i32, i64> = BTreeMap::new();
-    let mut ends: BTreeMap<i32, i64> = BTreeMap::new();
-    for &p in &partitions {
-        let (low, high) =
-            consumer.fetch_watermarks(&settings.usage_topic, p, Duration::from_secs(10))?;
-        next.insert(p, low);
-        ends.insert(p, high);
-    }
+    // 2. Usage partitions: where each starts (the next offset to fold) and ends.
+    let (mut next, ends) = watermarks(&consumer, &settings.usage_topic)?;
+    report.partitions = ends.len();
 
     // 3. The commands in their order, each recorded fold folding its records again with
     //    its clock and numbers; usage no fold recorded is folded where a close needs it, and
@@ -246,6 +182,86 @@ pub async fn replay(
     // The outputs of the original run are on the topics already: nothing to relay again.
     store.outbox_mark_all_published(clock()).await?;
     Ok(report)
+}
+
+/// Every partition of `topic` with its low and high watermarks.
+type Watermarks = (BTreeMap<i32, i64>, BTreeMap<i32, i64>);
+
+fn watermarks(consumer: &StreamConsumer, topic: &str) -> Result<Watermarks, KafkaError> {
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10))?;
+    let (mut lows, mut highs) = (BTreeMap::new(), BTreeMap::new());
+    for p in metadata
+        .topics()
+        .iter()
+        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
+    {
+        let (low, high) = consumer.fetch_watermarks(topic, p, Duration::from_secs(10))?;
+        lows.insert(p, low);
+        highs.insert(p, high);
+    }
+    Ok((lows, highs))
+}
+
+/// The commands topic to its end, each command once (`report` counts the duplicates), with
+/// who made it (issue 24.7: kept on the rebuilt outbox, so the audit log reads the same).
+async fn read_commands(
+    consumer: &StreamConsumer,
+    settings: &ReplaySettings,
+    report: &mut ReplayReport,
+) -> Result<Vec<(Command, Option<String>)>, KafkaError> {
+    let metadata =
+        consumer.fetch_metadata(Some(&settings.commands_topic), Duration::from_secs(10))?;
+    let n = metadata
+        .topics()
+        .first()
+        .map_or(0, |t| t.partitions().len());
+    if n != 1 {
+        return Err(KafkaError::BadCommand {
+            topic: settings.commands_topic.clone(),
+            offset: -1,
+            detail: format!(
+                "the commands topic must exist with exactly one partition (it has {n}): its order is the commands' order"
+            ),
+        });
+    }
+    let (_, high) =
+        consumer.fetch_watermarks(&settings.commands_topic, 0, Duration::from_secs(10))?;
+    let mut commands = Vec::new();
+    let mut seen = HashSet::new();
+    read_range(
+        consumer,
+        settings,
+        &settings.commands_topic,
+        0,
+        0,
+        End::Settled(high),
+        |offset, msg| {
+            let payload = msg.payload().unwrap_or_default();
+            let command: Command =
+                serde_json::from_slice(payload).map_err(|e| KafkaError::BadCommand {
+                    topic: settings.commands_topic.clone(),
+                    offset,
+                    detail: e.to_string(),
+                })?;
+            if seen.insert(command.id()) {
+                // Who made it (issue 24.7): kept on the rebuilt outbox, so the audit log reads
+                // the same after a replay.
+                let actor = msg.headers().and_then(|h| {
+                    use rdkafka::message::Headers;
+                    h.iter()
+                        .find(|h| h.key == "gpubill-actor")
+                        .and_then(|h| h.value)
+                        .map(|v| String::from_utf8_lossy(v).into_owned())
+                });
+                commands.push((command, actor));
+            } else {
+                report.duplicate_commands += 1;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    Ok(commands)
 }
 
 /// Folds one recorded fold's records again, with its clock and numbers, in one transaction
