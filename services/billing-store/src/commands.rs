@@ -311,6 +311,45 @@ impl Store {
                     crate::HoldError::Store(s) => s,
                     other => StoreError::Corrupt(format!("replayed quotas: {other}")),
                 })?,
+            c @ (Command::ClosePeriod { .. }
+            | Command::Folded { .. }
+            | Command::WalletMovement { .. }
+            | Command::SettleInvoice { .. }
+            | Command::InvoicePayment { .. }) => self.apply_money_command(c).await?,
+            Command::PutProfile {
+                account,
+                profile,
+                at_ms,
+            } => self.apply_profile(account, profile, *at_ms).await?,
+            Command::PutTerm {
+                account,
+                kind,
+                term_id,
+                body,
+                rev,
+                at_ms,
+            } => {
+                let at = (*rev, *at_ms);
+                self.apply_term(account, kind, term_id, Some(body.clone()), at)
+                    .await?
+            }
+            Command::DeleteTerm {
+                account,
+                kind,
+                term_id,
+                rev,
+                at_ms,
+            } => {
+                self.apply_term(account, kind, term_id, None, (*rev, *at_ms))
+                    .await?
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Store::apply_command`] of the commands that move money or close periods.
+    async fn apply_money_command(&self, command: &Command) -> Result<(), crate::CloseError> {
+        match command {
             Command::ClosePeriod {
                 period,
                 at_ms,
@@ -357,32 +396,10 @@ impl Store {
                     .await
                     .map_err(|e| replayed("invoice payment", e))?;
             }
-            Command::PutProfile {
-                account,
-                profile,
-                at_ms,
-            } => self.apply_profile(account, profile, *at_ms).await?,
-            Command::PutTerm {
-                account,
-                kind,
-                term_id,
-                body,
-                rev,
-                at_ms,
-            } => {
-                let at = (*rev, *at_ms);
-                self.apply_term(account, kind, term_id, Some(body.clone()), at)
-                    .await?
-            }
-            Command::DeleteTerm {
-                account,
-                kind,
-                term_id,
-                rev,
-                at_ms,
-            } => {
-                self.apply_term(account, kind, term_id, None, (*rev, *at_ms))
-                    .await?
+            other => {
+                return Err(
+                    StoreError::Corrupt(format!("{} is not a money command", other.id())).into(),
+                );
             }
         }
         Ok(())
