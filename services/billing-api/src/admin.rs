@@ -1,8 +1,11 @@
 //! API key rotation and revocation, and the audit log (issue 14). See
 //! `billing_store::api_keys` for how a revocation reaches every engine at once.
 
+use crate::auth::Principal;
+use crate::auth::generate_secret;
+use crate::error::ApiError;
 use crate::handlers::PageQuery;
-use crate::{ApiError, AppState, Principal, generate_secret};
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;

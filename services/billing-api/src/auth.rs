@@ -1,7 +1,8 @@
 //! Who is calling: the bearer token decides. Tokens and keys are compared by their SHA-256
 //! hashes; the secrets themselves are never stored or logged.
 
-use crate::{ApiError, AppState};
+use crate::error::ApiError;
+use crate::state::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use billing_store::hash_key;

@@ -12,7 +12,9 @@
 //! - `GET /v1/prices`: the prices a customer rents at now ([`billing_core::prices`]), as
 //!   JSON; the admin may name an account with `?account=` (its discount), or none.
 
-use crate::{ApiError, AppState, Principal};
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};

@@ -9,7 +9,7 @@
 //! API routes customers use, called by the page with the key signed in with (kept in the
 //! tab's sessionStorage), so the console has no query path of its own.
 
-use crate::AppState;
+use crate::state::AppState;
 use axum::Router;
 use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -78,7 +78,7 @@ fn etags() -> &'static [String] {
     })
 }
 
-/// `GET /` and `GET /console/{path}`, merged into [`crate::router`].
+/// `GET /` and `GET /console/{path}`, merged into [`crate::routes::router`].
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(index))

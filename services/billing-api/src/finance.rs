@@ -1,7 +1,10 @@
 //! Finance routes (issue 12): wallet top-ups and refunds, invoice payments, the documents
 //! list with credit notes and invoice statuses, and the adjustments preview.
 
-use crate::{ApiError, AppState, JsonBody, Principal};
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::json_body::JsonBody;
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -423,22 +426,7 @@ pub async fn export_journal(
     }
     match q.format.as_deref().unwrap_or("jsonl") {
         "csv" => {
-            let field = billing_core::export::csv_field;
-            let mut body =
-                String::from("document,reference,date,customer,account,debit,credit,memo\n");
-            for e in &entries {
-                body.push_str(&format!(
-                    "{},{},{},{},{},{},{},{}\n",
-                    field(&e.document),
-                    field(&e.reference),
-                    field(&e.date),
-                    field(&e.customer),
-                    field(&e.account),
-                    e.debit,
-                    e.credit,
-                    field(&e.memo)
-                ));
-            }
+            let body = billing_core::journal::journal_csv(&entries);
             Ok((
                 [(axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8")],
                 body,

@@ -1,7 +1,10 @@
 //! Route handlers (the usage query is in `usage.rs`).
 
+use crate::auth::Principal;
+use crate::auth::generate_secret;
+use crate::error::ApiError;
 use crate::query::PeriodQuery;
-use crate::{ApiError, AppState, Principal, generate_secret};
+use crate::state::AppState;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -123,7 +126,7 @@ pub async fn ingest(
 /// (handed off; duplicates are settled by the consumer), an invalid one `rejected` with its
 /// reason. 503 unless the broker acknowledged all of them.
 async fn hand_off(
-    sink: &dyn crate::EventSink,
+    sink: &dyn billing_store::EventSink,
     recs: Vec<Vec<u8>>,
 ) -> Result<Vec<Outcome>, ApiError> {
     let mut outcomes = Vec::with_capacity(recs.len());
@@ -160,7 +163,7 @@ pub struct NewAccount {
 pub async fn create_account(
     principal: Principal,
     State(s): State<AppState>,
-    crate::JsonBody(req): crate::JsonBody<NewAccount>,
+    crate::json_body::JsonBody(req): crate::json_body::JsonBody<NewAccount>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     let req = req?;

@@ -11,8 +11,9 @@
 //! `billing_store::idempotency::STALE_CLAIM_MS` old. Keys are the admin's (the only principal
 //! of these routes).
 
+use crate::error::ApiError;
 use crate::error::NotRun;
-use crate::{ApiError, AppState};
+use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
@@ -68,11 +69,14 @@ pub async fn layer(State(s): State<AppState>, req: Request, next: Next) -> Respo
         return next.run(req).await;
     }
     let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, crate::MAX_BODY_BYTES).await {
+    let bytes = match axum::body::to_bytes(body, crate::limits::MAX_BODY_BYTES).await {
         Ok(b) => b,
         Err(_) => {
-            return ApiError::TooLarge(format!("the body is over {} bytes", crate::MAX_BODY_BYTES))
-                .into_response();
+            return ApiError::TooLarge(format!(
+                "the body is over {} bytes",
+                crate::limits::MAX_BODY_BYTES
+            ))
+            .into_response();
         }
     };
     let content_type = parts.headers.get(axum::http::header::CONTENT_TYPE);

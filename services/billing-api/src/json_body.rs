@@ -13,7 +13,7 @@
 //! Its errors are answers given before the route did anything ([`ApiError::Refused`]): an
 //! `Idempotency-Key` never keeps them. The handler takes them after its token check.
 
-use crate::ApiError;
+use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use serde::de::{DeserializeOwned, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
@@ -150,7 +150,10 @@ async fn extract<T: DeserializeOwned, S: Send + Sync>(
     }
     let bytes = Bytes::from_request(req, state).await.map_err(|e| {
         if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::TooLarge(format!("the body is over {} bytes", crate::MAX_BODY_BYTES))
+            ApiError::TooLarge(format!(
+                "the body is over {} bytes",
+                crate::limits::MAX_BODY_BYTES
+            ))
         } else {
             ApiError::BadRequest(format!("the body could not be read: {e}"))
         }

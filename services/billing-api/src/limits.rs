@@ -12,7 +12,7 @@
 //!   served at once (more wait in the kernel's accept queue). 1,000 half-open connections were
 //!   once held for over a minute each, and a partial body for 45 s.
 
-use crate::ApiError;
+use crate::error::ApiError;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
@@ -22,6 +22,9 @@ use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Largest request body: an ingest batch of up to 10,000 events.
+pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// Requests per second and burst of one bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,13 +133,13 @@ impl Default for ServerLimits {
 /// handler runs: 408 when the client is too slow, 413 when it sends too much.
 pub async fn read_body_in_time(limit: Duration, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
-    let read = axum::body::to_bytes(body, crate::MAX_BODY_BYTES);
+    let read = axum::body::to_bytes(body, MAX_BODY_BYTES);
     let bytes = match tokio::time::timeout(limit, read).await {
         Ok(Ok(b)) => b,
         Ok(Err(_)) => {
             return ApiError::TooLarge(format!(
                 "request body over the limit of {} bytes",
-                crate::MAX_BODY_BYTES
+                MAX_BODY_BYTES
             ))
             .into_response();
         }

@@ -364,7 +364,7 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
-    /// `(path, method)` of every route `crate::router` declares, read from lib.rs's source:
+    /// `(path, method)` of every route `crate::routes::router` declares, read from lib.rs's source:
     /// each `.route("PATH", get(..).post(..))` call.
     fn router_routes() -> Vec<(String, String)> {
         let source = include_str!("lib.rs");

@@ -17,7 +17,9 @@
 //!   with pdftotext and CJK fonts). At most [`PDF_RENDERS_MAX`] Chromiums run at once, each for
 //!   at most [`PDF_TIMEOUT_SECONDS`], in a temporary directory removed afterwards.
 
-use crate::{ApiError, AppState, Principal};
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::header;
@@ -70,7 +72,7 @@ pub async fn put_account_profile(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
-    crate::JsonBody(body): crate::JsonBody<Box<serde_json::value::RawValue>>,
+    crate::json_body::JsonBody(body): crate::json_body::JsonBody<Box<serde_json::value::RawValue>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     let Json(mut v) = put(&s, &account, body?.get().as_bytes()).await?;
@@ -94,7 +96,7 @@ pub async fn get_account_profile(
 pub async fn put_seller(
     principal: Principal,
     State(s): State<AppState>,
-    crate::JsonBody(body): crate::JsonBody<Box<serde_json::value::RawValue>>,
+    crate::json_body::JsonBody(body): crate::json_body::JsonBody<Box<serde_json::value::RawValue>>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     put(&s, SELLER_PROFILE, body?.get().as_bytes()).await

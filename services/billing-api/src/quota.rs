@@ -8,7 +8,10 @@
 //! - `POST /v1/holds/{id}/extend` (`{ttl_seconds?}`), `POST /v1/holds/{id}/release`.
 //! - `GET /v1/balance`: a customer's own (the admin names `?account=`).
 
-use crate::{ApiError, AppState, JsonBody, Principal};
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::json_body::JsonBody;
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;

@@ -1,9 +1,11 @@
 //! Account terms as commands (issue 10): `PUT` / `DELETE /v1/admin/accounts/{id}/terms/{kind}/{term_id}`
 //! and `GET /v1/admin/accounts/{id}/terms`, admin token only. The body of a PUT is the price
 //! book entry's fields (`account` and `id` come from the path); "now" for the started and
-//! consumed rules is the API's clock ([`crate::AppState::clock`]).
+//! consumed rules is the API's clock ([`crate::state::AppState::clock`]).
 
-use crate::{ApiError, AppState, Principal};
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use billing_core::pricebook::TermKind;
@@ -38,7 +40,7 @@ pub async fn put_term(
     principal: Principal,
     State(s): State<AppState>,
     Path((account, kind, term_id)): Path<(String, String, String)>,
-    crate::JsonBody(body): crate::JsonBody<Value>,
+    crate::json_body::JsonBody(body): crate::json_body::JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     let kind = kind_of(&kind)?;

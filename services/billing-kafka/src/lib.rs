@@ -17,6 +17,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+mod error;
+pub use error::KafkaError;
+mod record;
+use record::usage_record;
 mod relay;
 pub use relay::relay;
 mod replay;
@@ -25,38 +29,6 @@ mod sink;
 pub use sink::UsageSink;
 mod topics;
 pub use topics::{Ensured, TOPICS_TIMEOUT, TopicError, TopicPlan, ensure_topics};
-
-#[derive(Debug, thiserror::Error)]
-pub enum KafkaError {
-    #[error("kafka: {0}")]
-    Kafka(#[from] rdkafka::error::KafkaError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Command(#[from] billing_store::CloseError),
-    #[error("the fold task failed: {0}")]
-    Task(String),
-    #[error(
-        "replay needs an empty database; this one already holds events, price books, accounts or invoices"
-    )]
-    NotEmpty,
-    #[error("{topic} offset {offset}: not a gpubill command ({detail})")]
-    BadCommand {
-        topic: String,
-        offset: i64,
-        detail: String,
-    },
-    #[error(
-        "{topic} partition {partition}: stopped at offset {at}, needed to read up to {until}: {why}"
-    )]
-    Short {
-        topic: String,
-        partition: i32,
-        at: i64,
-        until: i64,
-        why: String,
-    },
-}
 
 #[derive(Debug, Clone)]
 pub struct ConsumerSettings {
@@ -272,25 +244,6 @@ async fn place(
     lane.pending_count += 1;
     lane.oldest.get_or_insert_with(Instant::now);
     Ok(())
-}
-
-/// A usage record as the fold reads it: the payload, or for a CloudEvent in binary content
-/// mode (Kafka binding: a `ce_specversion` header, the attributes in `ce_*` headers, the data
-/// as the value) the structured record it stands for, or the stand-in that dead-letters it
-/// with the reason it could not be converted ([`billing_core::binary_mode::record`]).
-pub(crate) fn usage_record(msg: &impl Message) -> Vec<u8> {
-    use billing_core::binary_mode::{Binding, is_binary, record};
-    use rdkafka::message::Headers;
-    let payload = msg.payload().unwrap_or_default();
-    let Some(headers) = msg.headers() else {
-        return payload.to_vec();
-    };
-    let pairs = || headers.iter().map(|h| (h.key, h.value.unwrap_or_default()));
-    if is_binary(Binding::Kafka, pairs()) {
-        record(Binding::Kafka, pairs(), payload)
-    } else {
-        payload.to_vec()
-    }
 }
 
 /// A lane of the engine: the records collected for its partitions and its batch in flight.

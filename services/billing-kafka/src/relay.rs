@@ -1,7 +1,7 @@
 //! The outbox relay: what the store wrote to its outbox (invoices, commands, fold records,
 //! dead letters, quota decisions) published by an idempotent producer, in order.
 
-use crate::KafkaError;
+use crate::error::KafkaError;
 use billing_store::Store;
 use rdkafka::config::ClientConfig;
 use rdkafka::message::{Header, OwnedHeaders};

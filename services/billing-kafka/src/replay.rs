@@ -18,7 +18,7 @@
 //! folded at the end with the replay's own clock, as an engine starting now would fold it.
 //! Commands and folds relayed twice (same id) are applied once.
 
-use crate::KafkaError;
+use crate::error::KafkaError;
 use billing_store::{Command, FoldedPart, Position, Recorded, Store, StoreError};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{Consumer, StreamConsumer};
@@ -164,7 +164,7 @@ pub async fn replay(
                         from,
                         End::Settled(high),
                         |offset, msg| {
-                            records.push((offset, crate::usage_record(msg)));
+                            records.push((offset, crate::record::usage_record(msg)));
                             Ok(())
                         },
                     )
@@ -384,7 +384,7 @@ impl Usage<'_> {
                 read,
                 End::At(until),
                 |offset, msg| {
-                    buffer.push_back((offset, crate::usage_record(msg)));
+                    buffer.push_back((offset, crate::record::usage_record(msg)));
                     Ok(())
                 },
             )

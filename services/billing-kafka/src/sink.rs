@@ -1,7 +1,7 @@
 //! The usage sink of Kafka mode's HTTP ingest: records handed to the usage topic, answered
 //! only once the broker acknowledged them all.
 
-use crate::KafkaError;
+use crate::error::KafkaError;
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::Producer as _;
 use rdkafka::producer::{FutureProducer, FutureRecord};

@@ -3,13 +3,12 @@
 //! (see `quota.rs` for what is spent and how holds live).
 
 use crate::db::Conn;
-use crate::quota::{Authorization, Hold, HoldError, HoldRequest, MAX_HOLD_SECONDS, bump_hold_rev};
+use crate::quota::{Authorization, Hold, HoldError, HoldRequest, bump_hold_rev};
 use crate::spent::{AccountState, account_state, add_hold};
 use crate::sql::{Val, insert_rows};
 use crate::{Result, Store, StoreError};
 use billing_core::pricebook::PriceBook;
 use billing_core::quota::Verdict;
-use rust_decimal::Decimal;
 use std::collections::HashMap;
 
 impl Store {
@@ -27,18 +26,8 @@ impl Store {
         ttl_ms: i64,
         now_ms: i64,
     ) -> Result<Authorization, HoldError> {
-        if req.quantity <= Decimal::ZERO || req.quantity > Decimal::from(1_000_000) {
-            return Err(HoldError::Invalid(format!(
-                "quantity = {}: must be above 0 and at most 1000000 units",
-                req.quantity
-            )));
-        }
-        if !(1..=MAX_HOLD_SECONDS).contains(&req.seconds) {
-            return Err(HoldError::Invalid(format!(
-                "seconds = {}: must be 1 to {MAX_HOLD_SECONDS} (30 days)",
-                req.seconds
-            )));
-        }
+        billing_core::quota::check_hold_size(req.quantity, req.seconds)
+            .map_err(HoldError::Invalid)?;
         // The strings an authorization stores follow the event grammar: an account id, and
         // at most 256 bytes of sku and lease (a 1 MiB lease was once stored as it came).
         if !billing_core::event::is_account_id(&req.account) {

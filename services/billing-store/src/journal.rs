@@ -6,7 +6,7 @@ use crate::{Result, Store, StoreError};
 use billing_core::invoice::Component;
 use billing_core::journal::{
     Entry, Head, credit_note_entries, invoice_entries, movement_entries, payment_entries,
-    recognition_entries, share,
+    recognition_entries, share, subscription_recognized,
 };
 use billing_core::subscriptions::cycle_bounds;
 use billing_core::timestamp::format_secs;
@@ -160,11 +160,7 @@ fn subscription_recognition(
     let label = &period.label;
     for s in &book.subscriptions {
         let bounds = cycle_bounds(s, book.timezone);
-        let mut recognized = Decimal::ZERO;
-        for w in bounds.windows(2) {
-            let overlap = (w[1].min(period.end) - w[0].max(period.start)).max(0);
-            recognized += share(s.price, Decimal::from(overlap), Decimal::from(w[1] - w[0]));
-        }
+        let recognized = subscription_recognized(s.price, &bounds, period.start, period.end);
         let document = format!("recognition:{label}:subscription:{}:{}", s.account, s.id);
         let head = Head {
             document: &document,

@@ -192,8 +192,6 @@ async fn holdings(
     })
 }
 
-pub(crate) const MAX_HOLD_SECONDS: i64 = 30 * 86_400;
-
 impl Store {
     /// Sets an account's quotas (replacing the previous set) and records the command.
     pub async fn set_quotas(

@@ -12,7 +12,7 @@ use crate::wallet_rows::{
     Movement, Payment, WalletError, append, cents, dec, payments_of, set_wallet, wallet_state,
 };
 use crate::{Result, Store, StoreError};
-use billing_core::settlement::{Unpaid, oldest_first};
+use billing_core::settlement::{self, PaymentRefused, Unpaid, oldest_first};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -70,7 +70,7 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     {
         let id: String = r.get("id");
         let due = dec(&r.get::<String, _>("amount_due"), "amount due")?;
-        let owed = due - paid.get(&id).copied().unwrap_or_default();
+        let owed = settlement::owed(due, paid.get(&id).copied().unwrap_or_default());
         if owed > Decimal::ZERO {
             out.push(Unpaid {
                 id,
@@ -103,10 +103,7 @@ async fn pay_from_wallet(
         .iter()
         .filter(|p| p.method == "wallet")
         .count();
-    let reference = match before {
-        0 => format!("settlement:{id}"),
-        n => format!("settlement:{id}:{}", n + 1),
-    };
+    let reference = settlement::settlement_reference(id, before + 1);
     let (movement, inserted) = append(
         conn,
         account,
@@ -129,7 +126,7 @@ async fn pay_from_wallet(
         .await?;
     let (balance, outstanding) = wallet_state(conn, account).await?;
     set_wallet(conn, account, (balance, outstanding - amount), now_ms).await?;
-    if amount >= owed {
+    if settlement::pays_in_full(amount, owed) {
         mark_paid(conn, id).await?;
     }
     let payment = payments_of(conn, id)
@@ -219,20 +216,20 @@ impl Store {
             .iter()
             .map(|p| p.amount)
             .sum();
-        let owed = due - paid;
-        if owed <= Decimal::ZERO {
-            return Err(WalletError::AlreadyPaid(id.to_string()));
-        }
+        let owed = settlement::owed(due, paid);
         let (balance, _) = wallet_state(&mut **tx, &account).await?;
-        if balance <= Decimal::ZERO {
-            return Err(WalletError::EmptyWallet {
+        let amount = settlement::settle_from_wallet(balance, owed).map_err(|e| match e {
+            PaymentRefused::EmptyWallet { balance } => WalletError::EmptyWallet {
                 id: id.to_string(),
-                account,
+                account: account.clone(),
                 balance: cents(balance),
-            });
-        }
+            },
+            PaymentRefused::AlreadyPaid | PaymentRefused::Overpayment { .. } => {
+                WalletError::AlreadyPaid(id.to_string())
+            }
+        })?;
         let (payment, movement) =
-            pay_from_wallet(&mut **tx, &account, (id, owed), balance.min(owed), now_ms).await?;
+            pay_from_wallet(&mut **tx, &account, (id, owed), amount, now_ms).await?;
         self.record_command(
             &mut **tx,
             &Command::SettleInvoice {

@@ -21,6 +21,7 @@ use crate::wallet_rows::{
     set_wallet, wallet_state,
 };
 use crate::{Result, Store, StoreError};
+use billing_core::settlement::{self, PaymentRefused};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -67,7 +68,7 @@ pub(crate) async fn settle_issued(
         return Ok(cents(Decimal::ZERO));
     }
     let (balance, outstanding) = wallet_state(conn, account).await?;
-    let paid = balance.min(amount_due).max(Decimal::ZERO);
+    let paid = settlement::paid_at_issue(balance, amount_due);
     if paid > Decimal::ZERO {
         let reference = format!("settlement:{invoice_id}");
         append(
@@ -352,20 +353,23 @@ impl Store {
                 amount: p.amount,
             });
         }
-        let owed = due - payments.iter().map(|p| p.amount).sum::<Decimal>();
-        if owed <= Decimal::ZERO {
-            tx.rollback().await?;
-            return Err(WalletError::AlreadyPaid(id.to_string()));
-        }
-        let amount = cents(amount.unwrap_or(owed));
-        if amount > owed {
-            tx.rollback().await?;
-            return Err(WalletError::Overpayment {
-                id: id.to_string(),
-                amount,
-                owed: cents(owed),
-            });
-        }
+        let owed = settlement::owed(due, payments.iter().map(|p| p.amount).sum::<Decimal>());
+        let amount = match settlement::external_payment(amount, owed) {
+            Ok(amount) => amount,
+            Err(e) => {
+                tx.rollback().await?;
+                return Err(match e {
+                    PaymentRefused::Overpayment { amount, owed } => WalletError::Overpayment {
+                        id: id.to_string(),
+                        amount,
+                        owed,
+                    },
+                    PaymentRefused::AlreadyPaid | PaymentRefused::EmptyWallet { .. } => {
+                        WalletError::AlreadyPaid(id.to_string())
+                    }
+                });
+            }
+        };
         crate::db::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
             .bind(id)
             .bind(amount.to_string())
@@ -376,7 +380,7 @@ impl Store {
             .await?;
         let (balance, outstanding) = wallet_state(&mut tx, &account).await?;
         set_wallet(&mut tx, &account, (balance, outstanding - amount), now_ms).await?;
-        if amount >= owed {
+        if settlement::pays_in_full(amount, owed) {
             crate::settle::mark_paid(&mut tx, id).await?;
         }
         self.record_command(

@@ -1,6 +1,6 @@
 //! PDF through headless Chromium (see `printable.rs`).
 
-use crate::ApiError;
+use crate::error::ApiError;
 use std::path::{Path as FsPath, PathBuf};
 use std::time::Duration;
 
@@ -63,7 +63,8 @@ pub(super) async fn print_with(bin: Option<PathBuf>, html: &str) -> Result<Vec<u
             ))
         })?
         .map_err(|e| ApiError::Internal(format!("PDF semaphore: {e}")))?;
-    let dir = std::env::temp_dir().join(format!("gpubill-pdf-{}", crate::generate_secret("")));
+    let dir =
+        std::env::temp_dir().join(format!("gpubill-pdf-{}", crate::auth::generate_secret("")));
     let result = print_in(&bin, &dir, html, limit).await;
     let _ = tokio::fs::remove_dir_all(&dir).await;
     result

@@ -1,7 +1,7 @@
 //! The printable page: one self-contained A4 HTML document rendered from the issued
 //! document's JSON, every value escaped (see `printable.rs`).
 
-use crate::ApiError;
+use crate::error::ApiError;
 use billing_core::profile::Profile;
 use serde_json::Value;
 use std::fmt::Write as _;

@@ -197,6 +197,45 @@ pub fn share(price: Decimal, used: Decimal, total: Decimal) -> Decimal {
     round_amount(price * used / total)
 }
 
+/// Revenue recognized in a period from a subscription billed up front: each cycle
+/// `[bounds[k], bounds[k+1])` contributes its share of `price` by its seconds inside
+/// `[period_start, period_end)`, each share rounded to the cent ([`share`]).
+pub fn subscription_recognized(
+    price: Decimal,
+    bounds: &[i64],
+    period_start: i64,
+    period_end: i64,
+) -> Decimal {
+    bounds
+        .windows(2)
+        .map(|w| {
+            let overlap = (w[1].min(period_end) - w[0].max(period_start)).max(0);
+            share(price, Decimal::from(overlap), Decimal::from(w[1] - w[0]))
+        })
+        .sum()
+}
+
+/// The journal as CSV (`GET /v1/admin/exports/journal?format=csv`): a header and one row per
+/// entry, text fields quoted by [`crate::finance::export::csv_field`].
+pub fn journal_csv(entries: &[Entry]) -> String {
+    use crate::finance::export::csv_field as field;
+    let mut body = String::from("document,reference,date,customer,account,debit,credit,memo\n");
+    for e in entries {
+        body.push_str(&format!(
+            "{},{},{},{},{},{},{},{}\n",
+            field(&e.document),
+            field(&e.reference),
+            field(&e.date),
+            field(&e.customer),
+            field(&e.account),
+            e.debit,
+            e.credit,
+            field(&e.memo)
+        ));
+    }
+    body
+}
+
 /// Whether every document's debits equal its credits (and each line is one-sided).
 pub fn balanced(entries: &[Entry]) -> bool {
     let mut net: BTreeMap<&str, Decimal> = BTreeMap::new();
@@ -229,6 +268,53 @@ mod tests {
             date: "2026-12-02",
             customer: "acme",
         }
+    }
+
+    #[test]
+    fn a_subscription_cycle_is_recognized_by_its_seconds_in_the_period() {
+        // A 30-day cycle of 3000.00 from day 20 of a 30-day period: 10 days in it, 1000.00;
+        // the next period takes the other 20 days, 2000.00.
+        let day = 86_400;
+        let bounds = [20 * day, 50 * day];
+        assert_eq!(
+            subscription_recognized(d("3000.00"), &bounds, 0, 30 * day),
+            d("1000.00")
+        );
+        assert_eq!(
+            subscription_recognized(d("3000.00"), &bounds, 30 * day, 60 * day),
+            d("2000.00")
+        );
+        // A third of 100.00 rounds to 33.33 per cycle part.
+        assert_eq!(
+            subscription_recognized(d("100.00"), &[0, 3], 0, 1),
+            d("33.33")
+        );
+    }
+
+    #[test]
+    fn the_journal_csv_quotes_text_and_keeps_amounts_plain() {
+        let e = Entry {
+            document: "inv_1".into(),
+            reference: "INV-2026-000001".into(),
+            date: "2026-12-02".into(),
+            customer: "acme, inc".into(),
+            account: "revenue:on_demand".into(),
+            debit: d("0.00"),
+            credit: d("16.80"),
+            memo: "on_demand".into(),
+        };
+        let csv = journal_csv(&[e]);
+        let mut rows = csv.lines();
+        assert_eq!(
+            rows.next(),
+            Some("document,reference,date,customer,account,debit,credit,memo")
+        );
+        assert_eq!(
+            rows.next(),
+            Some(
+                "inv_1,INV-2026-000001,2026-12-02,\"acme, inc\",revenue:on_demand,0.00,16.80,on_demand"
+            )
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! paid in part and the balance stops there (it stays `issued` until the rest is paid).
 //! Credit notes are not payable: they were credited to the wallet when issued.
 
+use crate::common::money::round_amount;
 use rust_decimal::Decimal;
 
 /// An invoice that still owes money: its id, number, issue time and what it still owes
@@ -64,9 +65,134 @@ pub fn movement_allowed(balance: Decimal, signed: Decimal) -> bool {
     balance + signed >= Decimal::ZERO
 }
 
+/// What an invoice still owes: its amount due less the payments made to it.
+pub fn owed(amount_due: Decimal, paid: Decimal) -> Decimal {
+    amount_due - paid
+}
+
+/// Whether a payment of `amount` to an invoice owing `owed` pays it in full (it becomes
+/// `paid`).
+pub fn pays_in_full(amount: Decimal, owed: Decimal) -> bool {
+    amount >= owed
+}
+
+/// At issue, the wallet pays what it can of the new invoice: `min(balance, amount_due)`,
+/// nothing from an empty or negative wallet or for an invoice owing nothing (a credit note's
+/// invoice). The rest is outstanding.
+pub fn paid_at_issue(balance: Decimal, amount_due: Decimal) -> Decimal {
+    if amount_due <= Decimal::ZERO {
+        return Decimal::ZERO;
+    }
+    balance.min(amount_due).max(Decimal::ZERO)
+}
+
+/// The reference of an invoice's `n`-th wallet payment (`n` from 1): `settlement:{id}` for
+/// the first, `settlement:{id}:{n}` after it, so each settlement movement is distinct.
+pub fn settlement_reference(invoice: &str, n: usize) -> String {
+    match n {
+        0 | 1 => format!("settlement:{invoice}"),
+        n => format!("settlement:{invoice}:{n}"),
+    }
+}
+
+/// Why a payment of an invoice is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PaymentRefused {
+    #[error("the invoice owes nothing")]
+    AlreadyPaid,
+    #[error("the wallet holds {balance}: nothing to pay with")]
+    EmptyWallet { balance: Decimal },
+    #[error("a payment of {amount} is more than the {owed} the invoice owes")]
+    Overpayment { amount: Decimal, owed: Decimal },
+}
+
+/// `POST .../settle`: the wallet pays an invoice owing `owed` as far as `balance` goes.
+/// Refused when the invoice owes nothing or the wallet is empty.
+pub fn settle_from_wallet(balance: Decimal, owed: Decimal) -> Result<Decimal, PaymentRefused> {
+    if owed <= Decimal::ZERO {
+        return Err(PaymentRefused::AlreadyPaid);
+    }
+    if balance <= Decimal::ZERO {
+        return Err(PaymentRefused::EmptyWallet { balance });
+    }
+    Ok(balance.min(owed))
+}
+
+/// `POST .../payments`: an external payment of `requested` (all it owes when `None`) to an
+/// invoice owing `owed`. Refused when it owes nothing or the payment is more than it owes.
+pub fn external_payment(
+    requested: Option<Decimal>,
+    owed: Decimal,
+) -> Result<Decimal, PaymentRefused> {
+    if owed <= Decimal::ZERO {
+        return Err(PaymentRefused::AlreadyPaid);
+    }
+    let amount = round_amount(requested.unwrap_or(owed));
+    if amount > owed {
+        return Err(PaymentRefused::Overpayment {
+            amount,
+            owed: round_amount(owed),
+        });
+    }
+    Ok(amount)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wallet_of_50_pays_a_new_invoice_of_80_in_part_and_nothing_when_empty() {
+        // Issue 24: at issue the wallet pays min(balance, due): 50.00 of 80.00, 30.00
+        // outstanding; a wallet at -5.00 pays nothing; an invoice owing 0 takes nothing.
+        assert_eq!(paid_at_issue(d("50.00"), d("80.00")), d("50.00"));
+        assert_eq!(paid_at_issue(d("90.00"), d("80.00")), d("80.00"));
+        assert_eq!(paid_at_issue(d("-5.00"), d("80.00")), Decimal::ZERO);
+        assert_eq!(paid_at_issue(d("90.00"), d("0.00")), Decimal::ZERO);
+    }
+
+    #[test]
+    fn settling_from_the_wallet_pays_as_far_as_the_balance_goes() {
+        // 11.66 owed: a wallet of 5.00 pays 5.00; of 90.00 pays 11.66 (in full).
+        assert_eq!(settle_from_wallet(d("5.00"), d("11.66")), Ok(d("5.00")));
+        assert_eq!(settle_from_wallet(d("90.00"), d("11.66")), Ok(d("11.66")));
+        assert!(pays_in_full(d("11.66"), d("11.66")));
+        assert!(!pays_in_full(d("5.00"), d("11.66")));
+        assert_eq!(
+            settle_from_wallet(d("0.00"), d("11.66")),
+            Err(PaymentRefused::EmptyWallet { balance: d("0.00") })
+        );
+        assert_eq!(
+            settle_from_wallet(d("9.00"), owed(d("11.66"), d("11.66"))),
+            Err(PaymentRefused::AlreadyPaid)
+        );
+    }
+
+    #[test]
+    fn an_external_payment_may_not_exceed_what_is_owed() {
+        // 17.81 due, 10.00 paid: 7.81 owed. No amount pays 7.81; 7.82 is an overpayment.
+        let o = owed(d("17.81"), d("10.00"));
+        assert_eq!(o, d("7.81"));
+        assert_eq!(external_payment(None, o), Ok(d("7.81")));
+        assert_eq!(external_payment(Some(d("2.5")), o), Ok(d("2.50")));
+        assert_eq!(
+            external_payment(Some(d("7.82")), o),
+            Err(PaymentRefused::Overpayment {
+                amount: d("7.82"),
+                owed: d("7.81")
+            })
+        );
+        assert_eq!(
+            external_payment(None, d("0.00")),
+            Err(PaymentRefused::AlreadyPaid)
+        );
+    }
+
+    #[test]
+    fn wallet_payments_of_one_invoice_have_distinct_references() {
+        assert_eq!(settlement_reference("inv-1", 1), "settlement:inv-1");
+        assert_eq!(settlement_reference("inv-1", 2), "settlement:inv-1:2");
+    }
 
     #[test]
     fn a_refund_never_takes_the_wallet_below_zero() {

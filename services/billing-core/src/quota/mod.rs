@@ -249,6 +249,29 @@ pub fn hold_amount(quantity: Decimal, seconds: i64, rate_per_hour: Decimal) -> D
     a
 }
 
+/// The longest hold `POST /v1/authorize` takes: 30 days of usage.
+pub const MAX_HOLD_SECONDS: i64 = 30 * 86_400;
+
+/// The largest quantity one hold may reserve (units of the sku).
+pub const MAX_HOLD_QUANTITY: Decimal = Decimal::from_parts(1_000_000, 0, 0, false, 0);
+
+/// Whether a hold request's size is one the engine takes: a quantity above 0 and at most
+/// [`MAX_HOLD_QUANTITY`], for 1 to [`MAX_HOLD_SECONDS`] seconds. The error names the field
+/// and its value.
+pub fn check_hold_size(quantity: Decimal, seconds: i64) -> Result<(), String> {
+    if quantity <= Decimal::ZERO || quantity > MAX_HOLD_QUANTITY {
+        return Err(format!(
+            "quantity = {quantity}: must be above 0 and at most {MAX_HOLD_QUANTITY} units"
+        ));
+    }
+    if !(1..=MAX_HOLD_SECONDS).contains(&seconds) {
+        return Err(format!(
+            "seconds = {seconds}: must be 1 to {MAX_HOLD_SECONDS} (30 days)"
+        ));
+    }
+    Ok(())
+}
+
 /// A usage key counts as running (for `max_concurrent`) while its last reported second is at
 /// most this old: heartbeats come every 10 – 60 s, so two missed ones still count.
 /// billing-store re-exports it as `billing_store::RUNNING_WINDOW_S`.

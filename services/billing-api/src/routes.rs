@@ -1,0 +1,89 @@
+//! Every route of the API, and the handler that answers it.
+
+use crate::state::AppState;
+use crate::{
+    admin, auth, catalog, console, finance, handlers, idempotency, limits, openapi, printable,
+    quota, terms, usage,
+};
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post, put};
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        // The web console: static files, not API routes (not in the OpenAPI document).
+        .merge(console::routes())
+        .route("/healthz", get(handlers::healthz))
+        .route("/readyz", get(handlers::readyz))
+        .route("/openapi.json", get(openapi::document))
+        .route("/metrics", get(handlers::metrics))
+        .route("/v1/events", post(handlers::ingest))
+        .route("/v1/usage", get(usage::usage))
+        .route("/v1/cost/current", get(handlers::cost_current))
+        .route("/v1/invoices", get(handlers::list_invoices))
+        .route("/v1/invoices/{id}", get(handlers::get_invoice))
+        .route(
+            "/v1/admin/accounts",
+            post(handlers::create_account).get(handlers::list_accounts),
+        )
+        .route(
+            "/v1/admin/pricebook",
+            put(handlers::put_pricebook).get(catalog::get_pricebook),
+        )
+        .route("/v1/me", get(catalog::me))
+        .route("/v1/prices", get(catalog::prices))
+        .route("/v1/admin/accounts/{id}/quotas", put(quota::put_quotas))
+        .route("/v1/admin/accounts/{id}/terms", get(terms::list_terms))
+        .route(
+            "/v1/admin/accounts/{id}/profile",
+            put(printable::put_account_profile).get(printable::get_account_profile),
+        )
+        .route(
+            "/v1/admin/seller",
+            put(printable::put_seller).get(printable::get_seller),
+        )
+        .route(
+            "/v1/admin/accounts/{id}/terms/{kind}/{term_id}",
+            put(terms::put_term).delete(terms::delete_term),
+        )
+        .route("/v1/authorize", post(quota::authorize))
+        .route("/v1/holds/{id}/extend", post(quota::extend_hold))
+        .route("/v1/holds/{id}/release", post(quota::release_hold))
+        .route("/v1/balance", get(quota::balance))
+        .route("/v1/quota/decisions", get(quota::decisions))
+        .route("/v1/admin/invoices/close", post(handlers::close_period))
+        .route("/v1/admin/exports/invoices", get(handlers::export_invoices))
+        .route("/v1/admin/dead-letters", get(handlers::dead_letters))
+        .route("/v1/admin/adjustments", get(finance::pending_adjustments))
+        .route("/v1/admin/exports/journal", get(finance::export_journal))
+        .route(
+            "/v1/admin/accounts/{id}/keys",
+            get(admin::list_keys).post(admin::add_key),
+        )
+        .route(
+            "/v1/admin/accounts/{id}/keys/{key_id}",
+            axum::routing::delete(admin::revoke_key),
+        )
+        .route("/v1/admin/audit", get(admin::audit))
+        .route("/v1/admin/accounts/{id}/topups", post(finance::topup))
+        .route("/v1/admin/accounts/{id}/refunds", post(finance::refund))
+        .route(
+            "/v1/admin/invoices/{id}/payments",
+            post(finance::pay_invoice),
+        )
+        .route(
+            "/v1/admin/invoices/{id}/settle",
+            post(finance::settle_invoice),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::layer,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::actor_layer,
+        ))
+        .layer(DefaultBodyLimit::max(limits::MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(limits::json_errors))
+        .with_state(state)
+}
