@@ -163,6 +163,11 @@ async fn postgres_and_sqlite_fold_random_input_identically() {
     }
 }
 
+/// (table, column, declared type, nullable).
+type ColumnRow = (String, String, String, bool);
+/// (table, `primary key` or `unique`, its columns in order).
+type KeyRow = (String, String, String);
+
 /// A migrated database's schema, as sorted lines: `table.column type null|not null` per
 /// column (types normalised by [`column_type`]), `table primary key (a, b)` and
 /// `table unique (a, b)` per key. sqlx's `_sqlx_migrations` is left out, and so are
@@ -170,11 +175,7 @@ async fn postgres_and_sqlite_fold_random_input_identically() {
 /// of the schema.
 async fn schema_of(db: Db, url: &str) -> Vec<String> {
     use sqlx::{Connection, Row};
-    // (table, column, declared type, nullable) and (table, "primary key" | "unique", columns).
-    let (columns, keys): (
-        Vec<(String, String, String, bool)>,
-        Vec<(String, String, String)>,
-    ) = match db {
+    let (columns, keys): (Vec<ColumnRow>, Vec<KeyRow>) = match db {
         Db::Postgres => {
             let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
             let columns = sqlx::query(
@@ -232,7 +233,7 @@ async fn schema_of(db: Db, url: &str) -> Vec<String> {
             // `origin`: `pk` for the primary key's index, `u` for a `unique` constraint,
             // `c` for `create unique index`. A rowid primary key (`integer primary key`)
             // has no index: it comes from `pragma_table_info`'s `pk`.
-            let mut keys: Vec<(String, String, String)> = sqlx::query(&format!(
+            let mut keys: Vec<KeyRow> = sqlx::query(&format!(
                 "select m.name, case when l.origin = 'pk' then 'primary key' else 'unique' end, \
                             group_concat(i.name, ', ' order by i.seqno) \
                      from ({tables}) m join pragma_index_list(m.name) l \
@@ -247,7 +248,7 @@ async fn schema_of(db: Db, url: &str) -> Vec<String> {
             .into_iter()
             .map(|r| (r.get(0), r.get(1), r.get(2)))
             .collect();
-            let rowid_keys: Vec<(String, String, String)> = sqlx::query(&format!(
+            let rowid_keys: Vec<KeyRow> = sqlx::query(&format!(
                 "select m.name, 'primary key', p.name \
                      from ({tables}) m join pragma_table_info(m.name) p \
                      where p.pk = 1 and lower(p.type) = 'integer' \
