@@ -62,10 +62,7 @@ impl Store {
             });
         // PostgreSQL: authorizations serialize among themselves (and across processes, see
         // `begin_holds`), not with folds. SQLite has one writer: the writer lock.
-        let lock = match self.backend {
-            crate::Backend::Postgres => &self.holds,
-            crate::Backend::Sqlite => &self.writer,
-        };
+        let lock = self.backend.authorization_mutex(&self.writer, &self.holds);
         let _w = lock.lock().await;
         // A group decided while we waited for the lock may have taken our request: then the
         // answer is here and there is nothing to do (the callers still queued will lead).

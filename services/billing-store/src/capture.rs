@@ -2,6 +2,7 @@
 //! transaction.
 
 use crate::db::Conn;
+use crate::dialect::Statement;
 use crate::{Backend, Result, StoreError};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -25,28 +26,22 @@ pub(crate) async fn capture_holds(
     }
     let accounts: BTreeSet<&str> = leases.iter().map(|l| l.a).collect();
     let json = serde_json::to_string(&accounts).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    crate::db::query(match backend {
-        Backend::Postgres => include_str!("../queries/postgres/expire_holds.sql"),
-        Backend::Sqlite => include_str!("../queries/sqlite/expire_holds.sql"),
-    })
-    .bind(now_ms)
-    .bind(json)
-    .execute(&mut *conn)
-    .await?;
+    crate::db::query(backend.sql(Statement::ExpireHolds))
+        .bind(now_ms)
+        .bind(json)
+        .execute(&mut *conn)
+        .await?;
     leases.sort_unstable_by(|x, y| (x.a, x.l).cmp(&(y.a, y.l)));
     leases.dedup_by(|x, y| (x.a, x.l) == (y.a, y.l));
     let json = serde_json::to_string(&leases).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let captured: BTreeSet<String> = crate::db::query(match backend {
-        Backend::Postgres => include_str!("../queries/postgres/capture_holds.sql"),
-        Backend::Sqlite => include_str!("../queries/sqlite/capture_holds.sql"),
-    })
-    .bind(now_ms)
-    .bind(json)
-    .fetch_all(&mut *conn)
-    .await?
-    .into_iter()
-    .map(|r| r.get("account"))
-    .collect();
+    let captured: BTreeSet<String> = crate::db::query(backend.sql(Statement::CaptureHolds))
+        .bind(now_ms)
+        .bind(json)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| r.get("account"))
+        .collect();
     // Their accounts' cached holds (authorization) are no longer the stored ones. In account
     // order, as authorization groups bump them: two transactions never wait on each other in
     // a circle.

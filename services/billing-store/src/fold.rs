@@ -6,7 +6,7 @@ use crate::db::Conn;
 use crate::records::{Part, Position, Records};
 use crate::sort::{dedupe, sort_records};
 use crate::sql::{Val, insert_rows};
-use crate::{Backend, EMBEDDED_CONSUMER, Result, Store, StoreError};
+use crate::{EMBEDDED_CONSUMER, Result, Store, StoreError};
 use billing_core::event::{AnyEvent, Rejection, decode_any};
 use std::collections::{BTreeMap, HashMap};
 
@@ -147,9 +147,9 @@ impl Store {
     /// partitions in one process (the Kafka engine's lanes) run at the same time, ordered
     /// only by `begin_fold`'s advisory locks, as folds of different processes are.
     async fn fold_guard(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        match self.backend {
-            Backend::Sqlite => Some(self.writer.lock().await),
-            Backend::Postgres => None,
+        match self.backend.fold_mutex(&self.writer) {
+            Some(writer) => Some(writer.lock().await),
+            None => None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Event identities: what tells a redelivery (same source and id, same content: a duplicate)
 //! from a conflict (same identity, other content) and from a new event. Only this module
-//! knows how each database keeps them:
+//! knows how each database keeps them (which one a database uses is
+//! `Backend::identity_keys`, `dialect.rs`):
 //!
 //! - PostgreSQL: a 16-byte digest of (source, id) with the 16-byte content fingerprint, in a
 //!   table partitioned by the month of the event's end (key (digest, end)), looked up and
@@ -14,6 +15,7 @@
 //! held already, with their fingerprints (everything else was inserted).
 
 use crate::db::Conn;
+use crate::dialect::IdentityKeys;
 use crate::{Backend, Result, StoreError};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -68,9 +70,9 @@ pub(crate) async fn insert(
 ) -> Result<HashMap<[u8; 16], u128>> {
     let mut held = HashMap::new();
     for chunk in rows.chunks(CHUNK) {
-        match backend {
-            Backend::Postgres => insert_postgres(conn, chunk, &mut held).await?,
-            Backend::Sqlite => insert_sqlite(conn, chunk, &mut held).await?,
+        match backend.identity_keys() {
+            IdentityKeys::Digest => insert_postgres(conn, chunk, &mut held).await?,
+            IdentityKeys::SourceAndId => insert_sqlite(conn, chunk, &mut held).await?,
         }
     }
     Ok(held)
@@ -88,11 +90,7 @@ async fn insert_postgres(
     rows: &[NewIdentity<'_>],
     held: &mut HashMap<[u8; 16], u128>,
 ) -> Result<()> {
-    let Some(pg) = conn.as_pg() else {
-        return Err(StoreError::Corrupt(
-            "PostgreSQL identities on another database".into(),
-        ));
-    };
+    let pg = crate::dialect::postgres(conn)?;
     let mut idents = Vec::with_capacity(rows.len());
     let mut fps = Vec::with_capacity(rows.len());
     let mut accounts = Vec::with_capacity(rows.len());

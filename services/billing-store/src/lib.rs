@@ -2,9 +2,19 @@
 //!
 //! One code path for SQLite (the embedded default) and PostgreSQL (production), on sqlx's
 //! native driver of each (see [`db`]: statements, bound values and rows behind one small
-//! interface; batches of rows are native arrays on PostgreSQL, see `sql.rs`); each backend
-//! has its own migrations with the same tables and meaning (`migrations/sqlite`,
-//! `migrations/postgres`).
+//! interface); each backend has its own migrations with the same tables and meaning
+//! (`migrations/sqlite`, `migrations/postgres`).
+//!
+//! **Every difference between the two backends lives in `dialect.rs`**: one method of
+//! [`Backend`] per difference (connecting and migrating, the statements written twice,
+//! lists in one parameter, how batches of rows and event identities go in, the monthly
+//! partitions of `events`, advisory locks and the writer mutexes, dead letter numbering),
+//! with a table of them in its header. The rest of the store does not branch on the backend;
+//! it asks the dialect. The driver layer ([`db`]) binds and reads each driver's own types,
+//! and the PostgreSQL-only code the dialect chooses (binary `COPY` and arrays in `sql.rs`,
+//! digests in `identities.rs`, partitions in `partitions.rs`) stays beside its callers. The
+//! schemas' differences are listed, with their reasons, in the test
+//! `postgres_and_sqlite_schemas_agree_after_migrations` (tests/backends.rs).
 //!
 //! The heart is [`Store::ingest`]: a batch of raw records is appended to the log, decoded,
 //! deduplicated against the authoritative `events` table, folded into the ledger, and written
@@ -36,6 +46,7 @@ mod commands;
 pub mod db;
 mod dead_letters;
 mod decisions;
+mod dialect;
 mod documents;
 mod failpoints;
 mod fold;
@@ -166,6 +177,7 @@ impl StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// The database of a store. What differs between them is the methods of `dialect.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -253,54 +265,8 @@ pub const DEFAULT_MAX_FUTURE_S: i64 = 86_400;
 impl Store {
     /// Connects (creating a SQLite file when needed) and applies the migrations.
     pub async fn open(url: &str) -> Result<Store> {
-        let backend = if url.starts_with("sqlite:") {
-            Backend::Sqlite
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Backend::Postgres
-        } else {
-            return Err(StoreError::UnsupportedUrl(url.to_string()));
-        };
-        // sqlx's own statement logging is off: its slow-statement warnings print whole
-        // multi-KB statements with their parameters. Slow batches are logged by the fold with
-        // their size and latency instead (and every batch is a `fold_batch` span).
-        use sqlx::ConnectOptions;
-        let pool = match backend {
-            Backend::Sqlite => {
-                let url = if url.contains("mode=") {
-                    url.to_string()
-                } else {
-                    format!("{url}{}mode=rwc", if url.contains('?') { "&" } else { "?" })
-                };
-                let connect: sqlx::sqlite::SqliteConnectOptions = url.parse()?;
-                let pool = sqlx::sqlite::SqlitePoolOptions::new()
-                    .acquire_timeout(Duration::from_secs(10))
-                    .max_connections(4)
-                    .after_connect(|conn, _| {
-                        Box::pin(async move {
-                            use sqlx::Executor;
-                            conn.execute(include_str!("../queries/sqlite/connection_pragmas.sql"))
-                                .await?;
-                            Ok(())
-                        })
-                    })
-                    .connect_with(connect.disable_statement_logging())
-                    .await?;
-                sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
-                Pool::Lite(pool)
-            }
-            Backend::Postgres => {
-                let connect: sqlx::postgres::PgConnectOptions = url.parse()?;
-                let pool = sqlx::postgres::PgPoolOptions::new()
-                    .acquire_timeout(Duration::from_secs(10))
-                    .max_connections(8)
-                    .connect_with(connect.disable_statement_logging())
-                    .await?;
-                sqlx::migrate!("../../migrations/postgres")
-                    .run(&pool)
-                    .await?;
-                Pool::Pg(pool)
-            }
-        };
+        let backend = Backend::of_url(url)?;
+        let pool = backend.connect(url).await?;
         crate::db::query(include_str!("../queries/shared/insert_embedded_offset.sql"))
             .bind(EMBEDDED_CONSUMER)
             .execute(&pool)
@@ -463,10 +429,7 @@ impl Store {
             .saturating_sub(self.dedupe_horizon_s);
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
-        let whole = match self.backend {
-            Backend::Postgres => self.compact_partitions(&mut tx, cut).await?,
-            Backend::Sqlite => 0,
-        };
+        let whole = self.compact_partitions(&mut tx, cut).await?;
         let dropped = whole
             + crate::db::query(include_str!(
                 "../queries/shared/delete_compacted_events.sql"

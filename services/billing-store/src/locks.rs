@@ -1,10 +1,12 @@
 //! The transactions writers open, and the PostgreSQL advisory locks that order them: folds of
 //! different log partitions run at once, everything that changes what folds read takes turns
 //! with them, and authorization groups serialize only with each other (README, "Concurrent
-//! engines"). SQLite serializes writers by itself: there these are plain transactions.
+//! engines"). SQLite serializes writers by itself: there these are plain transactions (the
+//! locks are taken by `Backend::advisory_locks`, `dialect.rs`).
 
 use crate::db::Tx;
-use crate::{Backend, Result, Store, hash_key};
+use crate::dialect::Statement;
+use crate::{Result, Store, hash_key};
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
 const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
@@ -39,21 +41,15 @@ impl Store {
     /// PostgreSQL's row locks order them.
     pub(crate) async fn begin_fold(&self, parts: &[(&str, i64)]) -> Result<Tx> {
         let mut tx = self.pool.begin().await?;
-        if self.backend == Backend::Postgres {
-            let mut keys: Vec<i64> = parts.iter().map(|(c, p)| partition_lock(c, *p)).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            let t0 = std::time::Instant::now();
-            crate::db::query(include_str!("../queries/postgres/lock_writer_shared.sql"))
-                .bind(WRITER_LOCK)
-                .execute(&mut *tx)
-                .await?;
-            for k in keys {
-                crate::db::query(include_str!("../queries/postgres/lock_exclusive.sql"))
-                    .bind(k)
-                    .execute(&mut *tx)
-                    .await?;
-            }
+        let mut keys: Vec<i64> = parts.iter().map(|(c, p)| partition_lock(c, *p)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let t0 = std::time::Instant::now();
+        let locked = self
+            .backend
+            .advisory_locks(&mut *tx, Some(WRITER_LOCK), &keys)
+            .await?;
+        if locked {
             // Includes the statements' round trips (~0.1 ms each on loopback).
             self.fold_lock_wait_us.fetch_add(
                 t0.elapsed().as_micros() as u64,
@@ -71,11 +67,7 @@ impl Store {
     /// On SQLite the caller holds the writer lock.
     pub(crate) async fn begin_holds(&self) -> Result<(Tx, crate::books::BooksKey)> {
         let mut tx = self.pool.begin().await?;
-        let sql = match self.backend {
-            Backend::Postgres => include_str!("../queries/postgres/begin_holds.sql"),
-            Backend::Sqlite => include_str!("../queries/sqlite/begin_holds.sql"),
-        };
-        let row = crate::db::query(sql)
+        let row = crate::db::query(self.backend.sql(Statement::BeginHolds))
             .bind(HOLDS_LOCK)
             .bind(if self.durable_holds { "on" } else { "off" })
             .fetch_one(&mut *tx)
@@ -87,12 +79,7 @@ impl Store {
     /// plain transaction).
     async fn begin_locked(&self, key: i64) -> Result<Tx> {
         let mut tx = self.pool.begin().await?;
-        if self.backend == Backend::Postgres {
-            crate::db::query(include_str!("../queries/postgres/lock_exclusive.sql"))
-                .bind(key)
-                .execute(&mut *tx)
-                .await?;
-        }
+        self.backend.advisory_locks(&mut *tx, None, &[key]).await?;
         Ok(tx)
     }
 }

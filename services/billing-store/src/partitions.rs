@@ -8,7 +8,7 @@
 //! with the default partition's rows of that month and then attached, so that it can be
 //! made whatever the default partition holds. SQLite keeps one table.
 
-use crate::{Backend, Result, Store};
+use crate::{Result, Store};
 use chrono::{Datelike, TimeZone, Utc};
 
 /// Months created before the clock's month (late events within the horizon still find one).
@@ -62,7 +62,7 @@ impl Store {
     /// two after it (PostgreSQL; nothing on SQLite). Returns how many it made. It takes the
     /// writer lock exclusively, like a close: DDL on `events` waits for the folds in flight.
     pub async fn maintain_partitions(&self, now_ms: i64) -> Result<usize> {
-        if self.backend != Backend::Postgres {
+        if !self.backend.month_partitions() {
             return Ok(0);
         }
         let now = partition_month(now_ms.div_euclid(1000));
@@ -114,8 +114,12 @@ impl Store {
     /// Compaction on PostgreSQL: drops each month's partition that lies wholly before `cut`
     /// and holds only identities of closed periods (counting its rows), then deletes what is
     /// left to delete row by row (partitions the horizon cuts through, the default one).
+    /// Nothing on SQLite (one table).
     pub(crate) async fn compact_partitions(&self, tx: &mut crate::db::Tx, cut: i64) -> Result<u64> {
         let mut dropped = 0u64;
+        if !self.backend.month_partitions() {
+            return Ok(dropped);
+        }
         for m in self.month_partitions().await? {
             let (_, to) = month_bounds(m);
             if to > cut {

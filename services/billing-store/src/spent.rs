@@ -61,10 +61,7 @@ pub(crate) async fn account_state(
 ) -> Result<Option<AccountState>> {
     // The account, its quotas, its stored provisional cost, its hold revision (and on
     // PostgreSQL its invoices since the quotas were set, summed exactly) in one statement.
-    let sql = match backend {
-        crate::Backend::Postgres => include_str!("../queries/postgres/select_account_state.sql"),
-        crate::Backend::Sqlite => include_str!("../queries/sqlite/select_account_state.sql"),
-    };
+    let sql = backend.sql(crate::dialect::Statement::SelectAccountState);
     let read = async |conn: &mut dyn Conn| {
         crate::db::query(sql)
             .bind(account)

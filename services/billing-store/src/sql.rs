@@ -1,4 +1,5 @@
-//! Batched statements that work on both backends. On PostgreSQL a batch of rows is one
+//! Batched statements that work on both backends (which form a batch takes is
+//! `Backend::row_batches`, `dialect.rs`). On PostgreSQL a batch of rows is one
 //! round trip per table: a binary `COPY` for plain inserts, and for inserts with an
 //! `on conflict` tail one statement with one native array per column (`insert ... select *
 //! from unnest($1, ...)`), one statement text per table, prepared once per connection. On
@@ -11,6 +12,7 @@
 
 use crate::db::Conn;
 pub use crate::db::Val;
+use crate::dialect::RowBatches;
 
 /// Most parameters in one statement (SQLite allows 32,766; PostgreSQL 65,535).
 const MAX_PARAMS: usize = 30_000;
@@ -55,14 +57,26 @@ pub async fn insert_rows(
     let Some(cols) = rows.first().map(Vec::len) else {
         return Ok(0);
     };
-    if let Some(pg) = conn.as_pg() {
-        if tail.trim().is_empty() {
-            return copy_rows_postgres(pg, head, rows, cols).await;
+    match conn.backend().row_batches(!tail.trim().is_empty()) {
+        RowBatches::BinaryCopy => {
+            copy_rows_postgres(crate::dialect::postgres(conn)?, head, rows, cols).await
         }
-        return insert_rows_postgres(pg, head, tail, rows, cols).await;
+        RowBatches::ColumnArrays => {
+            insert_rows_postgres(crate::dialect::postgres(conn)?, head, tail, rows, cols).await
+        }
+        RowBatches::Placeholders => insert_rows_placeholders(conn, head, tail, rows, cols).await,
     }
+}
+
+/// SQLite's batches: `head VALUES (?, ...), (?, ...) tail` in chunks below the parameter limit.
+async fn insert_rows_placeholders(
+    conn: &mut dyn Conn,
+    head: &str,
+    tail: &str,
+    rows: Vec<Vec<Val>>,
+    cols: usize,
+) -> Result<u64, sqlx::Error> {
     let per = (MAX_PARAMS / cols).max(1);
-    let anonymous = conn.backend() == crate::Backend::Sqlite;
     let mut affected = 0;
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
@@ -70,7 +84,7 @@ pub async fn insert_rows(
         let sql = format!(
             "{} values {} {}",
             head.trim(),
-            values(chunk.len(), cols, anonymous),
+            values(chunk.len(), cols, true),
             tail.trim()
         );
         let mut q = crate::db::query(&sql);
@@ -257,20 +271,11 @@ pub(crate) const ONE_ACCOUNT: &str = "account = $1";
 /// Most values looked up with one query.
 pub const MAX_IN_LIST: usize = 1_000;
 
-/// `column` is one of the strings of the list bound as `$1` ([`Val::Strings`]: a native
-/// `text[]` on PostgreSQL, a JSON array on SQLite): one parameter for up to a thousand values,
-/// written so that both databases look them up through the column's index (PostgreSQL plans
-/// `in (subquery)` as a hash join over the whole table; `= any(array)` is an index scan, and
-/// `= any(array(select ...))` rather than `= any($1)` because a custom plan that sees the
-/// array may prefer a sequential scan on stale estimates: see
-/// `queries/postgres/insert_identities.sql`).
+/// `column` is one of the strings of the list bound as `$1` ([`Val::Strings`]), in
+/// `backend`'s form (`Backend::in_list` in `dialect.rs`): one parameter for up to
+/// [`MAX_IN_LIST`] values, looked up through the column's index.
 pub(crate) fn in_list(column: &str, backend: crate::Backend) -> String {
-    match backend {
-        crate::Backend::Postgres => {
-            format!("{column} = any(array(select unnest(cast($1 as text[]))))")
-        }
-        crate::Backend::Sqlite => format!("{column} in (select value from json_each($1))"),
-    }
+    backend.in_list(column)
 }
 
 #[cfg(test)]

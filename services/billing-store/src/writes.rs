@@ -266,11 +266,10 @@ pub(crate) async fn stamp(
     let Some(given) = given else {
         return next_stamp(conn, backend).await;
     };
-    let sql = match backend {
-        crate::Backend::Postgres => include_str!("../queries/postgres/raise_fold_stamp.sql"),
-        crate::Backend::Sqlite => include_str!("../queries/sqlite/raise_fold_stamp.sql"),
-    };
-    crate::db::query(sql).bind(given).execute(conn).await?;
+    crate::db::query(backend.sql(crate::dialect::Statement::RaiseFoldStamp))
+        .bind(given)
+        .execute(conn)
+        .await?;
     Ok(given)
 }
 
@@ -292,45 +291,17 @@ pub(crate) async fn dead_letter_numbers(
                 given.len()
             )));
         }
-        if backend == crate::Backend::Postgres {
-            crate::db::query(include_str!(
-                "../queries/postgres/raise_dead_letter_numbers.sql"
-            ))
-            .bind(given.iter().copied().max().unwrap_or(0))
-            .execute(conn)
+        backend
+            .raise_dead_letter_numbers(conn, given.iter().copied().max().unwrap_or(0))
             .await?;
-        }
         return Ok(given.to_vec());
     }
-    let mut numbers: Vec<i64> = match backend {
-        crate::Backend::Postgres => crate::db::query(include_str!(
-            "../queries/postgres/next_dead_letter_numbers.sql"
-        ))
-        .bind(n as i64)
-        .fetch_all(conn)
-        .await?
-        .into_iter()
-        .map(|r| r.get("seq"))
-        .collect(),
-        // One writer at a time: the numbers after the highest ever given.
-        crate::Backend::Sqlite => {
-            let last: i64 = crate::db::query(include_str!(
-                "../queries/sqlite/last_dead_letter_number.sql"
-            ))
-            .fetch_one(conn)
-            .await?
-            .get("seq");
-            (1..=n as i64).map(|i| last + i).collect()
-        }
-    };
+    let mut numbers = backend.next_dead_letter_numbers(conn, n).await?;
     numbers.sort_unstable();
     Ok(numbers)
 }
 
 pub(crate) async fn next_stamp(conn: &mut dyn Conn, backend: crate::Backend) -> Result<i64> {
-    let sql = match backend {
-        crate::Backend::Postgres => include_str!("../queries/postgres/next_fold_stamp.sql"),
-        crate::Backend::Sqlite => include_str!("../queries/sqlite/next_fold_stamp.sql"),
-    };
+    let sql = backend.sql(crate::dialect::Statement::NextFoldStamp);
     Ok(crate::db::query(sql).fetch_one(conn).await?.get("stamp"))
 }
