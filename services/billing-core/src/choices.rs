@@ -167,6 +167,40 @@
 //!   usage from its beginning up to the period's end (package balances and the coverage
 //!   before a fault read it); without them, only the keys with a second in the period.
 //!
+//! Part 3: the commercial terms (sections 15 to 21, without 18)
+//! - Invoices name their `region` (section 19, `null` for home) only when the price book uses a
+//!   part-3 feature (regions, `[[accounts]]`, `increment_seconds`, charges, a discount with an
+//!   `id` or that is not plain, a subscription with `cycle = "year"`, `auto_renew`, `end`,
+//!   `refund` or `region`, any term with a `region`) or when an event names a region: a price
+//!   book and events of parts 1 and 2 keep giving byte-identical invoices (worked example 1 has
+//!   no `region`), while the part-3 worked examples show `"region": null` on home invoices.
+//! - Instants of account terms: part 3 says they are floored to whole seconds; gpubill keeps
+//!   refusing an instant with a fraction of a second (the rule of part 2, pinned by its tests),
+//!   with an error naming the key, rather than billing a term at an instant it was not given.
+//! - Section 15: `increment_seconds` needs an on-demand rate like `minimum_seconds`; runs of
+//!   consecutive seconds ignore quantity changes (the padding takes the quantity of the run's
+//!   last second); state seconds a sku prices (section 8) break runs. The `increment` line has
+//!   `tier` 0 and no `multiplier`. Only `on_demand` keys are padded (never spot).
+//! - Section 16: a discount's `skus` must be skus of the price book (of its region) and its
+//!   `components` component names (`state:stopped` included); both, when given, name at least
+//!   one. `cap` is money (2 decimals). Percents of plain discounts of one account still add up
+//!   to at most 100; scoped ones are each 0 to 100 and are held by "at most subtotal". Each
+//!   scoped discount is rounded on its own before the sum, as the formula writes it. Discounts
+//!   set by command (issue 10) stay plain: the scoped keys are read from the price book only.
+//! - Section 17: `auto_renew` subscriptions carry the cycles that start before 400 days after
+//!   2100-01-01 (the last instant gpubill reads), so `cycles` stays a count for the engine's
+//!   views. `end` may be given with `cycles` or `auto_renew`; an `end` at or before `start`
+//!   leaves no cycle. The DST rule of section 17 (a local time in a gap is moved forward by
+//!   the gap, 02:30 becomes 03:30) replaces the part-2 choice (the first minute after the gap)
+//!   for months too. A refund is drawn with the SLA compensation of its period, after it, and
+//!   refunds of one period by subscription id; SLA compensation of one period is one amount
+//!   (its skus' parts never expire, so their order changes nothing drawn).
+//! - Section 20: a charge needs `id` (it names the line), `amount` > 0 with 2 decimals and
+//!   `at`; `description` is optional and the line carries it only when given. A charge line
+//!   has no `sku`, `tier` 0, unit `charge`; only discounts without `skus` can match it.
+//! - Section 21: a missing sku or dest sorts before any name (only `charge` lines have
+//!   neither).
+//!
 //! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
 //! [`crate::finance::term_changes`], [`crate::finance::holdings`])
 //! - A term's JSON body is the price book entry's fields without `account` and `id` (both come

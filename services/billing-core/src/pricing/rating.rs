@@ -22,7 +22,7 @@ use crate::pricing::period::Period;
 use crate::pricing::pricebook::{Package, PriceBook, Subscription};
 pub use crate::pricing::rating_context::{RatingContext, RatingError, Unpriced};
 use crate::pricing::reservations::commitment_line;
-use crate::pricing::subscriptions::{cycle_bounds, cycle_lines};
+use crate::pricing::subscriptions::{cycle_lines, refund_line, reserved_span, started_bounds};
 use crate::rental::states::{KeyView, split_keys};
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,11 +43,21 @@ pub struct AccountLines {
     pub unpriced: Vec<Unpriced>,
     /// Section 10: added to the credit balance.
     pub compensation: Decimal,
+    /// Section 17: per subscription id (sorted), the refund credited in the period, added to
+    /// the credit balance after the compensation.
+    pub refunds: Vec<(String, Decimal)>,
+}
+
+impl AccountLines {
+    /// What the period adds to the credit balance: SLA compensation and refunds.
+    pub fn credited(&self) -> Decimal {
+        self.compensation + self.refunds.iter().map(|(_, a)| *a).sum::<Decimal>()
+    }
 }
 
 /// Rates `account` (whose ledger may be empty) with `credit_balance` still available from
-/// credits and earlier compensation; the SLA compensation earned in this period is added to
-/// it (section 10).
+/// credits and earlier compensation; the SLA compensation earned in this period (section 10)
+/// and the subscription refunds of the period (section 17) are added to it.
 pub fn rate_account(
     ctx: &RatingContext<'_>,
     account: &str,
@@ -55,7 +65,7 @@ pub fn rate_account(
     credit_balance: Decimal,
 ) -> Result<Rated, RatingError> {
     let lines = account_lines(ctx, account, ledger)?;
-    let balance = credit_balance + lines.compensation;
+    let balance = credit_balance + lines.credited();
     Ok(assemble(ctx, account, lines, balance))
 }
 
@@ -72,7 +82,12 @@ fn assemble(
         tax_rate: book.tax_rate,
     };
     let period = ctx.period.to_json();
-    let invoice = Invoice::assemble(account, &book.currency, period, lines.lines, terms);
+    let scoped = book.scoped_discounts(account, ctx.period.start, ctx.period.end);
+    let mut invoice =
+        Invoice::assemble_with(account, &book.currency, period, lines.lines, terms, &scoped);
+    if book.uses_part3() {
+        invoice.region = Some(None);
+    }
     Rated {
         invoice,
         unpriced: lines.unpriced,
@@ -96,7 +111,7 @@ pub fn account_lines(
         .subscriptions
         .iter()
         .filter(|s| s.account == account)
-        .map(|s| (s, cycle_bounds(s, ctx.book.timezone)))
+        .map(|s| (s, started_bounds(s, ctx.book.timezone)))
         .collect();
     on_demand_lines(
         ctx,
@@ -106,7 +121,7 @@ pub fn account_lines(
         &mut lines,
         &mut unpriced,
     );
-    term_lines(ctx, account, &subscriptions, &mut lines);
+    let refunds = term_lines(ctx, account, &subscriptions, &mut lines);
     crate::pricing::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
     egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
     let compensation = crate::rental::sla::sla_lines(ctx, ledger, &mut lines);
@@ -114,6 +129,7 @@ pub fn account_lines(
         lines,
         unpriced,
         compensation,
+        refunds,
     })
 }
 
@@ -162,7 +178,10 @@ fn on_demand_lines(
             subscriptions
                 .iter()
                 .filter(|(s, _)| s.sku == name)
-                .map(|(s, b)| (b[0], b[b.len() - 1], s.quantity)),
+                .map(|(s, b)| {
+                    let (from, to) = reserved_span(s, b);
+                    (from, to, s.quantity)
+                }),
         );
         let mut pkgs: Vec<&Package> = packages.iter().copied().filter(|p| p.sku == name).collect();
         pkgs.sort_by(|a, b| (a.to, a.id.as_bytes()).cmp(&(b.to, b.id.as_bytes())));
@@ -176,6 +195,7 @@ fn on_demand_lines(
         };
         rate_sku(ctx, &inputs, lines);
         minimum_line(ctx, &inputs, lines);
+        increment_line(ctx, &inputs, lines);
     }
 }
 
@@ -191,6 +211,27 @@ fn minimum_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec
         .sum();
     lines.push(Line::usage(
         Component::Minimum,
+        inputs.name,
+        0,
+        owed,
+        usage_amount(owed, rate, Decimal::ONE),
+    ));
+}
+
+/// Section 15 over the left runs (section 8): the padding of every run whose last second is
+/// in the period, at the first-tier (or plain) rate; nothing that covers usage covers it.
+fn increment_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec<Line>) {
+    let (Some(increment), Some(rate)) = (inputs.sku.increment_seconds, inputs.sku.first_rate())
+    else {
+        return;
+    };
+    let owed: Decimal = inputs
+        .keys
+        .iter()
+        .map(|r| crate::pricing::increment::owed_unit_seconds(r, increment, &ctx.period))
+        .sum();
+    lines.push(Line::usage(
+        Component::Increment,
         inputs.name,
         0,
         owed,
@@ -221,20 +262,27 @@ fn push_unpriced(
 }
 
 /// The account terms' own lines: reservation commitments (4.2), subscription cycles (13)
-/// and package prices (12).
+/// and refunds (17), package prices (12) and one-off charges (20). Returns the refunds
+/// credited in the period, by subscription id.
 fn term_lines(
     ctx: &RatingContext<'_>,
     account: &str,
     subscriptions: &[(&Subscription, Vec<i64>)],
     lines: &mut Vec<Line>,
-) {
+) -> Vec<(String, Decimal)> {
+    let mut refunds = Vec::new();
     let (book, period) = (ctx.book, &ctx.period);
     for r in book.reservations.iter().filter(|r| r.account == account) {
         lines.extend(commitment_line(r, period));
     }
     for (s, bounds) in subscriptions {
         lines.extend(cycle_lines(s, bounds, period));
+        if let Some(line) = refund_line(s, bounds, period) {
+            refunds.push((s.id.clone(), line.refund.unwrap_or_default()));
+            lines.push(line);
+        }
     }
+    refunds.sort();
     for p in book.packages.iter().filter(|p| p.account == account) {
         if period.contains(p.from) {
             let mut line = Line::usage(
@@ -250,6 +298,12 @@ fn term_lines(
             lines.push(line);
         }
     }
+    for c in book.charges.iter().filter(|c| c.account == account) {
+        if period.contains(c.at) {
+            lines.push(Line::charge(c));
+        }
+    }
+    refunds
 }
 
 /// Sections 4.7 and 11: per dest, the `net.egress` bytes timed in the period and the counter
@@ -336,8 +390,8 @@ pub fn rate_all(
 }
 
 /// Rates `account` over consecutive `periods` (in time order), carrying credit balances from
-/// one to the next: expiring credits, SLA compensation and open credits drawn in the order of
-/// section 12 ([`CreditPool`]).
+/// one to the next: expiring credits, SLA compensation and subscription refunds, and open
+/// credits drawn in the order of sections 12 and 17 ([`CreditPool`]).
 pub fn rate_periods(
     book: &PriceBook,
     periods: &[Period],
@@ -350,6 +404,9 @@ pub fn rate_periods(
         let ctx = RatingContext::with_platform(book, period.clone(), meter.platform());
         let lines = account_lines(&ctx, account, meter.account(account))?;
         pool.add_compensation(period.start, lines.compensation);
+        for (id, amount) in &lines.refunds {
+            pool.add_refund(period.start, id, *amount);
+        }
         let rated = assemble(&ctx, account, lines, pool.available(period));
         pool.draw(period, rated.invoice.credit);
         out.push(rated);

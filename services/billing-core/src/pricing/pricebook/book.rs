@@ -1,7 +1,7 @@
 //! The parsed price book, [`PriceBook`], and its parser from the TOML tree.
 
 use super::model::{PriceBookError, Reservation, Result, Sku};
-use super::terms::{Credit, Package, Sla, Subscription};
+use super::terms::{Charge, Credit, Discount, Package, Sla, Subscription};
 use super::walk::{
     as_table, bounded, instant, invalid, only_keys, required, required_string, string,
 };
@@ -26,8 +26,10 @@ pub struct PriceBook {
     pub egress: BTreeMap<String, Vec<Tier>>,
     pub tax_rate: Decimal,
     pub reservations: Vec<Reservation>,
-    /// Per account: summed discount percent.
+    /// Per account: the summed percent of its plain discounts (`P` of section 16).
     pub discounts: BTreeMap<String, Decimal>,
+    /// Every discount, in price book order (section 16: scoped, dated and capped ones too).
+    pub discount_terms: Vec<Discount>,
     /// Per account: summed credits.
     pub credits: BTreeMap<String, Decimal>,
     /// Every credit, in price book order (section 12: `id`, `from`, `to`).
@@ -38,6 +40,8 @@ pub struct PriceBook {
     pub packages: Vec<Package>,
     /// Section 13.
     pub subscriptions: Vec<Subscription>,
+    /// Section 20.
+    pub charges: Vec<Charge>,
 }
 
 impl PriceBook {
@@ -56,9 +60,11 @@ impl PriceBook {
             .map(|r| r.account.as_str())
             .collect();
         a.extend(self.discounts.keys().map(String::as_str));
+        a.extend(self.discount_terms.iter().map(|d| d.account.as_str()));
         a.extend(self.credits.keys().map(String::as_str));
         a.extend(self.packages.iter().map(|p| p.account.as_str()));
         a.extend(self.subscriptions.iter().map(|s| s.account.as_str()));
+        a.extend(self.charges.iter().map(|c| c.account.as_str()));
         a
     }
 
@@ -71,6 +77,27 @@ impl PriceBook {
             .filter(|c| c.account == account && c.applies_to(start, end))
             .map(|c| c.amount)
             .sum()
+    }
+
+    /// Whether the book uses a feature of part 3 (sections 15 to 21): its invoices then name
+    /// their region (`null` for home, section 19). Without one, invoices are exactly those of
+    /// parts 1 and 2.
+    pub fn uses_part3(&self) -> bool {
+        !self.charges.is_empty()
+            || self.skus.values().any(|s| s.increment_seconds.is_some())
+            || self
+                .discount_terms
+                .iter()
+                .any(|d| d.id.is_some() || !d.is_plain())
+    }
+
+    /// Section 16: the account's discounts other than plain ones that apply to the period
+    /// `[start, end)`, in price book order.
+    pub fn scoped_discounts(&self, account: &str, start: i64, end: i64) -> Vec<&Discount> {
+        self.discount_terms
+            .iter()
+            .filter(|d| d.account == account && !d.is_plain() && d.applies_to(start, end))
+            .collect()
     }
 
     pub fn discount_percent(&self, account: &str) -> Decimal {
@@ -110,6 +137,7 @@ fn parse(root: &Table) -> Result<PriceBook> {
             "sla",
             "packages",
             "subscriptions",
+            "charges",
         ],
     )?;
     let currency = required_string(root, "", "currency")?.to_string();
@@ -145,8 +173,12 @@ fn parse(root: &Table) -> Result<PriceBook> {
         }
     };
     let reservations = terms::parse_reservations(root, &skus)?;
-    let discounts =
-        terms::parse_account_amounts(root, "discounts", "percent", Decimal::ONE_HUNDRED, false)?;
+    let discount_terms = terms::parse_discounts(root, &skus)?;
+    // Per account, `P`: the plain discounts' percents (section 16).
+    let mut discounts: BTreeMap<String, Decimal> = BTreeMap::new();
+    for d in discount_terms.iter().filter(|d| d.is_plain()) {
+        *discounts.entry(d.account.clone()).or_default() += d.percent;
+    }
     for (account, total) in &discounts {
         if *total > Decimal::ONE_HUNDRED {
             return invalid(
@@ -164,6 +196,7 @@ fn parse(root: &Table) -> Result<PriceBook> {
     let sla = terms::parse_sla(root)?;
     let packages = terms::parse_packages(root, &skus)?;
     let subscriptions = terms::parse_subscriptions(root, &skus)?;
+    let charges = terms::parse_charges(root)?;
     Ok(PriceBook {
         currency,
         timezone,
@@ -174,10 +207,12 @@ fn parse(root: &Table) -> Result<PriceBook> {
         tax_rate,
         reservations,
         discounts,
+        discount_terms,
         credits,
         credit_terms,
         sla,
         packages,
         subscriptions,
+        charges,
     })
 }

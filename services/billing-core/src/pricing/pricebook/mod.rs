@@ -28,4 +28,4 @@ mod walk;
 pub use account_terms::{AccountTerm, ParsedTerm, TermKind};
 pub use book::PriceBook;
 pub use model::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, PriceBookError, Reservation, Sku};
-pub use terms::{Credit, Cycle, Package, Sla, Subscription};
+pub use terms::{Charge, Credit, Cycle, Discount, Package, Refund, Sla, Subscription};
