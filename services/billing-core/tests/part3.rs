@@ -557,3 +557,244 @@ price = "300.00"
         "subscriptions[0].refund"
     );
 }
+
+// ---- section 19: regions, currencies and account timezones -----------------------------
+
+const REGIONS: &str = r#"
+currency = "CNY"
+timezone = "Asia/Shanghai"
+
+[skus."gpu.h100"]
+rate_per_hour = "24.00"
+
+[tax]
+rate = "0.06"
+
+[regions."us-east"]
+currency = "USD"
+timezone = "America/New_York"
+
+[regions."us-east".skus."gpu.h100"]
+rate_per_hour = "3.00"
+
+[[regions."us-east".offpeak]]
+from = "00:00"
+to = "06:00"
+multiplier = "0.50"
+
+[regions."us-east".tax]
+rate = "0.10"
+
+[[accounts]]
+id = "acme"
+timezone = "Europe/Berlin"
+
+[[credits]]
+account = "acme"
+region = "us-east"
+amount = "1.00"
+
+[[charges]]
+account = "acme"
+id = "setup"
+region = "us-east"
+amount = "5.00"
+at = "2026-10-31T23:30:00Z"
+"#;
+
+fn in_region(json: String, region: &str) -> String {
+    json.replacen(
+        r#""data":{"#,
+        &format!(r#""data":{{"region":"{region}","#),
+        1,
+    )
+}
+
+#[test]
+fn two_regions_in_two_currencies_with_an_account_timezone_unlike_both() {
+    use billing_core::rating::rate_month;
+    let events = [
+        // Home, acme: November in Berlin is [Oct 31 23:00Z, Nov 30 23:00Z). [22:00, 23:00Z)
+        // on Oct 31 is October there (though November in Shanghai); [23:00Z, 00:00Z) is
+        // November: 1 h x 24.00 = 24.00, tax 6 % 1.44, total 25.44 CNY.
+        u("h0", "l1", "2026-10-31T22:00:00Z", "2026-10-31T23:00:00Z").json(),
+        u("h1", "l1", "2026-10-31T23:00:00Z", "2026-11-01T00:00:00Z").json(),
+        // us-east, acme: 05:00-07:00Z on Nov 10 is 00:00-02:00 in New York (EST), off-peak
+        // there (the region's timezone, not Berlin's 06:00-08:00): 2 h x 3.00 x 0.50 = 3.00.
+        in_region(
+            u("r1", "l2", "2026-11-10T05:00:00Z", "2026-11-10T07:00:00Z").json(),
+            "us-east",
+        ),
+        // us-east, beta (no timezone of its own: New York's November, from Nov 1 04:00Z
+        // (EDT) to Dec 1 05:00Z (EST)): only [04:00, 05:00Z) counts, 00:00-01:00 local,
+        // off-peak: 1 h x 3.00 x 0.50 = 1.50; tax 0.15; 1.65 USD.
+        in_region(
+            U {
+                account: "beta",
+                ..u("b1", "l3", "2026-11-01T03:00:00Z", "2026-11-01T05:00:00Z")
+            }
+            .json(),
+            "us-east",
+        ),
+        // A region the book does not name: unpriced, no invoice.
+        in_region(
+            U {
+                account: "beta",
+                ..u("b2", "l4", "2026-11-05T00:00:00Z", "2026-11-05T01:00:00Z")
+            }
+            .json(),
+            "eu-west",
+        ),
+    ];
+    let book = PriceBook::from_toml(REGIONS).unwrap();
+    let month = rate_month(&book, "2026-11", &meter(&events), None).unwrap();
+    let got: Vec<(&str, Option<&str>, &str)> = month
+        .rated
+        .iter()
+        .map(|r| {
+            let i = &r.invoice;
+            (
+                i.account.as_str(),
+                i.region.as_ref().unwrap().as_deref(),
+                i.currency.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("acme", None, "CNY"),
+            ("acme", Some("us-east"), "USD"),
+            ("beta", Some("us-east"), "USD")
+        ]
+    );
+    let acme_home = &month.rated[0].invoice;
+    assert_eq!(acme_home.period.start, "2026-10-31T23:00:00Z");
+    assert_eq!(
+        lines(acme_home, Component::OnDemand),
+        [line(0, "1", "3600", "24.00")]
+    );
+    assert_eq!(
+        totals(acme_home),
+        ["24.00", "0.00", "0.00", "1.44", "25.44"]
+    );
+    // us-east, acme: 3.00 of usage and the 5.00 charge (Oct 31 23:30Z: November in Berlin,
+    // October in New York); the region's credit 1.00; net 7.00; tax 10 % 0.70; 7.70 USD.
+    let acme_us = &month.rated[1].invoice;
+    assert_eq!(acme_us.period.start, "2026-10-31T23:00:00Z");
+    assert_eq!(
+        lines(acme_us, Component::OnDemand),
+        [line(0, "0.5", "7200", "3.00")]
+    );
+    assert_eq!(
+        lines(acme_us, Component::Charge),
+        [line(0, "", "1", "5.00")]
+    );
+    assert_eq!(totals(acme_us), ["8.00", "0.00", "1.00", "0.70", "7.70"]);
+    let beta_us = &month.rated[2].invoice;
+    assert_eq!(
+        (beta_us.period.start.as_str(), beta_us.period.end.as_str()),
+        ("2026-11-01T04:00:00Z", "2026-12-01T05:00:00Z")
+    );
+    assert_eq!(totals(beta_us), ["1.50", "0.00", "0.00", "0.15", "1.65"]);
+    assert_eq!(month.unpriced.len(), 1);
+    let u0 = &month.unpriced[0];
+    assert_eq!(
+        (
+            u0.account.as_str(),
+            u0.region.as_deref(),
+            u0.quantity.to_string()
+        ),
+        ("beta", Some("eu-west"), "3600".to_string())
+    );
+    // JSON: home invoices carry `"region": null`, the others their name.
+    let json = serde_json::to_value(acme_home).unwrap();
+    assert_eq!(json["region"], serde_json::Value::Null);
+    assert!(json.as_object().unwrap().contains_key("region"));
+    assert_eq!(serde_json::to_value(acme_us).unwrap()["region"], "us-east");
+}
+
+#[test]
+fn a_region_event_is_a_distinct_usage_key_and_content() {
+    // The same heartbeat at home and in a region: two keys, each billed in its region; the
+    // same identity with a region added is a conflict (the region is content).
+    let home = u("x", "l1", "2026-11-10T05:00:00Z", "2026-11-10T06:00:00Z").json();
+    let there = in_region(home.replace("\"id\":\"x\"", "\"id\":\"y\""), "us-east");
+    let m = meter(&[home.clone(), there]);
+    assert_eq!(m.usage_keys(), 2);
+    let mut m2 = billing_core::meter::Meter::new();
+    m2.ingest(home.as_bytes());
+    let same_id = in_region(home, "us-east");
+    assert!(matches!(
+        m2.ingest(same_id.as_bytes()),
+        billing_core::meter::Admission::Rejected(_)
+    ));
+}
+
+#[test]
+fn regions_and_accounts_are_checked() {
+    let cases = [
+        (
+            "currency = \"USD\"\ntimezone = \"America/New_York\"",
+            "timezone = \"America/New_York\"",
+            "regions.us-east.currency",
+            "required",
+        ),
+        (
+            "currency = \"USD\"\ntimezone = \"America/New_York\"",
+            "currency = \"USD\"",
+            "regions.us-east.timezone",
+            "required",
+        ),
+        (
+            "[regions.\"us-east\".skus.\"gpu.h100\"]\nrate_per_hour = \"3.00\"",
+            "[regions.\"us-east\".skus.\"gpu.h100\"]\nrate_per_hour = \"3.0.0\"",
+            "regions.us-east.skus.\"gpu.h100\".rate_per_hour",
+            "",
+        ),
+        (
+            "region = \"us-east\"\namount = \"1.00\"",
+            "region = \"us-west\"\namount = \"1.00\"",
+            "credits[0].region",
+            "unknown region",
+        ),
+        (
+            "timezone = \"Europe/Berlin\"",
+            "timezone = \"Europe/Berlinn\"",
+            "accounts[0].timezone",
+            "unknown timezone",
+        ),
+        (
+            "id = \"acme\"\ntimezone",
+            "id = \"acme\"\npays = \"parent\"\nparent = \"org\"\ntimezone",
+            "accounts[0].pays",
+            "not supported",
+        ),
+    ];
+    for (from, to, key, message) in cases {
+        let text = REGIONS.replacen(from, to, 1);
+        assert_ne!(text, REGIONS, "{from}");
+        let e = PriceBook::from_toml(&text).expect_err(to);
+        assert_eq!(e.key(), key, "{e}");
+        assert!(e.to_string().contains(message), "{e}");
+    }
+    // A regional term names the region's skus: an sku only the home region has is unknown.
+    let home_only = REGIONS.replace(
+        "[regions.\"us-east\".skus.\"gpu.h100\"]",
+        "[regions.\"us-east\".skus.\"gpu.a100\"]",
+    ) + "[[reservations]]\naccount = \"acme\"\nregion = \"us-east\"\nsku = \"gpu.h100\"\nquantity = \"1\"\nfrom = \"2026-11-01T00:00:00Z\"\nto = \"2026-11-02T00:00:00Z\"\nrate_per_hour = \"1.00\"\n";
+    let e = PriceBook::from_toml(&home_only).unwrap_err();
+    assert_eq!(e.key(), "reservations[0].sku", "{e}");
+    let twice = format!("{REGIONS}[[accounts]]\nid = \"acme\"\n");
+    assert_eq!(
+        PriceBook::from_toml(&twice).unwrap_err().key(),
+        "accounts[1].id"
+    );
+    // `pays = "self"` with a parent is every account paying for itself: accepted.
+    let own = REGIONS.replacen(
+        "id = \"acme\"\ntimezone",
+        "id = \"acme\"\nparent = \"org\"\npays = \"self\"\ntimezone",
+        1,
+    );
+    assert!(PriceBook::from_toml(&own).is_ok());
+}

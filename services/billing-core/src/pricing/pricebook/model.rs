@@ -81,4 +81,6 @@ pub struct Reservation {
     pub from: i64,
     pub to: i64,
     pub rate_per_hour: Decimal,
+    /// Section 19: the region it applies in (`None`: home).
+    pub region: Option<String>,
 }

@@ -2,6 +2,7 @@
 //! subscriptions (13), and the SLA terms (10).
 
 use super::model::{Reservation, Result, Sku};
+use super::regions::Pricing;
 use super::walk::{
     as_array, as_table, bounded, entries, instant, invalid, join, missing, only_keys, rate,
     required, required_string, string,
@@ -30,6 +31,8 @@ pub struct Package {
     pub to: i64,
     /// Billed once, in the period holding `from`.
     pub price: Decimal,
+    /// Section 19: the region it applies in (`None`: home).
+    pub region: Option<String>,
 }
 
 /// `week` (7 x 86,400 s), `month` or `year` (calendar, in the timezone of the
@@ -87,6 +90,8 @@ pub struct Credit {
     pub amount: Decimal,
     pub from: Option<i64>,
     pub to: Option<i64>,
+    /// Section 19: the region whose invoices it applies to (`None`: home).
+    pub region: Option<String>,
 }
 
 impl Credit {
@@ -256,15 +261,18 @@ fn unique_id(
     Ok(())
 }
 
-pub(super) fn parse_packages(root: &Table, skus: &BTreeMap<String, Sku>) -> Result<Vec<Package>> {
+pub(super) fn parse_packages(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Package>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for (index, (path, t)) in entries(root, "packages")?.into_iter().enumerate() {
         only_keys(
             t,
             &path,
-            &["account", "id", "sku", "hours", "from", "to", "price"],
+            &[
+                "account", "id", "sku", "hours", "from", "to", "price", "region",
+            ],
         )?;
+        let (region, skus) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
         let id = required_string(t, &path, "id")?.to_string();
         unique_id(&mut seen, t, &path, &account, &id)?;
@@ -286,6 +294,7 @@ pub(super) fn parse_packages(root: &Table, skus: &BTreeMap<String, Sku>) -> Resu
             from,
             to,
             price,
+            region,
         });
     }
     Ok(out)
@@ -293,7 +302,7 @@ pub(super) fn parse_packages(root: &Table, skus: &BTreeMap<String, Sku>) -> Resu
 
 pub(super) fn parse_subscriptions(
     root: &Table,
-    skus: &BTreeMap<String, Sku>,
+    pricing: &Pricing<'_>,
 ) -> Result<Vec<Subscription>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
@@ -316,6 +325,7 @@ pub(super) fn parse_subscriptions(
                 "region",
             ],
         )?;
+        let (region, skus) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
         let id = required_string(t, &path, "id")?.to_string();
         unique_id(&mut seen, t, &path, &account, &id)?;
@@ -396,17 +406,22 @@ pub(super) fn parse_subscriptions(
             auto_renew,
             end,
             refund,
-            region: None,
+            region,
         });
     }
     Ok(out)
 }
 
-pub(super) fn parse_credits(root: &Table) -> Result<Vec<Credit>> {
+pub(super) fn parse_credits(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Credit>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for (index, (path, t)) in entries(root, "credits")?.into_iter().enumerate() {
-        only_keys(t, &path, &["account", "amount", "id", "from", "to"])?;
+        only_keys(
+            t,
+            &path,
+            &["account", "amount", "id", "from", "to", "region"],
+        )?;
+        let (region, _) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
         let amount = money(t, &path, "amount", MAX_CREDIT)?;
         let id = string(t, &path, "id")?.map(str::to_string);
@@ -427,12 +442,13 @@ pub(super) fn parse_credits(root: &Table) -> Result<Vec<Credit>> {
             amount,
             from,
             to,
+            region,
         });
     }
     Ok(out)
 }
 
-pub(super) fn parse_charges(root: &Table) -> Result<Vec<Charge>> {
+pub(super) fn parse_charges(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Charge>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for (index, (path, t)) in entries(root, "charges")?.into_iter().enumerate() {
@@ -441,6 +457,7 @@ pub(super) fn parse_charges(root: &Table) -> Result<Vec<Charge>> {
             &path,
             &["account", "id", "description", "amount", "at", "region"],
         )?;
+        let (region, _) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
         let id = required_string(t, &path, "id")?.to_string();
         unique_id(&mut seen, t, &path, &account, &id)?;
@@ -461,7 +478,7 @@ pub(super) fn parse_charges(root: &Table) -> Result<Vec<Charge>> {
             description,
             amount,
             at,
-            region: None,
+            region,
         });
     }
     Ok(out)
@@ -498,17 +515,23 @@ pub(super) fn parse_sla(root: &Table) -> Result<Sla> {
     })
 }
 
-pub(super) fn parse_reservations(
-    root: &Table,
-    skus: &BTreeMap<String, Sku>,
-) -> Result<Vec<Reservation>> {
+pub(super) fn parse_reservations(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Reservation>> {
     let mut out = Vec::new();
     for (index, (path, t)) in entries(root, "reservations")?.into_iter().enumerate() {
         only_keys(
             t,
             &path,
-            &["account", "sku", "quantity", "from", "to", "rate_per_hour"],
+            &[
+                "account",
+                "sku",
+                "quantity",
+                "from",
+                "to",
+                "rate_per_hour",
+                "region",
+            ],
         )?;
+        let (region, skus) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
         let sku = required_string(t, &path, "sku")?.to_string();
         match skus.get(&sku) {
@@ -551,12 +574,13 @@ pub(super) fn parse_reservations(
             from,
             to,
             rate_per_hour,
+            region,
         });
     }
     Ok(out)
 }
 
-pub(super) fn parse_discounts(root: &Table, skus: &BTreeMap<String, Sku>) -> Result<Vec<Discount>> {
+pub(super) fn parse_discounts(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Discount>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for (index, (path, t)) in entries(root, "discounts")?.into_iter().enumerate() {
@@ -575,6 +599,7 @@ pub(super) fn parse_discounts(root: &Table, skus: &BTreeMap<String, Sku>) -> Res
                 "region",
             ],
         )?;
+        let (region, skus) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
         let percent = bounded(
             t,
@@ -626,7 +651,7 @@ pub(super) fn parse_discounts(root: &Table, skus: &BTreeMap<String, Sku>) -> Res
             from,
             to,
             cap,
-            region: None,
+            region,
         });
     }
     Ok(out)
