@@ -138,7 +138,8 @@
 //!   nothing. Credits apply to a period when `from < period end` and `to > period start`;
 //!   `gpubill rate` (`rate_all`) starts every applicable credit at its full amount.
 //! - Section 13: a month cycle keeps the local time of day of `start`; a local time in a DST
-//!   gap moves to the first minute after the gap. A subscription's cycles are contiguous, so
+//!   gap moves forward by the gap (section 17's rule since part 3; before it, the first minute
+//!   after the gap). A subscription's cycles are contiguous, so
 //!   it counts in `R(s)` over `[start_0, start_cycles)`. Subscription lines of one id sort
 //!   by the price book order of the subscription.
 //! - Section 14: lines sort by the component's *name* (`state:host_down` between
@@ -200,6 +201,34 @@
 //!   has no `sku`, `tier` 0, unit `charge`; only discounts without `skus` can match it.
 //! - Section 21: a missing sku or dest sorts before any name (only `charge` lines have
 //!   neither).
+//! - Section 19: a region table takes exactly the top level's pricing keys (`currency`,
+//!   `timezone`, `skus`, `offpeak`, `egress`, `tax`); its errors name keys below it
+//!   (`regions.us-east.skus."gpu.h100".rate_per_hour`). A term's `region` must name a
+//!   `[regions."name"]` table, and the skus a term names are its region's. An empty `region`
+//!   in an event is home (an empty string counts as missing, as everywhere in events); the
+//!   region is part of an event's content only when given, so events without one fingerprint
+//!   as before. `region` on `lease.state` and `node.fault` is ignored.
+//! - Section 19: usage, egress and counters of a region the price book does not name are
+//!   listed as unpriced (`"why": "region not in the price book"`, with `region`) and get no
+//!   invoice: there is no currency to invoice them in. Their quantities are those of the
+//!   month in the account's timezone, else the home timezone.
+//! - Section 19: `gpubill rate --account A` prints A's home invoice (even when A is unknown,
+//!   as before) and its invoices in every region where it has an event or a term.
+//!   `rate_all` (the engine's entry point) stays home-only, with the home book's terms;
+//!   [`crate::pricing::rating::rate_month`] is the whole of section 19.
+//! - Section 18 is not implemented: `[[accounts]]` takes `id`, `timezone`, `parent` and
+//!   `pays`; `pays = "self"` (the default) with or without a `parent` is every account paying
+//!   for itself and is accepted (`parent` has no effect), `pays = "parent"` is refused with an
+//!   error naming it (billing its members on their own invoices would be wrong without
+//!   saying so). `allocation_tag` and `lease.tags` stay unknown (a price book key error, an
+//!   `unknown_type` event). Each account is its own payer: `PriceBook::for_region` and
+//!   `rate_month` take an account where a payer will stand.
+//! - Part 3 in the engine (billing-store, billing-api, billing-kafka) is not done yet: the
+//!   engine rates the home region only (`rate_account` with the price book as given), folds
+//!   an event's usage under its key without the region, carries SLA compensation but not
+//!   subscription refunds across closes (`CreditPool::after_invoices` reads `compensation`),
+//!   and takes no charges or scoped discounts as commands. Its invoices still follow
+//!   sections 15, 16, 17 and 20 for the home region within one period.
 //!
 //! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
 //! [`crate::finance::term_changes`], [`crate::finance::holdings`])
