@@ -138,7 +138,8 @@
 //!   nothing. Credits apply to a period when `from < period end` and `to > period start`;
 //!   `gpubill rate` (`rate_all`) starts every applicable credit at its full amount.
 //! - Section 13: a month cycle keeps the local time of day of `start`; a local time in a DST
-//!   gap moves to the first minute after the gap. A subscription's cycles are contiguous, so
+//!   gap moves forward by the gap (section 17's rule since part 3; before it, the first minute
+//!   after the gap). A subscription's cycles are contiguous, so
 //!   it counts in `R(s)` over `[start_0, start_cycles)`. Subscription lines of one id sort
 //!   by the price book order of the subscription.
 //! - Section 14: lines sort by the component's *name* (`state:host_down` between
@@ -166,6 +167,68 @@
 //! - With packages or an SLA in a price book version, re-rating a period loads the account's
 //!   usage from its beginning up to the period's end (package balances and the coverage
 //!   before a fault read it); without them, only the keys with a second in the period.
+//!
+//! Part 3: the commercial terms (sections 15 to 21, without 18)
+//! - Invoices name their `region` (section 19, `null` for home) only when the price book uses a
+//!   part-3 feature (regions, `[[accounts]]`, `increment_seconds`, charges, a discount with an
+//!   `id` or that is not plain, a subscription with `cycle = "year"`, `auto_renew`, `end`,
+//!   `refund` or `region`, any term with a `region`) or when an event names a region: a price
+//!   book and events of parts 1 and 2 keep giving byte-identical invoices (worked example 1 has
+//!   no `region`), while the part-3 worked examples show `"region": null` on home invoices.
+//! - Instants of account terms: part 3 says they are floored to whole seconds; gpubill keeps
+//!   refusing an instant with a fraction of a second (the rule of part 2, pinned by its tests),
+//!   with an error naming the key, rather than billing a term at an instant it was not given.
+//! - Section 15: `increment_seconds` needs an on-demand rate like `minimum_seconds`; runs of
+//!   consecutive seconds ignore quantity changes (the padding takes the quantity of the run's
+//!   last second); state seconds a sku prices (section 8) break runs. The `increment` line has
+//!   `tier` 0 and no `multiplier`. Only `on_demand` keys are padded (never spot).
+//! - Section 16: a discount's `skus` must be skus of the price book (of its region) and its
+//!   `components` component names (`state:stopped` included); both, when given, name at least
+//!   one. `cap` is money (2 decimals). Percents of plain discounts of one account still add up
+//!   to at most 100; scoped ones are each 0 to 100 and are held by "at most subtotal". Each
+//!   scoped discount is rounded on its own before the sum, as the formula writes it. Discounts
+//!   set by command (issue 10) stay plain: the scoped keys are read from the price book only.
+//! - Section 17: `auto_renew` subscriptions carry the cycles that start before 400 days after
+//!   2100-01-01 (the last instant gpubill reads), so `cycles` stays a count for the engine's
+//!   views. `end` may be given with `cycles` or `auto_renew`; an `end` at or before `start`
+//!   leaves no cycle. The DST rule of section 17 (a local time in a gap is moved forward by
+//!   the gap, 02:30 becomes 03:30) replaces the part-2 choice (the first minute after the gap)
+//!   for months too. A refund is drawn with the SLA compensation of its period, after it, and
+//!   refunds of one period by subscription id; SLA compensation of one period is one amount
+//!   (its skus' parts never expire, so their order changes nothing drawn).
+//! - Section 20: a charge needs `id` (it names the line), `amount` > 0 with 2 decimals and
+//!   `at`; `description` is optional and the line carries it only when given. A charge line
+//!   has no `sku`, `tier` 0, unit `charge`; only discounts without `skus` can match it.
+//! - Section 21: a missing sku or dest sorts before any name (only `charge` lines have
+//!   neither).
+//! - Section 19: a region table takes exactly the top level's pricing keys (`currency`,
+//!   `timezone`, `skus`, `offpeak`, `egress`, `tax`); its errors name keys below it
+//!   (`regions.us-east.skus."gpu.h100".rate_per_hour`). A term's `region` must name a
+//!   `[regions."name"]` table, and the skus a term names are its region's. An empty `region`
+//!   in an event is home (an empty string counts as missing, as everywhere in events); the
+//!   region is part of an event's content only when given, so events without one fingerprint
+//!   as before. `region` on `lease.state` and `node.fault` is ignored.
+//! - Section 19: usage, egress and counters of a region the price book does not name are
+//!   listed as unpriced (`"why": "region not in the price book"`, with `region`) and get no
+//!   invoice: there is no currency to invoice them in. Their quantities are those of the
+//!   month in the account's timezone, else the home timezone.
+//! - Section 19: `gpubill rate --account A` prints A's home invoice (even when A is unknown,
+//!   as before) and its invoices in every region where it has an event or a term.
+//!   `rate_all` (the engine's entry point) stays home-only, with the home book's terms;
+//!   [`crate::pricing::rating::rate_month`] is the whole of section 19.
+//! - Section 18 is not implemented: `[[accounts]]` takes `id`, `timezone`, `parent` and
+//!   `pays`; `pays = "self"` (the default) with or without a `parent` is every account paying
+//!   for itself and is accepted (`parent` has no effect), `pays = "parent"` is refused with an
+//!   error naming it (billing its members on their own invoices would be wrong without
+//!   saying so). `allocation_tag` and `lease.tags` stay unknown (a price book key error, an
+//!   `unknown_type` event). Each account is its own payer: `PriceBook::for_region` and
+//!   `rate_month` take an account where a payer will stand.
+//! - Part 3 in the engine (billing-store, billing-api, billing-kafka) is not done yet: the
+//!   engine rates the home region only (`rate_account` with the price book as given), folds
+//!   an event's usage under its key without the region, carries SLA compensation but not
+//!   subscription refunds across closes (`CreditPool::after_invoices` reads `compensation`),
+//!   and takes no charges or scoped discounts as commands. Its invoices still follow
+//!   sections 15, 16, 17 and 20 for the home region within one period.
 //!
 //! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
 //! [`crate::finance::term_changes`], [`crate::finance::holdings`])

@@ -176,3 +176,62 @@ fn invoices_the_core_produces_with_part_2_lines_match_the_invoice_schema() {
     let errors: Vec<String> = v.iter_errors(&instance).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}\n{instance:#}");
 }
+
+#[test]
+fn invoices_the_core_produces_with_part_3_lines_match_the_invoice_schema() {
+    // Section 19 regions (`region` null and named), 15 `increment`, 17 `subscription_refund`
+    // (with `refund`) and 20 `charge` (no sku, unit `charge`).
+    let book = PriceBook::from_toml(
+        r#"
+currency = "CNY"
+timezone = "UTC"
+[skus.g]
+rate_per_hour = "36.00"
+increment_seconds = 600
+[regions.r]
+currency = "USD"
+timezone = "UTC"
+[regions.r.skus.g]
+rate_per_hour = "3.00"
+[[subscriptions]]
+account = "acme"
+id = "y"
+sku = "g"
+quantity = "1"
+cycle = "year"
+start = "2026-01-01T00:00:00Z"
+cycles = 1
+price = "365.00"
+end = "2026-11-11T00:00:00Z"
+refund = "prorata"
+[[charges]]
+account = "acme"
+id = "c"
+description = "setup"
+region = "r"
+amount = "5.00"
+at = "2026-11-02T00:00:00Z"
+"#,
+    )
+    .unwrap();
+    let usage = r#"{"specversion":"1.0","id":"u1","source":"n","type":"gpu.usage","subject":"acme","data":{"lease":"L1","resource":"g0","sku":"g","start":"2026-11-20T10:00:00Z","end":"2026-11-20T10:01:00Z"}}"#;
+    let mut meter = billing_core::meter::Meter::new();
+    meter.ingest(usage.as_bytes());
+    let month = billing_core::rating::rate_month(&book, "2026-11", &meter, None).unwrap();
+    let invoices: Vec<_> = month.rated.into_iter().map(|r| r.invoice).collect();
+    let components: Vec<&str> = invoices
+        .iter()
+        .flat_map(|i| i.lines.iter().map(|l| l.component.as_str()))
+        .collect();
+    for c in ["increment", "subscription_refund", "charge"] {
+        assert!(components.contains(&c), "{c} missing from {components:?}");
+    }
+    let instance = serde_json::to_value(&invoices).unwrap();
+    assert_eq!(instance[0]["region"], Value::Null);
+    assert_eq!(instance[1]["region"], "r");
+    let v = schema("invoice");
+    let errors: Vec<String> = v.iter_errors(&instance).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{instance:#}");
+    let back: Vec<billing_core::Invoice> = serde_json::from_value(instance).unwrap();
+    assert_eq!(back, invoices);
+}

@@ -1,7 +1,8 @@
 //! `gpubill rate --prices FILE --events FILE --period YYYY-MM [--account ID]`
 //! (billing-semantics.md section 6).
 //!
-//! stdout: a JSON array, one invoice per account sorted by account.
+//! stdout: a JSON array, one invoice per account and region (section 19), sorted by account,
+//! then region (home first, then by name).
 //! stderr: one JSON object per line for every rejected event (`{"line":..,"reason":..}`) and
 //! every unpriced usage (`{"reason":"unpriced",..}`).
 //! Exit status 0, unless an input file cannot be read or the price book is invalid (2).
@@ -12,7 +13,7 @@ use billing_core::limits::MAX_RECORD_BYTES;
 use billing_core::meter::{Admission, Meter};
 use billing_core::period::Period;
 use billing_core::pricebook::PriceBook;
-use billing_core::rating::rate_all;
+use billing_core::rating::rate_month;
 use clap::Args;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
@@ -27,7 +28,8 @@ pub struct RateArgs {
     /// Events, one CloudEvent per line (JSONL); `-` reads stdin.
     #[arg(long)]
     pub events: PathBuf,
-    /// Calendar month in the price book's timezone, `YYYY-MM`.
+    /// Calendar month `YYYY-MM`, in each account's timezone (`[[accounts]]`), else its
+    /// invoice's region's (the price book's for home).
     #[arg(long)]
     pub period: String,
     /// Only this account's invoice.
@@ -133,7 +135,8 @@ pub fn run(args: RateArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot read price book {}", args.prices.display()))?;
     let book = PriceBook::from_toml(&text)
         .with_context(|| format!("invalid price book {}", args.prices.display()))?;
-    let period = Period::month(&args.period, book.timezone)?;
+    // A bad month is refused before reading any event.
+    Period::month(&args.period, book.timezone)?;
     let mut meter = Meter::new();
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
@@ -149,15 +152,20 @@ pub fn run(args: RateArgs) -> anyhow::Result<ExitCode> {
         )
         .with_context(|| format!("cannot read events {}", args.events.display()))?;
     }
-    let rated = rate_all(&book, period, &meter, args.account.as_deref())?;
-    let mut invoices = Vec::with_capacity(rated.len());
-    for r in rated {
+    let month = rate_month(&book, &args.period, &meter, args.account.as_deref())?;
+    let mut invoices = Vec::with_capacity(month.rated.len());
+    for r in month.rated {
         for u in &r.unpriced {
             let mut v = serde_json::to_value(u)?;
             v["reason"] = json!("unpriced");
             writeln!(err, "{v}")?;
         }
         invoices.push(r.invoice);
+    }
+    for u in &month.unpriced {
+        let mut v = serde_json::to_value(u)?;
+        v["reason"] = json!("unpriced");
+        writeln!(err, "{v}")?;
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

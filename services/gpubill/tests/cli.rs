@@ -77,6 +77,82 @@ fn worked_example_1_rates_to_the_expected_invoices() {
     );
 }
 
+/// Whether `got` shows every figure `want` lists: each key of an object of `want` is present
+/// in `got` with an equal value (decimal strings compared as numbers), arrays element by
+/// element with the same length. `got` may carry more keys (`unit`, `tier`, ...).
+fn shows(got: &Value, want: &Value, at: &str) {
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            for (k, wv) in w {
+                let gv = g
+                    .get(k)
+                    .unwrap_or_else(|| panic!("{at}.{k} is missing (want {wv})"));
+                shows(gv, wv, &format!("{at}.{k}"));
+            }
+        }
+        (Value::Array(g), Value::Array(w)) => {
+            assert_eq!(g.len(), w.len(), "{at}: got {got:#}, want {want:#}");
+            for (i, (gv, wv)) in g.iter().zip(w).enumerate() {
+                shows(gv, wv, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(normalized(got), normalized(want), "{at}"),
+    }
+}
+
+fn rate_fixture(dir: &std::path::Path, events: &str, period: &str) -> Value {
+    let out = gpubill(&[
+        "rate",
+        "--prices",
+        dir.join("pricebook.toml").to_str().unwrap(),
+        "--events",
+        dir.join(events).to_str().unwrap(),
+        "--period",
+        period,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    amounts_have_two_decimals(&got);
+    got
+}
+
+/// A worked example of part 3 (`expected.json` with `rate` per period and `variants` per
+/// events file): every figure it lists, for every period and variant.
+fn check_worked_example(name: &str) {
+    let dir = fixture(name);
+    let want: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let periods: Vec<String> = std::fs::read_to_string(dir.join("period"))
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let rate = want["rate"].as_object().unwrap();
+    assert_eq!(
+        rate.keys().collect::<Vec<_>>(),
+        periods.iter().collect::<Vec<_>>()
+    );
+    for (period, invoices) in rate {
+        let got = rate_fixture(&dir, "events.jsonl", period);
+        shows(&got, invoices, &format!("{name} {period}"));
+    }
+    for (events, by_period) in want["variants"].as_object().unwrap() {
+        for (period, invoices) in by_period.as_object().unwrap() {
+            let got = rate_fixture(&dir, events, period);
+            shows(&got, invoices, &format!("{name} {events} {period}"));
+        }
+    }
+}
+
+#[test]
+fn worked_example_3_increments_rates_to_the_expected_figures() {
+    check_worked_example("worked-3-increments");
+}
+
 #[test]
 fn account_filter_and_stdin_events() {
     let dir = fixture("worked-1");

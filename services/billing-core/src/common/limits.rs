@@ -30,6 +30,8 @@ pub const MAX_CREDIT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 
 
 /// Largest `minimum_seconds` of an sku: one day.
 pub const MAX_MINIMUM_SECONDS: i64 = 86_400;
+/// Largest billing increment of an sku (section 15).
+pub const MAX_INCREMENT_SECONDS: i64 = 86_400;
 
 /// Years a period may name; keeps every instant well inside chrono's and i64's range.
 pub const MIN_YEAR: i32 = 1970;

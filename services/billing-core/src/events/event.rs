@@ -187,6 +187,8 @@ pub struct Usage<'a> {
     pub start: Timestamp,
     pub end: Timestamp,
     pub quantity: Decimal,
+    /// Section 19: the region (`None`: home, as a missing or empty `region`).
+    pub region: Option<Cow<'a, str>>,
 }
 
 impl Usage<'_> {
@@ -204,6 +206,8 @@ pub struct Egress<'a> {
     pub bytes: u64,
     /// Copy of the event's `time` (required for egress).
     pub time: Timestamp,
+    /// Section 19: the region (`None`: home).
+    pub region: Option<Cow<'a, str>>,
 }
 
 impl Event<'_> {
@@ -269,12 +273,14 @@ impl Event<'_> {
                     start: u.start,
                     end: u.end,
                     quantity: u.quantity,
+                    region: u.region.map(own),
                 }),
                 EventData::Egress(e) => EventData::Egress(Egress {
                     lease: e.lease.map(own),
                     dest: own(e.dest),
                     bytes: e.bytes,
                     time: e.time,
+                    region: e.region.map(own),
                 }),
             },
         }
@@ -293,6 +299,15 @@ impl Canon<'_> {
         }
     }
 
+    /// Section 19: a region is part of the content; none adds nothing, so an event without
+    /// one fingerprints exactly as before part 3.
+    pub(crate) fn region(&mut self, region: Option<&str>) {
+        if let Some(r) = region {
+            self.put(b"R");
+            self.str(r);
+        }
+    }
+
     fn part1(&mut self, data: &EventData<'_>) {
         let w = self;
         match data {
@@ -305,6 +320,7 @@ impl Canon<'_> {
                 w.time(u.start);
                 w.time(u.end);
                 w.put(&u.quantity.normalize().serialize());
+                w.region(u.region.as_deref());
             }
             EventData::Egress(e) => {
                 w.put(b"E");
@@ -317,6 +333,7 @@ impl Canon<'_> {
                 }
                 w.str(&e.dest);
                 w.put(&e.bytes.to_le_bytes());
+                w.region(e.region.as_deref());
             }
         }
     }
@@ -462,7 +479,18 @@ pub const EVENT_TYPES: [&str; 6] = [
 
 /// `data` of a `gpu.usage` (its members in the order of [`json::DATA_MEMBERS`]).
 fn usage_data(fields: json::DataMembers<'_>) -> Check<Usage<'_>> {
-    let [lease, resource, sku, class_, start, end, quantity_, ..] = fields;
+    let [
+        lease,
+        resource,
+        sku,
+        class_,
+        start,
+        end,
+        quantity_,
+        ..,
+        region,
+    ] = fields;
+    let region = optional_str(region, "data.region")?;
     let lease = required_str(lease, "data.lease", RejectReason::MissingField)?;
     let resource = required_str(resource, "data.resource", RejectReason::MissingField)?;
     let sku = required_str(sku, "data.sku", RejectReason::MissingField)?;
@@ -491,12 +519,14 @@ fn usage_data(fields: json::DataMembers<'_>) -> Check<Usage<'_>> {
         start,
         end,
         quantity,
+        region,
     })
 }
 
 /// `data` of a `net.egress`, rated at the event's `time` (required here).
 fn egress_data(fields: json::DataMembers<'_>, time: Option<Timestamp>) -> Check<Egress<'_>> {
-    let [lease, _, _, _, _, _, _, dest, bytes_, ..] = fields;
+    let [lease, _, _, _, _, _, _, dest, bytes_, .., region] = fields;
+    let region = optional_str(region, "data.region")?;
     let lease = optional_str(lease, "data.lease")?;
     let dest = required_str(dest, "data.dest", RejectReason::MissingField)?;
     let bytes = bytes(bytes_, "data.bytes")?;
@@ -511,6 +541,7 @@ fn egress_data(fields: json::DataMembers<'_>, time: Option<Timestamp>) -> Check<
         dest,
         bytes,
         time,
+        region,
     })
 }
 

@@ -32,7 +32,7 @@ pub enum Scalar<'a> {
 }
 
 pub const EVENT_MEMBERS: [&str; 6] = ["specversion", "id", "source", "type", "subject", "time"];
-pub const DATA_MEMBERS: [&str; 16] = [
+pub const DATA_MEMBERS: [&str; 17] = [
     "lease",
     "resource",
     "sku",
@@ -50,10 +50,12 @@ pub const DATA_MEMBERS: [&str; 16] = [
     "node",
     "interface",
     "bytes_total",
+    // Part 3 (section 19): the region of usage, egress, counters and spot prices.
+    "region",
 ];
 
 /// The data members of a record, in the order of [`DATA_MEMBERS`].
-pub type DataMembers<'a> = [Scalar<'a>; 16];
+pub type DataMembers<'a> = [Scalar<'a>; 17];
 
 /// The members of an event record.
 #[derive(Debug, Default, PartialEq)]
@@ -87,6 +89,7 @@ fn data_member(k: &str) -> Option<usize> {
         "node" => 13,
         "interface" => 14,
         "bytes_total" => 15,
+        "region" => 16,
         _ => return None,
     })
 }

@@ -15,14 +15,26 @@ use crate::pricing::period::Period;
 use crate::pricing::pricebook::PriceBook;
 use rust_decimal::Decimal;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Order {
     /// (to, price book index)
     Expiring(i64, usize),
-    /// The start of the period that earned it.
-    Compensation(i64),
+    /// The start of the period that earned it, then SLA compensation before refunds
+    /// (section 17: "within one period compensation by sku, then refunds by subscription
+    /// id").
+    Compensation(i64, Earned),
     /// Price book index.
     Open(usize),
+}
+
+/// What put an amount of the compensation kind on the balance.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Earned {
+    /// SLA compensation (section 10), one amount per period (the skus' amounts are drawn as
+    /// one: they never expire, so their order changes nothing that is drawn).
+    Sla,
+    /// A subscription's prorata refund (section 17), by subscription id.
+    Refund(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,13 +87,36 @@ impl CreditPool {
     pub fn add_compensation(&mut self, period_start: i64, amount: Decimal) {
         if amount > Decimal::ZERO {
             self.insert(Entry {
-                order: Order::Compensation(period_start),
+                order: Order::Compensation(period_start, Earned::Sla),
                 from: None,
                 to: None,
                 remaining: amount,
                 credit: None,
             });
         }
+    }
+
+    /// Section 17: the refund of subscription `id` credited in the period starting at
+    /// `period_start`, drawn after that period's SLA compensation.
+    pub fn add_refund(&mut self, period_start: i64, id: &str, amount: Decimal) {
+        if amount > Decimal::ZERO {
+            self.insert(Entry {
+                order: Order::Compensation(period_start, Earned::Refund(id.to_string())),
+                from: None,
+                to: None,
+                remaining: amount,
+                credit: None,
+            });
+        }
+    }
+
+    /// Remaining subscription refunds (credited, not yet consumed).
+    pub fn refunds_left(&self) -> Decimal {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.order, Order::Compensation(_, Earned::Refund(_))))
+            .map(|e| e.remaining)
+            .sum()
     }
 
     /// The balance available to the period's invoice.
@@ -140,7 +175,7 @@ impl CreditPool {
     pub fn compensation_left(&self) -> Decimal {
         self.entries
             .iter()
-            .filter(|e| matches!(e.order, Order::Compensation(_)))
+            .filter(|e| matches!(e.order, Order::Compensation(_, Earned::Sla)))
             .map(|e| e.remaining)
             .sum()
     }

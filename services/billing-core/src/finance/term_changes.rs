@@ -358,6 +358,10 @@ mod tests {
             start: 1_000_000,
             cycles,
             price: Decimal::from(100),
+            auto_renew: false,
+            end: None,
+            refund: crate::pricing::pricebook::Refund::None,
+            region: None,
         })
     }
 

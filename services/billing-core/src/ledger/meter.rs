@@ -8,6 +8,7 @@ use crate::ledger::{AccountLedger, CounterKey, EgressRecord};
 use crate::rental::RentalData;
 use crate::rental::platform::Platform;
 use hashbrown::HashMap;
+use std::collections::BTreeMap;
 
 /// What became of one record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,9 @@ pub struct Meter {
     accounts: HashMap<String, AccountLedger>,
     /// Spot curves and node faults (sections 9 and 10): every account's.
     platform: Platform,
+    /// Section 19: per region, each account's usage, egress and counters there (lease
+    /// timelines stay in the home ledger: they apply in every region).
+    regional: BTreeMap<String, HashMap<String, AccountLedger>>,
 }
 
 impl Meter {
@@ -142,8 +146,23 @@ impl Meter {
         self.accounts.entry_ref(account).or_default()
     }
 
+    /// The account's ledger in `region` (`None`: home).
+    fn ledger_in(&mut self, account: &str, region: Option<&str>) -> &mut AccountLedger {
+        match region {
+            None => self.ledger(account),
+            Some(r) => {
+                let accounts = self.regional.entry(r.to_string()).or_default();
+                accounts.entry_ref(account).or_default()
+            }
+        }
+    }
+
     fn fold_part1(&mut self, account: &str, source: &str, data: &EventData<'_>) {
-        let ledger = self.ledger(account);
+        let region = match data {
+            EventData::Usage(u) => u.region.as_deref(),
+            EventData::Egress(x) => x.region.as_deref(),
+        };
+        let ledger = self.ledger_in(account, region);
         match data {
             EventData::Usage(u) => {
                 let (from, to) = u.seconds();
@@ -175,19 +194,23 @@ impl Meter {
                 self.ledger(subject)
                     .add_lease_state(&x.lease, x.at.floor_secs(), x.state)
             }
-            RentalData::NetCounter(x) => self.ledger(subject).add_counter_sample(
-                CounterKey {
-                    lease: x.lease.to_string(),
-                    interface: x.interface.to_string(),
-                    dest: x.dest.to_string(),
-                },
-                x.at.floor_secs(),
-                x.bytes_total,
+            RentalData::NetCounter(x) => self
+                .ledger_in(subject, x.region.as_deref())
+                .add_counter_sample(
+                    CounterKey {
+                        lease: x.lease.to_string(),
+                        interface: x.interface.to_string(),
+                        dest: x.dest.to_string(),
+                    },
+                    x.at.floor_secs(),
+                    x.bytes_total,
+                ),
+            RentalData::SpotPrice(x) => self.platform.add_spot_price_in(
+                x.region.as_deref(),
+                &x.sku,
+                x.from.floor_secs(),
+                x.price_per_hour,
             ),
-            RentalData::SpotPrice(x) => {
-                self.platform
-                    .add_spot_price(&x.sku, x.from.floor_secs(), x.price_per_hour)
-            }
             RentalData::NodeFault(x) => {
                 self.platform
                     .add_fault(&x.node, x.start.floor_secs(), x.end.ceil_secs())
@@ -212,6 +235,43 @@ impl Meter {
         self.accounts.get(account)
     }
 
+    /// Section 19: the regions named by accepted usage, egress or counter events, sorted.
+    pub fn regions(&self) -> impl Iterator<Item = &str> {
+        self.regional.keys().map(String::as_str)
+    }
+
+    /// Section 19: the accounts with a usage, egress or counter event in `region`, sorted.
+    pub fn accounts_in(&self, region: &str) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .regional
+            .get(region)
+            .map(|a| a.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        v.sort_unstable();
+        v
+    }
+
+    /// Section 19: the account's ledger in `region` (`None`: home, as [`Meter::account`]); a
+    /// region's carries the account's lease timelines (they apply in every region).
+    pub fn account_in(
+        &self,
+        account: &str,
+        region: Option<&str>,
+    ) -> Option<std::borrow::Cow<'_, AccountLedger>> {
+        let Some(r) = region else {
+            return self.account(account).map(std::borrow::Cow::Borrowed);
+        };
+        let ledger = self.regional.get(r)?.get(account)?;
+        match self.account(account) {
+            Some(home) if !home.leases().is_empty() => {
+                let mut merged = ledger.clone();
+                merged.merge_leases(home);
+                Some(std::borrow::Cow::Owned(merged))
+            }
+            _ => Some(std::borrow::Cow::Borrowed(ledger)),
+        }
+    }
+
     /// Distinct identities admitted.
     pub fn events(&self) -> usize {
         self.dedupe.len()
@@ -219,6 +279,16 @@ impl Meter {
 
     /// Usage keys across all accounts.
     pub fn usage_keys(&self) -> usize {
-        self.accounts.values().map(|l| l.usage_keys()).sum()
+        let regional: usize = self
+            .regional
+            .values()
+            .flat_map(|a| a.values())
+            .map(|l| l.usage_keys())
+            .sum();
+        self.accounts
+            .values()
+            .map(|l| l.usage_keys())
+            .sum::<usize>()
+            + regional
     }
 }

@@ -273,6 +273,16 @@ impl AccountLedger {
         }
     }
 
+    /// Section 19: the lease timelines of `other` (an account's home ledger) added to this one
+    /// (its ledger in a region): lease states apply to the keys of their lease in every region.
+    pub fn merge_leases(&mut self, other: &AccountLedger) {
+        for (lease, timeline) in &other.leases {
+            for (at, state) in timeline.points() {
+                self.add_lease_state(lease, at, state);
+            }
+        }
+    }
+
     pub fn timeline(&self, lease: &str) -> Option<&Timeline> {
         self.leases.get(lease)
     }

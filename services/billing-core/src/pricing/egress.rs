@@ -37,10 +37,13 @@ pub fn egress_lines(dest: &str, tiers: &[Tier], gb: Decimal) -> Vec<Line> {
             price: None,
             package: None,
             subscription: None,
+            charge: None,
+            description: None,
             quantity: show_quantity(part),
             unit: Unit::Gb,
             amount: round_amount(part * tiers[tier].rate),
             compensation: None,
+            refund: None,
             seq: 0,
         })
     });

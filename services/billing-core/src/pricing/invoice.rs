@@ -2,6 +2,7 @@
 
 use crate::common::money::{round_amount, show_quantity};
 use crate::pricing::period::PeriodJson;
+use crate::pricing::pricebook::Discount;
 use crate::rental::lease::LeaseState;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,12 @@ pub enum Component {
     State(LeaseState),
     /// Section 13: a subscription cycle, billed up front.
     Subscription,
+    /// Section 15: the padding of on-demand runs to whole billing increments.
+    Increment,
+    /// Section 17: the unused part of an ended subscription cycle, credited (amount 0).
+    SubscriptionRefund,
+    /// Section 20: a one-off charge.
+    Charge,
 }
 
 impl Component {
@@ -54,12 +61,15 @@ impl Component {
                 LeaseState::Terminated => "state:terminated",
             },
             Component::Subscription => "subscription",
+            Component::Increment => "increment",
+            Component::SubscriptionRefund => "subscription_refund",
+            Component::Charge => "charge",
         }
     }
 
     /// Strict: an unknown name is `None`.
     pub fn parse(s: &str) -> Option<Component> {
-        const PLAIN: [Component; 11] = [
+        const PLAIN: [Component; 14] = [
             Component::Egress,
             Component::Minimum,
             Component::OnDemand,
@@ -71,6 +81,9 @@ impl Component {
             Component::SlaCompensation,
             Component::SpotInterrupted,
             Component::Subscription,
+            Component::Increment,
+            Component::SubscriptionRefund,
+            Component::Charge,
         ];
         if let Some(state) = s.strip_prefix("state:") {
             return LeaseState::parse(state).map(Component::State);
@@ -112,6 +125,8 @@ pub enum Unit {
     Gb,
     /// A `package` line: quantity 1.
     Package,
+    /// A `charge` line (section 20): quantity 1.
+    Charge,
 }
 
 /// One invoice line. Field order is the JSON order.
@@ -135,12 +150,21 @@ pub struct Line {
     /// Only on `subscription` lines (section 13): the subscription's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscription: Option<String>,
+    /// Only on `charge` lines (section 20): the charge's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charge: Option<String>,
+    /// Only on `charge` lines (section 20): the charge's description, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub quantity: Decimal,
     pub unit: Unit,
     pub amount: Decimal,
     /// Only on `sla_compensation` lines (section 10): the amount credited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compensation: Option<Decimal>,
+    /// Only on `subscription_refund` lines (section 17): the amount credited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund: Option<Decimal>,
     /// Orders lines whose visible keys are equal (two reservations of one sku): the
     /// reservation's position in the price book.
     #[serde(skip)]
@@ -165,30 +189,57 @@ impl Line {
             price: None,
             package: None,
             subscription: None,
+            charge: None,
+            description: None,
             quantity: show_quantity(unit_seconds),
             unit: Unit::UnitSeconds,
             amount: round_amount(amount),
             compensation: None,
+            refund: None,
             seq: 0,
         }
     }
 
-    /// Section 14: (component, sku or dest, tier, multiplier, price, package, subscription),
-    /// then the price book order of equal reservations.
+    /// Section 20: the `charge` line of a one-off charge (quantity 1, unit `charge`, no sku).
+    pub fn charge(c: &crate::pricing::pricebook::Charge) -> Line {
+        Line {
+            component: Component::Charge,
+            sku: None,
+            dest: None,
+            tier: 0,
+            multiplier: None,
+            price: None,
+            package: None,
+            subscription: None,
+            charge: Some(c.id.clone()),
+            description: c.description.clone(),
+            quantity: Decimal::ONE,
+            unit: Unit::Charge,
+            amount: round_amount(c.amount),
+            compensation: None,
+            refund: None,
+            seq: c.index,
+        }
+    }
+
+    /// Sections 14 and 21: (component, sku or dest, tier, multiplier, price, package,
+    /// subscription, charge), a missing field first, then the price book order of equal
+    /// reservations.
     #[allow(clippy::type_complexity)]
     fn sort_key(
         &self,
     ) -> (
         Component,
-        &str,
+        Option<&str>,
         usize,
         Option<Decimal>,
         Option<Decimal>,
+        Option<&str>,
         Option<&str>,
         Option<&str>,
         usize,
     ) {
-        let name = self.sku.as_deref().or(self.dest.as_deref()).unwrap_or("");
+        let name = self.sku.as_deref().or(self.dest.as_deref());
         (
             self.component,
             name,
@@ -197,6 +248,7 @@ impl Line {
             self.price,
             self.package.as_deref(),
             self.subscription.as_deref(),
+            self.charge.as_deref(),
             self.seq,
         )
     }
@@ -206,6 +258,15 @@ impl Line {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Invoice {
     pub account: String,
+    /// Section 19: the invoice's region, `Some(None)` for home (shown as `null`). `None`
+    /// (not shown) for invoices of a price book without part-3 features, so they stay
+    /// byte-identical to what they were before part 3 ([`crate::choices`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "shown_region"
+    )]
+    pub region: Option<Option<String>>,
     pub currency: String,
     pub period: PeriodJson,
     pub lines: Vec<Line>,
@@ -214,6 +275,28 @@ pub struct Invoice {
     pub credit: Decimal,
     pub tax: Decimal,
     pub total: Decimal,
+}
+
+/// What a discount other than a plain one takes off: `min(cap, round(B x percent / 100, 2))`,
+/// `B` the sum of the amounts of the lines it matches (section 16).
+pub fn scoped_discount(d: &Discount, lines: &[Line]) -> Decimal {
+    let matched: Decimal = lines
+        .iter()
+        .filter(|l| d.matches(l))
+        .map(|l| l.amount)
+        .sum();
+    let taken = round_amount(matched * d.percent / Decimal::ONE_HUNDRED);
+    match d.cap {
+        Some(cap) => taken.min(round_amount(cap)),
+        None => taken,
+    }
+}
+
+/// `"region": null` reads as a shown home region, a missing `region` as not shown.
+fn shown_region<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 /// The money terms applied after the lines.
@@ -233,13 +316,35 @@ impl Invoice {
         account: &str,
         currency: &str,
         period: PeriodJson,
+        lines: Vec<Line>,
+        terms: Terms,
+    ) -> Invoice {
+        Invoice::assemble_with(account, currency, period, lines, terms, &[])
+    }
+
+    /// [`Invoice::assemble`] with the discounts of section 16 other than plain ones that
+    /// apply to the period (`terms.discount_percent` is `P`, the plain ones' sum):
+    /// `discount = round(subtotal x P / 100, 2) + Σ min(cap, round(B x percent / 100, 2))`,
+    /// `B` the amounts of the lines a discount matches, at most `subtotal`.
+    pub fn assemble_with(
+        account: &str,
+        currency: &str,
+        period: PeriodJson,
         mut lines: Vec<Line>,
         terms: Terms,
+        scoped: &[&Discount],
     ) -> Invoice {
         lines.retain(|l| !l.quantity.is_zero());
         lines.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         let subtotal = round_amount(lines.iter().map(|l| l.amount).sum());
-        let discount = round_amount(subtotal * terms.discount_percent / Decimal::ONE_HUNDRED);
+        let plain = round_amount(subtotal * terms.discount_percent / Decimal::ONE_HUNDRED);
+        let discount = round_amount(
+            scoped
+                .iter()
+                .map(|d| scoped_discount(d, &lines))
+                .fold(plain, |a, b| a + b)
+                .min(subtotal),
+        );
         let credit = round_amount(
             terms
                 .credit_balance
@@ -251,6 +356,7 @@ impl Invoice {
         let total = round_amount(net + tax);
         let invoice = Invoice {
             account: account.to_string(),
+            region: None,
             currency: currency.to_string(),
             period,
             lines,
@@ -381,6 +487,36 @@ mod tests {
         let comps: Vec<Component> = inv.lines.iter().map(|l| l.component).collect();
         assert_eq!(comps, [Component::Egress, Component::Spot]);
         assert_eq!(inv.total.to_string(), "2.00");
+    }
+
+    #[test]
+    fn part_3_components_round_trip_and_sort_by_name() {
+        // Section 21: `charge` < `egress` < `increment` < `minimum` < ... <
+        // `subscription` < `subscription_refund`, by name.
+        for c in [
+            Component::Increment,
+            Component::SubscriptionRefund,
+            Component::Charge,
+        ] {
+            assert_eq!(Component::parse(c.as_str()), Some(c));
+        }
+        assert!(Component::Charge < Component::Egress);
+        assert!(Component::Increment < Component::Minimum);
+        assert!(Component::Subscription < Component::SubscriptionRefund);
+    }
+
+    #[test]
+    fn a_missing_charge_sorts_first_then_charges_by_id() {
+        let mk = |charge: Option<&str>| {
+            let mut l = Line::usage(Component::Charge, "x", 0, d("1"), d("1"));
+            l.sku = None;
+            l.charge = charge.map(str::to_string);
+            l
+        };
+        let lines = vec![mk(Some("b")), mk(None), mk(Some("a"))];
+        let inv = Invoice::assemble("a", "CNY", period(), lines, Terms::default());
+        let got: Vec<Option<&str>> = inv.lines.iter().map(|l| l.charge.as_deref()).collect();
+        assert_eq!(got, [None, Some("a"), Some("b")]);
     }
 
     #[test]

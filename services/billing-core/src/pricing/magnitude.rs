@@ -72,6 +72,13 @@ pub fn check_magnitude(
         if let (Some(m), Some(q)) = (minimum, runs.max_quantity()) {
             unit_seconds = add(unit_seconds, q.checked_mul(Decimal::from(m)));
         }
+        // Section 15: each run ending in the period pads less than one increment.
+        let increment = book.skus.get(&*key.sku).and_then(|s| s.increment_seconds);
+        if let (Some(n), Some(q)) = (increment, runs.max_quantity()) {
+            let ending = runs.clipped(period.start, period.end).count();
+            let padding = Decimal::from(n).checked_mul(Decimal::from(ending));
+            unit_seconds = add(unit_seconds, padding.and_then(|p| q.checked_mul(p)));
+        }
         if let (Some(_), Some(q)) = (sla, runs.max_quantity()) {
             unit_seconds = add(unit_seconds, q.checked_mul(Decimal::from(period.seconds())));
         }
@@ -85,8 +92,17 @@ pub fn check_magnitude(
     for p in book.packages.iter().filter(|p| p.account == account) {
         bound = add(bound, Some(p.price));
     }
+    for c in book.charges.iter().filter(|c| c.account == account) {
+        bound = add(bound, Some(c.amount));
+    }
     for s in book.subscriptions.iter().filter(|s| s.account == account) {
-        bound = add(bound, s.price.checked_mul(Decimal::from(s.cycles)));
+        // The cycles starting in the period (an auto-renewing one has many more).
+        let bounds = crate::pricing::subscriptions::started_bounds(s, book.timezone);
+        let starting = bounds[..bounds.len() - 1]
+            .iter()
+            .filter(|&&b| period.contains(b))
+            .count();
+        bound = add(bound, s.price.checked_mul(Decimal::from(starting)));
     }
     match bound {
         Some(b) if b <= MAX_AMOUNT => Ok(()),

@@ -4,11 +4,12 @@
 //! ([`magnitude`]); a module per rule: tiers ([`tiers`]), off-peak windows ([`offpeak`]),
 //! reservations ([`reservations`]), subscriptions ([`subscriptions`]), on-demand usage with
 //! packages ([`ondemand`]), spot ([`spot`]), the minimum charge ([`minimum`]) and egress
-//! ([`egress`]); lines, rounding and totals ([`invoice`]); and the price list a customer reads
+//! ([`egress`]), billing increments ([`increment`]); lines, rounding and totals ([`invoice`]); and the price list a customer reads
 //! ([`prices`]). The rules of part 2 that read lease states, node faults and counters are in
 //! [`crate::rental`]; credits across periods in [`crate::finance::credits`].
 
 pub mod egress;
+pub mod increment;
 pub mod invoice;
 pub mod magnitude;
 pub mod minimum;

@@ -20,9 +20,9 @@ use crate::pricing::minimum::owed_unit_seconds;
 use crate::pricing::ondemand::{SkuInputs, rate_sku};
 use crate::pricing::period::Period;
 use crate::pricing::pricebook::{Package, PriceBook, Subscription};
-pub use crate::pricing::rating_context::{RatingContext, RatingError, Unpriced};
+pub use crate::pricing::rating_context::{RateMonthError, RatingContext, RatingError, Unpriced};
 use crate::pricing::reservations::commitment_line;
-use crate::pricing::subscriptions::{cycle_bounds, cycle_lines};
+use crate::pricing::subscriptions::{cycle_lines, refund_line, reserved_span, started_bounds};
 use crate::rental::states::{KeyView, split_keys};
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,11 +43,21 @@ pub struct AccountLines {
     pub unpriced: Vec<Unpriced>,
     /// Section 10: added to the credit balance.
     pub compensation: Decimal,
+    /// Section 17: per subscription id (sorted), the refund credited in the period, added to
+    /// the credit balance after the compensation.
+    pub refunds: Vec<(String, Decimal)>,
+}
+
+impl AccountLines {
+    /// What the period adds to the credit balance: SLA compensation and refunds.
+    pub fn credited(&self) -> Decimal {
+        self.compensation + self.refunds.iter().map(|(_, a)| *a).sum::<Decimal>()
+    }
 }
 
 /// Rates `account` (whose ledger may be empty) with `credit_balance` still available from
-/// credits and earlier compensation; the SLA compensation earned in this period is added to
-/// it (section 10).
+/// credits and earlier compensation; the SLA compensation earned in this period (section 10)
+/// and the subscription refunds of the period (section 17) are added to it.
 pub fn rate_account(
     ctx: &RatingContext<'_>,
     account: &str,
@@ -55,7 +65,7 @@ pub fn rate_account(
     credit_balance: Decimal,
 ) -> Result<Rated, RatingError> {
     let lines = account_lines(ctx, account, ledger)?;
-    let balance = credit_balance + lines.compensation;
+    let balance = credit_balance + lines.credited();
     Ok(assemble(ctx, account, lines, balance))
 }
 
@@ -72,7 +82,12 @@ fn assemble(
         tax_rate: book.tax_rate,
     };
     let period = ctx.period.to_json();
-    let invoice = Invoice::assemble(account, &book.currency, period, lines.lines, terms);
+    let scoped = book.scoped_discounts(account, ctx.period.start, ctx.period.end);
+    let mut invoice =
+        Invoice::assemble_with(account, &book.currency, period, lines.lines, terms, &scoped);
+    if book.uses_part3() {
+        invoice.region = Some(None);
+    }
     Rated {
         invoice,
         unpriced: lines.unpriced,
@@ -96,7 +111,7 @@ pub fn account_lines(
         .subscriptions
         .iter()
         .filter(|s| s.account == account)
-        .map(|s| (s, cycle_bounds(s, ctx.book.timezone)))
+        .map(|s| (s, started_bounds(s, ctx.book.timezone)))
         .collect();
     on_demand_lines(
         ctx,
@@ -106,7 +121,7 @@ pub fn account_lines(
         &mut lines,
         &mut unpriced,
     );
-    term_lines(ctx, account, &subscriptions, &mut lines);
+    let refunds = term_lines(ctx, account, &subscriptions, &mut lines);
     crate::pricing::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
     egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
     let compensation = crate::rental::sla::sla_lines(ctx, ledger, &mut lines);
@@ -114,6 +129,7 @@ pub fn account_lines(
         lines,
         unpriced,
         compensation,
+        refunds,
     })
 }
 
@@ -162,7 +178,10 @@ fn on_demand_lines(
             subscriptions
                 .iter()
                 .filter(|(s, _)| s.sku == name)
-                .map(|(s, b)| (b[0], b[b.len() - 1], s.quantity)),
+                .map(|(s, b)| {
+                    let (from, to) = reserved_span(s, b);
+                    (from, to, s.quantity)
+                }),
         );
         let mut pkgs: Vec<&Package> = packages.iter().copied().filter(|p| p.sku == name).collect();
         pkgs.sort_by(|a, b| (a.to, a.id.as_bytes()).cmp(&(b.to, b.id.as_bytes())));
@@ -176,6 +195,7 @@ fn on_demand_lines(
         };
         rate_sku(ctx, &inputs, lines);
         minimum_line(ctx, &inputs, lines);
+        increment_line(ctx, &inputs, lines);
     }
 }
 
@@ -191,6 +211,27 @@ fn minimum_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec
         .sum();
     lines.push(Line::usage(
         Component::Minimum,
+        inputs.name,
+        0,
+        owed,
+        usage_amount(owed, rate, Decimal::ONE),
+    ));
+}
+
+/// Section 15 over the left runs (section 8): the padding of every run whose last second is
+/// in the period, at the first-tier (or plain) rate; nothing that covers usage covers it.
+fn increment_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec<Line>) {
+    let (Some(increment), Some(rate)) = (inputs.sku.increment_seconds, inputs.sku.first_rate())
+    else {
+        return;
+    };
+    let owed: Decimal = inputs
+        .keys
+        .iter()
+        .map(|r| crate::pricing::increment::owed_unit_seconds(r, increment, &ctx.period))
+        .sum();
+    lines.push(Line::usage(
+        Component::Increment,
         inputs.name,
         0,
         owed,
@@ -216,25 +257,33 @@ fn push_unpriced(
             quantity: show_quantity(used),
             unit: Unit::UnitSeconds,
             why: why.into(),
+            region: None,
         });
     }
 }
 
 /// The account terms' own lines: reservation commitments (4.2), subscription cycles (13)
-/// and package prices (12).
+/// and refunds (17), package prices (12) and one-off charges (20). Returns the refunds
+/// credited in the period, by subscription id.
 fn term_lines(
     ctx: &RatingContext<'_>,
     account: &str,
     subscriptions: &[(&Subscription, Vec<i64>)],
     lines: &mut Vec<Line>,
-) {
+) -> Vec<(String, Decimal)> {
+    let mut refunds = Vec::new();
     let (book, period) = (ctx.book, &ctx.period);
     for r in book.reservations.iter().filter(|r| r.account == account) {
         lines.extend(commitment_line(r, period));
     }
     for (s, bounds) in subscriptions {
         lines.extend(cycle_lines(s, bounds, period));
+        if let Some(line) = refund_line(s, bounds, period) {
+            refunds.push((s.id.clone(), line.refund.unwrap_or_default()));
+            lines.push(line);
+        }
     }
+    refunds.sort();
     for p in book.packages.iter().filter(|p| p.account == account) {
         if period.contains(p.from) {
             let mut line = Line::usage(
@@ -250,6 +299,12 @@ fn term_lines(
             lines.push(line);
         }
     }
+    for c in book.charges.iter().filter(|c| c.account == account) {
+        if period.contains(c.at) {
+            lines.push(Line::charge(c));
+        }
+    }
+    refunds
 }
 
 /// Sections 4.7 and 11: per dest, the `net.egress` bytes timed in the period and the counter
@@ -286,6 +341,7 @@ fn egress_lines_of(
                 quantity: show_quantity(gb),
                 unit: Unit::Gb,
                 why: "no egress table for this dest".into(),
+                region: None,
             }),
         }
     }
@@ -316,15 +372,20 @@ fn accounts_of<'m>(
 }
 
 /// Rates every account named by an accepted event or by the price book's account terms
-/// (sorted by account), or only `only`. Credits start from their full amounts, those that
-/// apply to the period (as `gpubill rate`), and only the compensation earned in the period
-/// is credited.
+/// (sorted by account), or only `only`, in the home region. Credits start from their full
+/// amounts, those that apply to the period (as `gpubill rate`), and only the compensation
+/// earned in the period is credited. [`rate_month`] adds the regions and account timezones
+/// of section 19.
 pub fn rate_all(
     book: &PriceBook,
     period: Period,
     meter: &Meter,
     only: Option<&str>,
 ) -> Result<Vec<Rated>, RatingError> {
+    let home = book
+        .for_region(None)
+        .unwrap_or(std::borrow::Cow::Borrowed(book));
+    let book = &*home;
     let ctx = RatingContext::with_platform(book, period, meter.platform());
     accounts_of(book, meter, only)
         .into_iter()
@@ -336,8 +397,8 @@ pub fn rate_all(
 }
 
 /// Rates `account` over consecutive `periods` (in time order), carrying credit balances from
-/// one to the next: expiring credits, SLA compensation and open credits drawn in the order of
-/// section 12 ([`CreditPool`]).
+/// one to the next: expiring credits, SLA compensation and subscription refunds, and open
+/// credits drawn in the order of sections 12 and 17 ([`CreditPool`]).
 pub fn rate_periods(
     book: &PriceBook,
     periods: &[Period],
@@ -350,9 +411,161 @@ pub fn rate_periods(
         let ctx = RatingContext::with_platform(book, period.clone(), meter.platform());
         let lines = account_lines(&ctx, account, meter.account(account))?;
         pool.add_compensation(period.start, lines.compensation);
+        for (id, amount) in &lines.refunds {
+            pool.add_refund(period.start, id, *amount);
+        }
         let rated = assemble(&ctx, account, lines, pool.available(period));
         pool.draw(period, rated.invoice.credit);
         out.push(rated);
     }
     Ok(out)
+}
+
+/// What `gpubill rate` gives for one month (section 19): one invoice per account and region,
+/// sorted by account then region (home first, then by name), and the usage of regions the
+/// price book does not name (unpriced: it gets no invoice, having no currency).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonthRating {
+    pub rated: Vec<Rated>,
+    pub unpriced: Vec<Unpriced>,
+}
+
+/// Section 19: rates the month `label` (`YYYY-MM`) for every account and region, or only the
+/// account `only`. An account's invoices are in its regions' currencies, each period the
+/// month in the account's timezone (`[[accounts]]`), else the region's; off-peak windows and
+/// subscription cycles stay in the region's timezone. A payer (here every account) gets an
+/// invoice in a region when it has a `gpu.usage`, `net.egress` or `net.counter` event or a
+/// term there (plain discounts count for home only), and at home also when it is named by
+/// any other event or by `[[accounts]]` (or by `only`). Credits start from their full
+/// amounts; the compensation and refunds of the month are credited in their region.
+/// Invoices name their region (`null` for home) when the book uses part 3 or an event names
+/// a region; else they are exactly those of [`rate_all`].
+pub fn rate_month(
+    book: &PriceBook,
+    label: &str,
+    meter: &Meter,
+    only: Option<&str>,
+) -> Result<MonthRating, RateMonthError> {
+    use std::borrow::Cow;
+    use std::collections::HashMap;
+    Period::month(label, book.timezone)?;
+    let show_region = book.uses_part3() || meter.regions().next().is_some();
+    let wanted = |a: &str| only.is_none_or(|o| o == a);
+    // (account, region) of every invoice, in output order.
+    let mut jobs: BTreeSet<(&str, Option<&str>)> = BTreeSet::new();
+    match only {
+        Some(one) => {
+            jobs.insert((one, None));
+        }
+        None => {
+            jobs.extend(book.accounts_in(None).into_iter().map(|a| (a, None)));
+            jobs.extend(meter.accounts().map(|(a, _)| (a, None)));
+        }
+    }
+    for region in book.regions.keys().map(String::as_str) {
+        let named = book.accounts_in(Some(region)).into_iter();
+        let used = meter.accounts_in(region).into_iter();
+        jobs.extend(
+            named
+                .chain(used)
+                .filter(|a| wanted(a))
+                .map(|a| (a, Some(region))),
+        );
+    }
+    let mut books: BTreeMap<Option<&str>, Cow<'_, PriceBook>> = BTreeMap::new();
+    let mut platforms = BTreeMap::new();
+    for region in jobs.iter().map(|(_, r)| *r) {
+        if let (None, Some(b)) = (books.get(&region), book.for_region(region)) {
+            books.insert(region, b);
+            platforms.insert(region, meter.platform().in_region(region));
+        }
+    }
+    // One context per region and timezone of the period, shared by its accounts.
+    let mut contexts: HashMap<(Option<&str>, &str), RatingContext<'_>> = HashMap::new();
+    let mut rated = Vec::with_capacity(jobs.len());
+    for &(account, region) in &jobs {
+        let (Some(rbook), Some(platform)) = (books.get(&region), platforms.get(&region)) else {
+            continue;
+        };
+        let tz = book.account_timezone(account).unwrap_or(rbook.timezone);
+        let ctx = match contexts.entry((region, tz.name())) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let period = Period::month(label, tz)?;
+                e.insert(RatingContext::with_platform(rbook, period, platform))
+            }
+        };
+        let credit = rbook.credit_total_for(account, ctx.period.start, ctx.period.end);
+        let ledger = meter.account_in(account, region);
+        let mut r = rate_account(ctx, account, ledger.as_deref(), credit)?;
+        if show_region {
+            r.invoice.region = Some(region.map(str::to_string));
+        }
+        for u in &mut r.unpriced {
+            u.region = region.map(str::to_string);
+        }
+        rated.push(r);
+    }
+    let mut unpriced = Vec::new();
+    for region in meter.regions().filter(|r| !book.regions.contains_key(*r)) {
+        for account in meter.accounts_in(region).into_iter().filter(|a| wanted(a)) {
+            let tz = book.account_timezone(account).unwrap_or(book.timezone);
+            let period = Period::month(label, tz)?;
+            if let Some(ledger) = meter.account_in(account, Some(region)) {
+                unpriced.extend(unknown_region(account, region, &ledger, &period));
+            }
+        }
+    }
+    Ok(MonthRating { rated, unpriced })
+}
+
+/// Section 19: the usage of a region the price book does not name, as unpriced items: per
+/// (sku, class) its unit-seconds in the period, per dest its GB (egress and counters).
+fn unknown_region(
+    account: &str,
+    region: &str,
+    ledger: &AccountLedger,
+    period: &Period,
+) -> Vec<Unpriced> {
+    let why = "region not in the price book";
+    let mut usage: BTreeMap<(&str, Class), Decimal> = BTreeMap::new();
+    for (key, runs) in ledger.usage() {
+        let used = unit_seconds_in(&[runs], period);
+        if !used.is_zero() {
+            *usage.entry((&key.sku, key.class)).or_default() += used;
+        }
+    }
+    let mut out: Vec<Unpriced> = usage
+        .into_iter()
+        .map(|((sku, class), used)| Unpriced {
+            account: account.to_string(),
+            sku: Some(sku.to_string()),
+            class: Some(class),
+            dest: None,
+            quantity: show_quantity(used),
+            unit: Unit::UnitSeconds,
+            why: why.into(),
+            region: Some(region.to_string()),
+        })
+        .collect();
+    let counters = crate::rental::counters::counter_bytes(ledger, period);
+    let mut dests: BTreeSet<&str> = ledger.egress().keys().map(String::as_str).collect();
+    dests.extend(counters.keys().copied());
+    for dest in dests {
+        let records = ledger.egress().get(dest).map_or(&[][..], Vec::as_slice);
+        let bytes = bytes_in(records, period) + counters.get(dest).copied().unwrap_or(0);
+        if let Some(gb) = gigabytes(bytes).filter(|g| !g.is_zero()) {
+            out.push(Unpriced {
+                account: account.to_string(),
+                sku: None,
+                class: None,
+                dest: Some(dest.to_string()),
+                quantity: show_quantity(gb),
+                unit: Unit::Gb,
+                why: why.into(),
+                region: Some(region.to_string()),
+            });
+        }
+    }
+    out
 }

@@ -47,6 +47,18 @@ pub struct Unpriced {
     pub quantity: Decimal,
     pub unit: Unit,
     pub why: String,
+    /// Section 19: the region of the usage (`None`: home, not shown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+}
+
+/// What can stop rating a month for `gpubill rate` ([`crate::pricing::rating::rate_month`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RateMonthError {
+    #[error(transparent)]
+    Period(#[from] crate::pricing::period::PeriodError),
+    #[error(transparent)]
+    Rating(#[from] RatingError),
 }
 
 /// What rating a period needs besides the ledger, computed once for all accounts.

@@ -44,6 +44,7 @@ mod tests {
             from,
             to,
             rate_per_hour: "15.00".parse().unwrap(),
+            region: None,
         }
     }
 

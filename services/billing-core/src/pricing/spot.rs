@@ -124,6 +124,7 @@ pub fn spot_lines(
                 } else {
                     "sku not in the price book".into()
                 },
+                region: None,
             });
         }
     }

@@ -64,6 +64,8 @@ pub struct SpotPrice<'a> {
     pub sku: Cow<'a, str>,
     pub price_per_hour: Decimal,
     pub from: Timestamp,
+    /// Section 19: the region whose curve it is (`None`: home).
+    pub region: Option<Cow<'a, str>>,
 }
 
 /// `node.fault`: node `node` (the `source` of its heartbeats) was down over `[start, end)`.
@@ -82,6 +84,8 @@ pub struct NetCounter<'a> {
     pub dest: Cow<'a, str>,
     pub bytes_total: u64,
     pub at: Timestamp,
+    /// Section 19: the region of the counter series (`None`: home).
+    pub region: Option<Cow<'a, str>>,
 }
 
 impl RentalData<'_> {
@@ -123,6 +127,7 @@ impl RentalData<'_> {
                 w.str(&x.sku);
                 w.put(&x.price_per_hour.normalize().serialize());
                 w.time(x.from);
+                w.region(x.region.as_deref());
             }
             RentalData::NodeFault(x) => {
                 w.put(b"F");
@@ -137,6 +142,7 @@ impl RentalData<'_> {
                 w.str(&x.dest);
                 w.put(&x.bytes_total.to_le_bytes());
                 w.time(x.at);
+                w.region(x.region.as_deref());
             }
         }
     }
@@ -153,6 +159,7 @@ impl RentalData<'_> {
                 sku: own(x.sku),
                 price_per_hour: x.price_per_hour,
                 from: x.from,
+                region: x.region.map(own),
             }),
             RentalData::NodeFault(x) => RentalData::NodeFault(NodeFault {
                 node: own(x.node),
@@ -165,6 +172,7 @@ impl RentalData<'_> {
                 dest: own(x.dest),
                 bytes_total: x.bytes_total,
                 at: x.at,
+                region: x.region.map(own),
             }),
         }
     }
@@ -189,7 +197,9 @@ pub(crate) fn rental_data<'a>(kind: &str, fields: DataMembers<'a>) -> Check<Rent
         node,
         interface,
         bytes_total,
+        region,
     ] = fields;
+    let region = crate::events::event_fields::optional_str(region, "data.region")?;
     let field = RejectReason::MissingField;
     Ok(match kind {
         "lease.state" => RentalData::LeaseState(LeaseStateData {
@@ -201,6 +211,7 @@ pub(crate) fn rental_data<'a>(kind: &str, fields: DataMembers<'a>) -> Check<Rent
             sku: required_str(sku, "data.sku", field)?,
             price_per_hour: price_per_hour(price)?,
             from: required_time(from, "data.from")?,
+            region,
         }),
         "node.fault" => {
             let node = required_str(node, "data.node", field)?;
@@ -220,6 +231,7 @@ pub(crate) fn rental_data<'a>(kind: &str, fields: DataMembers<'a>) -> Check<Rent
             dest: required_str(dest, "data.dest", field)?,
             bytes_total: bytes(bytes_total, "data.bytes_total")?,
             at: required_time(at, "data.at")?,
+            region,
         }),
         other => unreachable!("rental_data called for type {other:?}"),
     })

@@ -14,6 +14,8 @@ pub struct Platform {
     /// Per node: `[start, end)` in whole seconds (start floored, end ceiled), sorted, as
     /// delivered (merged when read: [`Platform::faults`]).
     faults: BTreeMap<String, Vec<(i64, i64)>>,
+    /// Section 19: per region, its own curves per sku (the home region's are `spot`).
+    regional_spot: BTreeMap<String, BTreeMap<String, BTreeMap<i64, Decimal>>>,
 }
 
 /// No curves, no faults: what a rating context without platform events reads.
@@ -28,6 +30,42 @@ impl Platform {
         Platform {
             spot: BTreeMap::new(),
             faults: BTreeMap::new(),
+            regional_spot: BTreeMap::new(),
+        }
+    }
+
+    /// Section 19: a spot price of `region`'s curve (`None`: home).
+    pub fn add_spot_price_in(
+        &mut self,
+        region: Option<&str>,
+        sku: &str,
+        from: i64,
+        price_per_hour: Decimal,
+    ) {
+        let Some(region) = region else {
+            return self.add_spot_price(sku, from, price_per_hour);
+        };
+        let price = price_per_hour.normalize();
+        self.regional_spot
+            .entry(region.to_string())
+            .or_default()
+            .entry(sku.to_string())
+            .or_default()
+            .entry(from)
+            .and_modify(|p| *p = (*p).min(price))
+            .or_insert(price);
+    }
+
+    /// Section 19: the platform as `region` sees it (`None`: home): that region's spot
+    /// curves, and every node fault (faults apply to the keys of their node in every region).
+    pub fn in_region(&self, region: Option<&str>) -> std::borrow::Cow<'_, Platform> {
+        match region {
+            None => std::borrow::Cow::Borrowed(self),
+            Some(r) => std::borrow::Cow::Owned(Platform {
+                spot: self.regional_spot.get(r).cloned().unwrap_or_default(),
+                faults: self.faults.clone(),
+                regional_spot: BTreeMap::new(),
+            }),
         }
     }
 

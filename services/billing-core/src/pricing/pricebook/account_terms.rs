@@ -182,6 +182,14 @@ fn renamed(e: PriceBookError, term: &AccountTerm) -> PriceBookError {
 }
 
 impl PriceBook {
+    /// The skus terms may name, by region.
+    fn pricing(&self) -> super::regions::Pricing<'_> {
+        super::regions::Pricing {
+            home: &self.skus,
+            regions: &self.regions,
+        }
+    }
+
     /// Parses one account term with the price book parser's rules, against this book's skus.
     pub fn parse_account_term(&self, term: &AccountTerm) -> Result<ParsedTerm> {
         let mut root = Table::new();
@@ -195,7 +203,7 @@ impl PriceBook {
         };
         let parsed = match term.kind {
             TermKind::Reservations => {
-                terms::parse_reservations(&root, &self.skus).and_then(|mut v| {
+                terms::parse_reservations(&root, &self.pricing()).and_then(|mut v| {
                     first(v.len())?;
                     Ok(ParsedTerm::Reservation(v.remove(0)))
                 })
@@ -208,16 +216,18 @@ impl PriceBook {
                     },
                 )
             }
-            TermKind::Credits => terms::parse_credits(&root).and_then(|mut v| {
+            TermKind::Credits => terms::parse_credits(&root, &self.pricing()).and_then(|mut v| {
                 first(v.len())?;
                 Ok(ParsedTerm::Credit(v.remove(0)))
             }),
-            TermKind::Packages => terms::parse_packages(&root, &self.skus).and_then(|mut v| {
-                first(v.len())?;
-                Ok(ParsedTerm::Package(v.remove(0)))
-            }),
+            TermKind::Packages => {
+                terms::parse_packages(&root, &self.pricing()).and_then(|mut v| {
+                    first(v.len())?;
+                    Ok(ParsedTerm::Package(v.remove(0)))
+                })
+            }
             TermKind::Subscriptions => {
-                terms::parse_subscriptions(&root, &self.skus).and_then(|mut v| {
+                terms::parse_subscriptions(&root, &self.pricing()).and_then(|mut v| {
                     first(v.len())?;
                     Ok(ParsedTerm::Subscription(v.remove(0)))
                 })

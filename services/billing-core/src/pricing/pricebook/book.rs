@@ -1,18 +1,16 @@
 //! The parsed price book, [`PriceBook`], and its parser from the TOML tree.
 
 use super::model::{PriceBookError, Reservation, Result, Sku};
-use super::terms::{Credit, Package, Sla, Subscription};
-use super::walk::{
-    as_table, bounded, instant, invalid, only_keys, required, required_string, string,
-};
-use super::{skus, terms};
+use super::regions::{self, AccountSettings, Pricing, Region};
+use super::terms;
+use super::terms::{Charge, Credit, Discount, Package, Sla, Subscription};
+use super::walk::{instant, invalid, only_keys};
 use crate::common::timestamp::Timestamp;
 use crate::pricing::offpeak::OffpeakWindow;
 use crate::pricing::tiers::Tier;
 use chrono_tz::Tz;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
-use std::str::FromStr;
 use toml::{Table, Value};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +24,10 @@ pub struct PriceBook {
     pub egress: BTreeMap<String, Vec<Tier>>,
     pub tax_rate: Decimal,
     pub reservations: Vec<Reservation>,
-    /// Per account: summed discount percent.
+    /// Per account: the summed percent of its plain discounts (`P` of section 16).
     pub discounts: BTreeMap<String, Decimal>,
+    /// Every discount, in price book order (section 16: scoped, dated and capped ones too).
+    pub discount_terms: Vec<Discount>,
     /// Per account: summed credits.
     pub credits: BTreeMap<String, Decimal>,
     /// Every credit, in price book order (section 12: `id`, `from`, `to`).
@@ -38,6 +38,12 @@ pub struct PriceBook {
     pub packages: Vec<Package>,
     /// Section 13.
     pub subscriptions: Vec<Subscription>,
+    /// Section 20.
+    pub charges: Vec<Charge>,
+    /// Section 19: the regions besides home (the top level), by name.
+    pub regions: BTreeMap<String, Region>,
+    /// Sections 18 and 19: `[[accounts]]`, in price book order.
+    pub account_settings: Vec<AccountSettings>,
 }
 
 impl PriceBook {
@@ -56,9 +62,12 @@ impl PriceBook {
             .map(|r| r.account.as_str())
             .collect();
         a.extend(self.discounts.keys().map(String::as_str));
+        a.extend(self.discount_terms.iter().map(|d| d.account.as_str()));
         a.extend(self.credits.keys().map(String::as_str));
         a.extend(self.packages.iter().map(|p| p.account.as_str()));
         a.extend(self.subscriptions.iter().map(|s| s.account.as_str()));
+        a.extend(self.charges.iter().map(|c| c.account.as_str()));
+        a.extend(self.account_settings.iter().map(|x| x.id.as_str()));
         a
     }
 
@@ -71,6 +80,150 @@ impl PriceBook {
             .filter(|c| c.account == account && c.applies_to(start, end))
             .map(|c| c.amount)
             .sum()
+    }
+
+    /// Whether the book uses a feature of part 3 (sections 15 to 21): its invoices then name
+    /// their region (`null` for home, section 19). Without one, invoices are exactly those of
+    /// parts 1 and 2.
+    pub fn uses_part3(&self) -> bool {
+        !self.charges.is_empty()
+            || !self.regions.is_empty()
+            || !self.account_settings.is_empty()
+            || self.skus.values().any(|s| s.increment_seconds.is_some())
+            || self.has_regional_terms()
+            || self.subscriptions.iter().any(|s| {
+                s.cycle == crate::pricing::pricebook::Cycle::Year
+                    || s.auto_renew
+                    || s.end.is_some()
+                    || s.refund != crate::pricing::pricebook::Refund::None
+            })
+            || self
+                .discount_terms
+                .iter()
+                .any(|d| d.id.is_some() || !d.is_plain())
+    }
+
+    /// Whether any account term names a region (section 19).
+    pub fn has_regional_terms(&self) -> bool {
+        self.reservations.iter().any(|r| r.region.is_some())
+            || self.packages.iter().any(|p| p.region.is_some())
+            || self.subscriptions.iter().any(|s| s.region.is_some())
+            || self.credit_terms.iter().any(|c| c.region.is_some())
+            || self.charges.iter().any(|c| c.region.is_some())
+            || self.discount_terms.iter().any(|d| d.region.is_some())
+    }
+
+    /// Section 19: the book that rates `region` (`None`: home) as a book of its own: that
+    /// region's currency, timezone, skus, off-peak windows, egress and tax, and the account
+    /// terms of that region only (plain discounts apply in every region; `[sla]` and the
+    /// accounts' settings stay). Borrowed for home when no term names a region. `None` for a
+    /// region the book does not name.
+    pub fn for_region(&self, region: Option<&str>) -> Option<std::borrow::Cow<'_, PriceBook>> {
+        use std::borrow::Cow;
+        let Some(name) = region else {
+            if !self.has_regional_terms() {
+                return Some(Cow::Borrowed(self));
+            }
+            return Some(Cow::Owned(self.terms_in(None)));
+        };
+        let r = self.regions.get(name)?;
+        let mut book = self.terms_in(Some(name));
+        book.currency = r.currency.clone();
+        book.timezone = r.timezone;
+        book.skus = r.skus.clone();
+        book.offpeak = r.offpeak.clone();
+        book.egress = r.egress.clone();
+        book.tax_rate = r.tax_rate;
+        Some(Cow::Owned(book))
+    }
+
+    /// A copy with only the account terms of `region` (plain discounts in every region).
+    fn terms_in(&self, region: Option<&str>) -> PriceBook {
+        let here = |r: &Option<String>| r.as_deref() == region;
+        let mut book = self.clone();
+        book.reservations.retain(|r| here(&r.region));
+        book.packages.retain(|p| here(&p.region));
+        book.subscriptions.retain(|s| here(&s.region));
+        book.credit_terms.retain(|c| here(&c.region));
+        book.charges.retain(|c| here(&c.region));
+        book.discount_terms
+            .retain(|d| d.is_plain() || here(&d.region));
+        book.credits.clear();
+        for c in &book.credit_terms {
+            *book.credits.entry(c.account.clone()).or_default() += c.amount;
+        }
+        book
+    }
+
+    /// Section 19: the accounts with a term in `region` (`None`: home, where plain discounts
+    /// and `[[accounts]]` count too).
+    pub fn accounts_in(&self, region: Option<&str>) -> BTreeSet<&str> {
+        let here = |r: &Option<String>| r.as_deref() == region;
+        let mut a: BTreeSet<&str> = BTreeSet::new();
+        a.extend(
+            self.reservations
+                .iter()
+                .filter(|x| here(&x.region))
+                .map(|x| x.account.as_str()),
+        );
+        a.extend(
+            self.packages
+                .iter()
+                .filter(|x| here(&x.region))
+                .map(|x| x.account.as_str()),
+        );
+        a.extend(
+            self.subscriptions
+                .iter()
+                .filter(|x| here(&x.region))
+                .map(|x| x.account.as_str()),
+        );
+        a.extend(
+            self.credit_terms
+                .iter()
+                .filter(|x| here(&x.region))
+                .map(|x| x.account.as_str()),
+        );
+        a.extend(
+            self.charges
+                .iter()
+                .filter(|x| here(&x.region))
+                .map(|x| x.account.as_str()),
+        );
+        a.extend(
+            self.discount_terms
+                .iter()
+                .filter(|d| {
+                    if d.is_plain() {
+                        region.is_none()
+                    } else {
+                        here(&d.region)
+                    }
+                })
+                .map(|x| x.account.as_str()),
+        );
+        if region.is_none() {
+            a.extend(self.discounts.keys().map(String::as_str));
+            a.extend(self.account_settings.iter().map(|x| x.id.as_str()));
+        }
+        a
+    }
+
+    /// Section 19: the account's own timezone (`[[accounts]]`), if it has one.
+    pub fn account_timezone(&self, account: &str) -> Option<Tz> {
+        self.account_settings
+            .iter()
+            .find(|a| a.id == account)
+            .and_then(|a| a.timezone)
+    }
+
+    /// Section 16: the account's discounts other than plain ones that apply to the period
+    /// `[start, end)`, in price book order.
+    pub fn scoped_discounts(&self, account: &str, start: i64, end: i64) -> Vec<&Discount> {
+        self.discount_terms
+            .iter()
+            .filter(|d| d.account == account && !d.is_plain() && d.applies_to(start, end))
+            .collect()
     }
 
     pub fn discount_percent(&self, account: &str) -> Decimal {
@@ -110,43 +263,34 @@ fn parse(root: &Table) -> Result<PriceBook> {
             "sla",
             "packages",
             "subscriptions",
+            "charges",
+            "regions",
+            "accounts",
         ],
     )?;
-    let currency = required_string(root, "", "currency")?.to_string();
-    // An ISO 4217 code (issue 24.6: a NUL inside `currency` was accepted and printed).
-    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
-        return invalid(
-            "currency",
-            &root["currency"],
-            "must be an ISO 4217 code of three capital letters, such as \"CNY\" or \"USD\"",
-        );
-    }
-    let timezone = match string(root, "", "timezone")? {
-        None => Tz::UTC,
-        Some(name) => Tz::from_str(name).or_else(|_| {
-            invalid(
-                "timezone",
-                &root["timezone"],
-                "unknown timezone: use an IANA name such as \"Asia/Shanghai\"",
-            )
-        })?,
-    };
+    let home = regions::parse_pricing(root, "", true)?;
+    let Region {
+        currency,
+        timezone,
+        skus,
+        offpeak,
+        egress,
+        tax_rate,
+    } = home;
     let effective_from = instant(root, "", "effective_from")?;
-    let skus = skus::parse_skus(root)?;
-    let offpeak = skus::parse_offpeak(root, &skus)?;
-    let egress = skus::parse_egress(root)?;
-    let tax_rate = match root.get("tax") {
-        None => Decimal::ZERO,
-        Some(v) => {
-            let t = as_table(v, "tax")?;
-            only_keys(t, "tax", &["rate"])?;
-            let r = bounded(t, "tax", "rate", Decimal::ZERO, true, Decimal::ONE)?;
-            required(r, "tax", "rate")?
-        }
+    let regions = regions::parse_regions(root)?;
+    let account_settings = regions::parse_accounts(root)?;
+    let pricing = Pricing {
+        home: &skus,
+        regions: &regions,
     };
-    let reservations = terms::parse_reservations(root, &skus)?;
-    let discounts =
-        terms::parse_account_amounts(root, "discounts", "percent", Decimal::ONE_HUNDRED, false)?;
+    let reservations = terms::parse_reservations(root, &pricing)?;
+    let discount_terms = terms::parse_discounts(root, &pricing)?;
+    // Per account, `P`: the plain discounts' percents (section 16).
+    let mut discounts: BTreeMap<String, Decimal> = BTreeMap::new();
+    for d in discount_terms.iter().filter(|d| d.is_plain()) {
+        *discounts.entry(d.account.clone()).or_default() += d.percent;
+    }
     for (account, total) in &discounts {
         if *total > Decimal::ONE_HUNDRED {
             return invalid(
@@ -156,14 +300,15 @@ fn parse(root: &Table) -> Result<PriceBook> {
             );
         }
     }
-    let credit_terms = terms::parse_credits(root)?;
+    let credit_terms = terms::parse_credits(root, &pricing)?;
     let mut credits: BTreeMap<String, Decimal> = BTreeMap::new();
     for c in &credit_terms {
         *credits.entry(c.account.clone()).or_default() += c.amount;
     }
     let sla = terms::parse_sla(root)?;
-    let packages = terms::parse_packages(root, &skus)?;
-    let subscriptions = terms::parse_subscriptions(root, &skus)?;
+    let packages = terms::parse_packages(root, &pricing)?;
+    let subscriptions = terms::parse_subscriptions(root, &pricing)?;
+    let charges = terms::parse_charges(root, &pricing)?;
     Ok(PriceBook {
         currency,
         timezone,
@@ -174,10 +319,14 @@ fn parse(root: &Table) -> Result<PriceBook> {
         tax_rate,
         reservations,
         discounts,
+        discount_terms,
         credits,
         credit_terms,
         sla,
         packages,
         subscriptions,
+        charges,
+        regions,
+        account_settings,
     })
 }

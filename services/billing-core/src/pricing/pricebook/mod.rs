@@ -19,6 +19,7 @@
 mod account_terms;
 mod book;
 mod model;
+mod regions;
 mod skus;
 mod terms;
 #[cfg(test)]
@@ -28,4 +29,5 @@ mod walk;
 pub use account_terms::{AccountTerm, ParsedTerm, TermKind};
 pub use book::PriceBook;
 pub use model::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, PriceBookError, Reservation, Sku};
-pub use terms::{Credit, Cycle, Package, Sla, Subscription};
+pub use regions::{AccountSettings, Region};
+pub use terms::{Charge, Credit, Cycle, Discount, Package, Refund, Sla, Subscription};

@@ -42,6 +42,8 @@ pub struct Sku {
     pub rate_per_hour: Option<Decimal>,
     pub spot_rate_per_hour: Option<Decimal>,
     pub minimum_seconds: Option<i64>,
+    /// Section 15: on-demand runs are billed in whole increments of this many seconds.
+    pub increment_seconds: Option<i64>,
     pub tier_mode: TierMode,
     /// Bounds in unit-seconds (`up_to_hours x 3600`), rates per unit-hour.
     pub tiers: Vec<Tier>,
@@ -79,4 +81,6 @@ pub struct Reservation {
     pub from: i64,
     pub to: i64,
     pub rate_per_hour: Decimal,
+    /// Section 19: the region it applies in (`None`: home).
+    pub region: Option<String>,
 }

@@ -5,7 +5,9 @@ use super::walk::{
     as_array, as_table, bounded, decimal, invalid, join, missing, name_key, only_keys, rate,
     required, string, time_of_day,
 };
-use crate::common::limits::{MAX_MINIMUM_SECONDS, MAX_MULTIPLIER, MAX_RATE, MAX_STRING_BYTES};
+use crate::common::limits::{
+    MAX_INCREMENT_SECONDS, MAX_MINIMUM_SECONDS, MAX_MULTIPLIER, MAX_RATE, MAX_STRING_BYTES,
+};
 use crate::pricing::offpeak::{ALL_DAYS, OffpeakWindow, WEEKDAYS};
 use crate::pricing::tiers::{Tier, TierMode};
 use crate::rental::lease::LeaseState;
@@ -98,6 +100,7 @@ pub(super) fn parse_skus(root: &Table) -> Result<BTreeMap<String, Sku>> {
                 "rate_per_hour",
                 "spot_rate_per_hour",
                 "minimum_seconds",
+                "increment_seconds",
                 "tier_mode",
                 "tiers",
                 "state_rates",
@@ -106,6 +109,14 @@ pub(super) fn parse_skus(root: &Table) -> Result<BTreeMap<String, Sku>> {
         let rate_per_hour = rate(t, &path, "rate_per_hour")?;
         let spot_rate_per_hour = rate(t, &path, "spot_rate_per_hour")?;
         let minimum_seconds = minimum_seconds(t, &path)?;
+        let increment_seconds = increment_seconds(t, &path)?;
+        if minimum_seconds.is_some() && increment_seconds.is_some() {
+            return invalid(
+                &join(&path, "increment_seconds"),
+                &t["increment_seconds"],
+                "an sku sets increment_seconds or minimum_seconds, never both (section 15)",
+            );
+        }
         let tier_mode = match string(t, &path, "tier_mode")? {
             None | Some("graduated") => TierMode::Graduated,
             Some("volume") => TierMode::Volume,
@@ -132,6 +143,7 @@ pub(super) fn parse_skus(root: &Table) -> Result<BTreeMap<String, Sku>> {
             rate_per_hour,
             spot_rate_per_hour,
             minimum_seconds,
+            increment_seconds,
             tier_mode,
             tiers,
             state_rates,
@@ -146,6 +158,12 @@ pub(super) fn parse_skus(root: &Table) -> Result<BTreeMap<String, Sku>> {
             return missing(
                 &join(&path, "rate_per_hour"),
                 "minimum_seconds needs an on-demand rate (rate_per_hour or tiers)",
+            );
+        }
+        if sku.increment_seconds.is_some() && sku.first_rate().is_none() {
+            return missing(
+                &join(&path, "rate_per_hour"),
+                "increment_seconds needs an on-demand rate (rate_per_hour or tiers)",
             );
         }
         skus.insert(name.clone(), sku);
@@ -317,6 +335,19 @@ fn minimum_seconds(t: &Table, path: &str) -> Result<Option<i64>> {
             &join(path, "minimum_seconds"),
             v,
             format!("must be a whole number of seconds from 1 to {MAX_MINIMUM_SECONDS}"),
+        ),
+    }
+}
+
+/// Section 15: `increment_seconds`, an integer from 1 to 86,400.
+fn increment_seconds(t: &Table, path: &str) -> Result<Option<i64>> {
+    match t.get("increment_seconds") {
+        None => Ok(None),
+        Some(Value::Integer(n)) if (1..=MAX_INCREMENT_SECONDS).contains(n) => Ok(Some(*n)),
+        Some(v) => invalid(
+            &join(path, "increment_seconds"),
+            v,
+            format!("must be a whole number of seconds from 1 to {MAX_INCREMENT_SECONDS}"),
         ),
     }
 }

@@ -1,0 +1,248 @@
+//! Regions and account settings (billing-semantics.md section 19).
+//!
+//! ```toml
+//! [regions."ap-singapore"]         # the top level of the price book is the home region
+//! currency = "USD"
+//! timezone = "Asia/Singapore"
+//! [regions."ap-singapore".skus."gpu.h100-80g"]
+//! rate_per_hour = "3.20"
+//!
+//! [[accounts]]
+//! id = "acme-ml"
+//! timezone = "Europe/Berlin"       # the periods of its invoices, in every region
+//! ```
+//!
+//! A region table holds what the top level holds (`currency`, `timezone`, `skus`, `offpeak`,
+//! `egress`, `tax`), nothing inherited: `currency` and `timezone` are required, a missing
+//! `[tax]` is a rate of 0. Terms name their region with `region` (default home); the skus a
+//! term names are the skus of its region.
+
+use super::model::{PriceBookError, Result, Sku};
+use super::skus;
+use super::walk::{
+    as_table, bounded, entries, invalid, join, missing, name_key, only_keys, quote_key, required,
+    required_string, string,
+};
+use crate::pricing::offpeak::OffpeakWindow;
+use crate::pricing::tiers::Tier;
+use chrono_tz::Tz;
+use rust_decimal::Decimal;
+use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
+use toml::{Table, Value};
+
+/// What prices usage in one region: the top level of the price book for home, a
+/// `[regions."name"]` table for the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    pub currency: String,
+    /// The region's periods and off-peak windows.
+    pub timezone: Tz,
+    pub skus: BTreeMap<String, Sku>,
+    pub offpeak: Vec<OffpeakWindow>,
+    pub egress: BTreeMap<String, Vec<Tier>>,
+    pub tax_rate: Decimal,
+}
+
+/// An `[[accounts]]` entry (sections 18 and 19). Only `id` and `timezone` change billing here:
+/// every account is its own payer (section 18 is not implemented; `pays = "parent"` is refused).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountSettings {
+    /// Position in the price book's `[[accounts]]`.
+    pub index: usize,
+    pub id: String,
+    /// Section 18: kept, with no effect while every account pays for itself.
+    pub parent: Option<String>,
+    /// Section 19: the periods of the account's invoices in every region.
+    pub timezone: Option<Tz>,
+}
+
+/// Rewrites an error's key to sit under `prefix` (a region's table).
+fn prefixed(e: PriceBookError, prefix: &str) -> PriceBookError {
+    let fix = |k: String| {
+        if k.is_empty() {
+            prefix.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match e {
+        PriceBookError::Invalid {
+            key,
+            value,
+            message,
+        } => PriceBookError::Invalid {
+            key: fix(key),
+            value,
+            message,
+        },
+        PriceBookError::Missing { key, message } => PriceBookError::Missing {
+            key: fix(key),
+            message,
+        },
+        other => other,
+    }
+}
+
+/// `currency`: required, an ISO 4217 code.
+pub(super) fn currency(t: &Table, path: &str) -> Result<String> {
+    let currency = required_string(t, path, "currency")?.to_string();
+    // An ISO 4217 code (issue 24.6: a NUL inside `currency` was accepted and printed).
+    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        return invalid(
+            &join(path, "currency"),
+            &t["currency"],
+            "must be an ISO 4217 code of three capital letters, such as \"CNY\" or \"USD\"",
+        );
+    }
+    Ok(currency)
+}
+
+/// An IANA timezone name at `key`, if given.
+pub(super) fn timezone(t: &Table, path: &str, key: &str) -> Result<Option<Tz>> {
+    match string(t, path, key)? {
+        None => Ok(None),
+        Some(name) => Tz::from_str(name).map(Some).or_else(|_| {
+            invalid(
+                &join(path, key),
+                &t[key],
+                "unknown timezone: use an IANA name such as \"Asia/Shanghai\"",
+            )
+        }),
+    }
+}
+
+/// `[tax]`: `rate` from 0 to 1; missing, 0.
+pub(super) fn tax_rate(t: &Table, path: &str) -> Result<Decimal> {
+    match t.get("tax") {
+        None => Ok(Decimal::ZERO),
+        Some(v) => {
+            let p = join(path, "tax");
+            let tax = as_table(v, &p)?;
+            only_keys(tax, &p, &["rate"])?;
+            let r = bounded(tax, &p, "rate", Decimal::ZERO, true, Decimal::ONE)?;
+            required(r, &p, "rate")
+        }
+    }
+}
+
+/// The pricing of one region from its table (the top level for home, whose `timezone`
+/// defaults to UTC; a region's is required).
+pub(super) fn parse_pricing(t: &Table, path: &str, home: bool) -> Result<Region> {
+    let currency = currency(t, path)?;
+    let timezone = match timezone(t, path, "timezone")? {
+        Some(tz) => tz,
+        None if home => Tz::UTC,
+        None => return missing(&join(path, "timezone"), "is required in a region"),
+    };
+    // The sku, off-peak and egress parsers name keys from the top; a region's sit below it.
+    let within = |e: PriceBookError| if home { e } else { prefixed(e, path) };
+    let skus = skus::parse_skus(t).map_err(within)?;
+    let offpeak = skus::parse_offpeak(t, &skus).map_err(within)?;
+    let egress = skus::parse_egress(t).map_err(within)?;
+    let tax_rate = tax_rate(t, path)?;
+    Ok(Region {
+        currency,
+        timezone,
+        skus,
+        offpeak,
+        egress,
+        tax_rate,
+    })
+}
+
+/// `[regions."name"]` tables.
+pub(super) fn parse_regions(root: &Table) -> Result<BTreeMap<String, Region>> {
+    let mut out = BTreeMap::new();
+    let Some(v) = root.get("regions") else {
+        return Ok(out);
+    };
+    for (name, rv) in as_table(v, "regions")? {
+        let path = join("regions", name);
+        name_key(&path, name, rv)?;
+        let t = as_table(rv, &path)?;
+        only_keys(
+            t,
+            &path,
+            &["currency", "timezone", "skus", "offpeak", "egress", "tax"],
+        )?;
+        out.insert(name.clone(), parse_pricing(t, &path, false)?);
+    }
+    Ok(out)
+}
+
+/// `[[accounts]]`: `id` (unique), optional `timezone`; `parent` and `pays` of section 18
+/// are read, and `pays = "parent"` is refused (organizations are not implemented).
+pub(super) fn parse_accounts(root: &Table) -> Result<Vec<AccountSettings>> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (index, (path, t)) in entries(root, "accounts")?.into_iter().enumerate() {
+        only_keys(t, &path, &["id", "parent", "pays", "timezone"])?;
+        let id = required_string(t, &path, "id")?.to_string();
+        if !seen.insert(id.clone()) {
+            return invalid(
+                &join(&path, "id"),
+                &t["id"],
+                "another [[accounts]] entry has this id",
+            );
+        }
+        let parent = string(t, &path, "parent")?.map(str::to_string);
+        match string(t, &path, "pays")? {
+            None | Some("self") => {}
+            Some("parent") => {
+                return invalid(
+                    &join(&path, "pays"),
+                    &t["pays"],
+                    "an account paid for by its parent (section 18, organizations) is not supported yet: every account pays for itself",
+                );
+            }
+            Some(_) => {
+                return invalid(
+                    &join(&path, "pays"),
+                    &t["pays"],
+                    "must be \"self\" or \"parent\"",
+                );
+            }
+        }
+        let timezone = timezone(t, &path, "timezone")?;
+        out.push(AccountSettings {
+            index,
+            id,
+            parent,
+            timezone,
+        });
+    }
+    Ok(out)
+}
+
+/// The skus a term may name: its region's (section 19).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pricing<'a> {
+    pub home: &'a BTreeMap<String, Sku>,
+    pub regions: &'a BTreeMap<String, Region>,
+}
+
+impl<'a> Pricing<'a> {
+    /// A term's `region` (`None`: home) and the skus of that region; an unknown region is an
+    /// error naming the key.
+    pub fn region_of(
+        &self,
+        t: &Table,
+        path: &str,
+    ) -> Result<(Option<String>, &'a BTreeMap<String, Sku>)> {
+        match string(t, path, "region")? {
+            None => Ok((None, self.home)),
+            Some(name) => match self.regions.get(name) {
+                Some(r) => Ok((Some(name.to_string()), &r.skus)),
+                None => invalid(
+                    &join(path, "region"),
+                    &Value::String(name.to_string()),
+                    format!(
+                        "unknown region: not defined as [regions.{}]",
+                        quote_key(name)
+                    ),
+                ),
+            },
+        }
+    }
+}
