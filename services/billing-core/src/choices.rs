@@ -62,7 +62,7 @@
 //!   `0.005` is refused, not rounded into more credit than granted. `effective_from` is
 //!   compared with a period's start exactly, fractions of a second included.
 //! - Unknown keys are errors; decimals are strings or integers, never floats; `timezone`
-//!   defaults to UTC; reservations must name an sku with an on-demand price, in whole seconds;
+//!   defaults to UTC; reservations must name an sku with an on-demand price;
 //!   discount percents of one account add up to at most 100; a last tier with a bound still
 //!   takes everything beyond it; off-peak `to = "24:00"` is allowed.
 //!
@@ -109,9 +109,9 @@
 //!   `compensation_multiplier` (0 to 100) and `attach_seconds` (1 to 86,400, default 300);
 //!   `[sla]` without the multiplier is valid and compensates nothing.
 //! - Packages and subscriptions require `id`, unique per account (as are credit ids when
-//!   given), an sku with an on-demand price, whole-second instants, `from < to`, money with
+//!   given), an sku with an on-demand price, instants floored to the second, `from < to`, money with
 //!   at most 2 decimals; `hours > 0`; `cycles` an integer from 1 to 1,200. A credit's
-//!   `from`/`to` are whole seconds, `from < to` when both are given.
+//!   `from < to` when both are given.
 //!
 //! Part 2: rating
 //! - Section 8: the state of a lease without points is `running` at every second, so an
@@ -175,9 +175,9 @@
 //!   `refund` or `region`, any term with a `region`) or when an event names a region: a price
 //!   book and events of parts 1 and 2 keep giving byte-identical invoices (worked example 1 has
 //!   no `region`), while the part-3 worked examples show `"region": null` on home invoices.
-//! - Instants of account terms: part 3 says they are floored to whole seconds; gpubill keeps
-//!   refusing an instant with a fraction of a second (the rule of part 2, pinned by its tests),
-//!   with an error naming the key, rather than billing a term at an instant it was not given.
+//! - Instants of account terms are floored to whole seconds, as part 3 says (part 2 refused a
+//!   fraction of a second; part 3's rule replaces that): `start = "...T00:00:00.5+08:00"`
+//!   starts at `...T00:00:00+08:00`. `effective_from` is not a term and stays exact.
 //! - Section 15: `increment_seconds` needs an on-demand rate like `minimum_seconds`; runs of
 //!   consecutive seconds ignore quantity changes (the padding takes the quantity of the run's
 //!   last second); state seconds a sku prices (section 8) break runs. The `increment` line has
