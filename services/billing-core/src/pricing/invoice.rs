@@ -2,7 +2,6 @@
 
 use crate::common::money::{round_amount, show_quantity};
 use crate::pricing::period::PeriodJson;
-use crate::pricing::pricebook::Discount;
 use crate::rental::lease::LeaseState;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -200,28 +199,6 @@ impl Line {
         }
     }
 
-    /// Section 20: the `charge` line of a one-off charge (quantity 1, unit `charge`, no sku).
-    pub fn charge(c: &crate::pricing::pricebook::Charge) -> Line {
-        Line {
-            component: Component::Charge,
-            sku: None,
-            dest: None,
-            tier: 0,
-            multiplier: None,
-            price: None,
-            package: None,
-            subscription: None,
-            charge: Some(c.id.clone()),
-            description: c.description.clone(),
-            quantity: Decimal::ONE,
-            unit: Unit::Charge,
-            amount: round_amount(c.amount),
-            compensation: None,
-            refund: None,
-            seq: c.index,
-        }
-    }
-
     /// Sections 14 and 21: (component, sku or dest, tier, multiplier, price, package,
     /// subscription, charge), a missing field first, then the price book order of equal
     /// reservations.
@@ -277,26 +254,18 @@ pub struct Invoice {
     pub total: Decimal,
 }
 
-/// What a discount other than a plain one takes off: `min(cap, round(B x percent / 100, 2))`,
-/// `B` the sum of the amounts of the lines it matches (section 16).
-pub fn scoped_discount(d: &Discount, lines: &[Line]) -> Decimal {
-    let matched: Decimal = lines
-        .iter()
-        .filter(|l| d.matches(l))
-        .map(|l| l.amount)
-        .sum();
-    let taken = round_amount(matched * d.percent / Decimal::ONE_HUNDRED);
-    match d.cap {
-        Some(cap) => taken.min(round_amount(cap)),
-        None => taken,
-    }
-}
-
 /// `"region": null` reads as a shown home region, a missing `region` as not shown.
 fn shown_region<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Option<String>>, D::Error> {
     Option::<String>::deserialize(d).map(Some)
+}
+
+/// A discount that takes an amount off the lines it matches (section 16's scoped, dated or
+/// capped discounts; the price book's `Discount` implements it).
+pub trait LineDiscount {
+    /// The amount taken off `lines` (already rounded to the cent).
+    fn taken(&self, lines: &[Line]) -> Decimal;
 }
 
 /// The money terms applied after the lines.
@@ -332,7 +301,7 @@ impl Invoice {
         period: PeriodJson,
         mut lines: Vec<Line>,
         terms: Terms,
-        scoped: &[&Discount],
+        scoped: &[&dyn LineDiscount],
     ) -> Invoice {
         lines.retain(|l| !l.quantity.is_zero());
         lines.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -341,7 +310,7 @@ impl Invoice {
         let discount = round_amount(
             scoped
                 .iter()
-                .map(|d| scoped_discount(d, &lines))
+                .map(|d| d.taken(&lines))
                 .fold(plain, |a, b| a + b)
                 .min(subtotal),
         );

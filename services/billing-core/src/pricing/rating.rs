@@ -15,7 +15,7 @@ use crate::finance::credits::CreditPool;
 use crate::ledger::meter::Meter;
 use crate::ledger::{AccountLedger, Runs};
 use crate::pricing::egress::{bytes_in, egress_lines, gigabytes};
-use crate::pricing::invoice::{Component, Invoice, Line, Terms, Unit};
+use crate::pricing::invoice::{Component, Invoice, Line, LineDiscount, Terms, Unit};
 use crate::pricing::minimum::owed_unit_seconds;
 use crate::pricing::ondemand::{SkuInputs, rate_sku};
 use crate::pricing::period::Period;
@@ -82,7 +82,11 @@ fn assemble(
         tax_rate: book.tax_rate,
     };
     let period = ctx.period.to_json();
-    let scoped = book.scoped_discounts(account, ctx.period.start, ctx.period.end);
+    let scoped: Vec<&dyn LineDiscount> = book
+        .scoped_discounts(account, ctx.period.start, ctx.period.end)
+        .into_iter()
+        .map(|d| d as &dyn LineDiscount)
+        .collect();
     let mut invoice =
         Invoice::assemble_with(account, &book.currency, period, lines.lines, terms, &scoped);
     if book.uses_part3() {
@@ -301,7 +305,7 @@ fn term_lines(
     }
     for c in book.charges.iter().filter(|c| c.account == account) {
         if period.contains(c.at) {
-            lines.push(Line::charge(c));
+            lines.push(c.line());
         }
     }
     refunds

@@ -20,29 +20,13 @@
 use crate::common::money::round_amount;
 use crate::pricing::invoice::{Component, Line};
 use crate::pricing::period::Period;
+pub use crate::pricing::pricebook::{AUTO_RENEW_HORIZON, auto_renew_cycles};
 use crate::pricing::pricebook::{Cycle, Refund, Subscription};
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Offset, TimeZone};
 use chrono_tz::Tz;
 use rust_decimal::Decimal;
 
 const WEEK_SECONDS: i64 = 7 * 86_400;
-
-/// Auto-renewing subscriptions have the cycles that start before this instant: 400 days
-/// after the last instant gpubill reads (2100-01-01T00:00:00Z), so every period that can hold
-/// an event is covered, in any timezone.
-pub const AUTO_RENEW_HORIZON: i64 = crate::common::limits::MAX_EVENT_SECS + 400 * 86_400;
-
-/// The number of cycles of an auto-renewing subscription: at least those starting before
-/// [`AUTO_RENEW_HORIZON`] (a month has at least 28 days, a year 365, in any timezone).
-pub fn auto_renew_cycles(cycle: Cycle, start: i64) -> u32 {
-    let left = (AUTO_RENEW_HORIZON - start).max(0);
-    let shortest = match cycle {
-        Cycle::Week => WEEK_SECONDS,
-        Cycle::Month => 28 * 86_400,
-        Cycle::Year => 365 * 86_400,
-    };
-    u32::try_from(left / shortest + 1).unwrap_or(u32::MAX)
-}
 
 /// `start_0 ..= start_cycles`: the bounds of every cycle (before any `end`).
 pub fn cycle_bounds(sub: &Subscription, tz: Tz) -> Vec<i64> {

@@ -92,10 +92,10 @@ impl PriceBook {
             || self.skus.values().any(|s| s.increment_seconds.is_some())
             || self.has_regional_terms()
             || self.subscriptions.iter().any(|s| {
-                s.cycle == crate::pricing::pricebook::Cycle::Year
+                s.cycle == super::terms::Cycle::Year
                     || s.auto_renew
                     || s.end.is_some()
-                    || s.refund != crate::pricing::pricebook::Refund::None
+                    || s.refund != super::terms::Refund::None
             })
             || self
                 .discount_terms

@@ -30,4 +30,7 @@ pub use account_terms::{AccountTerm, ParsedTerm, TermKind};
 pub use book::PriceBook;
 pub use model::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, PriceBookError, Reservation, Sku};
 pub use regions::{AccountSettings, Region};
-pub use terms::{Charge, Credit, Cycle, Discount, Package, Refund, Sla, Subscription};
+pub use terms::{
+    AUTO_RENEW_HORIZON, Charge, Credit, Cycle, Discount, Package, Refund, Sla, Subscription,
+    auto_renew_cycles,
+};

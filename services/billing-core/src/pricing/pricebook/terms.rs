@@ -11,7 +11,8 @@ use crate::common::limits::{
     DEFAULT_ATTACH_SECONDS, MAX_ATTACH_SECONDS, MAX_COMPENSATION_MULTIPLIER, MAX_CREDIT,
     MAX_PACKAGE_HOURS, MAX_RESERVED_QUANTITY, MAX_SUBSCRIPTION_CYCLES, MAX_TERM_PRICE,
 };
-use crate::pricing::invoice::{Component, Line};
+use crate::common::money::round_amount;
+use crate::pricing::invoice::{Component, Line, LineDiscount, Unit};
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
 use toml::{Table, Value};
@@ -65,7 +66,7 @@ pub struct Subscription {
     pub cycle: Cycle,
     pub start: i64,
     /// With `auto_renew`, the cycles that start before
-    /// [`crate::pricing::subscriptions::AUTO_RENEW_HORIZON`] (after every instant gpubill
+    /// [`AUTO_RENEW_HORIZON`] (after every instant gpubill
     /// reads), so the cycles go on for as long as anything can be rated.
     pub cycles: u32,
     /// Per cycle.
@@ -360,7 +361,7 @@ pub(super) fn parse_subscriptions(
             (None, false) => {
                 return missing(&join(&path, "cycles"), "is required (or auto_renew = true)");
             }
-            (None, true) => crate::pricing::subscriptions::auto_renew_cycles(cycle, start),
+            (None, true) => auto_renew_cycles(cycle, start),
             (Some(v), true) => {
                 return invalid(
                     &join(&path, "cycles"),
@@ -707,4 +708,62 @@ pub(super) fn parse_account_amounts(
         *out.entry(account).or_default() += amount;
     }
     Ok(out)
+}
+
+/// Auto-renewing subscriptions have the cycles that start before this instant: 400 days
+/// after the last instant gpubill reads (2100-01-01T00:00:00Z), so every period that can hold
+/// an event is covered, in any timezone.
+pub const AUTO_RENEW_HORIZON: i64 = crate::common::limits::MAX_EVENT_SECS + 400 * 86_400;
+
+/// The number of cycles of an auto-renewing subscription: at least those starting before
+/// [`AUTO_RENEW_HORIZON`] (a month has at least 28 days, a year 365, in any timezone).
+pub fn auto_renew_cycles(cycle: Cycle, start: i64) -> u32 {
+    let left = (AUTO_RENEW_HORIZON - start).max(0);
+    let shortest = match cycle {
+        Cycle::Week => 7 * 86_400,
+        Cycle::Month => 28 * 86_400,
+        Cycle::Year => 365 * 86_400,
+    };
+    u32::try_from(left / shortest + 1).unwrap_or(u32::MAX)
+}
+
+/// What a discount other than a plain one takes off: `min(cap, round(B x percent / 100, 2))`,
+/// `B` the sum of the amounts of the lines it matches (section 16).
+impl LineDiscount for Discount {
+    fn taken(&self, lines: &[Line]) -> Decimal {
+        let matched: Decimal = lines
+            .iter()
+            .filter(|l| self.matches(l))
+            .map(|l| l.amount)
+            .sum();
+        let taken = round_amount(matched * self.percent / Decimal::ONE_HUNDRED);
+        match self.cap {
+            Some(cap) => taken.min(round_amount(cap)),
+            None => taken,
+        }
+    }
+}
+
+impl Charge {
+    /// Section 20: the `charge` line of a one-off charge (quantity 1, unit `charge`, no sku).
+    pub fn line(&self) -> Line {
+        Line {
+            component: Component::Charge,
+            sku: None,
+            dest: None,
+            tier: 0,
+            multiplier: None,
+            price: None,
+            package: None,
+            subscription: None,
+            charge: Some(self.id.clone()),
+            description: self.description.clone(),
+            quantity: Decimal::ONE,
+            unit: Unit::Charge,
+            amount: round_amount(self.amount),
+            compensation: None,
+            refund: None,
+            seq: self.index,
+        }
+    }
 }
