@@ -92,7 +92,12 @@ async fn ingest(store: &Store, records: &[Vec<u8>], seed: u64) -> Vec<String> {
     while !rest.is_empty() {
         let n = (1 + rng.below(60) as usize).min(rest.len());
         let (batch, tail) = rest.split_at(n);
-        for o in store.ingest(batch.to_vec(), DEC_2_2026_MS).await.unwrap() {
+        for o in store
+            .log()
+            .ingest(batch.to_vec(), DEC_2_2026_MS)
+            .await
+            .unwrap()
+        {
             outcomes.push(match o {
                 Outcome::Accepted => "accepted".to_string(),
                 Outcome::Duplicate => "duplicate".to_string(),
@@ -122,7 +127,7 @@ async fn state(store: &Store) -> Vec<String> {
             out.push(r.get::<String, _>(0));
         }
     }
-    out.push(store.event_count().await.unwrap().to_string());
+    out.push(store.log().event_count().await.unwrap().to_string());
     out
 }
 
@@ -133,9 +138,14 @@ async fn postgres_and_sqlite_fold_random_input_identically() {
         let mut seen = Vec::new();
         for db in BOTH {
             let store = Store::open(&fresh_db(db).await).await.unwrap();
-            store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+            store
+                .admin()
+                .put_pricebook(BOOK, DEC_2_2026_MS)
+                .await
+                .unwrap();
             let outcomes = ingest(&store, &input, seed).await;
             let invoices: Vec<String> = store
+                .finance()
                 .close_period("2026-11", DEC_2_2026_MS)
                 .await
                 .unwrap()

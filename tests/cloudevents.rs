@@ -158,7 +158,7 @@ async fn ready(db: Db) -> TestApp {
 }
 
 async fn assert_no_dead_letters(t: &TestApp) {
-    let dead = t.state.store.dead_letters(0, 100).await.unwrap();
+    let dead = t.state.store.log().dead_letters(0, 100).await.unwrap();
     assert!(dead.is_empty(), "{dead:?}");
 }
 
@@ -199,7 +199,7 @@ async fn http_binary_mode_from_the_sdk_bills_like_gpubill_rate(db: Db) {
     for m in &binary {
         assert_eq!(outcomes(&send(&t, m).await), ["accepted"], "{m:?}");
     }
-    assert_eq!(t.state.store.event_count().await.unwrap(), 6);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 6);
     for m in messages("http-structured.json") {
         assert_eq!(outcomes(&send(&t, &m).await), ["duplicate"], "{m:?}");
     }
@@ -213,7 +213,7 @@ async fn http_binary_mode_from_the_sdk_bills_like_gpubill_rate(db: Db) {
             .replace("\"quantity\": \"1\"", "\"quantity\": \"2\""),
     );
     assert_eq!(outcomes(&send(&t, &changed).await), ["conflict"]);
-    let dead = t.state.store.dead_letters(0, 100).await.unwrap();
+    let dead = t.state.store.log().dead_letters(0, 100).await.unwrap();
     assert_eq!(dead.len(), 1, "{dead:?}");
     assert_eq!(
         (dead[0].source.as_deref(), dead[0].event_id.as_deref()),
@@ -280,7 +280,7 @@ async fn a_mix_of_modes_with_redeliveries_across_them_bills_like_all_structured(
             "duplicate",
         ]
     );
-    assert_eq!(t.state.store.event_count().await.unwrap(), 6);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 6);
     assert_no_dead_letters(&t).await;
     closes_like_the_offline_rater(&t).await;
 }
@@ -307,8 +307,8 @@ async fn bad_binary_input_is_dead_lettered_with_its_reason(db: Db) {
     for (m, reason) in &cases {
         assert_eq!(outcomes(&send(&t, m).await), [*reason], "{m:?}");
     }
-    assert_eq!(t.state.store.event_count().await.unwrap(), 0);
-    let dead = t.state.store.dead_letters(0, 100).await.unwrap();
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 0);
+    let dead = t.state.store.log().dead_letters(0, 100).await.unwrap();
     assert_eq!(
         dead.iter().map(|d| d.reason.as_str()).collect::<Vec<_>>(),
         cases.iter().map(|(_, r)| *r).collect::<Vec<_>>()
@@ -412,7 +412,7 @@ async fn kafka_binary_mode_from_the_sdk_bills_like_gpubill_rate() {
     produce_messages(&topic, &records).await;
     let t = ready(Db::Postgres).await;
     consume_until_offsets(&t, &topic, 6, Some(records.len() as i64)).await;
-    let dead = t.state.store.dead_letters(0, 100).await.unwrap();
+    let dead = t.state.store.log().dead_letters(0, 100).await.unwrap();
     assert_eq!(dead.len(), 1, "{dead:?}");
     assert_eq!(
         (dead[0].reason.as_str(), dead[0].event_id.as_deref()),
@@ -450,8 +450,8 @@ async fn kafka_mixed_modes_bill_like_all_structured_and_replay_identically() {
     let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     a.put_pricebook(&book()).await;
     consume_until_offsets(&a, &topic, 6, Some(records.len() as i64)).await;
-    assert_eq!(a.state.store.event_count().await.unwrap(), 6);
-    let dead = a.state.store.dead_letters(0, 100).await.unwrap();
+    assert_eq!(a.state.store.log().event_count().await.unwrap(), 6);
+    let dead = a.state.store.log().dead_letters(0, 100).await.unwrap();
     assert_eq!(
         dead.iter()
             .map(|d| (d.reason.as_str(), d.source.as_deref()))

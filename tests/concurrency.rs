@@ -36,7 +36,7 @@ async fn engines_fold_their_partitions_while_another_holds_its_transaction_open(
     let url = fresh_db(Db::Postgres).await;
     let a = std::sync::Arc::new(Store::open(&url).await.unwrap());
     let b = std::sync::Arc::new(Store::open(&url).await.unwrap());
-    a.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    a.admin().put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
 
     // Engine A folds partition 0 (account "alpha") and holds its transaction open.
     let (paused_tx, paused_rx) = tokio::sync::oneshot::channel::<()>();
@@ -51,11 +51,12 @@ async fn engines_fold_their_partitions_while_another_holds_its_transaction_open(
                 "2026-11-03T01:00:00Z",
             )];
             let refs: Vec<(i64, &[u8])> = vec![(0, &records[0][..])];
-            a.fold_partitions_then(&[(at(0, 0), &refs[..])], DEC_2_2026_MS, async {
-                let _ = paused_tx.send(());
-                let _ = release_rx.await;
-            })
-            .await
+            a.log()
+                .fold_partitions_then(&[(at(0, 0), &refs[..])], DEC_2_2026_MS, async {
+                    let _ = paused_tx.send(());
+                    let _ = release_rx.await;
+                })
+                .await
         })
     };
     paused_rx.await.unwrap();
@@ -72,7 +73,8 @@ async fn engines_fold_their_partitions_while_another_holds_its_transaction_open(
         let refs: Vec<(i64, &[u8])> = vec![(n, &rec[..])];
         let out = tokio::time::timeout(
             Duration::from_secs(5),
-            b.fold_partitions(&[(at(1, n), &refs[..])], DEC_2_2026_MS),
+            b.log()
+                .fold_partitions(&[(at(1, n), &refs[..])], DEC_2_2026_MS),
         )
         .await
         .expect("B's partition waited on A's open transaction")
@@ -87,14 +89,15 @@ async fn engines_fold_their_partitions_while_another_holds_its_transaction_open(
         tokio::spawn(async move {
             let rec = usage("x", "alpha", "2026-11-05T00:00:00Z", "2026-11-05T00:01:00Z");
             let refs: Vec<(i64, &[u8])> = vec![(0, &rec[..])];
-            b.fold_partitions(&[(at(0, 0), &refs[..])], DEC_2_2026_MS)
+            b.log()
+                .fold_partitions(&[(at(0, 0), &refs[..])], DEC_2_2026_MS)
                 .await
         })
     };
     // A close waits for the fold in flight.
     let close = {
         let b = b.clone();
-        tokio::spawn(async move { b.close_period("2026-11", DEC_2_2026_MS).await })
+        tokio::spawn(async move { b.finance().close_period("2026-11", DEC_2_2026_MS).await })
     };
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(
@@ -160,7 +163,11 @@ async fn concurrent_ingest_requests_are_group_committed_with_their_own_outcomes(
                 .unwrap()
                 .with_dedupe_horizon(CENTURY_S),
         );
-        store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+        store
+            .admin()
+            .put_pricebook(BOOK, DEC_2_2026_MS)
+            .await
+            .unwrap();
         // One large request first: 8,000 minutes of 10 GPUs of "big".
         let big: Vec<Vec<u8>> = (0..8_000).map(|i| minute("big", i % 10, i / 10)).collect();
         // Twenty small ones: 50 records each of "small", every other one repeating the
@@ -176,7 +183,7 @@ async fn concurrent_ingest_requests_are_group_committed_with_their_own_outcomes(
             .collect();
         let first = {
             let (store, big) = (store.clone(), big.clone());
-            tokio::spawn(async move { store.ingest(big, DEC_2_2026_MS).await })
+            tokio::spawn(async move { store.log().ingest(big, DEC_2_2026_MS).await })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
         let rest: Vec<_> = small
@@ -184,7 +191,7 @@ async fn concurrent_ingest_requests_are_group_committed_with_their_own_outcomes(
             .cloned()
             .map(|recs| {
                 let store = store.clone();
-                tokio::spawn(async move { store.ingest(recs, DEC_2_2026_MS).await })
+                tokio::spawn(async move { store.log().ingest(recs, DEC_2_2026_MS).await })
             })
             .collect();
         let first = first.await.unwrap().unwrap();
@@ -226,10 +233,13 @@ async fn concurrent_ingest_requests_are_group_committed_with_their_own_outcomes(
             .await
             .unwrap()
             .with_dedupe_horizon(CENTURY_S);
-        seq.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
-        seq.ingest(big, DEC_2_2026_MS).await.unwrap();
+        seq.admin()
+            .put_pricebook(BOOK, DEC_2_2026_MS)
+            .await
+            .unwrap();
+        seq.log().ingest(big, DEC_2_2026_MS).await.unwrap();
         for recs in small {
-            seq.ingest(recs, DEC_2_2026_MS).await.unwrap();
+            seq.log().ingest(recs, DEC_2_2026_MS).await.unwrap();
         }
         assert_eq!(seq.ingest_groups(), 21);
         assert_eq!(ledger_rows(&store).await, ledger_rows(&seq).await, "{db:?}");
@@ -262,7 +272,7 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
     let url = fresh_db(Db::Postgres).await;
     let a = std::sync::Arc::new(Store::open(&url).await.unwrap());
     let b = std::sync::Arc::new(Store::open(&url).await.unwrap());
-    a.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    a.admin().put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
     let nov = vec![
         usage(
             "n1",
@@ -272,25 +282,25 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
         ),
         usage("n2", "beta", "2026-11-20T00:00:00Z", "2026-11-20T02:00:00Z"),
     ];
-    a.ingest(nov, DEC_2_2026_MS).await.unwrap();
+    a.log().ingest(nov, DEC_2_2026_MS).await.unwrap();
     let grace = 72 * 3600;
     // November ends 2026-12-01T00:00Z (UTC book): due at 2026-12-04T00:00Z.
     let due_ms = DEC_2_2026_MS + 2 * 86_400_000;
-    let early = a.close_due(due_ms - 1, grace).await.unwrap();
+    let early = a.finance().close_due(due_ms - 1, grace).await.unwrap();
     assert!(
         early.closed.is_empty() && early.blocked.is_none(),
         "{early:?}"
     );
-    assert!(!a.period_closed("2026-11").await.unwrap());
+    assert!(!a.finance().period_closed("2026-11").await.unwrap());
 
     let (ra, rb) = tokio::join!(
         {
             let a = a.clone();
-            async move { a.close_due(due_ms, grace).await }
+            async move { a.finance().close_due(due_ms, grace).await }
         },
         {
             let b = b.clone();
-            async move { b.close_due(due_ms, grace).await }
+            async move { b.finance().close_due(due_ms, grace).await }
         }
     );
     let (ra, rb) = (ra.unwrap(), rb.unwrap());
@@ -314,7 +324,7 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
         2,
         "alpha and beta, once"
     );
-    let issued = a.invoices(None, Some("2026-11")).await.unwrap();
+    let issued = a.finance().invoices(None, Some("2026-11")).await.unwrap();
     let numbers: Vec<&str> = issued.iter().map(|i| i.number.as_str()).collect();
     assert_eq!(
         numbers,
@@ -322,7 +332,11 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
         "one close, no gap"
     );
     // Asked again later: nothing new.
-    let again = b.close_due(due_ms + 3_600_000, grace).await.unwrap();
+    let again = b
+        .finance()
+        .close_due(due_ms + 3_600_000, grace)
+        .await
+        .unwrap();
     assert!(
         again.closed.is_empty() && again.blocked.is_none(),
         "{again:?}"
@@ -336,9 +350,9 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
         .to_string()
         .into_bytes(),
     ];
-    a.ingest(dec, JAN_2_2027_MS).await.unwrap();
+    a.log().ingest(dec, JAN_2_2027_MS).await.unwrap();
     let jan_4 = JAN_2_2027_MS + 2 * 86_400_000;
-    let blocked = a.close_due(jan_4, grace).await.unwrap();
+    let blocked = a.finance().close_due(jan_4, grace).await.unwrap();
     assert!(blocked.closed.is_empty(), "{blocked:?}");
     let (period, why) = blocked.blocked.expect("December is refused");
     assert_eq!(period, "2026-12");
@@ -346,7 +360,7 @@ async fn periods_close_automatically_once_at_end_plus_grace_with_two_engines_rac
         matches!(why, billing_store::CloseError::Unpriced { .. }),
         "{why}"
     );
-    assert!(!a.period_closed("2026-12").await.unwrap());
+    assert!(!a.finance().period_closed("2026-12").await.unwrap());
 }
 
 /// Issue 12, numbering: invoice numbers are `{prefix}-{year}-{nnnnnn}`, gapless per year of
@@ -368,7 +382,11 @@ async fn invoice_numbers_are_gapless_per_series_and_year() {
                 .with_invoice_prefix("gpu-1")
                 .is_err()
         );
-        store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+        store
+            .admin()
+            .put_pricebook(BOOK, DEC_2_2026_MS)
+            .await
+            .unwrap();
         let events = vec![
             usage(
                 "o1",
@@ -384,27 +402,52 @@ async fn invoice_numbers_are_gapless_per_series_and_year() {
             ),
             usage("n2", "beta", "2026-11-04T00:00:00Z", "2026-11-04T01:00:00Z"),
         ];
-        store.ingest(events, DEC_2_2026_MS).await.unwrap();
+        store.log().ingest(events, DEC_2_2026_MS).await.unwrap();
         let numbers = |v: Vec<billing_store::IssuedInvoice>| {
             v.into_iter().map(|i| i.number).collect::<Vec<_>>()
         };
-        let nov = numbers(store.close_period("2026-11", DEC_2_2026_MS).await.unwrap());
+        let nov = numbers(
+            store
+                .finance()
+                .close_period("2026-11", DEC_2_2026_MS)
+                .await
+                .unwrap(),
+        );
         assert_eq!(nov, ["GPU-2026-000001", "GPU-2026-000002"], "{db:?}");
         // Refused (December has not ended): no number taken. Again: the same invoices.
-        assert!(store.close_period("2026-12", DEC_2_2026_MS).await.is_err());
+        assert!(
+            store
+                .finance()
+                .close_period("2026-12", DEC_2_2026_MS)
+                .await
+                .is_err()
+        );
         assert_eq!(
             numbers(
                 store
+                    .finance()
                     .close_period("2026-11", DEC_2_2026_MS + 1)
                     .await
                     .unwrap()
             ),
             nov
         );
-        let oct = numbers(store.close_period("2026-10", DEC_2_2026_MS).await.unwrap());
+        let oct = numbers(
+            store
+                .finance()
+                .close_period("2026-10", DEC_2_2026_MS)
+                .await
+                .unwrap(),
+        );
         assert_eq!(oct, ["GPU-2026-000003", "GPU-2026-000004"], "{db:?}");
         // December closes in 2027: that year's series starts at 1.
-        let dec = numbers(store.close_period("2026-12", JAN_2_2027_MS).await.unwrap());
+        let dec = numbers(
+            store
+                .finance()
+                .close_period("2026-12", JAN_2_2027_MS)
+                .await
+                .unwrap(),
+        );
         assert_eq!(dec, ["GPU-2027-000001", "GPU-2027-000002"], "{db:?}");
     }
 }
@@ -591,6 +634,7 @@ async fn a_stale_idempotency_claim_is_taken_over(db: Db) {
     let claim = t
         .state
         .store
+        .admin()
         .idempotency_claim("admin", "stuck-1", &fingerprint, died_at)
         .await
         .unwrap();
@@ -669,16 +713,25 @@ async fn every_fail_point_leaves_nothing_half_written(db: Db) {
             })
             .collect();
         let store = &t.state.store;
-        state.push(format!("events {}", store.event_count().await.unwrap()));
+        state.push(format!(
+            "events {}",
+            store.log().event_count().await.unwrap()
+        ));
         state.push(format!(
             "dead letters {}",
-            store.dead_letters(0, 100).await.unwrap().len()
+            store.log().dead_letters(0, 100).await.unwrap().len()
         ));
-        let w = store.wallet("acme").await.unwrap();
+        let w = store.finance().wallet("acme").await.unwrap();
         state.push(format!("wallet {} {}", w.balance, w.movements.len()));
         state.push(format!(
             "verify {}",
-            store.verify(None).await.unwrap().differences.len()
+            store
+                .finance()
+                .verify(None)
+                .await
+                .unwrap()
+                .differences
+                .len()
         ));
         (state, failed)
     }

@@ -520,15 +520,15 @@ async fn log_records_left_unfolded_are_folded_first_and_exactly_once(db: Db) {
         .await
         .unwrap();
     }
-    assert_eq!(t.state.store.event_count().await.unwrap(), 0);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 0);
     let v = t.ingest(&events[2..5]).await;
     // events[2] was in the unfolded log already: folded first, so now a duplicate.
     assert_eq!(v["results"][0]["status"], "duplicate", "{v}");
     // a1, a2, a3 from the log; a4 new; the fifth line of the file is a1 again.
-    assert_eq!(t.state.store.event_count().await.unwrap(), 4);
-    assert_eq!(t.state.store.next_offset().await.unwrap(), 7);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 4);
+    assert_eq!(t.state.store.log().next_offset().await.unwrap(), 7);
     assert_eq!(
-        t.state.store.catch_up(DEC_2_2026_MS).await.unwrap(),
+        t.state.store.log().catch_up(DEC_2_2026_MS).await.unwrap(),
         0,
         "nothing left to fold"
     );

@@ -904,7 +904,7 @@ async fn verify_recomputes_invoices_and_adjustments_and_finds_corruption(db: Db)
         "{dec}"
     );
     let store = &t.state.store;
-    let report = store.verify(None).await.unwrap();
+    let report = store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
     assert_eq!((report.invoices, report.adjustments), (4, 2), "{report:?}");
     assert!(report.usage_keys >= 4, "{report:?}");
@@ -919,7 +919,7 @@ async fn verify_recomputes_invoices_and_adjustments_and_finds_corruption(db: Db)
             .unwrap();
         assert_eq!(done.rows_affected(), 1, "{sql}");
     }
-    let report = store.verify(Some("2026-11")).await.unwrap();
+    let report = store.finance().verify(Some("2026-11")).await.unwrap();
     let kinds: Vec<&str> = report.differences.iter().map(|d| d.kind.as_str()).collect();
     assert!(kinds.contains(&"adjustment"), "{:#?}", report.differences);
     assert!(kinds.contains(&"amount_due"), "{:#?}", report.differences);
@@ -957,7 +957,7 @@ async fn verify_orders_facts_and_closes_by_fold_not_by_clock(db: Db) {
     ])
     .await;
     let store = &t.state.store;
-    let report = store.verify(None).await.unwrap();
+    let report = store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
     assert_eq!(report.invoices, 1);
     // The late usage is there to adjust, and a corrupted total is still found.
@@ -973,7 +973,7 @@ async fn verify_orders_facts_and_closes_by_fold_not_by_clock(db: Db) {
     .execute(store.pool())
     .await
     .unwrap();
-    let report = store.verify(None).await.unwrap();
+    let report = store.finance().verify(None).await.unwrap();
     assert!(
         report.differences.iter().any(|d| d.kind == "invoice"),
         "{:#?}",

@@ -136,7 +136,11 @@ async fn a_batch_re_rates_only_the_periods_holding_its_seconds(db: Db) {
         .await
         .unwrap()
         .with_max_future(100 * 365 * 86_400);
-    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
     let records: Vec<Vec<u8>> = [
         usage(
             "a",
@@ -157,7 +161,7 @@ async fn a_batch_re_rates_only_the_periods_holding_its_seconds(db: Db) {
     .map(|e| e.as_bytes().to_vec())
     .collect();
     let t0 = std::time::Instant::now();
-    store.ingest(records, DEC_2_2026_MS).await.unwrap();
+    store.log().ingest(records, DEC_2_2026_MS).await.unwrap();
     let rows: Vec<String> =
         billing_store::db::query("select period from provisional_costs order by period")
             .fetch_all(store.pool())
@@ -688,7 +692,7 @@ async fn all_dead_letters(store: &billing_store::Store) -> Vec<billing_store::De
     let mut out = Vec::new();
     loop {
         let after = out.last().map_or(0, |d: &billing_store::DeadLetter| d.seq);
-        let page = store.dead_letters(after, 1000).await.unwrap();
+        let page = store.log().dead_letters(after, 1000).await.unwrap();
         if page.is_empty() {
             return out;
         }
@@ -745,7 +749,7 @@ async fn ten_thousand_hostile_records_over_http_are_dead_lettered_and_the_valid_
     let dead = all_dead_letters(&t.state.store).await;
     assert_eq!(dead.len(), 10_000);
     assert!(dead.iter().all(|d| !d.reason.is_empty()));
-    assert_eq!(t.state.store.event_count().await.unwrap(), 500);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 500);
     let closed = t.close("2026-11").await;
     let offline = offline_invoices(BOOK, &valid, "2026-11");
     let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
@@ -770,7 +774,7 @@ async fn ten_thousand_hostile_records_over_kafka_are_dead_lettered_and_the_valid
     let dead = all_dead_letters(&t.state.store).await;
     assert_eq!(dead.len(), 10_000);
     assert!(dead.iter().all(|d| !d.reason.is_empty()));
-    assert_eq!(t.state.store.event_count().await.unwrap(), 500);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 500);
     let closed = t.close("2026-11").await;
     let offline = offline_invoices(BOOK, &valid, "2026-11");
     let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
@@ -850,7 +854,13 @@ async fn the_audit_log_tells_the_automatic_close_from_the_admins(db: Db) {
     ])
     .await;
     // The engine's own task closes November (due on the 2nd of December, no grace).
-    let done = t.state.store.close_due(DEC_2_2026_MS, 0).await.unwrap();
+    let done = t
+        .state
+        .store
+        .finance()
+        .close_due(DEC_2_2026_MS, 0)
+        .await
+        .unwrap();
     assert_eq!(done.closed, ["2026-11"]);
     // The admin closes December by hand.
     let t = t.at(JAN_2_2027_MS);

@@ -39,7 +39,7 @@ async fn shuffled_redelivered_events_across_4_partitions_bill_like_gpubill_rate(
     let offline = offline_invoices(&book, &events, "2026-11");
     let issued: Vec<serde_json::Value> = closed.as_array().unwrap().iter().map(section6).collect();
     assert_eq!(issued, offline);
-    let dead = t.state.store.dead_letters(0, 10).await.unwrap();
+    let dead = t.state.store.log().dead_letters(0, 10).await.unwrap();
     assert_eq!(
         dead.iter().map(|d| d.reason.as_str()).collect::<Vec<_>>(),
         ["malformed_json"]
@@ -50,6 +50,7 @@ async fn shuffled_redelivered_events_across_4_partitions_bill_like_gpubill_rate(
         stored += t
             .state
             .store
+            .log()
             .stored_offset(&topic, p)
             .await
             .unwrap()
@@ -71,7 +72,7 @@ async fn shuffled_redelivered_events_across_4_partitions_bill_like_gpubill_rate(
     // nothing is folded twice.
     produce(&topic, &[(1, events[0].replace("\"a1\"", "\"a1-late\""))]).await;
     consume_until(&t, &topic, 10).await;
-    assert_eq!(t.state.store.event_count().await.unwrap(), 10);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 10);
 }
 
 /// Relays the outbox until it is empty, then reads every record of `topic` from the start.
@@ -153,7 +154,7 @@ async fn dead_letters_and_issued_invoices_are_relayed_with_their_ids() {
         "{headers:?}"
     );
     assert_eq!(
-        t.state.store.dead_letters(0, 10).await.unwrap().len(),
+        t.state.store.log().dead_letters(0, 10).await.unwrap().len(),
         1,
         "and in the dead-letter table"
     );
@@ -197,7 +198,7 @@ async fn http_ingest_in_kafka_mode_hands_off_to_the_topic_and_the_consumer_bills
         "{v}"
     );
     assert_eq!(
-        t.state.store.event_count().await.unwrap(),
+        t.state.store.log().event_count().await.unwrap(),
         0,
         "handed off, not folded by the API"
     );
@@ -206,7 +207,7 @@ async fn http_ingest_in_kafka_mode_hands_off_to_the_topic_and_the_consumer_bills
     let issued: Vec<serde_json::Value> = closed.as_array().unwrap().iter().map(section6).collect();
     assert_eq!(issued, offline_invoices(&book, &events, "2026-11"));
     assert_eq!(
-        t.state.store.dead_letters(0, 10).await.unwrap().len(),
+        t.state.store.log().dead_letters(0, 10).await.unwrap().len(),
         1,
         "the invalid one was dead-lettered by the consumer"
     );
@@ -308,6 +309,7 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
     assert_eq!(
         a.state
             .store
+            .log()
             .late_usage(Some("2026-11"))
             .await
             .unwrap()
@@ -428,7 +430,13 @@ async fn replay_rebuilds_every_projection_and_byte_identical_invoices() {
         b.raw("GET", &uri, Some(ADMIN), "", "").await
     );
     assert!(
-        b.state.store.outbox_pending(1).await.unwrap().is_empty(),
+        b.state
+            .store
+            .log()
+            .outbox_pending(1)
+            .await
+            .unwrap()
+            .is_empty(),
         "a replay relays nothing again"
     );
     // Only into an empty database.
@@ -533,6 +541,7 @@ async fn quota_decisions_through_kafka_once_each_within_a_batch_across_a_consume
     let p = t
         .state
         .store
+        .finance()
         .provisional("acme", "2026-11", DEC_2_2026_MS)
         .await
         .unwrap()
@@ -695,14 +704,14 @@ async fn ingest_answers_200_again_after_a_paused_broker_resumes_and_bills_each_e
         stop_rx,
     ));
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while t.state.store.event_count().await.unwrap() < 9 {
+    while t.state.store.log().event_count().await.unwrap() < 9 {
         assert!(!consumer.is_finished(), "{:?}", consumer.await);
         assert!(std::time::Instant::now() < deadline, "not folded in 60 s");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // A little longer: nothing else arrives (no event counted twice).
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(t.state.store.event_count().await.unwrap(), 9);
+    assert_eq!(t.state.store.log().event_count().await.unwrap(), 9);
     stop_tx.send(true).unwrap();
     consumer.await.unwrap().unwrap();
     let closed = t.close("2026-11").await;
@@ -836,7 +845,7 @@ async fn a_skewed_agent_is_refused_alike_live_and_on_replay() {
     a.put_pricebook(THREE_PER_HOUR).await;
     let key = a.account("acme").await;
     consume_at(&a, &topic, 1, Some(2), DEC_2_2026_MS).await;
-    let dead = a.state.store.dead_letters(0, 10).await.unwrap();
+    let dead = a.state.store.log().dead_letters(0, 10).await.unwrap();
     assert_eq!(
         dead.iter().map(|d| d.reason.as_str()).collect::<Vec<_>>(),
         ["too_early"]
@@ -894,7 +903,7 @@ async fn a_partition_spanning_more_than_the_dedupe_horizon_replays_identically()
     .await;
     let a = a.at(DEC_21_2026_MS);
     consume_at(&a, &topic, 2, Some(3), DEC_21_2026_MS).await;
-    let dead = a.state.store.dead_letters(0, 10).await.unwrap();
+    let dead = a.state.store.log().dead_letters(0, 10).await.unwrap();
     assert_eq!(
         dead.iter().map(|d| d.reason.as_str()).collect::<Vec<_>>(),
         ["too_late"]

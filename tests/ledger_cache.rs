@@ -38,12 +38,18 @@ fn at(expected_next: i64) -> Position<'static> {
 /// returns its total.
 async fn check(store: &Store, step: &str) -> String {
     let stored = store
+        .finance()
         .provisional("acme", "2026-11", DEC_2_2026_MS)
         .await
         .unwrap()
         .expect("a provisional cost");
-    let (version, period) = store.pricebook_for("2026-11").await.unwrap().unwrap();
-    let ledger = store.account_ledger("acme").await.unwrap();
+    let (version, period) = store
+        .admin()
+        .pricebook_for("2026-11")
+        .await
+        .unwrap()
+        .unwrap();
+    let ledger = store.log().account_ledger("acme").await.unwrap();
     let ctx = billing_core::rating::RatingContext::new(&version.book, period);
     let fresh = billing_core::rating::rate_account(&ctx, "acme", Some(&ledger), 0.into()).unwrap();
     assert_eq!(stored.invoice, fresh.invoice, "{step}");
@@ -52,12 +58,15 @@ async fn check(store: &Store, step: &str) -> String {
 
 async fn fold(store: &Store, offset: i64, record: &[u8]) -> Result<Vec<Outcome>, StoreError> {
     let refs: Vec<(i64, &[u8])> = vec![(offset, record)];
-    store.fold_partition(at(offset), &refs, DEC_2_2026_MS).await
+    store
+        .log()
+        .fold_partition(at(offset), &refs, DEC_2_2026_MS)
+        .await
 }
 
 /// Seconds of `g{resource}` in `store`'s ledger.
 async fn seconds_of(store: &Store, resource: u32) -> i64 {
-    seconds_in(&store.account_ledger("acme").await.unwrap(), resource)
+    seconds_in(&store.log().account_ledger("acme").await.unwrap(), resource)
 }
 
 /// Seconds of `g{resource}` in November as the usage API reads them (from the kept ledger
@@ -65,7 +74,11 @@ async fn seconds_of(store: &Store, resource: u32) -> i64 {
 async fn usage_seconds_of(store: &Store, resource: u32) -> i64 {
     const NOV: (i64, i64) = (1_793_491_200, 1_796_083_200);
     seconds_in(
-        &store.usage_ledger("acme", NOV.0, NOV.1).await.unwrap(),
+        &store
+            .log()
+            .usage_ledger("acme", NOV.0, NOV.1)
+            .await
+            .unwrap(),
         resource,
     )
 }
@@ -83,7 +96,7 @@ async fn a_rolled_back_batch_and_another_writer_never_reach_a_rating_from_memory
     let url = fresh_db(db).await;
     let a = Store::open(&url).await.unwrap();
     let b = Store::open(&url).await.unwrap();
-    a.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    a.admin().put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
 
     // A folds two batches: the second is rated from the ledger A kept.
     assert_eq!(
@@ -99,6 +112,7 @@ async fn a_rolled_back_batch_and_another_writer_never_reach_a_rating_from_memory
     // A batch that is fenced (its expected offset is wrong) rolls back after it was rated: the
     // ledger it left in memory has g1's second hour, which the database does not.
     let fenced = a
+        .log()
         .fold_partition(at(7), &[(2, &usage("e2", 1, 2)[..])], DEC_2_2026_MS)
         .await;
     assert!(

@@ -733,6 +733,7 @@ pub async fn consume_at(t: &TestApp, topic: &str, events: i64, records: Option<i
             sum += t
                 .state
                 .store
+                .log()
                 .stored_offset(topic, p)
                 .await
                 .unwrap()
@@ -740,7 +741,7 @@ pub async fn consume_at(t: &TestApp, topic: &str, events: i64, records: Option<i
         }
         sum
     };
-    while t.state.store.event_count().await.unwrap() < events
+    while t.state.store.log().event_count().await.unwrap() < events
         || records.is_some_and(|r| r > 0) && stored().await < records.unwrap_or(0)
     {
         assert!(!task.is_finished(), "consumer stopped: {:?}", task.await);
@@ -764,7 +765,15 @@ pub async fn relay_all(t: &TestApp) {
         stop_rx,
     ));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !t.state.store.outbox_pending(1).await.unwrap().is_empty() {
+    while !t
+        .state
+        .store
+        .log()
+        .outbox_pending(1)
+        .await
+        .unwrap()
+        .is_empty()
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "outbox not relayed in 60 s"

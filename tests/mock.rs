@@ -71,7 +71,7 @@ async fn broker_down_for_30_s_mid_stream_loses_nothing_and_ingest_answers_503() 
         Duration::from_secs(60),
         async || {
             assert!(!consumer.is_finished(), "the consumer stopped");
-            store.event_count().await.unwrap() == 4 // a1 is in the fixture twice
+            store.log().event_count().await.unwrap() == 4 // a1 is in the fixture twice
         },
     )
     .await;
@@ -127,12 +127,12 @@ async fn broker_down_for_30_s_mid_stream_loses_nothing_and_ingest_answers_503() 
     )
     .await;
     wait_for("everything folded", Duration::from_secs(90), async || {
-        store.event_count().await.unwrap() == 9
+        store.log().event_count().await.unwrap() == 9
     })
     .await;
     // A little longer: nothing else arrives (no record folded twice, none lost).
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(store.event_count().await.unwrap(), 9);
+    assert_eq!(store.log().event_count().await.unwrap(), 9);
     stop_tx.send(true).unwrap();
     consumer.await.unwrap().unwrap();
     let closed = t.close("2026-11").await;
@@ -162,7 +162,7 @@ async fn produce_errors_under_the_outbox_relay_lose_nothing_and_duplicate_no_id(
         t.account(&format!("acct-{i:02}")).await;
     }
     t.close("2026-11").await;
-    let rows = t.state.store.outbox_pending(1000).await.unwrap();
+    let rows = t.state.store.log().outbox_pending(1000).await.unwrap();
     assert!(rows.len() > 40, "{}", rows.len());
 
     // Retriable errors (the idempotent producer retries them without duplicating) and
@@ -180,7 +180,7 @@ async fn produce_errors_under_the_outbox_relay_lose_nothing_and_duplicate_no_id(
     });
     let store = t.state.store.clone();
     wait_for("outbox relayed", Duration::from_secs(90), async || {
-        store.outbox_pending(1).await.unwrap().is_empty()
+        store.log().outbox_pending(1).await.unwrap().is_empty()
     })
     .await;
     stop_tx.send(true).unwrap();
@@ -267,7 +267,14 @@ async fn the_outbox_relay_stops_at_once_while_the_broker_is_down() {
     )
     .await;
     t.account("acct-1").await;
-    let pending = t.state.store.outbox_pending(1000).await.unwrap().len();
+    let pending = t
+        .state
+        .store
+        .log()
+        .outbox_pending(1000)
+        .await
+        .unwrap()
+        .len();
     assert!(
         pending >= 1,
         "creating an account leaves a command to relay"
@@ -291,7 +298,13 @@ async fn the_outbox_relay_stops_at_once_while_the_broker_is_down() {
         .unwrap();
     assert!(asked.elapsed() < Duration::from_secs(5));
     assert_eq!(
-        t.state.store.outbox_pending(1000).await.unwrap().len(),
+        t.state
+            .store
+            .log()
+            .outbox_pending(1000)
+            .await
+            .unwrap()
+            .len(),
         pending,
         "nothing unpublished is marked published"
     );
@@ -356,11 +369,11 @@ async fn fenced_ingest_producer_is_replaced(request: RDKafkaApiKey) {
     let store = t.state.store.clone();
     wait_for("everything folded", Duration::from_secs(60), async || {
         assert!(!consumer.is_finished(), "the consumer stopped");
-        store.event_count().await.unwrap() == 9
+        store.log().event_count().await.unwrap() == 9
     })
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(store.event_count().await.unwrap(), 9);
+    assert_eq!(store.log().event_count().await.unwrap(), 9);
     stop_tx.send(true).unwrap();
     consumer.await.unwrap().unwrap();
     let closed = t.close("2026-11").await;

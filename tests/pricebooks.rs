@@ -38,6 +38,7 @@ fn dec(s: &str) -> Decimal {
 
 async fn provisional_total(store: &Store, period: &str, now_ms: i64) -> Decimal {
     store
+        .finance()
         .provisional("acme", period, now_ms)
         .await
         .unwrap()
@@ -53,21 +54,28 @@ async fn provisional_total(store: &Store, period: &str, now_ms: i64) -> Decimal 
 async fn only_the_versions_that_rate_a_period_stay_compiled(db: Db) {
     let store = Store::open(&fresh_db(db).await).await.unwrap();
     store
+        .admin()
         .put_pricebook(&book("", 10), DEC_2_2026_MS)
         .await
         .unwrap();
     store
+        .log()
         .ingest(vec![hour("n1", "2026-11-10")], DEC_2_2026_MS)
         .await
         .unwrap()
         .into_iter()
         .for_each(accepted);
-    let nov = store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+    let nov = store
+        .finance()
+        .close_period("2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap();
     assert_eq!(nov[0].invoice.total, dec("10.00"));
     assert_eq!(nov[0].pricebook_version, 1);
 
     // December's usage first: every upload re-rates its provisional cost.
     store
+        .log()
         .ingest(vec![hour("d1", "2026-12-01")], DEC_2_2026_MS)
         .await
         .unwrap()
@@ -77,6 +85,7 @@ async fn only_the_versions_that_rate_a_period_stay_compiled(db: Db) {
     for rate in [20, 30, 40, 50, 60] {
         let before = store.pricebook_compiles();
         store
+            .admin()
             .put_pricebook(&book("", rate), DEC_2_2026_MS)
             .await
             .unwrap();
@@ -89,6 +98,7 @@ async fn only_the_versions_that_rate_a_period_stay_compiled(db: Db) {
     }
     let before = store.pricebook_compiles();
     store
+        .log()
         .ingest(vec![hour("d2", "2026-12-02")], DEC_2_2026_MS)
         .await
         .unwrap()
@@ -111,13 +121,18 @@ async fn only_the_versions_that_rate_a_period_stay_compiled(db: Db) {
 
     // A late November hour: the December close re-rates November with version 1.
     store
+        .log()
         .ingest(vec![hour("n2", "2026-11-11")], JAN_2_2027_MS)
         .await
         .unwrap()
         .into_iter()
         .for_each(accepted);
     let before = store.pricebook_compiles();
-    let decm = store.close_period("2026-12", JAN_2_2027_MS).await.unwrap();
+    let decm = store
+        .finance()
+        .close_period("2026-12", JAN_2_2027_MS)
+        .await
+        .unwrap();
     assert!(
         store.pricebook_compiles() > before,
         "version 1 compiled again"
@@ -134,6 +149,7 @@ async fn only_the_versions_that_rate_a_period_stay_compiled(db: Db) {
 
     // Version 7 rates from February: January is still rated by version 6.
     store
+        .admin()
         .put_pricebook(
             &book("effective_from = \"2027-02-01T00:00:00Z\"\n", 70),
             JAN_2_2027_MS,
@@ -141,6 +157,7 @@ async fn only_the_versions_that_rate_a_period_stay_compiled(db: Db) {
         .await
         .unwrap();
     store
+        .log()
         .ingest(vec![hour("j1", "2027-01-01")], JAN_2_2027_MS)
         .await
         .unwrap()
@@ -151,11 +168,16 @@ async fn only_the_versions_that_rate_a_period_stay_compiled(db: Db) {
         provisional_total(&store, "2027-01", JAN_2_2027_MS).await,
         dec("60.00")
     );
-    let jan = store.close_period("2027-01", FEB_2_2027_MS).await.unwrap();
+    let jan = store
+        .finance()
+        .close_period("2027-01", FEB_2_2027_MS)
+        .await
+        .unwrap();
     assert_eq!(jan[0].pricebook_version, 6);
     assert_eq!(jan[0].invoice.total, dec("60.00"));
     assert!(jan[0].adjustments.is_empty());
     store
+        .log()
         .ingest(vec![hour("f1", "2027-02-01")], FEB_2_2027_MS)
         .await
         .unwrap()

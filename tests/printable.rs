@@ -420,7 +420,7 @@ async fn malformed_profiles_get_a_clear_4xx_and_nothing_is_stored(db: Db) {
             .filter(|r| r.payload.contains("\"profile.put\""))
             .count()
     };
-    let pending = t.state.store.outbox_pending(10_000).await.unwrap();
+    let pending = t.state.store.log().outbox_pending(10_000).await.unwrap();
     assert_eq!(
         profile_commands(pending),
         0,
@@ -437,7 +437,7 @@ async fn malformed_profiles_get_a_clear_4xx_and_nothing_is_stored(db: Db) {
     assert_eq!(s, StatusCode::BAD_REQUEST);
     let (_, got) = t.admin("GET", "/v1/admin/accounts/acme/profile", "").await;
     assert_eq!(got["profile"]["tax_id"], BUYER_TAX_ID, "{got}");
-    let pending = t.state.store.outbox_pending(10_000).await.unwrap();
+    let pending = t.state.store.log().outbox_pending(10_000).await.unwrap();
     assert_eq!(profile_commands(pending), 1);
 }
 on_both!(malformed_profiles_get_a_clear_4xx_and_nothing_is_stored);
@@ -448,6 +448,7 @@ async fn profiles_replay_from_the_commands_topic(db: Db) {
     let commands: Vec<billing_store::Command> = t
         .state
         .store
+        .log()
         .outbox_pending(10_000)
         .await
         .unwrap()
@@ -469,7 +470,7 @@ async fn profiles_replay_from_the_commands_topic(db: Db) {
     );
     let replayed = TestApp::fresh(db).await;
     for c in &commands {
-        replayed.state.store.apply_command(c).await.unwrap();
+        replayed.state.store.log().apply_command(c).await.unwrap();
     }
     for uri in ["/v1/admin/accounts/acme/profile", "/v1/admin/seller"] {
         let (_, a) = t.admin("GET", uri, "").await;

@@ -386,7 +386,7 @@ async fn holds_and_quotas_survive_a_restart() {
             "{v}"
         );
         // The quotas were recorded as a command, for replay.
-        let commands = t.state.store.outbox_pending(100).await.unwrap();
+        let commands = t.state.store.log().outbox_pending(100).await.unwrap();
         assert!(
             commands
                 .iter()
@@ -472,7 +472,7 @@ async fn eight_nodes_against_1000_gpu_hours_cross_warn_and_limit_once_within_a_b
             list[1]
         );
         // Relayed through the outbox to the quota topic.
-        let outbox = t.state.store.outbox_pending(1000).await.unwrap();
+        let outbox = t.state.store.log().outbox_pending(1000).await.unwrap();
         assert_eq!(
             outbox
                 .iter()
@@ -584,8 +584,14 @@ fn random_events(seed: u64, n: usize, base: i64, prefix: &str) -> Vec<String> {
 /// invoices applied): what `/v1/cost/current` must equal.
 async fn fresh_december(t: &TestApp) -> Value {
     let store = &t.state.store;
-    let (version, period) = store.pricebook_for("2026-12").await.unwrap().unwrap();
+    let (version, period) = store
+        .admin()
+        .pricebook_for("2026-12")
+        .await
+        .unwrap()
+        .unwrap();
     let consumed: rust_decimal::Decimal = store
+        .finance()
         .invoices(Some("acme"), None)
         .await
         .unwrap()
@@ -593,7 +599,7 @@ async fn fresh_december(t: &TestApp) -> Value {
         .map(|i| i.invoice.credit)
         .sum();
     let credit = (version.book.credit_total("acme") - consumed).max(rust_decimal::Decimal::ZERO);
-    let ledger = store.account_ledger("acme").await.unwrap();
+    let ledger = store.log().account_ledger("acme").await.unwrap();
     let ctx = billing_core::rating::RatingContext::new(&version.book, period);
     let rated = billing_core::rating::rate_account(&ctx, "acme", Some(&ledger), credit).unwrap();
     serde_json::to_value(rated.invoice).unwrap()
@@ -686,6 +692,7 @@ async fn provisional_cost_is_kept_per_batch_and_equals_a_fresh_rating() {
         let nov = t
             .state
             .store
+            .finance()
             .provisional("acme", "2026-11", DEC_2_2026_MS)
             .await
             .unwrap()
@@ -800,6 +807,7 @@ async fn quota_settings_in_one_millisecond_are_distinct_commands() {
         let commands: Vec<Value> = t
             .state
             .store
+            .log()
             .outbox_pending(100)
             .await
             .unwrap()
@@ -819,10 +827,10 @@ async fn quota_settings_in_one_millisecond_are_distinct_commands() {
         assert_eq!(ids.len(), 3, "{ids:?}");
         // Replayed in order into an empty database: the same quotas and wallet movements.
         let r = TestApp::fresh(db).await;
-        for row in t.state.store.outbox_pending(1000).await.unwrap() {
+        for row in t.state.store.log().outbox_pending(1000).await.unwrap() {
             if row.topic == billing_store::Topics::default().commands {
                 let c: billing_store::Command = serde_json::from_str(&row.payload).unwrap();
-                r.state.store.apply_command(&c).await.unwrap();
+                r.state.store.log().apply_command(&c).await.unwrap();
             }
         }
         let rows = async |t: &TestApp| -> Vec<String> {

@@ -209,20 +209,28 @@ async fn rental_events_close_to_the_offline_invoices(db: Db) {
             .await
             .unwrap()
             .with_dedupe_horizon(CENTURY_S);
-        store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+        store
+            .admin()
+            .put_pricebook(BOOK, DEC_2_2026_MS)
+            .await
+            .unwrap();
         let mut delivered = events.clone();
         delivered.extend(events.iter().step_by(5).cloned());
         shuffle(&mut delivered, seed);
         let mut accepted = 0;
         for chunk in delivered.chunks(97) {
             let records = chunk.iter().map(|e| e.as_bytes().to_vec()).collect();
-            let out = store.ingest(records, DEC_2_2026_MS).await.unwrap();
+            let out = store.log().ingest(records, DEC_2_2026_MS).await.unwrap();
             let (a, _, rejected) = statuses(&out);
             assert!(rejected.is_empty(), "seed {seed}: {rejected:?}");
             accepted += a;
         }
         assert_eq!(accepted, events.len(), "seed {seed}");
-        let issued = store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+        let issued = store
+            .finance()
+            .close_period("2026-11", DEC_2_2026_MS)
+            .await
+            .unwrap();
         let engine: Vec<Value> = issued
             .iter()
             .map(|i| section6(&serde_json::to_value(&i.invoice).unwrap()))
@@ -257,18 +265,27 @@ async fn late_rental_events_are_pending_adjustments(db: Db) {
         .await
         .unwrap()
         .with_dedupe_horizon(CENTURY_S);
-    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
     let usage =
         serde_json::json!({"specversion":"1.0","id":"u1","source":"node/1","type":"gpu.usage",
         "subject":"gamma","data":{"lease":"L1","resource":"v","sku":"storage.ssd","quantity":"500",
         "start":"2026-11-03T00:00:00Z","end":"2026-11-04T00:00:00Z"}})
         .to_string();
     let out = store
+        .log()
         .ingest(vec![usage.into_bytes()], DEC_2_2026_MS)
         .await
         .unwrap();
     assert!(matches!(out[0], Outcome::Accepted), "{out:?}");
-    let issued = store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+    let issued = store
+        .finance()
+        .close_period("2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap();
     let gamma = issued
         .iter()
         .find(|i| i.invoice.account == "gamma")
@@ -281,25 +298,28 @@ async fn late_rental_events_are_pending_adjustments(db: Db) {
         "subject":"gamma","data":{"lease":"L1","state":"stopped","at":"2026-11-03T12:00:00Z"}})
         .to_string();
     let out = store
+        .log()
         .ingest(vec![stopped.into_bytes()], DEC_2_2026_MS)
         .await
         .unwrap();
     assert!(matches!(out[0], Outcome::Accepted));
-    let late = store.late_usage(Some("2026-11")).await.unwrap();
+    let late = store.log().late_usage(Some("2026-11")).await.unwrap();
     assert_eq!(late.len(), 1, "{late:?}");
     // A platform event in the closed period may change any of its invoices: noted for each.
     let price = serde_json::json!({"specversion":"1.0","id":"p1","source":"market/gz","type":"spot.price",
         "subject":"gz-a","data":{"sku":"gpu.h100","price_per_hour":"4.00","from":"2026-11-20T00:00:00Z"}})
     .to_string();
     let out = store
+        .log()
         .ingest(vec![price.into_bytes()], DEC_2_2026_MS)
         .await
         .unwrap();
     assert!(matches!(out[0], Outcome::Accepted));
-    let late = store.late_usage(Some("2026-11")).await.unwrap();
+    let late = store.log().late_usage(Some("2026-11")).await.unwrap();
     assert_eq!(late.len(), 1 + issued.len(), "{late:?}");
     assert_eq!(late.iter().filter(|l| l.id == "p1").count(), issued.len());
     let after = store
+        .finance()
         .invoices(Some("gamma"), Some("2026-11"))
         .await
         .unwrap();
@@ -338,7 +358,15 @@ async fn rental_events_through_kafka_bill_like_gpubill_rate_and_replay_identical
     let closed = a.close("2026-11").await;
     let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
     assert_eq!(issued, offline_invoices(BOOK, &events, "2026-11"));
-    assert!(a.state.store.dead_letters(0, 10).await.unwrap().is_empty());
+    assert!(
+        a.state
+            .store
+            .log()
+            .dead_letters(0, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     // The commands topic holds what the original run decided (price book, close).
@@ -420,7 +448,11 @@ async fn bad_rental_events_are_dead_lettered_with_their_reason(db: Db) {
         .await
         .unwrap()
         .with_dedupe_horizon(CENTURY_S);
-    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
     let ev = |id: &str, ty: &str, subject: &str, data: Value| {
         serde_json::json!({"specversion":"1.0","id":id,"source":"x/1","type":ty,"subject":subject,"data":data})
             .to_string()
@@ -458,7 +490,7 @@ async fn bad_rental_events_are_dead_lettered_with_their_reason(db: Db) {
             serde_json::json!({"sku":"gpu.h100","price_per_hour":"4.00"}),
         ),
     ];
-    let out = store.ingest(bad, DEC_2_2026_MS).await.unwrap();
+    let out = store.log().ingest(bad, DEC_2_2026_MS).await.unwrap();
     let reasons: Vec<String> = out
         .iter()
         .map(|o| match o {
@@ -476,12 +508,17 @@ async fn bad_rental_events_are_dead_lettered_with_their_reason(db: Db) {
             "missing_field"
         ]
     );
-    let dead = store.dead_letters(0, 10).await.unwrap();
+    let dead = store.log().dead_letters(0, 10).await.unwrap();
     assert_eq!(dead.len(), 5);
-    assert_eq!(store.event_count().await.unwrap(), 0, "no identity stored");
-    assert!(store.platform().await.unwrap().curves().is_empty());
+    assert_eq!(
+        store.log().event_count().await.unwrap(),
+        0,
+        "no identity stored"
+    );
+    assert!(store.log().platform().await.unwrap().curves().is_empty());
     assert!(
         store
+            .log()
             .account_ledger("acme")
             .await
             .unwrap()

@@ -157,13 +157,13 @@ async fn a_top_up_pays_the_invoice_issued_before_it(db: Db) {
     );
     assert_eq!(w["movements"][1]["document_id"], json!(id), "{w}");
     // The payment is the invoice's, from the wallet.
-    let payments = t.state.store.payments(id).await.unwrap();
+    let payments = t.state.store.finance().payments(id).await.unwrap();
     assert_eq!(payments.len(), 1, "{payments:?}");
     assert_eq!(payments[0].method, "wallet");
     // The same top-up again settles nothing more.
     let (s, v) = topup(&t, "acme", "90.00", "wire-1").await;
     assert_eq!((s, &v["settled"]), (StatusCode::OK, &json!([])), "{v}");
-    let report = t.state.store.verify(None).await.unwrap();
+    let report = t.state.store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
 }
 on_both!(a_top_up_pays_the_invoice_issued_before_it);
@@ -241,16 +241,16 @@ async fn top_ups_pay_the_oldest_invoice_first(db: Db) {
         )
         .await;
     assert_eq!((s, &v["settled"]), (StatusCode::CREATED, &json!([])), "{v}");
-    let report = t.state.store.verify(None).await.unwrap();
+    let report = t.state.store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
     // Replayed from its commands into an empty database holding the same usage: the same
     // payments and wallet.
     let r = TestApp::fresh(db).await.at(JAN_2_2027_MS);
     r.ingest(&[nov_usage("acme"), dec_usage()]).await;
-    for row in t.state.store.outbox_pending(1000).await.unwrap() {
+    for row in t.state.store.log().outbox_pending(1000).await.unwrap() {
         if row.topic == billing_store::Topics::default().commands {
             let c: billing_store::Command = serde_json::from_str(&row.payload).unwrap();
-            r.state.store.apply_command(&c).await.unwrap();
+            r.state.store.log().apply_command(&c).await.unwrap();
         }
     }
     assert_eq!(money_rows(&r).await, money_rows(&t).await);
@@ -351,16 +351,16 @@ async fn with_settlement_off_a_top_up_only_credits_and_settle_pays_on_demand(db:
             ("settlement".to_string(), "-11.66".to_string())
         ]
     );
-    let report = t.state.store.verify(None).await.unwrap();
+    let report = t.state.store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
     // A replay by an engine with settlement on repeats what the commands say: the top-up
     // settled nothing, the settle command paid.
     let r = TestApp::fresh(db).await;
     r.ingest(&[nov_usage("acme"), nov_usage("beta")]).await;
-    for row in t.state.store.outbox_pending(1000).await.unwrap() {
+    for row in t.state.store.log().outbox_pending(1000).await.unwrap() {
         if row.topic == billing_store::Topics::default().commands {
             let c: billing_store::Command = serde_json::from_str(&row.payload).unwrap();
-            r.state.store.apply_command(&c).await.unwrap();
+            r.state.store.log().apply_command(&c).await.unwrap();
         }
     }
     assert_eq!(money_rows(&r).await, money_rows(&t).await);
@@ -415,7 +415,7 @@ async fn a_credit_note_is_not_settled_and_its_money_pays_an_older_invoice(db: Db
     );
     let (_, balance) = t.get("/v1/balance", &key).await;
     assert_eq!(balance["wallet"]["outstanding"], "10.60", "{balance}");
-    let report = t.state.store.verify(None).await.unwrap();
+    let report = t.state.store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
 }
 on_both!(a_credit_note_is_not_settled_and_its_money_pays_an_older_invoice);

@@ -40,7 +40,11 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
         .await
         .unwrap()
         .with_dedupe_horizon(90 * 86_400);
-    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
     let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
     let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
     let old = usage_of(
@@ -50,18 +54,24 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
         "2026-11-04T01:00:00Z",
     );
     let out = store
+        .log()
         .ingest(vec![nov.clone(), dec.clone(), old], DEC_2_2026_MS)
         .await
         .unwrap();
     assert_eq!(statuses(&out), ["accepted", "accepted", "accepted"]);
-    let issued = store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+    let issued = store
+        .finance()
+        .close_period("2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap();
     let before: Vec<String> = issued
         .iter()
         .map(|i| serde_json::to_string(&i.invoice).unwrap())
         .collect();
     // Inside the horizon nothing is dropped and a redelivery is a duplicate.
-    assert_eq!(store.compact(DEC_2_2026_MS).await.unwrap(), 0);
+    assert_eq!(store.log().compact(DEC_2_2026_MS).await.unwrap(), 0);
     let out = store
+        .log()
         .ingest(vec![nov.clone()], DEC_2_2026_MS)
         .await
         .unwrap();
@@ -69,14 +79,22 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
     // 100 days on: November's identity goes (its period is closed and past the horizon),
     // December's stays (December is open).
     let later = DEC_2_2026_MS + 100 * DAY_MS;
-    assert_eq!(store.compact(later).await.unwrap(), 2);
-    assert_eq!(store.event_count().await.unwrap(), 1);
+    assert_eq!(store.log().compact(later).await.unwrap(), 2);
+    assert_eq!(store.log().event_count().await.unwrap(), 1);
     // An account whose every identity is gone is still known (later periods invoice it).
-    assert!(store.known_accounts().await.unwrap().contains("oldco"));
+    assert!(
+        store
+            .admin()
+            .known_accounts()
+            .await
+            .unwrap()
+            .contains("oldco")
+    );
     // A redelivery of the compacted event is refused, never counted again.
-    let out = store.ingest(vec![nov], later).await.unwrap();
+    let out = store.log().ingest(vec![nov], later).await.unwrap();
     assert_eq!(statuses(&out), ["too_late"]);
     let after: Vec<String> = store
+        .finance()
         .invoices(None, Some("2026-11"))
         .await
         .unwrap()
@@ -84,7 +102,7 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
         .map(|i| serde_json::to_string(&i.invoice).unwrap())
         .collect();
     assert_eq!(before, after);
-    let ledger = store.account_ledger("acme").await.unwrap();
+    let ledger = store.log().account_ledger("acme").await.unwrap();
     let seconds: i64 = ledger.usage().map(|(_, r)| r.covered_seconds()).sum();
     assert_eq!(seconds, 7200, "the ledger keeps both hours");
 }
@@ -124,11 +142,16 @@ async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months()
         .await
         .unwrap()
         .with_dedupe_horizon(400 * 86_400);
-    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
     // Before any month exists everything lands in the default partition.
     assert_eq!(event_partitions(&url).await, ["events_default"]);
     let may = usage("m1", "2026-05-10T00:00:00Z", "2026-05-10T01:00:00Z");
     let out = store
+        .log()
         .ingest(vec![may.clone()], DEC_2_2026_MS)
         .await
         .unwrap();
@@ -136,8 +159,22 @@ async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months()
     assert_eq!(rows_in(&url, "events_default").await, 1);
 
     // Months from three before the clock's to two after it; May is not among them yet.
-    assert_eq!(store.maintain_partitions(DEC_2_2026_MS).await.unwrap(), 6);
-    assert_eq!(store.maintain_partitions(DEC_2_2026_MS).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .log()
+            .maintain_partitions(DEC_2_2026_MS)
+            .await
+            .unwrap(),
+        6
+    );
+    assert_eq!(
+        store
+            .log()
+            .maintain_partitions(DEC_2_2026_MS)
+            .await
+            .unwrap(),
+        0
+    );
     assert_eq!(
         event_partitions(&url).await,
         [
@@ -152,17 +189,19 @@ async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months()
     );
     // A clock in June 2026 makes May, which takes over the default partition's May row.
     store
+        .log()
         .maintain_partitions(DEC_2_2026_MS - 170 * DAY_MS)
         .await
         .unwrap();
     assert_eq!(rows_in(&url, "events_202605").await, 1);
     assert_eq!(rows_in(&url, "events_default").await, 0);
-    let out = store.ingest(vec![may], DEC_2_2026_MS).await.unwrap();
+    let out = store.log().ingest(vec![may], DEC_2_2026_MS).await.unwrap();
     assert_eq!(statuses(&out), ["duplicate"], "found in its new partition");
 
     let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
     let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
     let out = store
+        .log()
         .ingest(vec![nov.clone(), dec], DEC_2_2026_MS)
         .await
         .unwrap();
@@ -172,22 +211,34 @@ async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months()
     // The same identity with other content ending in another month is a conflict, found
     // across partitions, and nothing of it is stored.
     let moved = usage("n1", "2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z");
-    let out = store.ingest(vec![moved], DEC_2_2026_MS).await.unwrap();
+    let out = store
+        .log()
+        .ingest(vec![moved], DEC_2_2026_MS)
+        .await
+        .unwrap();
     assert_eq!(statuses(&out), ["conflict"]);
     assert_eq!(rows_in(&url, "events_202612").await, 1);
 
     // May and November closed; 400 days after November the whole month's partitions go.
-    store.close_period("2026-05", DEC_2_2026_MS).await.unwrap();
-    store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+    store
+        .finance()
+        .close_period("2026-05", DEC_2_2026_MS)
+        .await
+        .unwrap();
+    store
+        .finance()
+        .close_period("2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap();
     let later = DEC_2_2026_MS + 430 * DAY_MS;
-    assert_eq!(store.compact(later).await.unwrap(), 2);
+    assert_eq!(store.log().compact(later).await.unwrap(), 2);
     let left = event_partitions(&url).await;
     assert!(!left.contains(&"events_202605".to_string()), "{left:?}");
     assert!(!left.contains(&"events_202611".to_string()), "{left:?}");
     // December is open: its month stays.
     assert!(left.contains(&"events_202612".to_string()), "{left:?}");
-    assert_eq!(store.event_count().await.unwrap(), 1);
-    let out = store.ingest(vec![nov], later).await.unwrap();
+    assert_eq!(store.log().event_count().await.unwrap(), 1);
+    let out = store.log().ingest(vec![nov], later).await.unwrap();
     assert_eq!(statuses(&out), ["too_late"]);
 }
 
@@ -205,17 +256,31 @@ async fn exec(url: &str, sql: &str) {
 async fn an_unknown_stored_class_or_credit_is_an_error_not_a_default() {
     let url = fresh_db(Db::Postgres).await;
     let store = Store::open(&url).await.unwrap();
-    store.put_pricebook(BOOK, DEC_2_2026_MS).await.unwrap();
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
     let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
-    store.ingest(vec![nov], DEC_2_2026_MS).await.unwrap();
-    store.close_period("2026-11", DEC_2_2026_MS).await.unwrap();
+    store.log().ingest(vec![nov], DEC_2_2026_MS).await.unwrap();
+    store
+        .finance()
+        .close_period("2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap();
     exec(&url, "update ledger_keys set class = 'gpu'").await;
-    let err = store.account_ledger("acme").await.unwrap_err().to_string();
+    let err = store
+        .log()
+        .account_ledger("acme")
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(r#"ledger_keys.class holds "gpu""#), "{err}");
     exec(&url, "update ledger_keys set class = 'on_demand'").await;
     exec(&url, "update invoices set credit = 'lots'").await;
     let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
     let err = store
+        .log()
         .ingest(vec![dec], DEC_2_2026_MS)
         .await
         .unwrap_err()

@@ -64,6 +64,7 @@ async fn delete(app: &TestApp, path: &str) -> (StatusCode, Value) {
 async fn terms_commands(app: &TestApp) -> usize {
     app.state
         .store
+        .log()
         .outbox_pending(10_000)
         .await
         .unwrap()
@@ -94,6 +95,7 @@ async fn voucher_by_put_equals_the_price_book_credit(db: Db) {
     let issued = app
         .state
         .store
+        .finance()
         .invoices(Some("acme"), Some("2026-11"))
         .await
         .unwrap();
@@ -322,6 +324,7 @@ async fn terms_survive_a_restart_and_show_in_the_balance(db: Db) {
     let inv = app
         .state
         .store
+        .finance()
         .invoices(Some("acme"), Some("2026-11"))
         .await
         .unwrap();
@@ -409,6 +412,7 @@ async fn replayed_commands_reproduce_the_terms(db: Db) {
     let commands: Vec<billing_store::Command> = app
         .state
         .store
+        .log()
         .outbox_pending(10_000)
         .await
         .unwrap()
@@ -421,7 +425,7 @@ async fn replayed_commands_reproduce_the_terms(db: Db) {
         if matches!(c, billing_store::Command::ClosePeriod { .. }) {
             replayed.ingest(&events).await;
         }
-        replayed.state.store.apply_command(c).await.unwrap();
+        replayed.state.store.log().apply_command(c).await.unwrap();
     }
     for uri in ["/v1/admin/accounts/acme/terms"] {
         let (_, a) = app.admin("GET", uri, "").await;
@@ -438,6 +442,7 @@ async fn replayed_commands_reproduce_the_terms(db: Db) {
     let a = bodies(
         app.state
             .store
+            .finance()
             .invoices(None, Some("2026-11"))
             .await
             .unwrap(),
@@ -446,6 +451,7 @@ async fn replayed_commands_reproduce_the_terms(db: Db) {
         replayed
             .state
             .store
+            .finance()
             .invoices(None, Some("2026-11"))
             .await
             .unwrap(),
@@ -553,6 +559,7 @@ to = "2026-11-15T00:00:00Z"
     let issued = app
         .state
         .store
+        .finance()
         .invoices(Some("acme"), Some("2026-11"))
         .await
         .unwrap();
@@ -635,7 +642,7 @@ fn nov_lines(dec: &Value) -> Vec<(String, String)> {
 }
 
 async fn assert_verify_clean(app: &TestApp) {
-    let report = app.state.store.verify(None).await.unwrap();
+    let report = app.state.store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
 }
 

@@ -93,7 +93,7 @@ async fn id_of(t: &TestApp, account: &str, period: &str) -> String {
 
 /// Verify finds a difference of `kind` about `what` whose detail contains `detail`.
 async fn finds(t: &TestApp, kind: &str, what: &str, detail: &str) {
-    let report = t.state.store.verify(None).await.unwrap();
+    let report = t.state.store.finance().verify(None).await.unwrap();
     assert!(
         report
             .differences
@@ -106,7 +106,7 @@ async fn finds(t: &TestApp, kind: &str, what: &str, detail: &str) {
 
 async fn an_untampered_workload_with_top_ups_and_settlements_passes(db: Db) {
     let t = workload(db).await;
-    let report = t.state.store.verify(None).await.unwrap();
+    let report = t.state.store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
     assert_eq!((report.invoices, report.wallets), (4, 2), "{report:?}");
 }

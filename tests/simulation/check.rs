@@ -57,11 +57,14 @@ pub(crate) async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
     }
     // (b) Every distinct valid event accepted once; the dead letters are the hostile and
     // conflicting records, each with a reason, none of them an accepted event's content.
-    assert_eq!(store.event_count().await.unwrap(), exp.valid.len() as i64);
+    assert_eq!(
+        store.log().event_count().await.unwrap(),
+        exp.valid.len() as i64
+    );
     let mut dead = Vec::new();
     loop {
         let after = dead.last().map_or(0, |d: &billing_store::DeadLetter| d.seq);
-        let page = store.dead_letters(after, 1000).await.unwrap();
+        let page = store.log().dead_letters(after, 1000).await.unwrap();
         if page.is_empty() {
             break;
         }
@@ -151,7 +154,7 @@ pub(crate) async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
         );
     }
     // The auditor's recomputation agrees.
-    let report = store.verify(None).await.unwrap();
+    let report = store.finance().verify(None).await.unwrap();
     assert!(
         report.differences.is_empty(),
         "verify: {:?}",
@@ -164,6 +167,7 @@ pub(crate) async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
 /// credit note a December invoice may carry), by account.
 async fn issued(store: &Store, period: &str) -> Vec<Value> {
     let mut issued: Vec<Value> = store
+        .finance()
         .invoices(None, Some(period))
         .await
         .unwrap()

@@ -146,7 +146,14 @@ impl Rig {
         if std::env::var_os("SIM_DEBUG").is_some() {
             let mut stored = Vec::new();
             for p in 0..PARTITIONS {
-                stored.push(store.stored_offset(USAGE, p as i64).await.ok().flatten());
+                stored.push(
+                    store
+                        .log()
+                        .stored_offset(USAGE, p as i64)
+                        .await
+                        .ok()
+                        .flatten(),
+                );
             }
             eprintln!(
                 "sim: {:?} ends {ends:?} stored {stored:?}",
@@ -155,7 +162,12 @@ impl Rig {
         }
         let Ok(ends) = ends else { return false };
         for (p, end) in ends.into_iter().enumerate() {
-            let stored = store.stored_offset(USAGE, p as i64).await.ok().flatten();
+            let stored = store
+                .log()
+                .stored_offset(USAGE, p as i64)
+                .await
+                .ok()
+                .flatten();
             if end > 0 && stored != Some(end) {
                 return false;
             }

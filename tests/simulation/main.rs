@@ -604,7 +604,7 @@ async fn close_november(sim: &mut Sim, exp: &mut Expected) {
 async fn replay(sim: &mut Sim) {
     let store = sim.app().state.store.clone();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !store.outbox_pending(1).await.unwrap().is_empty() {
+    while !store.log().outbox_pending(1).await.unwrap().is_empty() {
         sim.supervise().await;
         assert!(
             std::time::Instant::now() < deadline,

@@ -23,7 +23,12 @@ pub async fn add_key(
     principal.admin()?;
     let key = generate_secret("gbk_");
     let hash = hash_key(&key);
-    if !s.store.add_api_key(&account, &hash, (s.clock)()).await? {
+    if !s
+        .store
+        .admin()
+        .add_api_key(&account, &hash, (s.clock)())
+        .await?
+    {
         return Err(ApiError::NotFound(format!("no account {account:?}")));
     }
     Ok((
@@ -44,11 +49,11 @@ pub async fn list_keys(
     Path(account): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    if !s.store.account_exists(&account).await? {
+    if !s.store.admin().account_exists(&account).await? {
         return Err(ApiError::NotFound(format!("no account {account:?}")));
     }
     Ok(Json(
-        json!({ "account": account, "keys": s.store.api_keys(&account).await? }),
+        json!({ "account": account, "keys": s.store.admin().api_keys(&account).await? }),
     ))
 }
 
@@ -66,6 +71,7 @@ pub async fn revoke_key(
         )));
     }
     if s.store
+        .admin()
         .revoke_api_key(&account, &key_id.to_ascii_lowercase(), (s.clock)())
         .await?
     {
@@ -86,7 +92,7 @@ pub async fn audit(
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     let limit = crate::handlers::page_limit(q.limit, 1000)?;
-    let entries = s.store.audit(q.after.unwrap_or(0), limit).await?;
+    let entries = s.store.admin().audit(q.after.unwrap_or(0), limit).await?;
     let next = crate::handlers::next_after(&entries, limit, |e| e.seq);
     Ok(Json(json!({ "entries": entries, "next_after": next })))
 }

@@ -86,7 +86,7 @@ impl FromRequestParts<AppState> for Principal {
         {
             Principal::Ingest
         } else {
-            match state.store.account_for_key(&h).await? {
+            match state.store.admin().account_for_key(&h).await? {
                 Some(account) => Principal::Customer(account),
                 None => return Err(ApiError::Unauthorized("unknown token".into()).refused()),
             }

@@ -80,12 +80,17 @@ pub async fn get_pricebook(
                 })?,
         ),
     };
-    let book = s.store.uploaded_pricebook(version).await?.ok_or_else(|| {
-        ApiError::NotFound(match version {
-            Some(v) => format!("no price book version {v}"),
-            None => "no price book has been uploaded yet".into(),
-        })
-    })?;
+    let book = s
+        .store
+        .admin()
+        .uploaded_pricebook(version)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(match version {
+                Some(v) => format!("no price book version {v}"),
+                None => "no price book has been uploaded yet".into(),
+            })
+        })?;
     let sha = hex::encode(Sha256::digest(book.toml.as_bytes()));
     let mut response = (
         [(header::CONTENT_TYPE, "application/toml; charset=utf-8")],
@@ -136,6 +141,7 @@ pub async fn prices(
     let now_ms = (s.clock)();
     let (label, list) = s
         .store
+        .admin()
         .price_list(&account, now_ms)
         .await?
         .ok_or_else(|| ApiError::Conflict("no price book applies now".into()))?;

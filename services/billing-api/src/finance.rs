@@ -93,6 +93,7 @@ async fn movement(
     let (amount, reference) = money_body(body, true)?;
     let made = s
         .store
+        .finance()
         .wallet_movement(
             account,
             kind,
@@ -101,7 +102,7 @@ async fn movement(
             (s.clock)(),
         )
         .await?;
-    let wallet = s.store.wallet(account).await?;
+    let wallet = s.store.finance().wallet(account).await?;
     let status = if made.created {
         StatusCode::CREATED
     } else {
@@ -158,9 +159,14 @@ pub async fn pay_invoice(
     let body = body?;
     let (amount, reference) = money_body(&body, false)?;
     let now = (s.clock)();
-    let (payment, created) = s.store.pay_invoice(&id, amount, &reference, now).await?;
+    let (payment, created) = s
+        .store
+        .finance()
+        .pay_invoice(&id, amount, &reference, now)
+        .await?;
     let invoice = s
         .store
+        .finance()
         .invoice(&id, None)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?
@@ -188,9 +194,10 @@ pub async fn settle_invoice(
 ) -> Result<Response, ApiError> {
     principal.admin()?;
     let now = (s.clock)();
-    let made = s.store.settle_invoice(&id, now).await?;
+    let made = s.store.finance().settle_invoice(&id, now).await?;
     let invoice = s
         .store
+        .finance()
         .invoice(&id, None)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no invoice {id:?}")))?
@@ -253,7 +260,7 @@ pub async fn pending_adjustments(
     Query(q): Query<AdjustmentsQuery>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let late = s.store.late_usage(q.period.as_deref()).await?;
+    let late = s.store.log().late_usage(q.period.as_deref()).await?;
     let mut pairs: Vec<(String, String)> = late
         .iter()
         .map(|l| (l.account.clone(), l.period.clone()))
@@ -270,6 +277,7 @@ pub async fn pending_adjustments(
     for (account, period) in pairs {
         let p: PendingAdjustment = s
             .store
+            .finance()
             .pending_adjustment(&account, &period)
             .await
             .map_err(|e| match e {
@@ -334,11 +342,13 @@ pub async fn document(
     if id.starts_with("cn_") {
         return Ok(s
             .store
+            .finance()
             .credit_note(id, account)
             .await?
             .map(|n| Document::CreditNote(Box::new(n))));
     }
     Ok(s.store
+        .finance()
         .invoice(id, account)
         .await?
         .map(|i| Document::Invoice(Box::new(i.at((s.clock)(), s.store.payment_days())))))
@@ -382,6 +392,7 @@ pub async fn cost_known_at(
 ) -> Result<Json<Value>, ApiError> {
     let (label, invoice) = s
         .store
+        .finance()
         .cost_known_at(account, t_ms)
         .await
         .map_err(|e| match e {
@@ -412,13 +423,18 @@ pub async fn export_journal(
         .ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
     billing_core::Period::month(&period, chrono_tz::Tz::UTC)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let entries = s.store.journal(&period).await.map_err(|e| match e {
-        CloseError::Store(e) => e.into(),
-        CloseError::NotClosed(_) => ApiError::Conflict(format!(
-            "period {period} is not closed: its journal is written at its close"
-        )),
-        other => ApiError::Internal(other.to_string()),
-    })?;
+    let entries = s
+        .store
+        .finance()
+        .journal(&period)
+        .await
+        .map_err(|e| match e {
+            CloseError::Store(e) => e.into(),
+            CloseError::NotClosed(_) => ApiError::Conflict(format!(
+                "period {period} is not closed: its journal is written at its close"
+            )),
+            other => ApiError::Internal(other.to_string()),
+        })?;
     if !billing_core::journal::balanced(&entries) {
         return Err(ApiError::Internal(format!(
             "the journal of {period} does not balance"

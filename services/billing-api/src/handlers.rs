@@ -109,7 +109,7 @@ pub async fn ingest(
     principal.ingest()?;
     let recs = records(&headers, &body)?;
     let results = match &s.sink {
-        None => s.store.ingest(recs, (s.clock)()).await?,
+        None => s.store.log().ingest(recs, (s.clock)()).await?,
         Some(sink) => hand_off(sink.as_ref(), recs).await?,
     };
     let count = |f: fn(&Outcome) -> bool| results.iter().filter(|o| f(o)).count();
@@ -177,6 +177,7 @@ pub async fn create_account(
     }
     let key = generate_secret("gbk_");
     s.store
+        .admin()
         .create_account(&req.id, &hash_key(&key), (s.clock)())
         .await?;
     Ok((
@@ -195,7 +196,7 @@ pub async fn put_pricebook(
     principal.admin()?;
     let text = std::str::from_utf8(&body)
         .map_err(|_| ApiError::BadRequest("price book is not UTF-8".into()))?;
-    let version = s.store.put_pricebook(text, (s.clock)()).await?;
+    let version = s.store.admin().put_pricebook(text, (s.clock)()).await?;
     Ok((StatusCode::CREATED, Json(json!({ "version": version }))).into_response())
 }
 
@@ -214,7 +215,7 @@ pub async fn close_period(
 ) -> Result<Json<Vec<IssuedInvoice>>, ApiError> {
     principal.admin()?;
     let period = period_label(q.period.as_ref())?;
-    match s.store.close_period(&period, (s.clock)()).await {
+    match s.store.finance().close_period(&period, (s.clock)()).await {
         Ok(v) => Ok(Json(v)),
         Err(
             e @ (CloseError::Unpriced { .. }
@@ -281,12 +282,13 @@ pub async fn export_invoices(
     let now = (s.clock)();
     let invoices: Vec<IssuedInvoice> = s
         .store
+        .finance()
         .invoices(None, Some(&period))
         .await?
         .into_iter()
         .map(|i| i.at(now, s.store.payment_days()))
         .collect();
-    let notes = s.store.credit_notes(None, Some(&period)).await?;
+    let notes = s.store.finance().credit_notes(None, Some(&period)).await?;
     match q.format.as_deref().unwrap_or("jsonl") {
         "csv" => Ok((
             [(header::CONTENT_TYPE, "text/csv; charset=utf-8")],
@@ -348,7 +350,11 @@ pub async fn dead_letters(
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     let limit = page_limit(q.limit, 1000)?;
-    let items = s.store.dead_letters(q.after.unwrap_or(0), limit).await?;
+    let items = s
+        .store
+        .log()
+        .dead_letters(q.after.unwrap_or(0), limit)
+        .await?;
     let next = next_after(&items, limit, |d| d.seq);
     Ok(Json(json!({ "dead_letters": items, "next_after": next })))
 }
@@ -371,7 +377,7 @@ pub async fn list_accounts(
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
     let limit = page_limit(q.limit, billing_store::MAX_ACCOUNTS_PAGE)?;
-    let items = s.store.accounts(q.after.as_deref(), limit).await?;
+    let items = s.store.admin().accounts(q.after.as_deref(), limit).await?;
     let next = next_after(&items, limit, |a| a.id.clone());
     let accounts: Vec<Value> = items
         .into_iter()
@@ -408,11 +414,13 @@ pub async fn cost_current(
     let now_s = now_ms.div_euclid(1000);
     let label = s
         .store
+        .finance()
         .period_label_at(now_ms)
         .await?
         .ok_or_else(|| ApiError::Conflict("no price book has been uploaded yet".into()))?;
     let p = s
         .store
+        .finance()
         .provisional(&account, &label, now_ms)
         .await?
         .ok_or_else(|| {
@@ -441,8 +449,11 @@ pub async fn list_invoices(
     let account = principal.customer()?;
     let period = q.period.as_deref();
     Ok(Json(crate::finance::documents(
-        s.store.invoices(Some(account), period).await?,
-        s.store.credit_notes(Some(account), period).await?,
+        s.store.finance().invoices(Some(account), period).await?,
+        s.store
+            .finance()
+            .credit_notes(Some(account), period)
+            .await?,
         (s.clock)(),
         s.store.payment_days(),
     )?))

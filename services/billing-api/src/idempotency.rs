@@ -90,6 +90,7 @@ pub async fn layer(State(s): State<AppState>, req: Request, next: Next) -> Respo
     loop {
         let claim = s
             .store
+            .admin()
             .idempotency_claim("admin", &key, &fingerprint, (s.clock)())
             .await;
         match claim {
@@ -154,18 +155,19 @@ async fn keep(s: &AppState, key: &str, response: Response) -> Response {
     let bytes = match axum::body::to_bytes(body, MAX_KEPT).await {
         Ok(b) => b,
         Err(e) => {
-            let _ = s.store.idempotency_forget("admin", key).await;
+            let _ = s.store.admin().idempotency_forget("admin", key).await;
             return ApiError::Internal(format!("answer not kept: {e}")).into_response();
         }
     };
     let kept = if parts.status.is_server_error() || !ran(&parts) {
-        s.store.idempotency_forget("admin", key).await
+        s.store.admin().idempotency_forget("admin", key).await
     } else {
         let ct = parts
             .headers
             .get(axum::http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
         s.store
+            .admin()
             .idempotency_finish("admin", key, (parts.status.as_u16(), ct, &bytes))
             .await
     };

@@ -55,7 +55,11 @@ fn parse_profile(body: &[u8]) -> Result<Profile, ApiError> {
 
 async fn put(s: &AppState, key: &str, body: &[u8]) -> Result<Json<Value>, ApiError> {
     let profile = parse_profile(body)?;
-    let changed = s.store.put_profile(key, &profile, (s.clock)()).await?;
+    let changed = s
+        .store
+        .admin()
+        .put_profile(key, &profile, (s.clock)())
+        .await?;
     Ok(Json(json!({ "profile": profile, "changed": changed })))
 }
 
@@ -87,7 +91,7 @@ pub async fn get_account_profile(
     Path(account): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let mut v = shown(s.store.profile(&account).await?);
+    let mut v = shown(s.store.admin().profile(&account).await?);
     v["account"] = json!(account);
     Ok(Json(v))
 }
@@ -108,7 +112,7 @@ pub async fn get_seller(
     State(s): State<AppState>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    Ok(Json(shown(s.store.profile(SELLER_PROFILE).await?)))
+    Ok(Json(shown(s.store.admin().profile(SELLER_PROFILE).await?)))
 }
 
 // ---- the invoice route's printable suffixes -------------------------------------------------
@@ -151,14 +155,19 @@ pub async fn invoice(
     let version = doc.get("pricebook_version").and_then(Value::as_i64);
     if let Some(v) = version
         && doc.get("period").is_some_and(Value::is_object)
-        && let Some(book) = s.store.uploaded_pricebook(Some(v)).await?
+        && let Some(book) = s.store.admin().uploaded_pricebook(Some(v)).await?
     {
         let book = billing_core::PriceBook::from_toml(&book.toml)
             .map_err(|e| ApiError::Internal(format!("stored price book {v}: {e}")))?;
         doc["period"]["timezone"] = json!(book.timezone.name());
     }
-    let seller = s.store.profile(SELLER_PROFILE).await?.map(|p| p.profile);
-    let buyer = s.store.profile(account).await?.map(|p| p.profile);
+    let seller = s
+        .store
+        .admin()
+        .profile(SELLER_PROFILE)
+        .await?
+        .map(|p| p.profile);
+    let buyer = s.store.admin().profile(account).await?.map(|p| p.profile);
     let page = render_value(&doc, seller.as_ref(), buyer.as_ref(), lang);
     match format {
         Format::Html => Ok((

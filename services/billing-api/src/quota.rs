@@ -30,7 +30,10 @@ pub async fn put_quotas(
 ) -> Result<Json<Quotas>, ApiError> {
     principal.admin()?;
     let quotas = quotas?;
-    s.store.set_quotas(&account, &quotas, (s.clock)()).await?;
+    s.store
+        .quota()
+        .set_quotas(&account, &quotas, (s.clock)())
+        .await?;
     Ok(Json(quotas))
 }
 
@@ -90,6 +93,7 @@ pub async fn authorize(
     };
     let answer = s
         .store
+        .quota()
         .authorize(&req, ttl_ms(b.ttl_seconds)?, (s.clock)())
         .await?;
     Ok(Json(match answer {
@@ -131,6 +135,7 @@ pub async fn extend_hold(
     let b = b?.unwrap_or_default();
     let h = s
         .store
+        .quota()
         .extend_hold(&id, None, ttl_ms(b.ttl_seconds)?, (s.clock)())
         .await?;
     Ok(Json(json!({
@@ -146,7 +151,7 @@ pub async fn release_hold(
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     principal.ingest()?;
-    let h = s.store.release_hold(&id, None, (s.clock)()).await?;
+    let h = s.store.quota().release_hold(&id, None, (s.clock)()).await?;
     Ok((
         StatusCode::OK,
         Json(json!({ "hold": h.id, "status": h.status })),
@@ -166,7 +171,7 @@ pub async fn balance(
     let account = match (&principal, q.account) {
         (Principal::Customer(a), _) => a.clone(),
         (Principal::Admin, Some(a)) => {
-            if !s.store.account_exists(&a).await? {
+            if !s.store.admin().account_exists(&a).await? {
                 return Err(ApiError::NotFound(format!("unknown account {a:?}")));
             }
             a
@@ -182,7 +187,7 @@ pub async fn balance(
             ));
         }
     };
-    Ok(Json(s.store.balance(&account, (s.clock)()).await?))
+    Ok(Json(s.store.quota().balance(&account, (s.clock)()).await?))
 }
 
 #[derive(Deserialize)]
@@ -221,6 +226,7 @@ pub async fn decisions(
     let limit = crate::handlers::page_limit(q.limit, 1000)?;
     let list = s
         .store
+        .quota()
         .quota_decisions(
             account.as_deref(),
             q.quota.as_deref(),

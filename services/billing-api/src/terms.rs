@@ -51,6 +51,7 @@ pub async fn put_term(
     };
     let changed = s
         .store
+        .admin()
         .put_term(&account, kind, &term_id, fields.clone(), (s.clock)())
         .await?;
     Ok(Json(json!({
@@ -73,6 +74,7 @@ pub async fn delete_term(
     let kind = kind_of(&kind)?;
     let changed = s
         .store
+        .admin()
         .end_term(&account, kind, &term_id, (s.clock)())
         .await?;
     Ok(Json(json!({
@@ -90,6 +92,6 @@ pub async fn list_terms(
     Path(account): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     principal.admin()?;
-    let terms = s.store.account_terms(&account).await?;
+    let terms = s.store.admin().account_terms(&account).await?;
     Ok(Json(json!({ "account": account, "terms": terms })))
 }

@@ -122,6 +122,7 @@ pub async fn usage(
         // Support's question, not the hot path: rebuilt each time, never kept.
         Some(t_ms) => Some(
             s.store
+                .log()
                 .ledger_known_at(&account, billing_store::Known::ByTime(t_ms))
                 .await?,
         ),
@@ -136,7 +137,7 @@ pub async fn usage(
     );
     let token = match ledger {
         Some(_) => None,
-        None => s.store.ledger_token(&account).await?,
+        None => s.store.log().ledger_token(&account).await?,
     };
     if let Some(body) = token.and_then(|t| s.usage_answers.get(&asked, t)) {
         return Ok(json_response(body));
@@ -147,14 +148,19 @@ pub async fn usage(
     let _computing = flight.lock().await;
     let token = match ledger {
         Some(_) => None,
-        None => s.store.ledger_token(&account).await?,
+        None => s.store.log().ledger_token(&account).await?,
     };
     if let Some(body) = token.and_then(|t| s.usage_answers.get(&asked, t)) {
         return Ok(json_response(body));
     }
     let ledger = match ledger {
         Some(l) => l,
-        None => s.store.usage_ledger_at(&account, token, from, to).await?,
+        None => {
+            s.store
+                .log()
+                .usage_ledger_at(&account, token, from, to)
+                .await?
+        }
     };
     fn name_of<'k>(key: &'k billing_core::ledger::ResourceKey, group_by: &str) -> &'k str {
         match group_by {

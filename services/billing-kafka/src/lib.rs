@@ -214,7 +214,7 @@ async fn place(
     let p = msg.partition();
     let offset = msg.offset();
     if let Entry::Vacant(slot) = next.entry(p) {
-        let stored = store.stored_offset(topic, p as i64).await?;
+        let stored = store.log().stored_offset(topic, p as i64).await?;
         match stored {
             Some(s) if s != offset => {
                 // Continue exactly where the store says, ahead or behind.
@@ -286,7 +286,7 @@ fn spawn_fold(
             })
             .collect();
         // The lane's partitions in one transaction: one commit per lane and batch.
-        let result = store.fold_partitions(&parts, now).await.map(|_| ());
+        let result = store.log().fold_partitions(&parts, now).await.map(|_| ());
         let ends = batch
             .iter()
             .map(|(p, _, records)| (*p, records[records.len() - 1].0 + 1))
@@ -336,7 +336,7 @@ async fn settle(
                 // Read the partition again from the stored offset now, not when its next
                 // record happens to arrive (a partition that lost its assignment refuses the
                 // seek, which is fine: its new owner reads it).
-                if let Ok(stored) = store.stored_offset(topic, *p as i64).await {
+                if let Ok(stored) = store.log().stored_offset(topic, *p as i64).await {
                     let mut tpl = TopicPartitionList::new();
                     let at = stored.map_or(Offset::Beginning, Offset::Offset);
                     if tpl.add_partition_offset(topic, *p, at).is_ok() {
@@ -413,7 +413,7 @@ async fn lag_monitor(
         .flatten()
         .unwrap_or_default();
         for (p, high) in highs {
-            if let Ok(Some(stored)) = store.stored_offset(&settings.topic, p as i64).await {
+            if let Ok(Some(stored)) = store.log().stored_offset(&settings.topic, p as i64).await {
                 metrics::gauge!("gpubill_consumer_lag_records", "partition" => p.to_string())
                     .set((high - stored).max(0) as f64);
             }

@@ -37,7 +37,7 @@ pub async fn relay(
         if *stop.borrow() {
             return Ok(());
         }
-        let rows = store.outbox_pending(500).await?;
+        let rows = store.log().outbox_pending(500).await?;
         // The backlog as this read sees it: exact below 500, "500 or more" at 500.
         metrics::gauge!("gpubill_outbox_pending").set(rows.len() as f64);
         if rows.is_empty() {
@@ -70,7 +70,7 @@ pub async fn relay(
             let sent = tokio::select! {
                 sent = producer.send(record, Duration::from_secs(30)) => sent,
                 _ = stop.changed() => {
-                    store.outbox_published(&done, clock()).await?;
+                    store.log().outbox_published(&done, clock()).await?;
                     return Ok(());
                 }
             };
@@ -93,7 +93,7 @@ pub async fn relay(
             }
         }
         let failed = done.len() < rows.len();
-        store.outbox_published(&done, clock()).await?;
+        store.log().outbox_published(&done, clock()).await?;
         if failed {
             tokio::select! {
                 _ = stop.changed() => {}

@@ -69,7 +69,7 @@ pub async fn replay(
     settings: ReplaySettings,
     clock: impl Fn() -> i64,
 ) -> Result<ReplayReport, KafkaError> {
-    if !store.is_empty().await? {
+    if !store.log().is_empty().await? {
         return Err(KafkaError::NotEmpty);
     }
     let consumer: StreamConsumer = ClientConfig::new()
@@ -176,11 +176,11 @@ pub async fn replay(
         }
         if let Some(c) = command {
             let actor = actor.unwrap_or_else(|| "admin".to_string());
-            billing_store::actor::as_actor(actor, store.apply_command(&c)).await?;
+            billing_store::actor::as_actor(actor, store.log().apply_command(&c)).await?;
         }
     }
     // The outputs of the original run are on the topics already: nothing to relay again.
-    store.outbox_mark_all_published(clock()).await?;
+    store.log().outbox_mark_all_published(clock()).await?;
     Ok(report)
 }
 
@@ -310,7 +310,7 @@ async fn fold_recorded(
             (at, r.as_slice())
         })
         .collect();
-    store.fold_recorded(&folded, recorded).await?;
+    store.log().fold_recorded(&folded, recorded).await?;
     Ok(refs.iter().map(|r| r.len() as u64).sum())
 }
 
@@ -328,6 +328,7 @@ async fn fold_unrecorded(
     // A range that ended in a gap (compaction, transaction markers) left the stored position
     // at its last record: continue from what is stored.
     let mut expected_next = store
+        .log()
         .stored_offset(&settings.usage_topic, p as i64)
         .await?
         .unwrap_or(from);
@@ -339,7 +340,7 @@ async fn fold_unrecorded(
             expected_next,
             dead_letter_topic: None,
         };
-        store.fold_partition(at, &refs, now_ms).await?;
+        store.log().fold_partition(at, &refs, now_ms).await?;
         expected_next = chunk[chunk.len() - 1].0 + 1;
     }
     Ok(records.len() as u64)

@@ -107,9 +107,9 @@ pub async fn prepare(args: &BenchKafkaArgs) -> anyhow::Result<(String, String, A
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     // The monthly partitions of `events`, as `gpubill serve` makes them.
-    store.maintain_partitions(now_ms()).await?;
+    store.log().maintain_partitions(now_ms()).await?;
     // Rated as in production: every batch keeps its accounts' provisional costs.
-    store.put_pricebook(EXAMPLE_BOOK, now_ms()).await?;
+    store.admin().put_pricebook(EXAMPLE_BOOK, now_ms()).await?;
     Ok((topic, db, store))
 }
 
@@ -223,7 +223,7 @@ async fn throughput(
     println!(
         "engine end-to-end: {e2e_rate:>8.0} events/s ({:.1} s from the first batch, {} distinct events stored)",
         e2e.as_secs_f64(),
-        store.event_count().await?
+        store.log().event_count().await?
     );
     println!("ratio engine / bare consume: {:.2}", e2e_rate / bare_rate);
     // The raw COPY baseline: the same identity rows into a table shaped like `events`.
@@ -308,7 +308,13 @@ async fn lag_recovery(args: &BenchKafkaArgs, topic: &str, store: Arc<Store>) -> 
         if std::env::var_os("GPUBILL_BENCH_TRACE").is_some() {
             let mut per = Vec::new();
             for p in 0..args.partitions {
-                per.push(store.stored_offset(topic, p as i64).await?.unwrap_or(0));
+                per.push(
+                    store
+                        .log()
+                        .stored_offset(topic, p as i64)
+                        .await?
+                        .unwrap_or(0),
+                );
             }
             eprintln!(
                 "{:>5.1} s lag {l} positions {per:?}",
@@ -393,9 +399,11 @@ async fn decision_latency(
     for i in 0..args.probes {
         let account = format!("probe-{i}");
         store
+            .admin()
             .create_account(&account, &billing_store::hash_key(&account), now_ms())
             .await?;
         store
+            .quota()
             .set_quotas(&account, &quotas, now_ms())
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -492,6 +500,7 @@ fn poll_decisions(
         let mut after = 0;
         while seen.lock().map_or(0, |s| s.len()) < probes {
             let got = store
+                .quota()
                 .quota_decisions(None, None, Some("limit"), after, 1000)
                 .await?;
             let now = Instant::now();
@@ -619,7 +628,11 @@ async fn create_topic(brokers: &str, topic: &str, partitions: i32) -> anyhow::Re
 pub(crate) async fn folded(store: &Store, topic: &str, partitions: i32) -> anyhow::Result<i64> {
     let mut sum = 0;
     for p in 0..partitions {
-        sum += store.stored_offset(topic, p as i64).await?.unwrap_or(0);
+        sum += store
+            .log()
+            .stored_offset(topic, p as i64)
+            .await?
+            .unwrap_or(0);
     }
     Ok(sum)
 }

@@ -52,7 +52,7 @@ pub fn parse_grace(text: &str) -> Result<i64, String> {
 /// a close refused for unpriced usage on `/metrics` (`gpubill_close_blocked` 1) until it
 /// goes through.
 async fn close_due(store: &Store, now_ms: i64, grace_s: i64) {
-    match store.close_due(now_ms, grace_s).await {
+    match store.finance().close_due(now_ms, grace_s).await {
         Ok(done) => {
             for period in &done.closed {
                 tracing::info!(period = %period, "closed the period automatically");

@@ -55,7 +55,7 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         move || clock(),
     )
     .await?;
-    let invoices = store.invoices(None, None).await?.len();
+    let invoices = store.finance().invoices(None, None).await?.len();
     eprintln!(
         "gpubill: replayed {} commands ({} relayed twice, applied once) and {} usage records from {} partitions in {:.1} s; {} invoices issued",
         report.commands,

@@ -42,8 +42,8 @@ impl Application {
         let clock = system_clock();
         // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
         // `run`).
-        store.maintain_partitions(clock()).await?;
-        let caught_up = store.catch_up(clock()).await?;
+        store.log().maintain_partitions(clock()).await?;
+        let caught_up = store.log().catch_up(clock()).await?;
         if caught_up > 0 {
             tracing::info!(
                 records = caught_up,
@@ -55,9 +55,10 @@ impl Application {
                 .with_context(|| format!("cannot read price book {}", p.display()))?;
             // The stored text only: compiling every version to compare would cost each one's
             // memory at every start (issue 24.9).
-            let latest = store.uploaded_pricebook(None).await?;
+            let latest = store.admin().uploaded_pricebook(None).await?;
             if latest.is_none_or(|v| v.toml != text) {
                 let v = store
+                    .admin()
                     .put_pricebook(&text, clock())
                     .await
                     .with_context(|| format!("invalid price book {}", p.display()))?;
@@ -130,7 +131,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             hourly.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 hourly.tick().await;
-                if let Err(e) = store.maintain_partitions(clock()).await {
+                if let Err(e) = store.log().maintain_partitions(clock()).await {
                     tracing::error!(error = %e, "cannot make the monthly partitions of events");
                 }
             }
@@ -244,7 +245,7 @@ pub async fn compact(args: CompactArgs) -> anyhow::Result<()> {
         .await
         .context("cannot open the database")?
         .with_dedupe_horizon(settings.dedupe_horizon_s);
-    let dropped = store.compact(system_clock()()).await?;
+    let dropped = store.log().compact(system_clock()()).await?;
     store.close().await;
     eprintln!(
         "gpubill: dropped {dropped} event identities older than {} days in closed periods",

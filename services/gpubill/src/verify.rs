@@ -41,6 +41,7 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .await
         .context("cannot open the database")?;
     let report = store
+        .finance()
         .verify(args.period.as_deref())
         .await
         .map_err(|e| anyhow::anyhow!("verify: {e}"))?;

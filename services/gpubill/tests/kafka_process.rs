@@ -210,7 +210,12 @@ impl Drop for Engine {
 async fn folded(store: &billing_store::Store, topic: &str) -> i64 {
     let mut sum = 0;
     for p in 0..4 {
-        sum += store.stored_offset(topic, p).await.unwrap().unwrap_or(0);
+        sum += store
+            .log()
+            .stored_offset(topic, p)
+            .await
+            .unwrap()
+            .unwrap_or(0);
     }
     sum
 }
@@ -274,11 +279,11 @@ async fn assert_exact(
         })
         .collect();
     assert_eq!(
-        store.event_count().await.unwrap(),
+        store.log().event_count().await.unwrap(),
         distinct.len() as i64,
         "an event counted twice or lost"
     );
-    assert!(store.dead_letters(0, 1).await.unwrap().is_empty());
+    assert!(store.log().dead_letters(0, 1).await.unwrap().is_empty());
     // The embedded engine on the same events: the same ledger rows, run for run.
     let embedded = billing_store::Store::open(&fresh_db(gpubill_tests::Db::Postgres).await)
         .await
@@ -286,6 +291,7 @@ async fn assert_exact(
         .with_dedupe_horizon(gpubill_tests::CENTURY_S);
     for chunk in events.chunks(10_000) {
         embedded
+            .log()
             .ingest(
                 chunk.iter().map(|e| e.as_bytes().to_vec()).collect(),
                 billing_api::system_clock()(),
@@ -359,7 +365,7 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
 
     // Every command relayed; `gpubill replay` into an empty database issues the same bytes.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !store.outbox_pending(1).await.unwrap().is_empty() {
+    while !store.log().outbox_pending(1).await.unwrap().is_empty() {
         assert!(Instant::now() < deadline, "outbox not relayed in 60 s");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

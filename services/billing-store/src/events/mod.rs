@@ -1,0 +1,17 @@
+//! The log and the fold: records in, identities, dead letters, the commands topic, the outbox and the partitions of `events`.
+
+pub(crate) mod batch;
+pub(crate) mod capture;
+pub(crate) mod commands;
+pub(crate) mod dead_letters;
+pub(crate) mod fold;
+pub(crate) mod identities;
+pub(crate) mod ingest;
+pub(crate) mod ingest_queue;
+pub(crate) mod known;
+pub(crate) mod partitions;
+pub(crate) mod reads;
+pub(crate) mod records;
+pub(crate) mod sink;
+pub(crate) mod sort;
+pub(crate) mod writes;

@@ -1,0 +1,182 @@
+//! The accounting export of a closed period (issue 12, `GET /v1/admin/exports/journal`):
+//! the store gathers the period's documents, `billing_core::journal` posts them.
+
+use crate::conn::error::{Result, StoreError};
+use crate::conn::handles::FinanceHandle;
+use crate::finance::close_error::CloseError;
+use billing_core::invoice::Component;
+use billing_core::journal::{
+    Entry, Head, credit_note_entries, invoice_entries, movement_entries, payment_entries,
+    recognition_entries, share, subscription_recognized,
+};
+use billing_core::subscriptions::cycle_bounds;
+use billing_core::timestamp::format_secs;
+use rust_decimal::Decimal;
+
+fn dec(s: &str) -> Result<Decimal> {
+    s.parse()
+        .map_err(|e| StoreError::Corrupt(format!("amount {s:?}: {e}")))
+}
+
+impl FinanceHandle<'_> {
+    /// The journal of the closed period `label`: its invoices and credit notes, the payments
+    /// of its invoices, the admin's wallet movements in the period, and the deferred revenue
+    /// recognized in it (packages by their `package_usage` lines, subscription cycles by
+    /// their seconds in the period).
+    pub async fn journal(&self, label: &str) -> Result<Vec<Entry>, CloseError> {
+        let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
+        let closed = self.closed_periods(&mut conn).await?;
+        let Some(c) = closed.into_iter().find(|c| c.period.label == label) else {
+            return Err(CloseError::NotClosed(label.to_string()));
+        };
+        let (book, period) = (c.book, c.period);
+        let mut out = Vec::new();
+        let invoices = self.invoices(None, Some(label)).await?;
+        invoice_documents(&mut out, &invoices, &book, label);
+        let close_date = invoices
+            .first()
+            .map(|i| i.issued_at.clone())
+            .unwrap_or_default();
+        subscription_recognition(&mut out, &book, &period, &close_date);
+        for n in self.credit_notes(None, Some(label)).await? {
+            let head = Head {
+                document: &n.id,
+                reference: &n.number,
+                date: &n.issued_at,
+                customer: &n.account,
+            };
+            out.extend(credit_note_entries(&head, n.amount));
+        }
+        self.payments_and_movements(&mut conn, &mut out, label, &period)
+            .await?;
+        Ok(out)
+    }
+
+    /// The payments of the period's invoices, and the admin's wallet movements in it.
+    async fn payments_and_movements(
+        &self,
+        conn: &mut dyn crate::conn::db::Conn,
+        out: &mut Vec<Entry>,
+        label: &str,
+        period: &billing_core::Period,
+    ) -> Result<()> {
+        for r in crate::conn::db::query(include_str!(
+            "../../queries/shared/select_period_payments.sql"
+        ))
+        .bind(label)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            let document = format!("payment:{}", r.get::<i64, _>("seq"));
+            let (number, customer, method): (String, String, String) =
+                (r.get("number"), r.get("account"), r.get("method"));
+            let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
+            let head = Head {
+                document: &document,
+                reference: &number,
+                date: &date,
+                customer: &customer,
+            };
+            out.extend(payment_entries(
+                &head,
+                &method,
+                dec(&r.get::<String, _>("amount"))?,
+            ));
+        }
+        for r in crate::conn::db::query(include_str!(
+            "../../queries/shared/select_admin_movements.sql"
+        ))
+        .bind(period.start.saturating_mul(1000))
+        .bind(period.end.saturating_mul(1000))
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            let document = format!("movement:{}", r.get::<i64, _>("seq"));
+            let (customer, kind, reference): (String, String, String) =
+                (r.get("account"), r.get("kind"), r.get("reference"));
+            let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
+            let head = Head {
+                document: &document,
+                reference: &reference,
+                date: &date,
+                customer: &customer,
+            };
+            out.extend(movement_entries(
+                &head,
+                &kind,
+                dec(&r.get::<String, _>("amount"))?,
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Each invoice's entries, and the packages its `package_usage` lines used.
+fn invoice_documents(
+    out: &mut Vec<Entry>,
+    invoices: &[crate::finance::documents::IssuedInvoice],
+    book: &billing_core::PriceBook,
+    label: &str,
+) {
+    for i in invoices {
+        let date = &i.issued_at;
+        let head = Head {
+            document: &i.id,
+            reference: &i.number,
+            date,
+            customer: &i.invoice.account,
+        };
+        out.extend(invoice_entries(&head, &i.invoice, &i.adjustments));
+        // Packages used in the period: their share of the price.
+        for l in &i.invoice.lines {
+            if l.component != Component::PackageUsage {
+                continue;
+            }
+            let Some(p) = book
+                .packages
+                .iter()
+                .find(|p| Some(&p.id) == l.package.as_ref() && p.account == i.invoice.account)
+            else {
+                continue;
+            };
+            let document = format!("recognition:{label}:package:{}:{}", p.account, p.id);
+            let head = Head {
+                document: &document,
+                reference: &p.id,
+                date,
+                customer: &p.account,
+            };
+            out.extend(recognition_entries(
+                &head,
+                Component::Package,
+                share(p.price, l.quantity, p.unit_seconds),
+            ));
+        }
+    }
+}
+
+/// Subscription cycles: the share of each cycle's seconds inside the period.
+fn subscription_recognition(
+    out: &mut Vec<Entry>,
+    book: &billing_core::PriceBook,
+    period: &billing_core::Period,
+    close_date: &str,
+) {
+    let label = &period.label;
+    for s in &book.subscriptions {
+        let bounds = cycle_bounds(s, book.timezone);
+        let recognized = subscription_recognized(s.price, &bounds, period.start, period.end);
+        let document = format!("recognition:{label}:subscription:{}:{}", s.account, s.id);
+        let head = Head {
+            document: &document,
+            reference: &s.id,
+            date: close_date,
+            customer: &s.account,
+        };
+        out.extend(recognition_entries(
+            &head,
+            Component::Subscription,
+            recognized,
+        ));
+    }
+}

@@ -1,0 +1,552 @@
+//! Provisional cost (issue 5): each account's open period rated so far, kept up to date as the
+//! log is folded rather than computed when someone asks.
+//!
+//! In the transaction of every batch, each account whose ledger the batch moved (usage or
+//! egress) has the periods the batch touched re-rated with the invoices' own function
+//! ([`rate_account`], credits left over from issued invoices applied) and the result written to
+//! `provisional_costs`: the provisional invoice, its total, and the unit-seconds per sku that
+//! `gpu_hours` quotas measure. "Incremental" is per batch and per touched account: an account the
+//! batch did not touch is not re-rated, and nothing is rated on read. There is no second pricing
+//! implementation, so the stored figure equals a fresh rating of the ledger at the batch's
+//! position by construction (and the tests check it after every batch).
+//!
+//! What else changes a rating is handled where it happens: a price book upload re-rates every
+//! stored row in its transaction; a close drops the closed period's rows (the invoice replaces
+//! them) and re-rates the others (the credits the invoice consumed are gone for later periods).
+//! A period nobody's batch touched yet (no row) is rated on read with the same function (a
+//! reservation fee is owed before any usage arrives).
+//!
+//! Choices: a batch touches, for each account, the periods that hold any second of its usage
+//! or egress in the batch, and only those (periods named in the latest price book version's
+//! timezone, the version that rates a period chosen as a close chooses it); closed periods are
+//! not re-rated (late usage never changes an issued invoice).
+
+use crate::conn::backend::Backend;
+use crate::conn::db::Conn;
+use crate::conn::error::{Result, StoreError};
+use crate::conn::sql::{Val, insert_rows};
+use crate::ledger::ledger_cache::{ChangedKey, LedgerCache, Stamp};
+use crate::ledger::ledgers::load_ledgers;
+use crate::pricing::books::Books;
+use billing_core::credits::CreditPool;
+use billing_core::invoice::{Component, Invoice};
+use billing_core::ledger::AccountLedger;
+use billing_core::period::Period;
+use billing_core::platform::Platform;
+use billing_core::pricebook::PriceBook;
+use billing_core::rating::RatingError;
+use billing_core::rating::{RatingContext, rate_account};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Unit-seconds per sku (on-demand, reserved and spot usage).
+pub type UnitSeconds = BTreeMap<String, Decimal>;
+
+/// What quotas measure of a period: its provisional total and unit-seconds per sku.
+pub(crate) type Measure = (Decimal, UnitSeconds);
+
+/// What ratings of some accounts read: their ledgers, the credits their issued invoices
+/// consumed and the compensation they earned, and the platform's spot curves and node
+/// faults, loaded in a few statements whatever the number of accounts.
+pub(crate) struct Loaded {
+    ledgers: HashMap<String, AccountLedger>,
+    issued: HashMap<String, Vec<IssuedCredit>>,
+    platform: Platform,
+}
+
+/// What an issued invoice did to its account's credits: its period label, the SLA
+/// compensation it earned and the credit it consumed.
+pub(crate) type IssuedCredit = (String, Decimal, Decimal);
+
+/// The issued invoices of the accounts `filter` selects (bound to `param`), per account.
+pub(crate) async fn issued_credits(
+    conn: &mut dyn Conn,
+    filter: &str,
+    param: &Val,
+) -> Result<HashMap<String, Vec<IssuedCredit>>> {
+    // Rows come by (account, period, rank): a period's last row is what it effectively says.
+    let mut latest: Vec<(String, IssuedCredit)> = Vec::new();
+    for r in crate::conn::db::query(
+        &include_str!("../../queries/shared/select_issued_credits.sql").replace("{filter}", filter),
+    )
+    .bind(param.clone())
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>("body"))
+            .map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))?;
+        let mut compensation = Decimal::ZERO;
+        for line in body["lines"].as_array().into_iter().flatten() {
+            if let Some(text) = line["compensation"].as_str() {
+                compensation += crate::conn::error::stored(
+                    text.parse::<Decimal>().ok(),
+                    "invoices/adjustments",
+                    "body.lines[].compensation",
+                    text,
+                )?;
+            }
+        }
+        let credit: String = r.get("credit");
+        let credit = crate::conn::error::stored(
+            credit.parse::<Decimal>().ok(),
+            "invoices/adjustments",
+            "credit",
+            &credit,
+        )?;
+        let (account, period): (String, String) = (r.get("account"), r.get("period"));
+        if latest
+            .last()
+            .is_some_and(|(a, (p, _, _))| *a == account && *p == period)
+        {
+            latest.pop();
+        }
+        latest.push((account, (period, compensation, credit)));
+    }
+    let mut out: HashMap<String, Vec<IssuedCredit>> = HashMap::new();
+    for (account, credit) in latest {
+        out.entry(account).or_default().push(credit);
+    }
+    Ok(out)
+}
+
+/// The credit balance `account` has for `period` after its issued invoices (section 12's
+/// drawing order, expiring credits and SLA compensation carried over; see
+/// [`CreditPool::after_invoices`]).
+pub(crate) fn credit_balance(
+    book: &PriceBook,
+    account: &str,
+    issued: &[IssuedCredit],
+    period: &Period,
+) -> Decimal {
+    let resolved: Vec<(Period, Decimal, Decimal)> = issued
+        .iter()
+        .filter_map(|(label, comp, credit)| {
+            Some((Period::month(label, book.timezone).ok()?, *comp, *credit))
+        })
+        .collect();
+    CreditPool::after_invoices(book, account, &resolved).available(period)
+}
+
+impl Loaded {
+    /// `accounts` as `conn` sees them (with `backend`, any number in one parameter; without,
+    /// exactly one).
+    pub(crate) async fn read(
+        conn: &mut dyn Conn,
+        backend: Option<Backend>,
+        accounts: &[&str],
+        windows: &[(i64, i64)],
+    ) -> Result<Loaded> {
+        let ledgers = load_ledgers(conn, backend, accounts, windows).await?;
+        let (filter, param) = match backend {
+            Some(b) => (crate::conn::sql::in_list("account", b), Val::from(accounts)),
+            None => (
+                crate::conn::sql::ONE_ACCOUNT.to_string(),
+                Val::Text(accounts.first().map(|a| a.to_string()).unwrap_or_default()),
+            ),
+        };
+        let issued = issued_credits(conn, &filter, &param).await?;
+        let platform = crate::ledger::rental::load_platform(conn).await?;
+        Ok(Loaded {
+            ledgers,
+            issued,
+            platform,
+        })
+    }
+
+    /// What ratings of `accounts` read besides their ledgers (issued credits, the platform).
+    async fn read_without_ledgers(
+        conn: &mut dyn Conn,
+        backend: Backend,
+        accounts: &[&str],
+    ) -> Result<Loaded> {
+        let filter = crate::conn::sql::in_list("account", backend);
+        let issued = issued_credits(conn, &filter, &Val::from(accounts)).await?;
+        let platform = crate::ledger::rental::load_platform(conn).await?;
+        Ok(Loaded {
+            ledgers: HashMap::new(),
+            issued,
+            platform,
+        })
+    }
+
+    /// With `ledgers` (account → ledger and the windows it is complete over); returns the
+    /// windows apart.
+    fn with_ledgers(
+        mut self,
+        ledgers: HashMap<String, (AccountLedger, Vec<(i64, i64)>)>,
+    ) -> (Loaded, HashMap<String, Vec<(i64, i64)>>) {
+        let mut windows = HashMap::new();
+        for (account, (ledger, w)) in ledgers {
+            windows.insert(account.clone(), w);
+            self.ledgers.insert(account, ledger);
+        }
+        (self, windows)
+    }
+
+    /// `account`'s period rated with the invoices' own function (credits left over from issued
+    /// invoices applied): the provisional invoice and the unit-seconds of each sku in use.
+    fn rate(
+        &self,
+        account: &str,
+        book: &PriceBook,
+        period: &Period,
+    ) -> std::result::Result<(Invoice, UnitSeconds), RatingError> {
+        let issued = self.issued.get(account).map_or(&[][..], Vec::as_slice);
+        let credit = credit_balance(book, account, issued, period);
+        let ctx = RatingContext::with_platform(book, period.clone(), &self.platform);
+        let rated = rate_account(&ctx, account, self.ledgers.get(account), credit)?;
+        let mut unit_seconds = UnitSeconds::new();
+        for l in &rated.invoice.lines {
+            if let Some(sku) = &l.sku
+                && matches!(
+                    l.component,
+                    Component::OnDemand | Component::ReservedUsage | Component::Spot
+                )
+            {
+                *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
+            }
+        }
+        Ok((rated.invoice, unit_seconds))
+    }
+}
+
+/// `account`'s period as `conn` sees it, rated (see [`Loaded::rate`]). Everything that
+/// measures an open period measures with this.
+pub(crate) async fn rate_period(
+    conn: &mut dyn Conn,
+    account: &str,
+    book: &PriceBook,
+    period: &Period,
+) -> Result<(Invoice, UnitSeconds)> {
+    Loaded::read(conn, None, &[account], &[(period.start, period.end)])
+        .await?
+        .rate(account, book, period)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// An (account, period) rated for storing: the row's values, or None when the ledger cannot
+/// be rated (egress beyond any amount): then the row goes, and a read rates again and reports
+/// the error, so that a fold never stops on it.
+struct Rated {
+    total: Decimal,
+    unit_seconds: UnitSeconds,
+    body: String,
+    units: String,
+}
+
+async fn rate_one(
+    conn: &mut dyn Conn,
+    books: &Books,
+    loaded: &Loaded,
+    account: &str,
+    label: &str,
+) -> Result<Option<Option<Rated>>> {
+    let Some((book, period)) = books.for_period(conn, label).await? else {
+        return Ok(None);
+    };
+    match loaded.rate(account, &book, &period) {
+        Ok((invoice, unit_seconds)) => Ok(Some(Some(Rated {
+            total: invoice.total,
+            body: to_json(&invoice)?,
+            units: to_json(&unit_seconds)?,
+            unit_seconds,
+        }))),
+        Err(e) => {
+            tracing::warn!(account, period = label, error = %e, "provisional cost not rated");
+            Ok(Some(None))
+        }
+    }
+}
+
+async fn delete_one(conn: &mut dyn Conn, account: &str, label: &str) -> Result<()> {
+    crate::conn::db::query(include_str!(
+        "../../queries/shared/delete_provisional_cost.sql"
+    ))
+    .bind(account)
+    .bind(label)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+const UPSERT_HEAD: &str = include_str!("../../queries/shared/upsert_provisional_costs.sql");
+const UPSERT_TAIL: &str =
+    include_str!("../../queries/shared/upsert_provisional_costs_on_conflict.sql");
+
+/// The row of a rated (account, period); its invoice and unit-seconds texts move into it.
+fn upsert_row(account: &str, label: &str, r: Rated, position: &str, now_ms: i64) -> Vec<Val> {
+    vec![
+        Val::Text(account.to_string()),
+        Val::Text(label.to_string()),
+        Val::Text(r.total.to_string()),
+        Val::Text(r.units),
+        Val::Text(r.body),
+        Val::Text(position.to_string()),
+        Val::I64(now_ms),
+    ]
+}
+
+/// Rates and stores one (account, period); `position` None keeps the stored one.
+async fn store_one(
+    conn: &mut dyn Conn,
+    books: &Books,
+    loaded: &Loaded,
+    (account, label): (&str, &str),
+    position: Option<&serde_json::Value>,
+    now_ms: i64,
+) -> Result<Option<Measure>> {
+    let rated = match rate_one(conn, books, loaded, account, label).await? {
+        None => return Ok(None),
+        Some(None) => {
+            delete_one(conn, account, label).await?;
+            return Ok(None);
+        }
+        Some(Some(r)) => r,
+    };
+    let measure = (rated.total, rated.unit_seconds.clone());
+    match position {
+        Some(p) => {
+            let row = upsert_row(account, label, rated, &p.to_string(), now_ms);
+            insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, vec![row]).await?;
+        }
+        None => {
+            crate::conn::db::query(include_str!(
+                "../../queries/shared/update_provisional_cost.sql"
+            ))
+            .bind(rated.total.to_string())
+            .bind(rated.units)
+            .bind(rated.body)
+            .bind(now_ms)
+            .bind(account)
+            .bind(label)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(Some(measure))
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// Stores (account, period) when no row holds it yet (no batch touched it): what an account
+/// whose quotas were just set is measured by, without rating on every authorization.
+pub(crate) async fn ensure(
+    conn: &mut dyn Conn,
+    books: &Books,
+    account: &str,
+    label: &str,
+    now_ms: i64,
+) -> Result<()> {
+    let present = crate::conn::db::query(include_str!(
+        "../../queries/shared/select_provisional_cost_exists.sql"
+    ))
+    .bind(account)
+    .bind(label)
+    .fetch_optional(&mut *conn)
+    .await?
+    .is_some();
+    if !present && !closed_periods(conn).await?.contains(label) {
+        let windows = books.windows(conn, &[label]).await?;
+        let loaded = Loaded::read(conn, None, &[account], &windows).await?;
+        let null = serde_json::Value::Null;
+        store_one(conn, books, &loaded, (account, label), Some(&null), now_ms).await?;
+    }
+    Ok(())
+}
+
+/// Closed periods, by label.
+async fn closed_periods(conn: &mut dyn Conn) -> Result<BTreeSet<String>> {
+    Ok(crate::conn::db::query(include_str!(
+        "../../queries/shared/select_closed_period_labels.sql"
+    ))
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| r.get("period"))
+    .collect())
+}
+
+/// What a fold keeps of ledgers in memory (see `ledger_cache`): the cache, the batch's
+/// stamp, the keys it changed per account, and the accounts to read from the database
+/// whatever the cache holds.
+pub(crate) struct InMemory<'a> {
+    pub(crate) cache: &'a std::sync::Mutex<LedgerCache>,
+    pub(crate) stamp: &'a Stamp,
+    pub(crate) changed: &'a HashMap<String, Vec<ChangedKey>>,
+    pub(crate) reread: BTreeSet<&'a str>,
+}
+
+/// The ledgers of `touched` (account → the period labels to rate) for rating: from memory
+/// where the cache's entry is valid for this batch (with the batch's changed keys applied),
+/// the others read from the database. Returns them with the windows each is complete over.
+async fn ledgers_for(
+    conn: &mut dyn Conn,
+    backend: Backend,
+    books: &Books,
+    touched: &[(&String, Vec<String>)],
+    memory: &InMemory<'_>,
+) -> Result<HashMap<String, (AccountLedger, Vec<(i64, i64)>)>> {
+    let mut out = HashMap::new();
+    let mut misses: Vec<&str> = Vec::new();
+    let mut miss_labels: Vec<&String> = Vec::new();
+    let mut wanted = Vec::with_capacity(touched.len());
+    for (_, labels) in touched {
+        wanted.push(books.windows(conn, labels.as_slice()).await?);
+    }
+    {
+        let mut cache = memory.cache.lock().unwrap_or_else(|e| e.into_inner());
+        for ((account, labels), windows) in touched.iter().zip(&wanted) {
+            let before = memory.stamp.before.get(account.as_str()).copied();
+            let hit = cache.take(account, before, windows);
+            match hit.filter(|_| !memory.reread.contains(account.as_str())) {
+                Some((mut ledger, windows)) => {
+                    let changed = memory.changed.get(account.as_str());
+                    crate::ledger::ledger_cache::apply(
+                        &mut ledger,
+                        changed.map_or(&[][..], Vec::as_slice),
+                    );
+                    metrics::counter!("gpubill_ledger_cache_total", "outcome" => "hit")
+                        .increment(1);
+                    out.insert(account.to_string(), (ledger, windows));
+                }
+                None => {
+                    metrics::counter!("gpubill_ledger_cache_total", "outcome" => "miss")
+                        .increment(1);
+                    misses.push(account.as_str());
+                    miss_labels.extend(labels);
+                }
+            }
+        }
+    }
+    if !misses.is_empty() {
+        // Never empty: every miss has a label.
+        let windows = books.windows(conn, &miss_labels).await?;
+        for (account, ledger) in load_ledgers(conn, Some(backend), &misses, &windows).await? {
+            out.insert(account, (ledger, windows.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// In a batch's transaction: re-rates the periods the batch touched of every account it moved
+/// (`touched`: account → the `[first, last]` seconds of its usage and egress in the batch),
+/// stores them in one statement, and returns what quotas measure of each (account, period
+/// label). The ledgers rated are kept in memory for the next batch (`memory`).
+pub(crate) async fn update(
+    conn: &mut dyn Conn,
+    backend: Backend,
+    books: &Books,
+    touched: &BTreeMap<String, Vec<(i64, i64)>>,
+    memory: &InMemory<'_>,
+    position: &serde_json::Value,
+    now_ms: i64,
+) -> Result<HashMap<(String, String), Measure>> {
+    let mut out = HashMap::new();
+    if touched.is_empty() {
+        return Ok(out);
+    }
+    let closed = closed_periods(conn).await?;
+    // The open periods each account's batch touched, and only what rating them reads; an
+    // account that touched only closed periods (late usage) is not re-rated.
+    let touched: Vec<(&String, Vec<String>)> = touched
+        .iter()
+        .map(|(account, spans)| {
+            let open = books.labels_holding(spans).into_iter();
+            (
+                account,
+                open.filter(|l| !closed.contains(l)).collect::<Vec<_>>(),
+            )
+        })
+        .filter(|(_, labels)| !labels.is_empty())
+        .collect();
+    if touched.is_empty() {
+        return Ok(out);
+    }
+    let t0 = std::time::Instant::now();
+    let ledgers = ledgers_for(conn, backend, books, &touched, memory).await?;
+    let t_ledgers = t0.elapsed();
+    let accounts: Vec<&str> = touched.iter().map(|(a, _)| a.as_str()).collect();
+    let (mut loaded, windows) = Loaded::read_without_ledgers(conn, backend, &accounts)
+        .await?
+        .with_ledgers(ledgers);
+    let position = position.to_string();
+    let mut rows = Vec::new();
+    for (account, labels) in &touched {
+        for label in labels {
+            match rate_one(conn, books, &loaded, account, label).await? {
+                None => {}
+                Some(None) => delete_one(conn, account, label).await?,
+                Some(Some(mut r)) => {
+                    let measure = (r.total, std::mem::take(&mut r.unit_seconds));
+                    rows.push(upsert_row(account, label, r, &position, now_ms));
+                    out.insert((account.to_string(), label.clone()), measure);
+                }
+            }
+        }
+    }
+    let t_rated = t0.elapsed();
+    insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, rows).await?;
+    tracing::debug!(
+        accounts = touched.len(),
+        ledgers_us = t_ledgers.as_micros() as u64,
+        rate_us = (t_rated - t_ledgers).as_micros() as u64,
+        write_us = (t0.elapsed() - t_rated).as_micros() as u64,
+        "provisional costs"
+    );
+    let mut cache = memory.cache.lock().unwrap_or_else(|e| e.into_inner());
+    for (account, ledger) in loaded.ledgers.drain() {
+        let w = windows.get(&account).cloned().unwrap_or_default();
+        cache.put(account, memory.stamp.token, w, ledger);
+    }
+    Ok(out)
+}
+
+/// After a price book upload or a close (in its transaction): rows of closed periods go, every
+/// other row is re-rated (the ledger did not move, so each keeps its position).
+pub(crate) async fn refresh_all(
+    conn: &mut dyn Conn,
+    backend: Backend,
+    books: &Books,
+    now_ms: i64,
+) -> Result<()> {
+    let closed = closed_periods(conn).await?;
+    let rows: Vec<(String, String)> = crate::conn::db::query(include_str!(
+        "../../queries/shared/select_provisional_cost_keys.sql"
+    ))
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.get("account"), r.get("period")))
+    .collect();
+    let accounts: BTreeSet<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
+    let accounts: Vec<&str> = accounts.into_iter().collect();
+    let open: Vec<&String> = rows
+        .iter()
+        .map(|(_, l)| l)
+        .filter(|l| !closed.contains(*l))
+        .collect();
+    let mut windows = books.windows(conn, &open).await?;
+    if windows.is_empty() {
+        // Every row is of a closed period: they go, nothing is rated (and "no windows" would
+        // load everything).
+        windows.push((0, 0));
+    }
+    let loaded = Loaded::read(conn, Some(backend), &accounts, &windows).await?;
+    for (account, label) in &rows {
+        if closed.contains(label) {
+            crate::conn::db::query(include_str!(
+                "../../queries/shared/delete_provisional_cost.sql"
+            ))
+            .bind(account.as_str())
+            .bind(label.as_str())
+            .execute(&mut *conn)
+            .await?;
+        } else {
+            store_one(conn, books, &loaded, (account, label), None, now_ms).await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,281 @@
+//! Quota decisions: after each batch, in its transaction, the quotas of the accounts it
+//! touched are measured against their thresholds (warn at `warn_at`, default 80%, limit at
+//! 100%). A decision (`warn`, `limit`, or `clear` when back below the warning) is recorded only
+//! when an account's level for a quota moves: it never flaps, and one crossing is one decision.
+//!
+//! Deterministic for replay: the period is the one of the account's latest usage second in the
+//! batch (not the clock), and a decision's id is a hash of (account, quota, period, its number
+//! for that quota and period), whatever the batch boundaries were.
+//!
+//! Measured (choices, also in the README): `spend_limit` against the period's provisional
+//! invoice total (the invoices' rating function over the ledger so far); `prepaid_balance`
+//! against invoices issued since the quotas were set plus that total; `gpu_hours[sku]` against
+//! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
+
+use crate::conn::db::Conn;
+use crate::conn::error::{Result, StoreError};
+use crate::conn::handles::QuotaHandle;
+use crate::conn::sql::{Val, insert_rows};
+use crate::pricing::books::Books;
+use crate::pricing::provisional::Measure;
+use crate::pricing::provisional_reads::measure;
+use crate::quota::limits::Quotas;
+use billing_core::quota::{self, DEFAULT_WARN_AT, Level};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// A recorded decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub seq: i64,
+    pub id: String,
+    pub account: String,
+    pub quota: String,
+    pub period: String,
+    pub kind: String,
+    pub used: Decimal,
+    pub limit: Decimal,
+    /// The ledger position it was computed at: the batch's partitions and their next offsets.
+    pub position: serde_json::Value,
+    pub at_ms: i64,
+}
+
+/// Evaluates the quotas of `touched` (account → latest usage second in the batch), measured
+/// with the provisional costs the batch just stored (`measured`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn evaluate(
+    conn: &mut dyn Conn,
+    backend: crate::conn::backend::Backend,
+    books: &Books,
+    touched: &BTreeMap<String, i64>,
+    measured: &HashMap<(String, String), Measure>,
+    position: &serde_json::Value,
+    quota_topic: &str,
+    now_ms: i64,
+) -> Result<()> {
+    if touched.is_empty() {
+        return Ok(());
+    }
+    let quotas = quotas_of_accounts(conn, backend, touched).await?;
+    if quotas.is_empty() {
+        return Ok(());
+    }
+    for (account, (q, _)) in &quotas {
+        let Some(label) = books.label_of(touched[account]) else {
+            continue;
+        };
+        let (total, unit_seconds) = match measured.get(&(account.clone(), label.clone())) {
+            Some(m) => m.clone(),
+            // A closed period (late usage): measured as it stands.
+            None => match measure(conn, books, account, &label).await? {
+                Some(m) => m,
+                None => continue,
+            },
+        };
+        let mut q = q.clone();
+        let invoiced = match q.prepaid_balance {
+            Some(_) => {
+                let (wallet, outstanding) =
+                    crate::finance::wallet_rows::wallet_state(conn, account).await?;
+                q.prepaid_balance = Some(wallet);
+                outstanding
+            }
+            None => Decimal::ZERO,
+        };
+        let q = &q;
+        let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
+        for (quota, used, limit) in quota::measures(q, total, invoiced, &unit_seconds) {
+            let level = Level::of(used, limit, warn_at);
+            let at = Where {
+                account,
+                quota: &quota,
+                label: &label,
+                position,
+                quota_topic,
+                now_ms,
+            };
+            move_level(conn, &at, level, used, limit).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The quotas of the `touched` accounts that have some, each with when it was set.
+async fn quotas_of_accounts(
+    conn: &mut dyn Conn,
+    backend: crate::conn::backend::Backend,
+    touched: &BTreeMap<String, i64>,
+) -> Result<BTreeMap<String, (Quotas, i64)>> {
+    let mut quotas: BTreeMap<String, (Quotas, i64)> = BTreeMap::new();
+    let names: Vec<&str> = touched.keys().map(String::as_str).collect();
+    let filter = crate::conn::sql::in_list("account", backend);
+    let sql = include_str!("../../queries/shared/select_quotas_of_accounts.sql")
+        .replace("{filter}", &filter);
+    for r in crate::conn::db::query(&sql)
+        .bind(&names[..])
+        .fetch_all(&mut *conn)
+        .await?
+    {
+        let q: Quotas = serde_json::from_str(&r.get::<String, _>("body"))
+            .map_err(|e| StoreError::Corrupt(format!("stored quotas: {e}")))?;
+        quotas.insert(r.get("account"), (q, r.get("updated_at_ms")));
+    }
+    Ok(quotas)
+}
+
+/// Moves the stored level of `at`'s quota to `level`, recording a decision per step it takes.
+async fn move_level(
+    conn: &mut dyn Conn,
+    at: &Where<'_>,
+    level: Level,
+    used: Decimal,
+    limit: Decimal,
+) -> Result<()> {
+    let row = crate::conn::db::query(include_str!("../../queries/shared/select_quota_level.sql"))
+        .bind(at.account)
+        .bind(at.quota)
+        .bind(at.label)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let (before, n) = match row {
+        None => (Level::Ok, 0),
+        Some(r) => {
+            let level: String = r.get("level");
+            let level =
+                crate::conn::error::stored(Level::parse(&level), "quota_levels", "level", &level)?;
+            (level, r.get::<i64, _>("decisions"))
+        }
+    };
+    let kinds = before.decisions_to(level);
+    if kinds.is_empty() {
+        return Ok(());
+    }
+    let (used, limit) = (used.normalize(), limit.normalize());
+    let mut n = n;
+    for &kind in kinds {
+        n += 1;
+        record(conn, at, n, kind, used, limit).await?;
+    }
+    crate::conn::db::query(include_str!("../../queries/shared/upsert_quota_level.sql"))
+        .bind(at.account)
+        .bind(at.quota)
+        .bind(at.label)
+        .bind(level.as_str())
+        .bind(n)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Where a decision is recorded: the account's quota in a period, at a batch position.
+struct Where<'a> {
+    account: &'a str,
+    quota: &'a str,
+    label: &'a str,
+    position: &'a serde_json::Value,
+    quota_topic: &'a str,
+    now_ms: i64,
+}
+
+/// Records the `n`th decision of (account, quota, period) and its outbox row. Its id hashes
+/// those, so a replay reproduces it whatever its batch boundaries.
+async fn record(
+    conn: &mut dyn Conn,
+    at: &Where<'_>,
+    n: i64,
+    kind: &str,
+    used: Decimal,
+    limit: Decimal,
+) -> Result<()> {
+    let Where {
+        account,
+        quota,
+        label,
+        position,
+        quota_topic,
+        now_ms,
+    } = *at;
+    let id = format!(
+        "qd_{}",
+        &crate::admin::keys::hash_key(&format!("{account}|{quota}|{label}|{n}"))[..20]
+    );
+    crate::conn::db::query(include_str!(
+        "../../queries/shared/insert_quota_decision.sql"
+    ))
+    .bind(id.as_str())
+    .bind(account)
+    .bind(quota)
+    .bind(label)
+    .bind(kind)
+    .bind(used.to_string())
+    .bind(limit.to_string())
+    .bind(position.to_string())
+    .bind(now_ms)
+    .execute(&mut *conn)
+    .await?;
+    let payload = serde_json::json!({
+        "id": id, "account": account, "quota": quota, "period": label, "kind": kind,
+        "used": used, "limit": limit, "position": position,
+        "at": billing_core::timestamp::format_secs(now_ms.div_euclid(1000)),
+    });
+    insert_rows(
+        conn,
+        include_str!("../../queries/shared/insert_outbox.sql"),
+        "",
+        vec![vec![
+            Val::Text(quota_topic.to_string()),
+            Val::Text(account.to_string()),
+            Val::Text(payload.to_string()),
+            Val::I64(now_ms),
+        ]],
+    )
+    .await?;
+    metrics::counter!("gpubill_quota_decisions_total", "kind" => kind.to_string()).increment(1);
+    Ok(())
+}
+
+impl QuotaHandle<'_> {
+    /// Decisions, oldest first: an account's (when given), filtered by quota and kind, after
+    /// `after_seq`.
+    pub async fn quota_decisions(
+        &self,
+        account: Option<&str>,
+        quota: Option<&str>,
+        kind: Option<&str>,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<Decision>> {
+        let rows = crate::conn::db::query(include_str!(
+            "../../queries/shared/select_quota_decisions.sql"
+        ))
+        .bind(account.unwrap_or(""))
+        .bind(quota.unwrap_or(""))
+        .bind(kind.unwrap_or(""))
+        .bind(after_seq)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let dec = |s: String| {
+                    s.parse::<Decimal>()
+                        .map_err(|e| StoreError::Corrupt(format!("decision decimal: {e}")))
+                };
+                Ok(Decision {
+                    seq: r.get("seq"),
+                    id: r.get("id"),
+                    account: r.get("account"),
+                    quota: r.get("quota"),
+                    period: r.get("period"),
+                    kind: r.get("kind"),
+                    used: dec(r.get("used"))?,
+                    limit: dec(r.get("quota_limit"))?,
+                    position: serde_json::from_str(&r.get::<String, _>("position"))
+                        .unwrap_or(serde_json::Value::Null),
+                    at_ms: r.get("at_ms"),
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,79 @@
+//! What an authorization asks for and answers, and a hold as stored (the types the store's
+//! connection layer caches, kept apart from the code that decides them).
+
+use crate::conn::error::{Result, StoreError};
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+/// What an authorization asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoldRequest {
+    pub account: String,
+    pub sku: String,
+    pub quantity: Decimal,
+    pub seconds: i64,
+    pub lease: Option<String>,
+}
+
+/// A hold as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hold {
+    pub id: String,
+    pub account: String,
+    pub sku: String,
+    pub quantity: Decimal,
+    pub seconds: i64,
+    pub amount: Decimal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
+    /// `live`, `released`, `expired`, or `captured` (usage for its lease arrived).
+    pub status: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// The answer to an authorization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authorization {
+    Allowed(Hold),
+    /// Denied by `quota`: what is used (including live holds) and the limit.
+    Denied {
+        quota: String,
+        used: Decimal,
+        requested: Decimal,
+        limit: Decimal,
+    },
+}
+
+/// Why an authorization could not be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldError {
+    #[error("unknown account {0:?}")]
+    UnknownAccount(String),
+    #[error("no price book applies now: upload one with PUT /v1/admin/pricebook")]
+    NoPriceBook,
+    #[error("sku {0:?} has no on-demand rate in the price book that applies now")]
+    UnknownSku(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("unknown hold {0:?}")]
+    UnknownHold(String),
+    #[error("hold {id:?} is {status}, not live")]
+    NotLive { id: String, status: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for HoldError {
+    fn from(e: sqlx::Error) -> Self {
+        HoldError::Store(StoreError::Db(e))
+    }
+}
+
+/// A queued authorization.
+pub(crate) struct Queued {
+    pub(crate) req: HoldRequest,
+    pub(crate) ttl_ms: i64,
+    pub(crate) now_ms: i64,
+    pub(crate) answer: tokio::sync::oneshot::Sender<Result<Authorization, HoldError>>,
+}
