@@ -364,10 +364,10 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
-    /// `(path, method)` of every route `crate::routes::router` declares, read from lib.rs's source:
+    /// `(path, method)` of every route `crate::routes::router` declares, read from routes.rs's source:
     /// each `.route("PATH", get(..).post(..))` call.
     fn router_routes() -> Vec<(String, String)> {
-        let source = include_str!("lib.rs");
+        let source = include_str!("routes.rs");
         let mut out = Vec::new();
         for call in source.split(".route(").skip(1) {
             // The call's text up to its closing parenthesis.
