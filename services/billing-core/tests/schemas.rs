@@ -100,7 +100,58 @@ fn pricebook_schema_and_the_parser_agree_on_every_example() {
         );
         let e = PriceBook::from_toml(&text).expect_err(&file);
         assert!(!e.key().is_empty(), "pricebook/invalid/{file}: {e}");
+        // Both refuse the same thing: some schema error sits at the parser's key or at a table
+        // above it (a missing key, or a rule over several keys, is the table's error).
+        let key = key_segments(e.key());
+        let paths: Vec<Vec<String>> = v
+            .iter_errors(&instance)
+            .map(|err| {
+                err.instance_path
+                    .to_string()
+                    .split('/')
+                    .skip(1)
+                    .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                    .collect()
+            })
+            .collect();
+        assert!(
+            paths.iter().any(|p| key.starts_with(p)),
+            "pricebook/invalid/{file}: the parser refuses {key:?} ({e}), the schema {paths:?}"
+        );
     }
+}
+
+/// A parser error key (`skus."gpu.h100".tiers[0].up_to_hours`) as path segments
+/// (`["skus", "gpu.h100", "tiers", "0", "up_to_hours"]`).
+fn key_segments(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = key.chars().peekable();
+    let mut bare = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                let mut quoted = String::new();
+                while let Some(q) = chars.next() {
+                    match q {
+                        '\\' => quoted.extend(chars.next()),
+                        '"' => break,
+                        _ => quoted.push(q),
+                    }
+                }
+                out.push(quoted);
+            }
+            '.' | '[' | ']' => {
+                if !bare.is_empty() {
+                    out.push(std::mem::take(&mut bare));
+                }
+            }
+            _ => bare.push(c),
+        }
+    }
+    if !bare.is_empty() {
+        out.push(bare);
+    }
+    out
 }
 
 #[test]
