@@ -238,7 +238,7 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
         .map(|i| CsvInvoice {
             id: &i.id,
             number: &i.number,
-            status: &i.status,
+            status: i.status.as_str(),
             invoice: &i.invoice,
             adjustments: &i.adjustments,
             amount_due: i.amount_due,
@@ -250,7 +250,7 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
         .map(|n| CsvCreditNote {
             id: &n.id,
             number: &n.number,
-            status: &n.status,
+            status: n.status.as_str(),
             account: &n.account,
             currency: &n.currency,
             references: n

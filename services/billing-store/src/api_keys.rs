@@ -130,14 +130,20 @@ impl Store {
             .await?
             .iter()
             .map(|r| {
-                let command: serde_json::Value =
-                    serde_json::from_str(&r.get::<String, _>("payload"))
-                        .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
+                let payload: String = r.get("payload");
+                let command: serde_json::Value = serde_json::from_str(&payload)
+                    .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
+                let action = crate::stored(
+                    command["type"].as_str().map(str::to_string),
+                    "outbox",
+                    "payload",
+                    &payload,
+                )?;
                 Ok(AuditEntry {
                     seq: r.get("seq"),
                     at: format_secs(r.get::<i64, _>("created_at_ms").div_euclid(1000)),
                     actor: actor_of(r.get::<Option<String>, _>("headers").as_deref()),
-                    action: command["type"].as_str().unwrap_or_default().to_string(),
+                    action,
                     command,
                 })
             })

@@ -232,7 +232,7 @@ fn hold_rows(placed: &[Hold]) -> Vec<Vec<Val>> {
                 Val::I64(h.seconds),
                 Val::Text(h.amount.to_string()),
                 Val::OptText(h.lease.clone()),
-                Val::Text("live".into()),
+                Val::Text(crate::quota::HoldStatus::Live.as_str().into()),
                 Val::I64(h.created_at_ms),
                 Val::I64(h.expires_at_ms),
             ]
@@ -332,7 +332,7 @@ fn decide(
         seconds: req.seconds,
         amount,
         lease: req.lease.clone(),
-        status: "live".into(),
+        status: crate::quota::HoldStatus::Live,
         created_at_ms: now_ms,
         expires_at_ms: now_ms + ttl_ms,
     })))

@@ -274,7 +274,7 @@ impl Store {
             let note = (!note_amount.is_zero()).then(|| {
                 next_note += 1;
                 CreditNote {
-                    kind: "credit_note".into(),
+                    kind: crate::documents::DocumentKind::CreditNote,
                     id: credit_note_id(&invoice.account, period_label),
                     number: numbering::number(&self.credit_note_prefix, year, next_note - 1),
                     account: invoice.account.clone(),
@@ -285,7 +285,7 @@ impl Store {
                     invoice_number: number.clone(),
                     references: negative_references(&p.adjusted.lines),
                     amount: note_amount,
-                    status: "credited".into(),
+                    status: crate::documents::CreditNoteStatus::Credited,
                 }
             });
             for (label, recomputed) in &p.adjusted.recomputed {
@@ -309,13 +309,11 @@ impl Store {
             )
             .await?;
             let issued = IssuedInvoice {
-                kind: "invoice",
+                kind: crate::documents::DocumentKind::Invoice,
                 id,
                 number,
                 // Paid at issue when the wallet covered it (`billing_core::invoice::status`).
-                status: billing_core::invoice::status(amount_due, paid)
-                    .as_str()
-                    .into(),
+                status: billing_core::invoice::status(amount_due, paid),
                 issued_at: issued_at.clone(),
                 pricebook_version: version,
                 invoice,
@@ -357,7 +355,7 @@ impl Store {
                     Val::Text(period_label.to_string()),
                     Val::Text(i.number.clone()),
                     // `paid` when the wallet paid it all at issue (issue 24.2).
-                    Val::Text(i.status.clone()),
+                    Val::Text(i.status.as_str().to_string()),
                     Val::I64(now_ms),
                     Val::I64(version),
                     Val::Text(i.invoice.credit.to_string()),

@@ -2,6 +2,7 @@
 //! the store gathers the period's documents, `billing_core::journal` posts them.
 
 use crate::close_error::CloseError;
+use crate::wallet_rows::{MovementKind, PaymentMethod};
 use crate::{Result, Store, StoreError};
 use billing_core::invoice::Component;
 use billing_core::journal::{
@@ -12,9 +13,9 @@ use billing_core::subscriptions::cycle_bounds;
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 
-fn dec(s: &str) -> Result<Decimal> {
-    s.parse()
-        .map_err(|e| StoreError::Corrupt(format!("amount {s:?}: {e}")))
+/// Stored money of `table.amount`: one that does not parse is an error naming it.
+fn dec(s: &str, table: &str) -> Result<Decimal> {
+    crate::stored(s.parse().ok(), table, "amount", s)
 }
 
 impl Store {
@@ -67,6 +68,12 @@ impl Store {
             let document = format!("payment:{}", r.get::<i64, _>("seq"));
             let (number, customer, method): (String, String, String) =
                 (r.get("number"), r.get("account"), r.get("method"));
+            let method = crate::stored(
+                PaymentMethod::parse(&method),
+                "invoice_payments",
+                "method",
+                &method,
+            )?;
             let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
             let head = Head {
                 document: &document,
@@ -76,8 +83,8 @@ impl Store {
             };
             out.extend(payment_entries(
                 &head,
-                &method,
-                dec(&r.get::<String, _>("amount"))?,
+                method.as_str(),
+                dec(&r.get::<String, _>("amount"), "invoice_payments")?,
             ));
         }
         for r in crate::db::query(include_str!("../queries/shared/select_admin_movements.sql"))
@@ -89,6 +96,12 @@ impl Store {
             let document = format!("movement:{}", r.get::<i64, _>("seq"));
             let (customer, kind, reference): (String, String, String) =
                 (r.get("account"), r.get("kind"), r.get("reference"));
+            let kind = crate::stored(
+                MovementKind::parse(&kind),
+                "wallet_movements",
+                "kind",
+                &kind,
+            )?;
             let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
             let head = Head {
                 document: &document,
@@ -98,8 +111,8 @@ impl Store {
             };
             out.extend(movement_entries(
                 &head,
-                &kind,
-                dec(&r.get::<String, _>("amount"))?,
+                kind.as_str(),
+                dec(&r.get::<String, _>("amount"), "wallet_movements")?,
             ));
         }
         Ok(())

@@ -89,8 +89,8 @@ pub use catalog::UploadedPriceBook;
 pub use close::AutoClose;
 pub use close_error::CloseError;
 pub use commands::{Command, FoldedPart, PartitionPosition, Positions, Recorded};
-pub use decisions::Decision;
-pub use documents::{CreditNote, CreditReference, IssuedInvoice};
+pub use decisions::{Decision, DecisionKind};
+pub use documents::{CreditNote, CreditNoteStatus, CreditReference, DocumentKind, IssuedInvoice};
 pub use failpoints::POINTS as FAIL_POINTS;
 pub use fold::Outcome;
 pub use idempotency::Claim;
@@ -104,15 +104,17 @@ pub use pricebooks::PriceBookVersion;
 pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use provisional::UnitSeconds;
 pub use provisional_reads::Provisional;
-pub use quota::{Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S};
+pub use quota::{
+    Authorization, Balance, Hold, HoldError, HoldRequest, HoldStatus, Quotas, RUNNING_WINDOW_S,
+};
 pub use reads::{DeadLetter, LateUsage, OutboxRow};
 pub use records::{Part, Position};
 pub use settle::{SettleOutcome, Settlement};
 pub use sink::EventSink;
 pub use terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
-pub use verify::{Difference, VerifyReport};
+pub use verify::{Difference, DifferenceKind, VerifyReport};
 pub use wallet::{MovementMade, Wallet, check_amount};
-pub use wallet_rows::{AdminMovement, Movement, Payment, WalletError};
+pub use wallet_rows::{AdminMovement, Movement, MovementKind, Payment, PaymentMethod, WalletError};
 
 use billing_core::pricebook::PriceBookError;
 use db::Pool;
@@ -128,6 +130,49 @@ pub const EMBEDDED_CONSUMER: &str = "embedded";
 pub(crate) fn stored<T>(value: Option<T>, table: &str, column: &str, raw: &str) -> Result<T> {
     value.ok_or_else(|| StoreError::Corrupt(format!("{table}.{column} holds {raw:?}")))
 }
+
+/// An enum of the words a stored column holds (a status, kind, method...): each variant with
+/// its word, which is also its JSON. `as_str` is what is written; `parse` reads a word back,
+/// `None` for one the code does not know (the reader names where with [`stored`]); `ALL`
+/// lists the variants. `parse` has no fallback: it finds the variant whose word it is.
+macro_rules! stored_words {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $word:literal,)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $word)] $variant,)+
+        }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The stored (and JSON) word.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)+
+                }
+            }
+
+            /// The variant a stored word names; `None` for a word the code does not know.
+            pub fn parse(word: &str) -> Option<$name> {
+                Self::ALL.iter().copied().find(|v| v.as_str() == word)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use stored_words;
 
 /// Most records one ingest call takes (the HTTP API enforces it too).
 pub const MAX_BATCH_RECORDS: usize = 10_000;

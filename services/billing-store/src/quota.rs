@@ -69,9 +69,23 @@ pub struct Hold {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<String>,
     /// `live`, `released`, `expired`, or `captured` (usage for its lease arrived).
-    pub status: String,
+    pub status: HoldStatus,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
+}
+
+crate::stored_words! {
+    /// A hold's state, as stored in `holds.status` and shown in the API.
+    pub enum HoldStatus {
+        /// Reserving its amount until it expires, is released or captured.
+        Live = "live",
+        /// Released by the backend.
+        Released = "released",
+        /// Reached `expires_at` while live.
+        Expired = "expired",
+        /// Usage for its lease arrived: the usage counts from then on.
+        Captured = "captured",
+    }
 }
 
 /// The answer to an authorization.
@@ -101,7 +115,7 @@ pub enum HoldError {
     #[error("unknown hold {0:?}")]
     UnknownHold(String),
     #[error("hold {id:?} is {status}, not live")]
-    NotLive { id: String, status: String },
+    NotLive { id: String, status: HoldStatus },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -294,7 +308,7 @@ impl Store {
             .await?
             .filter(|h| account.is_none_or(|a| a == h.account))
             .ok_or_else(|| HoldError::UnknownHold(id.to_string()))?;
-        if hold.status != "live" {
+        if hold.status != HoldStatus::Live {
             tx.rollback().await?;
             return Err(HoldError::NotLive {
                 id: id.to_string(),
@@ -435,19 +449,22 @@ fn cents(mut d: Decimal) -> Decimal {
 }
 
 fn hold_from_row(r: crate::db::DbRow) -> Result<Hold> {
-    let dec = |s: String| {
-        s.parse::<Decimal>()
-            .map_err(|e| StoreError::Corrupt(format!("hold decimal {s:?}: {e}")))
+    let dec = |column: &str| {
+        let s: String = r.get(column);
+        crate::stored(s.parse::<Decimal>().ok(), "holds", column, &s)
     };
     Ok(Hold {
         id: r.get("id"),
         account: r.get("account"),
         sku: r.get("sku"),
-        quantity: dec(r.get("quantity"))?,
+        quantity: dec("quantity")?,
         seconds: r.get("seconds"),
-        amount: dec(r.get("amount"))?,
+        amount: dec("amount")?,
         lease: r.get("lease"),
-        status: r.get("status"),
+        status: {
+            let status: String = r.get("status");
+            crate::stored(HoldStatus::parse(&status), "holds", "status", &status)?
+        },
         created_at_ms: r.get("created_at_ms"),
         expires_at_ms: r.get("expires_at_ms"),
     })

@@ -8,7 +8,7 @@ use crate::{EMBEDDED_CONSUMER, Result, Store, rental, sql};
 pub struct DeadLetter {
     pub seq: i64,
     pub log_seq: Option<i64>,
-    pub reason: String,
+    pub reason: billing_core::event::RejectReason,
     pub detail: String,
     pub source: Option<String>,
     pub event_id: Option<String>,
@@ -67,19 +67,26 @@ impl Store {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| DeadLetter {
-                seq: r.get("seq"),
-                log_seq: r.get("log_seq"),
-                reason: r.get("reason"),
-                detail: r.get("detail"),
-                source: r.get("source"),
-                event_id: r.get("event_id"),
-                payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>("payload")).into_owned(),
-                created_at_ms: r.get("created_at_ms"),
+        rows.into_iter()
+            .map(|r| {
+                let reason: String = r.get("reason");
+                Ok(DeadLetter {
+                    seq: r.get("seq"),
+                    log_seq: r.get("log_seq"),
+                    reason: crate::stored(
+                        billing_core::event::RejectReason::parse(&reason),
+                        "dead_letters",
+                        "reason",
+                        &reason,
+                    )?,
+                    detail: r.get("detail"),
+                    source: r.get("source"),
+                    event_id: r.get("event_id"),
+                    payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>("payload")).into_owned(),
+                    created_at_ms: r.get("created_at_ms"),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Outbox rows not yet published, oldest first.

@@ -9,7 +9,8 @@
 use crate::commands::Command;
 use crate::db::Conn;
 use crate::wallet_rows::{
-    Movement, Payment, WalletError, append, cents, dec, payments_of, set_wallet, wallet_state,
+    Movement, MovementKind, Payment, PaymentMethod, WalletError, append, cents, dec, payments_of,
+    set_wallet, wallet_state,
 };
 use crate::{Result, Store, StoreError};
 use billing_core::settlement::{self, PaymentRefused, Unpaid, oldest_first};
@@ -39,7 +40,7 @@ pub struct SettleOutcome {
 pub(crate) async fn mark_paid(conn: &mut dyn Conn, id: &str) -> Result<()> {
     crate::db::query(include_str!("../queries/shared/update_invoice_status.sql"))
         .bind(id)
-        .bind("paid")
+        .bind(billing_core::invoice::InvoiceStatus::Paid.as_str())
         .execute(&mut *conn)
         .await?;
     Ok(())
@@ -57,8 +58,10 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     .fetch_all(&mut *conn)
     .await?
     {
-        *paid.entry(r.get("invoice_id")).or_default() +=
-            dec(&r.get::<String, _>("amount"), "payment amount")?;
+        *paid.entry(r.get("invoice_id")).or_default() += dec(
+            &r.get::<String, _>("amount"),
+            ("invoice_payments", "amount"),
+        )?;
     }
     let mut out = Vec::new();
     for r in crate::db::query(include_str!(
@@ -69,7 +72,10 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     .await?
     {
         let id: String = r.get("id");
-        let due = dec(&r.get::<String, _>("amount_due"), "amount due")?;
+        let due = dec(
+            &r.get::<String, _>("amount_due"),
+            ("invoices", "amount_due"),
+        )?;
         let owed = settlement::owed(due, paid.get(&id).copied().unwrap_or_default());
         if owed > Decimal::ZERO {
             out.push(Unpaid {
@@ -101,13 +107,13 @@ async fn pay_from_wallet(
     let before = payments_of(conn, id)
         .await?
         .iter()
-        .filter(|p| p.method == "wallet")
+        .filter(|p| p.method == PaymentMethod::Wallet)
         .count();
     let reference = settlement::settlement_reference(id, before + 1);
     let (movement, inserted) = append(
         conn,
         account,
-        ("settlement", -amount, &reference, Some(id)),
+        (MovementKind::Settlement, -amount, &reference, Some(id)),
         now_ms,
     )
     .await?;
@@ -119,7 +125,7 @@ async fn pay_from_wallet(
     crate::db::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
         .bind(id)
         .bind(cents(amount).to_string())
-        .bind("wallet")
+        .bind(PaymentMethod::Wallet.as_str())
         .bind(&reference)
         .bind(now_ms)
         .execute(&mut *conn)
@@ -210,7 +216,10 @@ impl Store {
             });
         };
         let account: String = row.get("account");
-        let due = dec(&row.get::<String, _>("amount_due"), "amount due")?;
+        let due = dec(
+            &row.get::<String, _>("amount_due"),
+            ("invoices", "amount_due"),
+        )?;
         let paid: Decimal = payments_of(&mut **tx, id)
             .await?
             .iter()

@@ -59,7 +59,7 @@ impl From<sqlx::Error> for TermError {
 /// A live term as `GET /v1/admin/accounts/{id}/terms` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredTerm {
-    pub kind: String,
+    pub kind: TermKind,
     pub term_id: String,
     pub body: Map<String, Value>,
     pub rev: i64,
@@ -176,8 +176,9 @@ impl Store {
         rows.into_iter()
             .map(|r| {
                 let body: String = r.get("body");
+                let kind: String = r.get("kind");
                 Ok(StoredTerm {
-                    kind: r.get("kind"),
+                    kind: crate::stored(TermKind::parse(&kind), "account_terms", "kind", &kind)?,
                     term_id: r.get("term_id"),
                     body: serde_json::from_str(&body)
                         .map_err(|e| StoreError::Corrupt(format!("account term body: {e}")))?,

@@ -17,8 +17,8 @@
 use crate::commands::Command;
 use crate::db::Conn;
 use crate::wallet_rows::{
-    AdminMovement, Movement, Payment, WalletError, append, cents, dec, movement_of, payments_of,
-    set_wallet, wallet_state,
+    AdminMovement, Movement, MovementKind, Payment, PaymentMethod, WalletError, append, cents, dec,
+    movement_of, payments_of, set_wallet, wallet_state,
 };
 use crate::{Result, Store, StoreError};
 use billing_core::settlement::{self, PaymentRefused};
@@ -59,7 +59,7 @@ pub(crate) async fn settle_issued(
         append(
             conn,
             account,
-            ("credit_note", amount, &reference, Some(id)),
+            (MovementKind::CreditNote, amount, &reference, Some(id)),
             now_ms,
         )
         .await?;
@@ -74,14 +74,19 @@ pub(crate) async fn settle_issued(
         append(
             conn,
             account,
-            ("settlement", -paid, &reference, Some(invoice_id)),
+            (
+                MovementKind::Settlement,
+                -paid,
+                &reference,
+                Some(invoice_id),
+            ),
             now_ms,
         )
         .await?;
         crate::db::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
             .bind(invoice_id)
             .bind(cents(paid).to_string())
-            .bind("wallet")
+            .bind(PaymentMethod::Wallet.as_str())
             .bind("wallet")
             .bind(now_ms)
             .execute(&mut *conn)
@@ -173,8 +178,8 @@ impl Store {
             return Err(WalletError::UnknownAccount(account.to_string()));
         }
         let (name, signed) = match kind {
-            AdminMovement::Topup => ("topup", amount),
-            AdminMovement::Refund => ("refund", -amount),
+            AdminMovement::Topup => (MovementKind::Topup, amount),
+            AdminMovement::Refund => (MovementKind::Refund, -amount),
         };
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
@@ -207,7 +212,7 @@ impl Store {
         &self,
         tx: &mut crate::db::Tx,
         account: &str,
-        (kind, name, signed, amount): (AdminMovement, &str, Decimal, Decimal),
+        (kind, name, signed, amount): (AdminMovement, MovementKind, Decimal, Decimal),
         (reference, settle): (&str, bool),
         now_ms: i64,
     ) -> Result<MovementMade, WalletError> {
@@ -228,7 +233,7 @@ impl Store {
             }
             return Err(WalletError::ReferenceConflict {
                 reference: reference.to_string(),
-                kind: stored.kind,
+                kind: stored.kind.to_string(),
                 amount: stored.amount,
             });
         }
@@ -285,7 +290,7 @@ impl Store {
             append(
                 conn,
                 account,
-                ("correction", delta, &reference, None),
+                (MovementKind::Correction, delta, &reference, None),
                 now_ms,
             )
             .await?;
@@ -340,7 +345,10 @@ impl Store {
             return Err(WalletError::UnknownInvoice(id.to_string()));
         };
         let account: String = owner.get("account");
-        let due = dec(&owner.get::<String, _>("amount_due"), "amount due")?;
+        let due = dec(
+            &owner.get::<String, _>("amount_due"),
+            ("invoices", "amount_due"),
+        )?;
         let payments = payments_of(&mut tx, id).await?;
         if let Some(p) = payments.iter().find(|p| p.reference == reference) {
             tx.rollback().await?;
@@ -373,7 +381,7 @@ impl Store {
         crate::db::query(include_str!("../queries/shared/insert_invoice_payment.sql"))
             .bind(id)
             .bind(amount.to_string())
-            .bind("external")
+            .bind(PaymentMethod::External.as_str())
             .bind(reference)
             .bind(now_ms)
             .execute(&mut *tx)
