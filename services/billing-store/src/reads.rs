@@ -95,19 +95,24 @@ impl Store {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| OutboxRow {
-                seq: r.get("seq"),
-                topic: r.get("topic"),
-                key: r.get("key"),
-                payload: r.get("payload"),
-                headers: r
-                    .get::<Option<String>, _>("headers")
-                    .and_then(|h| serde_json::from_str(&h).ok())
-                    .unwrap_or_default(),
+        rows.into_iter()
+            .map(|r| {
+                // No headers (null) is none; headers that do not parse are corrupt.
+                let headers = match r.get::<Option<String>, _>("headers") {
+                    Some(h) => {
+                        crate::stored(serde_json::from_str(&h).ok(), "outbox", "headers", &h)?
+                    }
+                    None => Default::default(),
+                };
+                Ok(OutboxRow {
+                    seq: r.get("seq"),
+                    topic: r.get("topic"),
+                    key: r.get("key"),
+                    payload: r.get("payload"),
+                    headers,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Marks outbox rows as published (after the broker acknowledged them).
