@@ -94,7 +94,7 @@ mod tests {
         let issued = IssuedInvoice {
             kind: billing_store::DocumentKind::Invoice,
             id: text(rng),
-            number: number.clone(),
+            number: number.clone().into(),
             // A status is one of the closed list now (issue 25), not any text.
             status: InvoiceStatus::ALL[(rng.next() % InvoiceStatus::ALL.len() as u64) as usize],
             issued_at: text(rng),
@@ -115,13 +115,13 @@ mod tests {
         let note = CreditNote {
             kind: billing_store::DocumentKind::CreditNote,
             id: text(rng),
-            number: text(rng),
+            number: text(rng).into(),
             account: account.clone(),
             currency: text(rng),
             period: text(rng),
             issued_at: text(rng),
             invoice_id: text(rng),
-            invoice_number: number,
+            invoice_number: number.into(),
             references: vec![],
             amount: d("1.00"),
             status: billing_store::CreditNoteStatus::Credited,

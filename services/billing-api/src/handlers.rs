@@ -237,7 +237,7 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
         .iter()
         .map(|i| CsvInvoice {
             id: &i.id,
-            number: &i.number,
+            number: i.number.as_str(),
             status: i.status.as_str(),
             invoice: &i.invoice,
             adjustments: &i.adjustments,
@@ -249,7 +249,7 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
         .iter()
         .map(|n| CsvCreditNote {
             id: &n.id,
-            number: &n.number,
+            number: n.number.as_str(),
             status: n.status.as_str(),
             account: &n.account,
             currency: &n.currency,
@@ -257,12 +257,12 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
                 .references
                 .iter()
                 .map(|r| CsvReference {
-                    invoice_number: r.invoice_number.as_deref(),
+                    invoice_number: r.invoice_number.as_ref().map(|n| n.as_str()),
                     period: &r.period,
                     amount: r.amount,
                 })
                 .collect(),
-            invoice_number: &n.invoice_number,
+            invoice_number: n.invoice_number.as_str(),
             amount: n.amount,
         })
         .collect();

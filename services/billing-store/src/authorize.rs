@@ -225,7 +225,7 @@ fn hold_rows(placed: &[Hold]) -> Vec<Vec<Val>> {
         .iter()
         .map(|h| {
             vec![
-                Val::Text(h.id.clone()),
+                Val::Text(h.id.as_str().to_string()),
                 Val::Text(h.account.clone()),
                 Val::Text(h.sku.clone()),
                 Val::Text(h.quantity.to_string()),
@@ -273,11 +273,14 @@ async fn bump_revisions(
 }
 
 /// A hold id: `hold_` and 96 random bits.
-fn new_hold_id() -> Result<String> {
+fn new_hold_id() -> Result<crate::quota::HoldId> {
     let mut bytes = [0u8; 12];
     getrandom::fill(&mut bytes)
         .map_err(|e| StoreError::Corrupt(format!("the OS random number generator failed: {e}")))?;
-    Ok(format!("hold_{}", hex::encode(bytes)))
+    Ok(crate::quota::HoldId::new(format!(
+        "hold_{}",
+        hex::encode(bytes)
+    )))
 }
 
 /// A queued authorization.

@@ -4,6 +4,7 @@
 use crate::adjust::{Adjusted, credits_before};
 use crate::close_error::CloseError;
 use crate::commands::{self, Command};
+use crate::documents::DocumentNumber;
 use crate::documents::{CreditNote, CreditReference, IssuedInvoice};
 use crate::provisional::credit_balance;
 use crate::sql::{Val, insert_rows};
@@ -269,14 +270,22 @@ impl Store {
         for (n, p) in prepared.into_iter().enumerate() {
             let invoice = p.invoice;
             let id = invoice_id(&invoice.account, period_label);
-            let number = numbering::number(&self.invoice_prefix, year, first + n as i64);
+            let number = DocumentNumber::new(numbering::number(
+                &self.invoice_prefix,
+                year,
+                first + n as i64,
+            ));
             let (amount_due, note_amount) = settle(invoice.total, &p.adjusted.lines);
             let note = (!note_amount.is_zero()).then(|| {
                 next_note += 1;
                 CreditNote {
                     kind: crate::documents::DocumentKind::CreditNote,
                     id: credit_note_id(&invoice.account, period_label),
-                    number: numbering::number(&self.credit_note_prefix, year, next_note - 1),
+                    number: DocumentNumber::new(numbering::number(
+                        &self.credit_note_prefix,
+                        year,
+                        next_note - 1,
+                    )),
                     account: invoice.account.clone(),
                     currency: invoice.currency.clone(),
                     period: period_label.to_string(),
@@ -353,7 +362,7 @@ impl Store {
                     Val::Text(i.id.clone()),
                     Val::Text(i.invoice.account.clone()),
                     Val::Text(period_label.to_string()),
-                    Val::Text(i.number.clone()),
+                    Val::Text(i.number.as_str().to_string()),
                     // `paid` when the wallet paid it all at issue (issue 24.2).
                     Val::Text(i.status.as_str().to_string()),
                     Val::I64(now_ms),
@@ -390,7 +399,7 @@ impl Store {
                             Val::Text(c.id.clone()),
                             Val::Text(c.account.clone()),
                             Val::Text(period_label.to_string()),
-                            Val::Text(c.number.clone()),
+                            Val::Text(c.number.as_str().to_string()),
                             Val::Text(c.invoice_id.clone()),
                             Val::Text(c.amount.to_string()),
                             Val::I64(now_ms),
@@ -441,7 +450,7 @@ fn negative_references(lines: &[AdjustmentLine]) -> Vec<CreditReference> {
             .or_insert_with(|| CreditReference {
                 period: l.period.clone(),
                 invoice_id: l.invoice_id.clone(),
-                invoice_number: l.invoice_number.clone(),
+                invoice_number: l.invoice_number.clone().map(DocumentNumber::new),
                 amount: Decimal::ZERO,
             })
             .amount += l.amount;

@@ -25,6 +25,12 @@ crate::stored_words! {
     }
 }
 
+crate::stored_id! {
+    /// An invoice's or a credit note's number (`INV-2026-000123`, `CN-2026-000007`): gapless
+    /// per series and year, given by the close.
+    DocumentNumber
+}
+
 pub(crate) fn parse_invoice(body: &str) -> Result<Invoice> {
     serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))
 }
@@ -38,7 +44,7 @@ pub struct IssuedInvoice {
     /// Always `invoice` (a credit note says `credit_note`).
     pub kind: DocumentKind,
     pub id: String,
-    pub number: String,
+    pub number: DocumentNumber,
     pub status: InvoiceStatus,
     pub issued_at: String,
     pub pricebook_version: i64,
@@ -79,7 +85,7 @@ pub struct CreditNote {
     /// Always `credit_note`.
     pub kind: DocumentKind,
     pub id: String,
-    pub number: String,
+    pub number: DocumentNumber,
     pub account: String,
     pub currency: String,
     /// The period whose close issued it.
@@ -87,7 +93,7 @@ pub struct CreditNote {
     pub issued_at: String,
     /// The invoice issued with it (its adjustment lines hold the detail).
     pub invoice_id: String,
-    pub invoice_number: String,
+    pub invoice_number: DocumentNumber,
     /// The original invoices whose net adjustment was negative, with that net.
     pub references: Vec<CreditReference>,
     /// Positive: what is credited.
@@ -100,7 +106,7 @@ pub struct CreditNote {
 pub struct CreditReference {
     pub period: String,
     pub invoice_id: Option<String>,
-    pub invoice_number: Option<String>,
+    pub invoice_number: Option<DocumentNumber>,
     pub amount: Decimal,
 }
 
@@ -227,7 +233,7 @@ fn issued_from_row(r: crate::db::DbRow, paid: &HashMap<String, Decimal>) -> Resu
         // Paid once the payments cover what it owes (`billing_core::invoice::status`).
         status: billing_core::invoice::status(amount_due, settled),
         id,
-        number: r.get("number"),
+        number: DocumentNumber::new(r.get::<String, _>("number")),
         issued_at: format_secs(issued_at_ms.div_euclid(1000)),
         pricebook_version: r.get("pricebook_version"),
         invoice,

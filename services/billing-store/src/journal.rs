@@ -41,7 +41,7 @@ impl Store {
         for n in self.credit_notes(None, Some(label)).await? {
             let head = Head {
                 document: &n.id,
-                reference: &n.number,
+                reference: n.number.as_str(),
                 date: &n.issued_at,
                 customer: &n.account,
             };
@@ -130,7 +130,7 @@ fn invoice_documents(
         let date = &i.issued_at;
         let head = Head {
             document: &i.id,
-            reference: &i.number,
+            reference: i.number.as_str(),
             date,
             customer: &i.invoice.account,
         };

@@ -90,7 +90,9 @@ pub use close::AutoClose;
 pub use close_error::CloseError;
 pub use commands::{Command, FoldedPart, PartitionPosition, Positions, Recorded};
 pub use decisions::{Decision, DecisionKind};
-pub use documents::{CreditNote, CreditNoteStatus, CreditReference, DocumentKind, IssuedInvoice};
+pub use documents::{
+    CreditNote, CreditNoteStatus, CreditReference, DocumentKind, DocumentNumber, IssuedInvoice,
+};
 pub use failpoints::POINTS as FAIL_POINTS;
 pub use fold::Outcome;
 pub use idempotency::Claim;
@@ -105,7 +107,8 @@ pub use profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use provisional::UnitSeconds;
 pub use provisional_reads::Provisional;
 pub use quota::{
-    Authorization, Balance, Hold, HoldError, HoldRequest, HoldStatus, Quotas, RUNNING_WINDOW_S,
+    Authorization, Balance, Hold, HoldError, HoldId, HoldRequest, HoldStatus, Quotas,
+    RUNNING_WINDOW_S,
 };
 pub use reads::{DeadLetter, LateUsage, OutboxRow};
 pub use records::{Part, Position};
@@ -173,6 +176,75 @@ macro_rules! stored_words {
     };
 }
 pub(crate) use stored_words;
+
+/// An id the store issues and callers pass back (a hold id, a document number): a string of
+/// its own type, so one is not passed where another belongs. Its JSON is the string
+/// (`serde(transparent)`), and `{:?}` and `{}` show it as the string would.
+macro_rules! stored_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn new(id: impl Into<String>) -> $name {
+                $name(id.into())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&self.0, f)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> $name {
+                $name(id)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> $name {
+                $name(id.to_string())
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+pub(crate) use stored_id;
 
 /// Most records one ingest call takes (the HTTP API enforces it too).
 pub const MAX_BATCH_RECORDS: usize = 10_000;

@@ -57,10 +57,15 @@ pub struct HoldRequest {
     pub lease: Option<String>,
 }
 
+crate::stored_id! {
+    /// A hold's id (`hold_` and 96 random bits), as authorizations answer it.
+    HoldId
+}
+
 /// A hold as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Hold {
-    pub id: String,
+    pub id: HoldId,
     pub account: String,
     pub sku: String,
     pub quantity: Decimal,
@@ -274,7 +279,7 @@ impl Store {
     /// Extends a live hold to `now + ttl` (an account, when given, must own it).
     pub async fn extend_hold(
         &self,
-        id: &str,
+        id: &HoldId,
         account: Option<&str>,
         ttl_ms: i64,
         now_ms: i64,
@@ -286,7 +291,7 @@ impl Store {
     /// Releases a live hold: its amount is free again.
     pub async fn release_hold(
         &self,
-        id: &str,
+        id: &HoldId,
         account: Option<&str>,
         now_ms: i64,
     ) -> Result<Hold, HoldError> {
@@ -295,7 +300,7 @@ impl Store {
 
     async fn close_or_extend(
         &self,
-        id: &str,
+        id: &HoldId,
         account: Option<&str>,
         ttl_ms: Option<i64>,
         now_ms: i64,
@@ -322,7 +327,7 @@ impl Store {
                 crate::db::query(include_str!("../queries/shared/release_hold.sql")).bind(now_ms)
             }
         };
-        q.bind(id).execute(&mut *tx).await?;
+        q.bind(id.as_str()).execute(&mut *tx).await?;
         bump_hold_rev(&mut tx, &hold.account).await?;
         let updated = self
             .hold(&mut tx, id)
@@ -394,9 +399,9 @@ impl Store {
         live_holds(&mut conn, account, now_ms).await
     }
 
-    async fn hold(&self, conn: &mut dyn crate::db::Conn, id: &str) -> Result<Option<Hold>> {
+    async fn hold(&self, conn: &mut dyn crate::db::Conn, id: &HoldId) -> Result<Option<Hold>> {
         let row = crate::db::query(include_str!("../queries/shared/select_hold.sql"))
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(conn)
             .await?;
         row.map(hold_from_row).transpose()
@@ -454,7 +459,7 @@ fn hold_from_row(r: crate::db::DbRow) -> Result<Hold> {
         crate::stored(s.parse::<Decimal>().ok(), "holds", column, &s)
     };
     Ok(Hold {
-        id: r.get("id"),
+        id: HoldId::new(r.get::<String, _>("id")),
         account: r.get("account"),
         sku: r.get("sku"),
         quantity: dec("quantity")?,

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Settlement {
     pub invoice: String,
-    pub number: String,
+    pub number: crate::documents::DocumentNumber,
     pub amount: Decimal,
 }
 
@@ -162,7 +162,7 @@ pub(crate) async fn settle_oldest_first(
         pay_from_wallet(conn, account, (&s.id, owed), s.amount, now_ms).await?;
         out.push(Settlement {
             invoice: s.id,
-            number: s.number,
+            number: crate::documents::DocumentNumber::new(s.number),
             amount: cents(s.amount),
         });
     }
