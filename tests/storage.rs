@@ -344,7 +344,37 @@ async fn an_unknown_stored_word_is_an_error_naming_table_column_and_value() {
         )
         .await;
     }
+    // Rows of a kind the code does not know, put in beside the real ones.
+    let rows = [
+        (
+            "insert into account_terms values ('acme', 'gifts', 'g1', '{}', 999, 0)",
+            "delete from account_terms where kind = 'gifts'",
+            r#"account_terms.kind holds "gifts""#,
+        ),
+        (
+            "insert into rental_events values ('moon.phase', '', 'x', 0, 1, '')",
+            "delete from rental_events where kind = 'moon.phase'",
+            r#"rental_events.kind holds "moon.phase""#,
+        ),
+    ];
+    for (insert, delete, named) in rows {
+        exec(&url, insert).await;
+        let err = if named.starts_with("account_terms") {
+            store
+                .account_terms("acme")
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        } else {
+            store.platform().await.map(|_| ()).unwrap_err().to_string()
+        };
+        assert!(err.contains(named), "{named}: {err}");
+        exec(&url, delete).await;
+    }
     // Restored, every read answers again.
+    store.account_terms("acme").await.unwrap();
+    store.platform().await.unwrap();
     store.release_hold(&hold, None, now).await.unwrap();
     store.verify(None).await.unwrap();
     store.dead_letters(0, 10).await.unwrap();
