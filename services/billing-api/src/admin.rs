@@ -66,7 +66,7 @@ pub async fn revoke_key(
         )));
     }
     if s.store
-        .revoke_api_key(&account, &key_id.to_ascii_lowercase(), (s.clock)())
+        .revoke_api_key(&account, &key_id.to_ascii_lowercase().into(), (s.clock)())
         .await?
     {
         Ok(StatusCode::NO_CONTENT)

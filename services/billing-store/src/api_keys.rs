@@ -14,10 +14,16 @@ use crate::{Result, Store, StoreError};
 use billing_core::timestamp::format_secs;
 use serde::Serialize;
 
+crate::stored_id! {
+    /// An API key's id: the first 16 hex digits of its hash ([`key_id_of`]), as the key list
+    /// names it and a revocation takes it.
+    ApiKeyId
+}
+
 /// An API key as listed: its id and when it was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ApiKeyInfo {
-    pub key_id: String,
+    pub key_id: ApiKeyId,
     pub created_at: String,
 }
 
@@ -44,8 +50,8 @@ fn actor_of(headers: Option<&str>) -> String {
 }
 
 /// The id of a key hash: its first 16 hex digits.
-pub fn key_id_of(key_hash: &str) -> String {
-    key_hash.chars().take(16).collect()
+pub fn key_id_of(key_hash: &str) -> ApiKeyId {
+    ApiKeyId::new(key_hash.chars().take(16).collect::<String>())
 }
 
 impl Store {
@@ -77,12 +83,17 @@ impl Store {
     }
 
     /// Revokes the account's key `key_id`; false when it has no such key.
-    pub async fn revoke_api_key(&self, account: &str, key_id: &str, now_ms: i64) -> Result<bool> {
+    pub async fn revoke_api_key(
+        &self,
+        account: &str,
+        key_id: &ApiKeyId,
+        now_ms: i64,
+    ) -> Result<bool> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         let gone = crate::db::query(include_str!("../queries/shared/delete_api_key.sql"))
             .bind(account)
-            .bind(key_id)
+            .bind(key_id.as_str())
             .execute(&mut *tx)
             .await?
             .rows_affected();
@@ -94,7 +105,7 @@ impl Store {
             &mut tx,
             &Command::RevokeApiKey {
                 account: account.to_string(),
-                key_id: key_id.to_string(),
+                key_id: key_id.clone(),
                 at_ms: now_ms,
             },
             now_ms,

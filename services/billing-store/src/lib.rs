@@ -83,7 +83,7 @@ mod writes;
 
 pub use accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use adjust::PendingAdjustment;
-pub use api_keys::{ApiKeyInfo, AuditEntry, key_id_of};
+pub use api_keys::{ApiKeyId, ApiKeyInfo, AuditEntry, key_id_of};
 pub use books::OLDER_COMPILED_MAX;
 pub use catalog::UploadedPriceBook;
 pub use close::AutoClose;
