@@ -10,15 +10,10 @@
 //! the transaction that makes it (`commands.rs`), and `audit` reads them back in order.
 
 use crate::commands::Command;
+use crate::keys::ApiKeyId;
 use crate::{Result, Store, StoreError};
 use billing_core::timestamp::format_secs;
 use serde::Serialize;
-
-crate::stored_id! {
-    /// An API key's id: the first 16 hex digits of its hash ([`key_id_of`]), as the key list
-    /// names it and a revocation takes it.
-    ApiKeyId
-}
 
 /// An API key as listed: its id and when it was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -51,7 +51,7 @@ pub enum Command {
     #[serde(rename = "account.key.revoke")]
     RevokeApiKey {
         account: String,
-        key_id: crate::api_keys::ApiKeyId,
+        key_id: crate::keys::ApiKeyId,
         at_ms: i64,
     },
     #[serde(rename = "quotas.set")]

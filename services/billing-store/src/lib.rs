@@ -83,7 +83,7 @@ mod writes;
 
 pub use accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use adjust::PendingAdjustment;
-pub use api_keys::{ApiKeyId, ApiKeyInfo, AuditEntry, key_id_of};
+pub use api_keys::{ApiKeyInfo, AuditEntry, key_id_of};
 pub use books::OLDER_COMPILED_MAX;
 pub use catalog::UploadedPriceBook;
 pub use close::AutoClose;
@@ -97,7 +97,7 @@ pub use failpoints::POINTS as FAIL_POINTS;
 pub use fold::Outcome;
 pub use idempotency::Claim;
 pub use identities::identity;
-pub use keys::{hash_key, key_id};
+pub use keys::{ApiKeyId, hash_key, key_id};
 pub use known::Known;
 pub use ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
 pub(crate) use ledgers::{load_ledger, load_ledgers};
