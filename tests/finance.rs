@@ -975,7 +975,10 @@ async fn verify_orders_facts_and_closes_by_fold_not_by_clock(db: Db) {
     .unwrap();
     let report = store.finance().verify(None).await.unwrap();
     assert!(
-        report.differences.iter().any(|d| d.kind == "invoice"),
+        report
+            .differences
+            .iter()
+            .any(|d| d.kind.as_str() == "invoice"),
         "{:#?}",
         report.differences
     );

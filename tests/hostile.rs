@@ -748,7 +748,7 @@ async fn ten_thousand_hostile_records_over_http_are_dead_lettered_and_the_valid_
     assert_eq!(rejected, 10_000);
     let dead = all_dead_letters(&t.state.store).await;
     assert_eq!(dead.len(), 10_000);
-    assert!(dead.iter().all(|d| !d.reason.is_empty()));
+    assert!(dead.iter().all(|d| !d.reason.as_str().is_empty()));
     assert_eq!(t.state.store.log().event_count().await.unwrap(), 500);
     let closed = t.close("2026-11").await;
     let offline = offline_invoices(BOOK, &valid, "2026-11");
@@ -773,7 +773,7 @@ async fn ten_thousand_hostile_records_over_kafka_are_dead_lettered_and_the_valid
     consume_until_offsets(&t, &topic, 500, Some(records.len() as i64)).await;
     let dead = all_dead_letters(&t.state.store).await;
     assert_eq!(dead.len(), 10_000);
-    assert!(dead.iter().all(|d| !d.reason.is_empty()));
+    assert!(dead.iter().all(|d| !d.reason.as_str().is_empty()));
     assert_eq!(t.state.store.log().event_count().await.unwrap(), 500);
     let closed = t.close("2026-11").await;
     let offline = offline_invoices(BOOK, &valid, "2026-11");

@@ -159,7 +159,7 @@ async fn a_top_up_pays_the_invoice_issued_before_it(db: Db) {
     // The payment is the invoice's, from the wallet.
     let payments = t.state.store.finance().payments(id).await.unwrap();
     assert_eq!(payments.len(), 1, "{payments:?}");
-    assert_eq!(payments[0].method, "wallet");
+    assert_eq!(payments[0].method.as_str(), "wallet");
     // The same top-up again settles nothing more.
     let (s, v) = topup(&t, "acme", "90.00", "wire-1").await;
     assert_eq!((s, &v["settled"]), (StatusCode::OK, &json!([])), "{v}");

@@ -290,3 +290,190 @@ async fn an_unknown_stored_class_or_credit_is_an_error_not_a_default() {
         "{err}"
     );
 }
+
+/// Issue 25, a typed store boundary: every stored status, kind, method and reason is one the
+/// code knows. A word it does not know, or money that does not parse, is an error naming the
+/// table, the column and the value, whichever public read meets it (before, these were read
+/// as strings and passed on as they were).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_stored_word_is_an_error_naming_table_column_and_value() {
+    use billing_store::{AdminMovement, HoldRequest, Quotas};
+    let url = fresh_db(Db::Postgres).await;
+    let store = Store::open(&url).await.unwrap();
+    let now = DEC_2_2026_MS;
+    store.admin().put_pricebook(BOOK, now).await.unwrap();
+    store
+        .admin()
+        .create_account("acme", "hash", now)
+        .await
+        .unwrap();
+    let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
+    // A dead letter, and an invoice of 36.00 that a top-up of 5.00 pays from the wallet.
+    store
+        .log()
+        .ingest(vec![nov, b"not json".to_vec()], now)
+        .await
+        .unwrap();
+    store.finance().close_period("2026-11", now).await.unwrap();
+    let topup = "5".parse().unwrap();
+    store
+        .finance()
+        .wallet_movement("acme", AdminMovement::Topup, topup, "t1", now)
+        .await
+        .unwrap();
+    // A quota decision: December's usage is over the spend limit.
+    let quotas: Quotas = serde_json::from_str(r#"{"spend_limit":"1.00"}"#).unwrap();
+    store
+        .quota()
+        .set_quotas("acme", &quotas, now)
+        .await
+        .unwrap();
+    let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
+    store.log().ingest(vec![dec], now).await.unwrap();
+    assert!(
+        !store
+            .quota()
+            .quota_decisions(None, None, None, 0, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let quotas: Quotas = serde_json::from_str("{}").unwrap();
+    store
+        .quota()
+        .set_quotas("acme", &quotas, now)
+        .await
+        .unwrap();
+    let request = HoldRequest {
+        account: "acme".into(),
+        sku: "gpu.h100".into(),
+        quantity: "1".parse().unwrap(),
+        seconds: 60,
+        lease: None,
+    };
+    let hold = match store
+        .quota()
+        .authorize(&request, 300_000, now)
+        .await
+        .unwrap()
+    {
+        billing_store::Authorization::Allowed(h) => h.id,
+        denied => panic!("{denied:?}"),
+    };
+    // (table, column, what it holds, an unknown value, the read that meets it)
+    let cases = [
+        ("holds", "status", "live", "frozen", "release"),
+        ("wallet_movements", "kind", "topup", "gift", "wallet"),
+        ("wallet_movements", "amount", "5.00", "lots", "wallet"),
+        ("invoice_payments", "method", "wallet", "cash", "verify"),
+        ("invoices", "status", "issued", "void", "invoices"),
+        (
+            "dead_letters",
+            "reason",
+            "malformed_json",
+            "bad_luck",
+            "dead_letters",
+        ),
+        ("quota_decisions", "kind", "warn", "panic", "decisions"),
+    ];
+    for (table, column, good, bad, read) in cases {
+        exec(
+            &url,
+            &format!("update {table} set {column} = '{bad}' where {column} = '{good}'"),
+        )
+        .await;
+        let err = match read {
+            "release" => store
+                .quota()
+                .release_hold(&hold, None, now)
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+            "wallet" => store
+                .finance()
+                .wallet("acme")
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+            "verify" => store
+                .finance()
+                .verify(None)
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+            "invoices" => store
+                .finance()
+                .invoices(Some("acme"), None)
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+            "dead_letters" => store
+                .log()
+                .dead_letters(0, 10)
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+            "decisions" => store
+                .quota()
+                .quota_decisions(Some("acme"), None, None, 0, 10)
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+            other => unreachable!("{other}"),
+        };
+        let named = format!("{table}.{column} holds \"{bad}\"");
+        assert!(err.contains(&named), "{named}: {err}");
+        exec(
+            &url,
+            &format!("update {table} set {column} = '{good}' where {column} = '{bad}'"),
+        )
+        .await;
+    }
+    // Rows of a kind the code does not know, put in beside the real ones.
+    let rows = [
+        (
+            "insert into account_terms values ('acme', 'gifts', 'g1', '{}', 999, 0)",
+            "delete from account_terms where kind = 'gifts'",
+            r#"account_terms.kind holds "gifts""#,
+        ),
+        (
+            "insert into rental_events values ('moon.phase', '', 'x', 0, 1, '')",
+            "delete from rental_events where kind = 'moon.phase'",
+            r#"rental_events.kind holds "moon.phase""#,
+        ),
+    ];
+    for (insert, delete, named) in rows {
+        exec(&url, insert).await;
+        let err = if named.starts_with("account_terms") {
+            store
+                .admin()
+                .account_terms("acme")
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        } else {
+            store
+                .log()
+                .platform()
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err.contains(named), "{named}: {err}");
+        exec(&url, delete).await;
+    }
+    // Restored, every read answers again.
+    store.admin().account_terms("acme").await.unwrap();
+    store.log().platform().await.unwrap();
+    store.quota().release_hold(&hold, None, now).await.unwrap();
+    store.finance().verify(None).await.unwrap();
+    store.log().dead_letters(0, 10).await.unwrap();
+}

@@ -98,7 +98,7 @@ async fn finds(t: &TestApp, kind: &str, what: &str, detail: &str) {
         report
             .differences
             .iter()
-            .any(|d| d.kind == kind && d.what == what && d.detail.contains(detail)),
+            .any(|d| d.kind.as_str() == kind && d.what == what && d.detail.contains(detail)),
         "no {kind} difference about {what} saying {detail:?}: {:#?}",
         report.differences
     );

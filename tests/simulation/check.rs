@@ -78,7 +78,7 @@ pub(crate) async fn check(sim: &Sim, exp: &Expected) -> (u64, u64) {
         exp.dead_maybe
     );
     for d in &dead {
-        assert!(!d.reason.is_empty(), "{d:?}");
+        assert!(!d.reason.as_str().is_empty(), "{d:?}");
         if let (Some(src), Some(id)) = (&d.source, &d.event_id)
             && let Some(content) = exp.valid.get(&(src.clone(), id.clone()))
         {

@@ -72,7 +72,7 @@ pub async fn revoke_key(
     }
     if s.store
         .admin()
-        .revoke_api_key(&account, &key_id.to_ascii_lowercase(), (s.clock)())
+        .revoke_api_key(&account, &key_id.to_ascii_lowercase().into(), (s.clock)())
         .await?
     {
         Ok(StatusCode::NO_CONTENT)

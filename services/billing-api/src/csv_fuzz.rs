@@ -10,7 +10,7 @@
 mod tests {
     use crate::handlers::csv;
     use billing_core::adjustment::AdjustmentLine;
-    use billing_core::invoice::{Component, Invoice, Line, Terms};
+    use billing_core::invoice::{Component, Invoice, InvoiceStatus, Line, Terms};
     use billing_core::period::PeriodJson;
     use billing_store::{CreditNote, IssuedInvoice};
     use rust_decimal::Decimal;
@@ -92,10 +92,11 @@ mod tests {
         );
         let number = text(rng);
         let issued = IssuedInvoice {
-            kind: "invoice",
+            kind: billing_store::DocumentKind::Invoice,
             id: text(rng),
-            number: number.clone(),
-            status: text(rng),
+            number: number.clone().into(),
+            // A status is one of the closed list now (issue 25), not any text.
+            status: InvoiceStatus::ALL[(rng.next() % InvoiceStatus::ALL.len() as u64) as usize],
             issued_at: text(rng),
             pricebook_version: 1,
             invoice,
@@ -112,18 +113,18 @@ mod tests {
             issued_at_ms: 0,
         };
         let note = CreditNote {
-            kind: "credit_note".into(),
+            kind: billing_store::DocumentKind::CreditNote,
             id: text(rng),
-            number: text(rng),
+            number: text(rng).into(),
             account: account.clone(),
             currency: text(rng),
             period: text(rng),
             issued_at: text(rng),
             invoice_id: text(rng),
-            invoice_number: number,
+            invoice_number: number.into(),
             references: vec![],
             amount: d("1.00"),
-            status: "credited".into(),
+            status: billing_store::CreditNoteStatus::Credited,
         };
         (vec![issued], vec![note], vec![account, sku, dest])
     }

@@ -227,7 +227,7 @@ pub fn documents(
         let i = i.at(now_ms, payment_days);
         let (period, number) = (i.invoice.period.start.clone(), i.number.clone());
         let v = serde_json::to_value(&i).map_err(|e| ApiError::Internal(e.to_string()))?;
-        out.push((period, 0, number, v));
+        out.push((period, 0, number.into_string(), v));
     }
     let starts: std::collections::HashMap<String, String> = out
         .iter()
@@ -236,7 +236,7 @@ pub fn documents(
     for n in notes {
         let period = starts.get(&n.invoice_id).cloned().unwrap_or_default();
         let v = serde_json::to_value(&n).map_err(|e| ApiError::Internal(e.to_string()))?;
-        out.push((period, 1, n.number.clone(), v));
+        out.push((period, 1, n.number.as_str().to_string(), v));
     }
     out.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
     Ok(out.into_iter().map(|(_, _, _, v)| v).collect())

@@ -238,8 +238,8 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
         .iter()
         .map(|i| CsvInvoice {
             id: &i.id,
-            number: &i.number,
-            status: &i.status,
+            number: i.number.as_str(),
+            status: i.status.as_str(),
             invoice: &i.invoice,
             adjustments: &i.adjustments,
             amount_due: i.amount_due,
@@ -250,20 +250,20 @@ pub fn csv(invoices: &[IssuedInvoice], notes: &[billing_store::CreditNote]) -> S
         .iter()
         .map(|n| CsvCreditNote {
             id: &n.id,
-            number: &n.number,
-            status: &n.status,
+            number: n.number.as_str(),
+            status: n.status.as_str(),
             account: &n.account,
             currency: &n.currency,
             references: n
                 .references
                 .iter()
                 .map(|r| CsvReference {
-                    invoice_number: r.invoice_number.as_deref(),
+                    invoice_number: r.invoice_number.as_ref().map(|n| n.as_str()),
                     period: &r.period,
                     amount: r.amount,
                 })
                 .collect(),
-            invoice_number: &n.invoice_number,
+            invoice_number: n.invoice_number.as_str(),
             amount: n.amount,
         })
         .collect();

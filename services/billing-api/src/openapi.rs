@@ -507,4 +507,44 @@ mod tests {
             );
         }
     }
+
+    /// Issue 25: the store's closed lists of words are enums in the document, all of them.
+    #[test]
+    fn the_stores_closed_lists_are_enums_of_the_schemas() {
+        let doc = document();
+        let schemas = &doc["components"]["schemas"];
+        let words = |schema: &str, field: &str| -> Vec<String> {
+            let mut field = &schemas[schema]["properties"][field];
+            if let Some(name) = field["$ref"].as_str() {
+                field = &schemas[name.trim_start_matches("#/components/schemas/")];
+            }
+            field["enum"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{schema}.{field} has no enum"))
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect()
+        };
+        let all = |words: &[&str]| -> Vec<String> { words.iter().map(|w| w.to_string()).collect() };
+        let kinds: Vec<&str> = billing_store::MovementKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(words("Movement", "kind"), all(&kinds));
+        let methods: Vec<&str> = billing_store::PaymentMethod::ALL
+            .iter()
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(words("Payment", "method"), all(&methods));
+        let statuses: Vec<&str> = billing_store::HoldStatus::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(words("HoldState", "status"), all(&statuses));
+        let statuses: Vec<&str> = billing_core::invoice::InvoiceStatus::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(words("IssuedInvoice", "status"), all(&statuses));
+    }
 }

@@ -136,7 +136,7 @@ pub async fn extend_hold(
     let h = s
         .store
         .quota()
-        .extend_hold(&id, None, ttl_ms(b.ttl_seconds)?, (s.clock)())
+        .extend_hold(&id.into(), None, ttl_ms(b.ttl_seconds)?, (s.clock)())
         .await?;
     Ok(Json(json!({
         "hold": h.id,
@@ -151,7 +151,11 @@ pub async fn release_hold(
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     principal.ingest()?;
-    let h = s.store.quota().release_hold(&id, None, (s.clock)()).await?;
+    let h = s
+        .store
+        .quota()
+        .release_hold(&id.into(), None, (s.clock)())
+        .await?;
     Ok((
         StatusCode::OK,
         Json(json!({ "hold": h.id, "status": h.status })),

@@ -42,7 +42,7 @@ mod quota;
 pub use admin::accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use admin::api_keys::{ApiKeyInfo, AuditEntry, key_id_of};
 pub use admin::idempotency::Claim;
-pub use admin::keys::{hash_key, key_id};
+pub use admin::keys::{ApiKeyId, hash_key, key_id};
 pub use admin::{actor, idempotency};
 pub use conn::backend::Backend;
 pub use conn::db;
@@ -63,12 +63,16 @@ pub use events::sink::EventSink;
 pub use finance::adjust::PendingAdjustment;
 pub use finance::close::AutoClose;
 pub use finance::close_error::CloseError;
-pub use finance::documents::{CreditNote, CreditReference, IssuedInvoice};
+pub use finance::documents::{
+    CreditNote, CreditNoteStatus, CreditReference, DocumentKind, DocumentNumber, IssuedInvoice,
+};
 pub use finance::profiles::{ProfileStoreError, SELLER_PROFILE, StoredProfile};
 pub use finance::settle::{SettleOutcome, Settlement};
-pub use finance::verify::{Difference, VerifyReport};
+pub use finance::verify::{Difference, DifferenceKind, VerifyReport};
 pub use finance::wallet::{MovementMade, Wallet, check_amount};
-pub use finance::wallet_rows::{AdminMovement, Movement, Payment, WalletError};
+pub use finance::wallet_rows::{
+    AdminMovement, Movement, MovementKind, Payment, PaymentMethod, WalletError,
+};
 pub use ledger::ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
 pub use pricing::books::OLDER_COMPILED_MAX;
 pub use pricing::catalog::UploadedPriceBook;
@@ -76,7 +80,8 @@ pub use pricing::pricebooks::PriceBookVersion;
 pub use pricing::provisional::UnitSeconds;
 pub use pricing::provisional_reads::Provisional;
 pub use pricing::terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
-pub use quota::decisions::Decision;
+pub use quota::decisions::{Decision, DecisionKind};
+pub use quota::holds::{HoldId, HoldStatus};
 pub use quota::limits::{
     Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S,
 };

@@ -57,6 +57,42 @@ fn reject_reason() -> utoipa::openapi::Object {
         .build()
 }
 
+/// A closed list of words of the store's (`billing_store`), from the code itself.
+fn words(words: impl IntoIterator<Item = &'static str>, about: &str) -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(words))
+        .description(Some(about))
+        .build()
+}
+
+/// `billing_store::MovementKind`, all of them.
+fn movement_kind() -> utoipa::openapi::Object {
+    use billing_store::MovementKind;
+    words(
+        MovementKind::ALL.iter().map(|k| k.as_str()),
+        "what the movement is",
+    )
+}
+
+/// `billing_store::PaymentMethod`, all of them.
+fn payment_method() -> utoipa::openapi::Object {
+    use billing_store::PaymentMethod;
+    words(
+        PaymentMethod::ALL.iter().map(|m| m.as_str()),
+        "how the invoice was paid",
+    )
+}
+
+/// `billing_store::HoldStatus`, all of them.
+fn hold_status() -> utoipa::openapi::Object {
+    use billing_store::HoldStatus;
+    words(
+        HoldStatus::ALL.iter().map(|s| s.as_str()),
+        "the hold's state",
+    )
+}
+
 /// A CloudEvent 1.0 in structured JSON mode (billing-semantics.md section 1). `data`
 /// depends on `type`: its fields are given by the JSON Schemas of schemas/ in the
 /// repository (`gpu.usage.schema.json`, `net.egress.schema.json`, ...).
@@ -506,7 +542,8 @@ pub struct MovementResult {
 #[derive(ToSchema)]
 pub struct Movement {
     pub seq: i64,
-    /// `topup`, `refund`, `settlement`, `credit_note`, ...
+    /// `topup`, `refund`, `settlement`, `credit_note`, `correction`.
+    #[schema(schema_with = movement_kind)]
     pub kind: String,
     /// Signed: what the movement did to the balance.
     pub amount: Decimal,
@@ -549,6 +586,7 @@ pub struct Payment {
     pub amount: Decimal,
     /// `wallet` (settled from the wallet: at issue, by a top-up or on demand) or `external`
     /// (recorded by the admin).
+    #[schema(schema_with = payment_method)]
     pub method: String,
     pub reference: String,
     pub at: String,
@@ -611,6 +649,7 @@ pub struct ExtendHold {
 #[derive(ToSchema)]
 pub struct HoldState {
     pub hold: String,
+    #[schema(schema_with = hold_status)]
     pub status: String,
     /// Not after a release.
     #[schema(required = false)]

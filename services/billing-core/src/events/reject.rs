@@ -97,6 +97,12 @@ impl RejectReason {
         RejectReason::BadPrice,
     ];
 
+    /// A stored reason (`dead_letters.reason`); anything else is `None`, never a default:
+    /// the caller names where the unknown value was found.
+    pub fn parse(s: &str) -> Option<RejectReason> {
+        RejectReason::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RejectReason::RecordTooLarge => "record_too_large",

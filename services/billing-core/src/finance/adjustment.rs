@@ -103,14 +103,14 @@ pub fn status(
     issued_ms: i64,
     now_ms: i64,
     due_days: i64,
-) -> &'static str {
+) -> InvoiceStatus {
     let stored = crate::pricing::invoice::status(amount_due, paid);
     if stored == InvoiceStatus::Issued
         && now_ms >= issued_ms.saturating_add(due_days.saturating_mul(86_400_000))
     {
-        InvoiceStatus::Overdue.as_str()
+        InvoiceStatus::Overdue
     } else {
-        stored.as_str()
+        stored
     }
 }
 
@@ -262,10 +262,22 @@ mod tests {
     #[test]
     fn status_follows_payments_and_the_clock() {
         let day = 86_400_000;
-        assert_eq!(status(d("10.00"), d("0"), 0, 29 * day, 30), "issued");
-        assert_eq!(status(d("10.00"), d("0"), 0, 30 * day, 30), "overdue");
-        assert_eq!(status(d("10.00"), d("9.99"), 0, 31 * day, 30), "overdue");
-        assert_eq!(status(d("10.00"), d("10.00"), 0, 31 * day, 30), "paid");
-        assert_eq!(status(d("0.00"), d("0"), 0, 0, 30), "paid");
+        assert_eq!(
+            status(d("10.00"), d("0"), 0, 29 * day, 30).as_str(),
+            "issued"
+        );
+        assert_eq!(
+            status(d("10.00"), d("0"), 0, 30 * day, 30).as_str(),
+            "overdue"
+        );
+        assert_eq!(
+            status(d("10.00"), d("9.99"), 0, 31 * day, 30).as_str(),
+            "overdue"
+        );
+        assert_eq!(
+            status(d("10.00"), d("10.00"), 0, 31 * day, 30).as_str(),
+            "paid"
+        );
+        assert_eq!(status(d("0.00"), d("0"), 0, 0, 30).as_str(), "paid");
     }
 }

@@ -360,7 +360,8 @@ impl Invoice {
 
 /// An issued invoice's state (issue 12), as stored and shown: `issued`, `paid`, or `overdue`
 /// (told on a clock by [`crate::finance::adjustment::status`], never stored).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum InvoiceStatus {
     Issued,
     Paid,
@@ -368,6 +369,19 @@ pub enum InvoiceStatus {
 }
 
 impl InvoiceStatus {
+    /// Every status, in declaration order.
+    pub const ALL: [InvoiceStatus; 3] = [
+        InvoiceStatus::Issued,
+        InvoiceStatus::Paid,
+        InvoiceStatus::Overdue,
+    ];
+
+    /// A stored status (`issued`, `paid`, `overdue`); anything else is `None`, never a
+    /// default: the caller names where the unknown value was found.
+    pub fn parse(s: &str) -> Option<InvoiceStatus> {
+        InvoiceStatus::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
     /// The word stored in `invoices.status` and shown in the API: `issued`, `paid`, `overdue`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -375,6 +389,12 @@ impl InvoiceStatus {
             InvoiceStatus::Paid => "paid",
             InvoiceStatus::Overdue => "overdue",
         }
+    }
+}
+
+impl std::fmt::Display for InvoiceStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -9,6 +9,7 @@
 //! The audit log is the commands themselves: every admin change is recorded in the outbox in
 //! the transaction that makes it (`commands.rs`), and `audit` reads them back in order.
 
+use crate::admin::keys::ApiKeyId;
 use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::AdminHandle;
 use crate::events::commands::Command;
@@ -18,7 +19,7 @@ use serde::Serialize;
 /// An API key as listed: its id and when it was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ApiKeyInfo {
-    pub key_id: String,
+    pub key_id: ApiKeyId,
     pub created_at: String,
 }
 
@@ -45,8 +46,8 @@ fn actor_of(headers: Option<&str>) -> String {
 }
 
 /// The id of a key hash: its first 16 hex digits.
-pub fn key_id_of(key_hash: &str) -> String {
-    key_hash.chars().take(16).collect()
+pub fn key_id_of(key_hash: &str) -> ApiKeyId {
+    ApiKeyId::new(key_hash.chars().take(16).collect::<String>())
 }
 
 impl AdminHandle<'_> {
@@ -78,12 +79,17 @@ impl AdminHandle<'_> {
     }
 
     /// Revokes the account's key `key_id`; false when it has no such key.
-    pub async fn revoke_api_key(&self, account: &str, key_id: &str, now_ms: i64) -> Result<bool> {
+    pub async fn revoke_api_key(
+        &self,
+        account: &str,
+        key_id: &ApiKeyId,
+        now_ms: i64,
+    ) -> Result<bool> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         let gone = crate::conn::db::query(include_str!("../../queries/shared/delete_api_key.sql"))
             .bind(account)
-            .bind(key_id)
+            .bind(key_id.as_str())
             .execute(&mut *tx)
             .await?
             .rows_affected();
@@ -95,7 +101,7 @@ impl AdminHandle<'_> {
             &mut tx,
             &Command::RevokeApiKey {
                 account: account.to_string(),
-                key_id: key_id.to_string(),
+                key_id: key_id.clone(),
                 at_ms: now_ms,
             },
             now_ms,
@@ -131,14 +137,20 @@ impl AdminHandle<'_> {
             .await?
             .iter()
             .map(|r| {
-                let command: serde_json::Value =
-                    serde_json::from_str(&r.get::<String, _>("payload"))
-                        .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
+                let payload: String = r.get("payload");
+                let command: serde_json::Value = serde_json::from_str(&payload)
+                    .map_err(|e| StoreError::Corrupt(format!("recorded command: {e}")))?;
+                let action = crate::conn::error::stored(
+                    command["type"].as_str().map(str::to_string),
+                    "outbox",
+                    "payload",
+                    &payload,
+                )?;
                 Ok(AuditEntry {
                     seq: r.get("seq"),
                     at: format_secs(r.get::<i64, _>("created_at_ms").div_euclid(1000)),
                     actor: actor_of(r.get::<Option<String>, _>("headers").as_deref()),
-                    action: command["type"].as_str().unwrap_or_default().to_string(),
+                    action,
                     command,
                 })
             })

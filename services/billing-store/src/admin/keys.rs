@@ -23,6 +23,12 @@ pub fn hash_key(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
+crate::conn::words::stored_id! {
+    /// An API key's id: the first 16 hex digits of its hash (`key_id_of`), as the key list
+    /// names it and a revocation takes it.
+    ApiKeyId
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

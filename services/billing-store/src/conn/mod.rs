@@ -9,3 +9,4 @@ pub(crate) mod handles;
 pub(crate) mod locks;
 pub(crate) mod sql;
 pub(crate) mod store;
+pub(crate) mod words;

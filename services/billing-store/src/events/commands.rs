@@ -53,7 +53,7 @@ pub enum Command {
     #[serde(rename = "account.key.revoke")]
     RevokeApiKey {
         account: String,
-        key_id: String,
+        key_id: crate::admin::keys::ApiKeyId,
         at_ms: i64,
     },
     #[serde(rename = "quotas.set")]

@@ -12,7 +12,7 @@ use crate::ledger::rental;
 pub struct DeadLetter {
     pub seq: i64,
     pub log_seq: Option<i64>,
-    pub reason: String,
+    pub reason: billing_core::event::RejectReason,
     pub detail: String,
     pub source: Option<String>,
     pub event_id: Option<String>,
@@ -72,19 +72,26 @@ impl LogHandle<'_> {
                 .bind(limit)
                 .fetch_all(&self.pool)
                 .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| DeadLetter {
-                seq: r.get("seq"),
-                log_seq: r.get("log_seq"),
-                reason: r.get("reason"),
-                detail: r.get("detail"),
-                source: r.get("source"),
-                event_id: r.get("event_id"),
-                payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>("payload")).into_owned(),
-                created_at_ms: r.get("created_at_ms"),
+        rows.into_iter()
+            .map(|r| {
+                let reason: String = r.get("reason");
+                Ok(DeadLetter {
+                    seq: r.get("seq"),
+                    log_seq: r.get("log_seq"),
+                    reason: crate::conn::error::stored(
+                        billing_core::event::RejectReason::parse(&reason),
+                        "dead_letters",
+                        "reason",
+                        &reason,
+                    )?,
+                    detail: r.get("detail"),
+                    source: r.get("source"),
+                    event_id: r.get("event_id"),
+                    payload: String::from_utf8_lossy(&r.get::<Vec<u8>, _>("payload")).into_owned(),
+                    created_at_ms: r.get("created_at_ms"),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Outbox rows not yet published, oldest first.
@@ -95,19 +102,27 @@ impl LogHandle<'_> {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| OutboxRow {
-                seq: r.get("seq"),
-                topic: r.get("topic"),
-                key: r.get("key"),
-                payload: r.get("payload"),
-                headers: r
-                    .get::<Option<String>, _>("headers")
-                    .and_then(|h| serde_json::from_str(&h).ok())
-                    .unwrap_or_default(),
+        rows.into_iter()
+            .map(|r| {
+                // No headers (null) is none; headers that do not parse are corrupt.
+                let headers = match r.get::<Option<String>, _>("headers") {
+                    Some(h) => crate::conn::error::stored(
+                        serde_json::from_str(&h).ok(),
+                        "outbox",
+                        "headers",
+                        &h,
+                    )?,
+                    None => Default::default(),
+                };
+                Ok(OutboxRow {
+                    seq: r.get("seq"),
+                    topic: r.get("topic"),
+                    key: r.get("key"),
+                    payload: r.get("payload"),
+                    headers,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Marks outbox rows as published (after the broker acknowledged them).

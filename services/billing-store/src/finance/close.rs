@@ -8,6 +8,7 @@ use crate::conn::store::Store;
 use crate::events::commands::{self, Command};
 use crate::finance::adjust::{Adjusted, credits_before};
 use crate::finance::close_error::CloseError;
+use crate::finance::documents::DocumentNumber;
 use crate::finance::documents::{CreditNote, CreditReference, IssuedInvoice};
 use crate::pricing::provisional::credit_balance;
 use billing_core::adjustment::{AdjustmentLine, settle};
@@ -248,14 +249,22 @@ impl FinanceHandle<'_> {
         for (n, p) in prepared.into_iter().enumerate() {
             let invoice = p.invoice;
             let id = invoice_id(&invoice.account, period_label);
-            let number = numbering::number(&self.invoice_prefix, year, first + n as i64);
+            let number = DocumentNumber::new(numbering::number(
+                &self.invoice_prefix,
+                year,
+                first + n as i64,
+            ));
             let (amount_due, note_amount) = settle(invoice.total, &p.adjusted.lines);
             let note = (!note_amount.is_zero()).then(|| {
                 next_note += 1;
                 CreditNote {
-                    kind: "credit_note".into(),
+                    kind: crate::finance::documents::DocumentKind::CreditNote,
                     id: credit_note_id(&invoice.account, period_label),
-                    number: numbering::number(&self.credit_note_prefix, year, next_note - 1),
+                    number: DocumentNumber::new(numbering::number(
+                        &self.credit_note_prefix,
+                        year,
+                        next_note - 1,
+                    )),
                     account: invoice.account.clone(),
                     currency: invoice.currency.clone(),
                     period: period_label.to_string(),
@@ -264,7 +273,7 @@ impl FinanceHandle<'_> {
                     invoice_number: number.clone(),
                     references: negative_references(&p.adjusted.lines),
                     amount: note_amount,
-                    status: "credited".into(),
+                    status: crate::finance::documents::CreditNoteStatus::Credited,
                 }
             });
             for (label, recomputed) in &p.adjusted.recomputed {
@@ -288,13 +297,11 @@ impl FinanceHandle<'_> {
             )
             .await?;
             let issued = IssuedInvoice {
-                kind: "invoice",
+                kind: crate::finance::documents::DocumentKind::Invoice,
                 id,
                 number,
                 // Paid at issue when the wallet covered it (`billing_core::invoice::status`).
-                status: billing_core::invoice::status(amount_due, paid)
-                    .as_str()
-                    .into(),
+                status: billing_core::invoice::status(amount_due, paid),
                 issued_at: issued_at.clone(),
                 pricebook_version: version,
                 invoice,
@@ -334,9 +341,9 @@ impl FinanceHandle<'_> {
                     Val::Text(i.id.clone()),
                     Val::Text(i.invoice.account.clone()),
                     Val::Text(period_label.to_string()),
-                    Val::Text(i.number.clone()),
+                    Val::Text(i.number.as_str().to_string()),
                     // `paid` when the wallet paid it all at issue (issue 24.2).
-                    Val::Text(i.status.clone()),
+                    Val::Text(i.status.as_str().to_string()),
                     Val::I64(now_ms),
                     Val::I64(version),
                     Val::Text(i.invoice.credit.to_string()),
@@ -371,7 +378,7 @@ impl FinanceHandle<'_> {
                             Val::Text(c.id.clone()),
                             Val::Text(c.account.clone()),
                             Val::Text(period_label.to_string()),
-                            Val::Text(c.number.clone()),
+                            Val::Text(c.number.as_str().to_string()),
                             Val::Text(c.invoice_id.clone()),
                             Val::Text(c.amount.to_string()),
                             Val::I64(now_ms),
@@ -422,7 +429,7 @@ fn negative_references(lines: &[AdjustmentLine]) -> Vec<CreditReference> {
             .or_insert_with(|| CreditReference {
                 period: l.period.clone(),
                 invoice_id: l.invoice_id.clone(),
-                invoice_number: l.invoice_number.clone(),
+                invoice_number: l.invoice_number.clone().map(DocumentNumber::new),
                 amount: Decimal::ZERO,
             })
             .amount += l.amount;

@@ -5,11 +5,32 @@
 use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::FinanceHandle;
 use billing_core::adjustment::AdjustmentLine;
-use billing_core::invoice::Invoice;
+use billing_core::invoice::{Invoice, InvoiceStatus};
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+
+crate::conn::words::stored_words! {
+    /// What an issued document is: its JSON `kind`.
+    pub enum DocumentKind {
+        Invoice = "invoice",
+        CreditNote = "credit_note",
+    }
+}
+
+crate::conn::words::stored_words! {
+    /// A credit note's state (its JSON `status`): credited to the wallet at issue.
+    pub enum CreditNoteStatus {
+        Credited = "credited",
+    }
+}
+
+crate::conn::words::stored_id! {
+    /// An invoice's or a credit note's number (`INV-2026-000123`, `CN-2026-000007`): gapless
+    /// per series and year, given by the close.
+    DocumentNumber
+}
 
 pub(crate) fn parse_invoice(body: &str) -> Result<Invoice> {
     serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))
@@ -22,10 +43,10 @@ pub(crate) fn parse_invoice(body: &str) -> Result<Invoice> {
 #[derive(Debug, Clone, Serialize)]
 pub struct IssuedInvoice {
     /// Always `invoice` (a credit note says `credit_note`).
-    pub kind: &'static str,
+    pub kind: DocumentKind,
     pub id: String,
-    pub number: String,
-    pub status: String,
+    pub number: DocumentNumber,
+    pub status: InvoiceStatus,
     pub issued_at: String,
     pub pricebook_version: i64,
     #[serde(flatten)]
@@ -53,8 +74,7 @@ impl IssuedInvoice {
             self.issued_at_ms,
             now_ms,
             payment_days,
-        )
-        .to_string();
+        );
         self
     }
 }
@@ -64,9 +84,9 @@ impl IssuedInvoice {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreditNote {
     /// Always `credit_note`.
-    pub kind: String,
+    pub kind: DocumentKind,
     pub id: String,
-    pub number: String,
+    pub number: DocumentNumber,
     pub account: String,
     pub currency: String,
     /// The period whose close issued it.
@@ -74,20 +94,20 @@ pub struct CreditNote {
     pub issued_at: String,
     /// The invoice issued with it (its adjustment lines hold the detail).
     pub invoice_id: String,
-    pub invoice_number: String,
+    pub invoice_number: DocumentNumber,
     /// The original invoices whose net adjustment was negative, with that net.
     pub references: Vec<CreditReference>,
     /// Positive: what is credited.
     pub amount: Decimal,
     /// `credited` (to the wallet, at issue).
-    pub status: String,
+    pub status: CreditNoteStatus,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreditReference {
     pub period: String,
     pub invoice_id: Option<String>,
-    pub invoice_number: Option<String>,
+    pub invoice_number: Option<DocumentNumber>,
     pub amount: Decimal,
 }
 
@@ -176,16 +196,21 @@ impl FinanceHandle<'_> {
         .await?
         {
             let amount: String = r.get("amount");
-            *out.entry(r.get("invoice_id")).or_default() += amount
-                .parse::<Decimal>()
-                .map_err(|e| StoreError::Corrupt(format!("payment amount {amount:?}: {e}")))?;
+            *out.entry(r.get("invoice_id")).or_default() += crate::conn::error::stored(
+                amount.parse::<Decimal>().ok(),
+                "invoice_payments",
+                "amount",
+                &amount,
+            )?;
         }
         Ok(out)
     }
 }
 
+/// A stored credit note's body; an unknown `kind` or `status` in it is an error naming them.
 fn parse_note(body: &str) -> Result<CreditNote> {
-    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("credit note body: {e}")))
+    serde_json::from_str(body)
+        .map_err(|e| StoreError::Corrupt(format!("credit_notes.body holds {body:?}: {e}")))
 }
 
 fn issued_from_row(
@@ -194,26 +219,26 @@ fn issued_from_row(
 ) -> Result<IssuedInvoice> {
     let invoice = parse_invoice(&r.get::<String, _>("body"))?;
     let due: String = r.get("amount_due");
-    let amount_due: Decimal = due
-        .parse()
-        .map_err(|e| StoreError::Corrupt(format!("amount due {due:?}: {e}")))?;
+    let amount_due: Decimal =
+        crate::conn::error::stored(due.parse().ok(), "invoices", "amount_due", &due)?;
     let adjustments = match r.get::<Option<String>, _>("adjustments") {
         Some(a) => serde_json::from_str(&a)
             .map_err(|e| StoreError::Corrupt(format!("adjustment lines: {e}")))?,
         None => Vec::new(),
     };
     let id: String = r.get("id");
+    // The stored status must be one the code knows, though what is shown follows the payments.
+    let stored: String = r.get("status");
+    crate::conn::error::stored(InvoiceStatus::parse(&stored), "invoices", "status", &stored)?;
     let mut settled = paid.get(&id).copied().unwrap_or_default();
     settled.rescale(2);
     let issued_at_ms: i64 = r.get("issued_at_ms");
     Ok(IssuedInvoice {
-        kind: "invoice",
+        kind: DocumentKind::Invoice,
         // Paid once the payments cover what it owes (`billing_core::invoice::status`).
-        status: billing_core::invoice::status(amount_due, settled)
-            .as_str()
-            .into(),
+        status: billing_core::invoice::status(amount_due, settled),
         id,
-        number: r.get("number"),
+        number: DocumentNumber::new(r.get::<String, _>("number")),
         issued_at: format_secs(issued_at_ms.div_euclid(1000)),
         pricebook_version: r.get("pricebook_version"),
         invoice,

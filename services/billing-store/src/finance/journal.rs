@@ -4,6 +4,7 @@
 use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::FinanceHandle;
 use crate::finance::close_error::CloseError;
+use crate::finance::wallet_rows::{MovementKind, PaymentMethod};
 use billing_core::invoice::Component;
 use billing_core::journal::{
     Entry, Head, credit_note_entries, invoice_entries, movement_entries, payment_entries,
@@ -13,9 +14,9 @@ use billing_core::subscriptions::cycle_bounds;
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 
-fn dec(s: &str) -> Result<Decimal> {
-    s.parse()
-        .map_err(|e| StoreError::Corrupt(format!("amount {s:?}: {e}")))
+/// Stored money of `table.amount`: one that does not parse is an error naming it.
+fn dec(s: &str, table: &str) -> Result<Decimal> {
+    crate::conn::error::stored(s.parse().ok(), table, "amount", s)
 }
 
 impl FinanceHandle<'_> {
@@ -41,7 +42,7 @@ impl FinanceHandle<'_> {
         for n in self.credit_notes(None, Some(label)).await? {
             let head = Head {
                 document: &n.id,
-                reference: &n.number,
+                reference: n.number.as_str(),
                 date: &n.issued_at,
                 customer: &n.account,
             };
@@ -70,6 +71,12 @@ impl FinanceHandle<'_> {
             let document = format!("payment:{}", r.get::<i64, _>("seq"));
             let (number, customer, method): (String, String, String) =
                 (r.get("number"), r.get("account"), r.get("method"));
+            let method = crate::conn::error::stored(
+                PaymentMethod::parse(&method),
+                "invoice_payments",
+                "method",
+                &method,
+            )?;
             let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
             let head = Head {
                 document: &document,
@@ -79,8 +86,8 @@ impl FinanceHandle<'_> {
             };
             out.extend(payment_entries(
                 &head,
-                &method,
-                dec(&r.get::<String, _>("amount"))?,
+                method.as_str(),
+                dec(&r.get::<String, _>("amount"), "invoice_payments")?,
             ));
         }
         for r in crate::conn::db::query(include_str!(
@@ -94,6 +101,12 @@ impl FinanceHandle<'_> {
             let document = format!("movement:{}", r.get::<i64, _>("seq"));
             let (customer, kind, reference): (String, String, String) =
                 (r.get("account"), r.get("kind"), r.get("reference"));
+            let kind = crate::conn::error::stored(
+                MovementKind::parse(&kind),
+                "wallet_movements",
+                "kind",
+                &kind,
+            )?;
             let date = format_secs(r.get::<i64, _>("at_ms").div_euclid(1000));
             let head = Head {
                 document: &document,
@@ -103,8 +116,8 @@ impl FinanceHandle<'_> {
             };
             out.extend(movement_entries(
                 &head,
-                &kind,
-                dec(&r.get::<String, _>("amount"))?,
+                kind.as_str(),
+                dec(&r.get::<String, _>("amount"), "wallet_movements")?,
             ));
         }
         Ok(())
@@ -122,7 +135,7 @@ fn invoice_documents(
         let date = &i.issued_at;
         let head = Head {
             document: &i.id,
-            reference: &i.number,
+            reference: i.number.as_str(),
             date,
             customer: &i.invoice.account,
         };

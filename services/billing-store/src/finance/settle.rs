@@ -11,7 +11,8 @@ use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::FinanceHandle;
 use crate::events::commands::Command;
 use crate::finance::wallet_rows::{
-    Movement, Payment, WalletError, append, cents, dec, payments_of, set_wallet, wallet_state,
+    Movement, MovementKind, Payment, PaymentMethod, WalletError, append, cents, dec, payments_of,
+    set_wallet, wallet_state,
 };
 use billing_core::settlement::{self, PaymentRefused, Unpaid, oldest_first};
 use rust_decimal::Decimal;
@@ -22,7 +23,7 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Settlement {
     pub invoice: String,
-    pub number: String,
+    pub number: crate::finance::documents::DocumentNumber,
     pub amount: Decimal,
 }
 
@@ -42,7 +43,7 @@ pub(crate) async fn mark_paid(conn: &mut dyn Conn, id: &str) -> Result<()> {
         "../../queries/shared/update_invoice_status.sql"
     ))
     .bind(id)
-    .bind("paid")
+    .bind(billing_core::invoice::InvoiceStatus::Paid.as_str())
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -60,8 +61,10 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     .fetch_all(&mut *conn)
     .await?
     {
-        *paid.entry(r.get("invoice_id")).or_default() +=
-            dec(&r.get::<String, _>("amount"), "payment amount")?;
+        *paid.entry(r.get("invoice_id")).or_default() += dec(
+            &r.get::<String, _>("amount"),
+            ("invoice_payments", "amount"),
+        )?;
     }
     let mut out = Vec::new();
     for r in crate::conn::db::query(include_str!(
@@ -72,7 +75,10 @@ async fn unpaid(conn: &mut dyn Conn, account: &str) -> Result<Vec<Unpaid>> {
     .await?
     {
         let id: String = r.get("id");
-        let due = dec(&r.get::<String, _>("amount_due"), "amount due")?;
+        let due = dec(
+            &r.get::<String, _>("amount_due"),
+            ("invoices", "amount_due"),
+        )?;
         let owed = settlement::owed(due, paid.get(&id).copied().unwrap_or_default());
         if owed > Decimal::ZERO {
             out.push(Unpaid {
@@ -104,13 +110,13 @@ async fn pay_from_wallet(
     let before = payments_of(conn, id)
         .await?
         .iter()
-        .filter(|p| p.method == "wallet")
+        .filter(|p| p.method == PaymentMethod::Wallet)
         .count();
     let reference = settlement::settlement_reference(id, before + 1);
     let (movement, inserted) = append(
         conn,
         account,
-        ("settlement", -amount, &reference, Some(id)),
+        (MovementKind::Settlement, -amount, &reference, Some(id)),
         now_ms,
     )
     .await?;
@@ -124,7 +130,7 @@ async fn pay_from_wallet(
     ))
     .bind(id)
     .bind(cents(amount).to_string())
-    .bind("wallet")
+    .bind(PaymentMethod::Wallet.as_str())
     .bind(&reference)
     .bind(now_ms)
     .execute(&mut *conn)
@@ -161,7 +167,7 @@ pub(crate) async fn settle_oldest_first(
         pay_from_wallet(conn, account, (&s.id, owed), s.amount, now_ms).await?;
         out.push(Settlement {
             invoice: s.id,
-            number: s.number,
+            number: crate::finance::documents::DocumentNumber::new(s.number),
             amount: cents(s.amount),
         });
     }
@@ -216,7 +222,10 @@ impl FinanceHandle<'_> {
             });
         };
         let account: String = row.get("account");
-        let due = dec(&row.get::<String, _>("amount_due"), "amount due")?;
+        let due = dec(
+            &row.get::<String, _>("amount_due"),
+            ("invoices", "amount_due"),
+        )?;
         let paid: Decimal = payments_of(&mut **tx, id)
             .await?
             .iter()

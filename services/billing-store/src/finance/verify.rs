@@ -47,11 +47,35 @@ pub struct VerifyReport {
     pub differences: Vec<Difference>,
 }
 
+crate::conn::words::stored_words! {
+    /// What a [`Difference`] is about.
+    pub enum DifferenceKind {
+        /// A usage key's stored runs against its facts folded again.
+        Ledger = "ledger",
+        /// An invoice's body against its period rated again.
+        Invoice = "invoice",
+        /// An invoice's `amount_due` against its total plus its adjustment lines.
+        AmountDue = "amount_due",
+        /// An adjustment's recomputation against its period rated again.
+        Adjustment = "adjustment",
+        /// The money checks (issue 24.3): an invoice's stored columns.
+        InvoiceField = "invoice_field",
+        /// An adjustment's stored `credit`.
+        AdjustmentField = "adjustment_field",
+        /// Document numbers.
+        Numbering = "numbering",
+        /// A wallet against its movements.
+        Wallet = "wallet",
+        /// Payments against what they pay.
+        Payments = "payments",
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Difference {
     /// `ledger`, `invoice`, `amount_due` or `adjustment`; the money checks (issue 24.3):
     /// `invoice_field`, `adjustment_field`, `numbering`, `wallet` or `payments`.
-    pub kind: String,
+    pub kind: DifferenceKind,
     pub account: String,
     /// The usage key, the invoice id or the adjusted period.
     pub what: String,
@@ -127,7 +151,7 @@ impl FinanceHandle<'_> {
             let due: String = r.get("amount_due");
             if settle(issued.invoice.total, &lines).0.to_string() != due {
                 report.differences.push(Difference {
-                    kind: "amount_due".into(),
+                    kind: DifferenceKind::AmountDue,
                     account: issued.account.clone(),
                     what: id.clone(),
                     detail: format!(
@@ -166,7 +190,7 @@ impl FinanceHandle<'_> {
                 .await?;
             if let Some(detail) = compare(&issued.invoice, &again) {
                 report.differences.push(Difference {
-                    kind: "invoice".into(),
+                    kind: DifferenceKind::Invoice,
                     account: issued.account.clone(),
                     what: id.clone(),
                     detail,
@@ -180,7 +204,7 @@ impl FinanceHandle<'_> {
                 .await?;
             if let Some(detail) = compare(&a.invoice, &again) {
                 report.differences.push(Difference {
-                    kind: "adjustment".into(),
+                    kind: DifferenceKind::Adjustment,
                     account: a.account.clone(),
                     what: a.period.clone(),
                     detail,
@@ -209,7 +233,7 @@ impl FinanceHandle<'_> {
                 match rebuilt.get(key) {
                     Some(r) if *r == runs => {}
                     Some(r) => report.differences.push(Difference {
-                        kind: "ledger".into(),
+                        kind: DifferenceKind::Ledger,
                         account: account.clone(),
                         what: name,
                         detail: format!(
@@ -219,7 +243,7 @@ impl FinanceHandle<'_> {
                         ),
                     }),
                     None => report.differences.push(Difference {
-                        kind: "ledger".into(),
+                        kind: DifferenceKind::Ledger,
                         account: account.clone(),
                         what: name,
                         detail: "stored, but no stored event tells it (usage facts missing)".into(),
@@ -232,7 +256,7 @@ impl FinanceHandle<'_> {
                     .is_none()
                 {
                     report.differences.push(Difference {
-                        kind: "ledger".into(),
+                        kind: DifferenceKind::Ledger,
                         account: account.clone(),
                         what: format!("{}/{}/{}", key.lease, key.resource, key.sku),
                         detail: "events tell this key, the ledger does not have it".into(),

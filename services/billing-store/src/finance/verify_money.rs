@@ -18,19 +18,21 @@
 use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::FinanceHandle;
 use crate::conn::store::Store;
-use crate::finance::verify::{Difference, VerifyReport};
+use crate::finance::verify::{Difference, DifferenceKind, VerifyReport};
+use crate::finance::wallet_rows::{MovementKind, PaymentMethod};
+use billing_core::invoice::InvoiceStatus;
 use billing_core::numbering;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
 
-fn dec(s: &str, what: &str) -> Result<Decimal> {
-    s.parse()
-        .map_err(|e| StoreError::Corrupt(format!("{what} {s:?}: {e}")))
+/// Stored money: one that does not parse is an error naming `table.column` and the value.
+fn dec(s: &str, (table, column): (&str, &str)) -> Result<Decimal> {
+    crate::conn::error::stored(s.parse().ok(), table, column, s)
 }
 
-fn diff(kind: &str, account: &str, what: &str, detail: String) -> Difference {
+fn diff(kind: DifferenceKind, account: &str, what: &str, detail: String) -> Difference {
     Difference {
-        kind: kind.into(),
+        kind,
         account: account.into(),
         what: what.into(),
         detail,
@@ -42,7 +44,7 @@ struct StoredInvoice {
     id: String,
     account: String,
     number: String,
-    status: String,
+    status: InvoiceStatus,
     credit: String,
     total: String,
     body: serde_json::Value,
@@ -54,7 +56,7 @@ struct StoredInvoice {
 type Numbered = (String, String, String, i64);
 
 /// A wallet movement: kind, signed amount, reference, document.
-type StoredMovement = (String, Decimal, String, Option<String>);
+type StoredMovement = (MovementKind, Decimal, String, Option<String>);
 
 /// A series' documents: (issue time, number in the series, the document).
 type SeriesDocs<'a> = Vec<(i64, i64, &'a Numbered)>;
@@ -65,7 +67,7 @@ struct Money {
     invoices: Vec<StoredInvoice>,
     notes: Vec<(String, String, String, Decimal, i64)>,
     /// invoice id -> (method, amount, reference)
-    payments: BTreeMap<String, Vec<(String, Decimal, String)>>,
+    payments: BTreeMap<String, Vec<(PaymentMethod, Decimal, String)>>,
     /// account -> (kind, amount, reference, document)
     movements: BTreeMap<String, Vec<StoredMovement>>,
     wallets: BTreeMap<String, (Decimal, Decimal)>,
@@ -89,11 +91,22 @@ impl FinanceHandle<'_> {
             m.invoices.push(StoredInvoice {
                 account: r.get("account"),
                 number: r.get("number"),
-                status: r.get("status"),
+                status: {
+                    let status: String = r.get("status");
+                    crate::conn::error::stored(
+                        InvoiceStatus::parse(&status),
+                        "invoices",
+                        "status",
+                        &status,
+                    )?
+                },
                 credit: r.get("credit"),
                 total: r.get("total"),
                 body,
-                amount_due: dec(&r.get::<String, _>("amount_due"), "amount due")?,
+                amount_due: dec(
+                    &r.get::<String, _>("amount_due"),
+                    ("invoices", "amount_due"),
+                )?,
                 issued_ms: r.get("issued_at_ms"),
                 id,
             });
@@ -104,7 +117,7 @@ impl FinanceHandle<'_> {
         .fetch_all(&mut *conn)
         .await?
         {
-            let amount = dec(&r.get::<String, _>("amount"), "credit note amount")?;
+            let amount = dec(&r.get::<String, _>("amount"), ("credit_notes", "amount"))?;
             m.notes.push((
                 r.get("id"),
                 r.get("account"),
@@ -117,9 +130,19 @@ impl FinanceHandle<'_> {
             .fetch_all(&mut *conn)
             .await?
         {
-            let amount = dec(&r.get::<String, _>("amount"), "payment amount")?;
+            let amount = dec(
+                &r.get::<String, _>("amount"),
+                ("invoice_payments", "amount"),
+            )?;
+            let method: String = r.get("method");
+            let method = crate::conn::error::stored(
+                PaymentMethod::parse(&method),
+                "invoice_payments",
+                "method",
+                &method,
+            )?;
             m.payments.entry(r.get("invoice_id")).or_default().push((
-                r.get("method"),
+                method,
                 amount,
                 r.get("reference"),
             ));
@@ -130,9 +153,19 @@ impl FinanceHandle<'_> {
         .fetch_all(&mut *conn)
         .await?
         {
-            let amount = dec(&r.get::<String, _>("amount"), "movement amount")?;
+            let amount = dec(
+                &r.get::<String, _>("amount"),
+                ("wallet_movements", "amount"),
+            )?;
+            let kind: String = r.get("kind");
+            let kind = crate::conn::error::stored(
+                MovementKind::parse(&kind),
+                "wallet_movements",
+                "kind",
+                &kind,
+            )?;
             m.movements.entry(r.get("account")).or_default().push((
-                r.get("kind"),
+                kind,
                 amount,
                 r.get("reference"),
                 r.get("document_id"),
@@ -142,8 +175,11 @@ impl FinanceHandle<'_> {
             .fetch_all(&mut *conn)
             .await?
         {
-            let balance = dec(&r.get::<String, _>("balance"), "wallet balance")?;
-            let outstanding = dec(&r.get::<String, _>("outstanding"), "wallet outstanding")?;
+            let balance = dec(&r.get::<String, _>("balance"), ("wallets", "balance"))?;
+            let outstanding = dec(
+                &r.get::<String, _>("outstanding"),
+                ("wallets", "outstanding"),
+            )?;
             m.wallets.insert(r.get("account"), (balance, outstanding));
         }
         for r in q(include_str!(
@@ -173,7 +209,7 @@ impl FinanceHandle<'_> {
             let stored: String = r.get("credit");
             if body["credit"].as_str() != Some(stored.as_str()) {
                 out.push(diff(
-                    "adjustment_field",
+                    DifferenceKind::AdjustmentField,
                     &account,
                     &format!("{period} (closed with {closing})"),
                     format!("credit: stored {stored}, its body says {}", body["credit"]),
@@ -198,7 +234,7 @@ fn invoice_fields(m: &Money, out: &mut Vec<Difference>) {
         for (field, stored) in [("credit", &i.credit), ("total", &i.total)] {
             if i.body[field].as_str() != Some(stored.as_str()) {
                 out.push(diff(
-                    "invoice_field",
+                    DifferenceKind::InvoiceField,
                     &i.account,
                     &i.id,
                     format!(
@@ -211,20 +247,21 @@ fn invoice_fields(m: &Money, out: &mut Vec<Difference>) {
         let paid = paid_of(m, &i.id);
         // The stored status the payments imply (`billing_core::invoice::status`).
         let status = billing_core::invoice::status(i.amount_due, paid).as_str();
-        if i.status != status {
+        if i.status.as_str() != status {
             out.push(diff(
-                "invoice_field",
+                DifferenceKind::InvoiceField,
                 &i.account,
                 &i.id,
                 format!(
                     "status: stored {:?}, expected {status:?} (paid {paid} of amount_due {})",
-                    i.status, i.amount_due
+                    i.status.as_str(),
+                    i.amount_due
                 ),
             ));
         }
         if paid > i.amount_due {
             out.push(diff(
-                "payments",
+                DifferenceKind::Payments,
                 &i.account,
                 &i.id,
                 format!(
@@ -238,7 +275,7 @@ fn invoice_fields(m: &Money, out: &mut Vec<Difference>) {
     for (id, p) in &m.payments {
         if !known.contains(id.as_str()) {
             out.push(diff(
-                "payments",
+                DifferenceKind::Payments,
                 "",
                 id,
                 format!("{} payment(s) of an invoice that is not stored", p.len()),
@@ -261,7 +298,7 @@ fn numbering_gaps(
                 .or_default()
                 .push((d.3, seq, d)),
             None => out.push(diff(
-                "numbering",
+                DifferenceKind::Numbering,
                 &d.1,
                 &d.0,
                 format!("number: stored {:?}, not PREFIX-YEAR-NNNNNN", d.2),
@@ -277,7 +314,7 @@ fn numbering_gaps(
         let name = |n: i64| numbering::number(&key.0, key.1 as i32, n);
         for n in missing {
             out.push(diff(
-                "numbering",
+                DifferenceKind::Numbering,
                 "",
                 &name(n),
                 format!(
@@ -291,7 +328,7 @@ fn numbering_gaps(
         for n in beyond {
             let d = docs.iter().find(|(_, s, _)| *s == n).map(|(_, _, d)| *d);
             out.push(diff(
-                "numbering",
+                DifferenceKind::Numbering,
                 d.map_or("", |d| d.1.as_str()),
                 d.map_or("", |d| d.0.as_str()),
                 format!(
@@ -308,7 +345,7 @@ fn numbering_gaps(
         for w in ordered.windows(2) {
             if w[0].1 > w[1].1 {
                 out.push(diff(
-                    "numbering",
+                    DifferenceKind::Numbering,
                     &w[1].2.1,
                     &w[1].2.0,
                     format!(
@@ -347,7 +384,7 @@ fn wallets(m: &Money, out: &mut Vec<Difference>) {
             .unwrap_or((Decimal::ZERO, Decimal::ZERO));
         if stored_balance != balance {
             out.push(diff(
-                "wallet",
+                DifferenceKind::Wallet,
                 account,
                 "balance",
                 format!("balance: stored {stored_balance}, its movements add up to {balance}"),
@@ -355,7 +392,7 @@ fn wallets(m: &Money, out: &mut Vec<Difference>) {
         }
         if stored_outstanding != owed {
             out.push(diff(
-                "wallet",
+                DifferenceKind::Wallet,
                 account,
                 "outstanding",
                 format!(
@@ -373,7 +410,7 @@ fn settlements_match_payments(m: &Money, out: &mut Vec<Difference>) {
     let mut settled: BTreeMap<&str, (&str, Decimal)> = BTreeMap::new();
     for (account, movements) in &m.movements {
         for (kind, amount, reference, document) in movements {
-            if kind != "settlement" {
+            if *kind != MovementKind::Settlement {
                 continue;
             }
             match document {
@@ -384,7 +421,7 @@ fn settlements_match_payments(m: &Money, out: &mut Vec<Difference>) {
                         .1 -= *amount
                 }
                 None => out.push(diff(
-                    "wallet",
+                    DifferenceKind::Wallet,
                     account,
                     reference,
                     "a settlement movement without its invoice".into(),
@@ -400,7 +437,7 @@ fn settlements_match_payments(m: &Money, out: &mut Vec<Difference>) {
             .get(id)
             .map(|p| {
                 p.iter()
-                    .filter(|(k, _, _)| k == "wallet")
+                    .filter(|(k, _, _)| *k == PaymentMethod::Wallet)
                     .map(|(_, a, _)| *a)
                     .sum()
             })
@@ -413,7 +450,7 @@ fn settlements_match_payments(m: &Money, out: &mut Vec<Difference>) {
                 .find(|i| i.id == id)
                 .map_or(account, |i| i.account.as_str());
             out.push(diff(
-                "payments",
+                DifferenceKind::Payments,
                 account,
                 id,
                 format!(
@@ -430,7 +467,7 @@ fn credit_notes_match_movements(m: &Money, out: &mut Vec<Difference>) {
     let mut credited: BTreeMap<&str, (&str, Decimal)> = BTreeMap::new();
     for (account, movements) in &m.movements {
         for (kind, amount, _, document) in movements {
-            if kind == "credit_note" {
+            if *kind == MovementKind::CreditNote {
                 let d = document.as_deref().unwrap_or("");
                 credited.entry(d).or_insert((account, Decimal::ZERO)).1 += *amount;
             }
@@ -443,7 +480,7 @@ fn credit_notes_match_movements(m: &Money, out: &mut Vec<Difference>) {
             .unwrap_or_default();
         if got != *amount {
             out.push(diff(
-                "wallet",
+                DifferenceKind::Wallet,
                 account,
                 id,
                 format!("credit note: amount {amount}, its credit_note movements add up to {got}"),
@@ -452,7 +489,7 @@ fn credit_notes_match_movements(m: &Money, out: &mut Vec<Difference>) {
     }
     for (id, (account, amount)) in credited {
         out.push(diff(
-            "wallet",
+            DifferenceKind::Wallet,
             account,
             id,
             format!("a credit_note movement of {amount} without its credit note"),

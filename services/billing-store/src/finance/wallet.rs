@@ -20,8 +20,8 @@ use crate::conn::handles::FinanceHandle;
 use crate::conn::store::Store;
 use crate::events::commands::Command;
 use crate::finance::wallet_rows::{
-    AdminMovement, Movement, Payment, WalletError, append, cents, dec, movement_of, payments_of,
-    set_wallet, wallet_state,
+    AdminMovement, Movement, MovementKind, Payment, PaymentMethod, WalletError, append, cents, dec,
+    movement_of, payments_of, set_wallet, wallet_state,
 };
 use billing_core::settlement::{self, PaymentRefused};
 use rust_decimal::Decimal;
@@ -61,7 +61,7 @@ pub(crate) async fn settle_issued(
         append(
             conn,
             account,
-            ("credit_note", amount, &reference, Some(id)),
+            (MovementKind::CreditNote, amount, &reference, Some(id)),
             now_ms,
         )
         .await?;
@@ -76,7 +76,12 @@ pub(crate) async fn settle_issued(
         append(
             conn,
             account,
-            ("settlement", -paid, &reference, Some(invoice_id)),
+            (
+                MovementKind::Settlement,
+                -paid,
+                &reference,
+                Some(invoice_id),
+            ),
             now_ms,
         )
         .await?;
@@ -85,7 +90,7 @@ pub(crate) async fn settle_issued(
         ))
         .bind(invoice_id)
         .bind(cents(paid).to_string())
-        .bind("wallet")
+        .bind(PaymentMethod::Wallet.as_str())
         .bind("wallet")
         .bind(now_ms)
         .execute(&mut *conn)
@@ -168,7 +173,7 @@ impl FinanceHandle<'_> {
         &self,
         tx: &mut crate::conn::db::Tx,
         account: &str,
-        (kind, name, signed, amount): (AdminMovement, &str, Decimal, Decimal),
+        (kind, name, signed, amount): (AdminMovement, MovementKind, Decimal, Decimal),
         (reference, settle): (&str, bool),
         now_ms: i64,
     ) -> Result<MovementMade, WalletError> {
@@ -190,7 +195,7 @@ impl FinanceHandle<'_> {
             }
             return Err(WalletError::ReferenceConflict {
                 reference: reference.to_string(),
-                kind: stored.kind,
+                kind: stored.kind.to_string(),
                 amount: stored.amount,
             });
         }
@@ -279,7 +284,10 @@ impl FinanceHandle<'_> {
             return Err(WalletError::UnknownInvoice(id.to_string()));
         };
         let account: String = owner.get("account");
-        let due = dec(&owner.get::<String, _>("amount_due"), "amount due")?;
+        let due = dec(
+            &owner.get::<String, _>("amount_due"),
+            ("invoices", "amount_due"),
+        )?;
         let payments = payments_of(&mut tx, id).await?;
         if let Some(p) = payments.iter().find(|p| p.reference == reference) {
             tx.rollback().await?;
@@ -314,7 +322,7 @@ impl FinanceHandle<'_> {
         ))
         .bind(id)
         .bind(amount.to_string())
-        .bind("external")
+        .bind(PaymentMethod::External.as_str())
         .bind(reference)
         .bind(now_ms)
         .execute(&mut *tx)
@@ -368,7 +376,7 @@ impl Store {
             append(
                 conn,
                 account,
-                ("correction", delta, &reference, None),
+                (MovementKind::Correction, delta, &reference, None),
                 now_ms,
             )
             .await?;
@@ -391,8 +399,8 @@ impl Store {
             return Err(WalletError::UnknownAccount(account.to_string()));
         }
         let (name, signed) = match kind {
-            AdminMovement::Topup => ("topup", amount),
-            AdminMovement::Refund => ("refund", -amount),
+            AdminMovement::Topup => (MovementKind::Topup, amount),
+            AdminMovement::Refund => (MovementKind::Refund, -amount),
         };
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;

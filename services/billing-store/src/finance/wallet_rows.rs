@@ -15,10 +15,47 @@ pub enum AdminMovement {
     Refund,
 }
 
+crate::conn::words::stored_words! {
+    /// What a wallet movement is, as stored in `wallet_movements.kind`. Signed amounts: a
+    /// top-up and a credit note positive, a refund and a settlement negative, a correction
+    /// either.
+    pub enum MovementKind {
+        /// Money the admin added.
+        Topup = "topup",
+        /// Money the admin paid back.
+        Refund = "refund",
+        /// An invoice paid from the wallet.
+        Settlement = "settlement",
+        /// A credit note credited at its issue.
+        CreditNote = "credit_note",
+        /// Setting the `prepaid_balance` quota brought the balance to it.
+        Correction = "correction",
+    }
+}
+
+impl From<AdminMovement> for MovementKind {
+    fn from(kind: AdminMovement) -> MovementKind {
+        match kind {
+            AdminMovement::Topup => MovementKind::Topup,
+            AdminMovement::Refund => MovementKind::Refund,
+        }
+    }
+}
+
+crate::conn::words::stored_words! {
+    /// How an invoice was paid, as stored in `invoice_payments.method`.
+    pub enum PaymentMethod {
+        /// From the prepaid wallet (at issue, on a top-up, or settled on demand).
+        Wallet = "wallet",
+        /// Recorded by the admin.
+        External = "external",
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Movement {
     pub seq: i64,
-    pub kind: String,
+    pub kind: MovementKind,
     /// Signed: what the movement did to the balance.
     pub amount: Decimal,
     pub reference: String,
@@ -32,7 +69,7 @@ pub struct Payment {
     pub seq: i64,
     pub amount: Decimal,
     /// `wallet` (settled at issue) or `external` (recorded by the admin).
-    pub method: String,
+    pub method: PaymentMethod,
     pub reference: String,
     pub at: String,
 }
@@ -83,9 +120,10 @@ impl From<sqlx::Error> for WalletError {
     }
 }
 
-pub(crate) fn dec(s: &str, what: &str) -> Result<Decimal> {
-    s.parse()
-        .map_err(|e| StoreError::Corrupt(format!("{what} {s:?}: {e}")))
+/// Stored money: an amount that does not parse is [`StoreError::Corrupt`] naming `table`,
+/// `column` and the value, never a default.
+pub(crate) fn dec(s: &str, (table, column): (&str, &str)) -> Result<Decimal> {
+    crate::conn::error::stored(s.parse().ok(), table, column, s)
 }
 
 pub(crate) fn cents(mut d: Decimal) -> Decimal {
@@ -101,8 +139,11 @@ pub(crate) async fn wallet_state(conn: &mut dyn Conn, account: &str) -> Result<(
         .await?
     {
         Some(r) => Ok((
-            dec(&r.get::<String, _>("balance"), "wallet balance")?,
-            dec(&r.get::<String, _>("outstanding"), "wallet outstanding")?,
+            dec(&r.get::<String, _>("balance"), ("wallets", "balance"))?,
+            dec(
+                &r.get::<String, _>("outstanding"),
+                ("wallets", "outstanding"),
+            )?,
         )),
         None => Ok((Decimal::ZERO, Decimal::ZERO)),
     }
@@ -127,8 +168,19 @@ pub(crate) async fn set_wallet(
 pub(crate) fn movement_of(r: &crate::conn::db::DbRow) -> Result<Movement> {
     Ok(Movement {
         seq: r.get("seq"),
-        kind: r.get("kind"),
-        amount: dec(&r.get::<String, _>("amount"), "movement amount")?,
+        kind: {
+            let kind: String = r.get("kind");
+            crate::conn::error::stored(
+                MovementKind::parse(&kind),
+                "wallet_movements",
+                "kind",
+                &kind,
+            )?
+        },
+        amount: dec(
+            &r.get::<String, _>("amount"),
+            ("wallet_movements", "amount"),
+        )?,
         reference: r.get("reference"),
         document_id: r.get("document_id"),
         at: format_secs(r.get::<i64, _>("at_ms").div_euclid(1000)),
@@ -140,14 +192,14 @@ pub(crate) fn movement_of(r: &crate::conn::db::DbRow) -> Result<Movement> {
 pub(crate) async fn append(
     conn: &mut dyn Conn,
     account: &str,
-    (kind, amount, reference, document): (&str, Decimal, &str, Option<&str>),
+    (kind, amount, reference, document): (MovementKind, Decimal, &str, Option<&str>),
     now_ms: i64,
 ) -> Result<(Movement, bool)> {
     let inserted = crate::conn::db::query(include_str!(
         "../../queries/shared/insert_wallet_movement.sql"
     ))
     .bind(account)
-    .bind(kind)
+    .bind(kind.as_str())
     .bind(cents(amount).to_string())
     .bind(reference)
     .bind(document)
@@ -181,8 +233,19 @@ pub(crate) async fn payments_of(conn: &mut dyn Conn, id: &str) -> Result<Vec<Pay
     .map(|r| {
         Ok(Payment {
             seq: r.get("seq"),
-            amount: dec(&r.get::<String, _>("amount"), "payment amount")?,
-            method: r.get("method"),
+            amount: dec(
+                &r.get::<String, _>("amount"),
+                ("invoice_payments", "amount"),
+            )?,
+            method: {
+                let method: String = r.get("method");
+                crate::conn::error::stored(
+                    PaymentMethod::parse(&method),
+                    "invoice_payments",
+                    "method",
+                    &method,
+                )?
+            },
             reference: r.get("reference"),
             at: format_secs(r.get::<i64, _>("at_ms").div_euclid(1000)),
         })

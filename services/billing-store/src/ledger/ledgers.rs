@@ -204,9 +204,12 @@ impl LogHandle<'_> {
             let class =
                 crate::conn::error::stored(Class::parse(&class), "usage_facts", "class", &class)?;
             let quantity: String = r.get("quantity");
-            let quantity = quantity.parse().map_err(|e| {
-                StoreError::Corrupt(format!("usage fact quantity {quantity:?}: {e}"))
-            })?;
+            let quantity = crate::conn::error::stored(
+                quantity.parse().ok(),
+                "usage_facts",
+                "quantity",
+                &quantity,
+            )?;
             ledger.insert_usage_from(
                 &r.get::<String, _>("source"),
                 &r.get::<String, _>("lease"),

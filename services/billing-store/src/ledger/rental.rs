@@ -57,6 +57,35 @@ pub(crate) fn row(subject: &str, r: &RentalData<'_>) -> Vec<Val> {
     ]
 }
 
+crate::conn::words::stored_words! {
+    /// What a `rental_events` row is (its `kind`): the event type it came from.
+    pub enum RentalKind {
+        LeaseState = "lease.state",
+        NetCounter = "net.counter",
+        SpotPrice = "spot.price",
+        NodeFault = "node.fault",
+    }
+}
+
+/// The kind of a `rental_events` row: one the code knows, and an account's fact (`account`)
+/// or the platform's, as the row is stored.
+fn kind_of(r: &crate::conn::db::DbRow, account: bool) -> Result<RentalKind> {
+    let raw: String = r.get("kind");
+    let kind = crate::conn::error::stored(RentalKind::parse(&raw), "rental_events", "kind", &raw)?;
+    let of_account = matches!(kind, RentalKind::LeaseState | RentalKind::NetCounter);
+    if of_account != account {
+        return Err(StoreError::Corrupt(format!(
+            "rental_events.kind holds {raw:?} in a row of {}",
+            if account {
+                "an account"
+            } else {
+                "the platform"
+            }
+        )));
+    }
+    Ok(kind)
+}
+
 fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("rental_events {what}: {e}"))
 }
@@ -77,19 +106,29 @@ pub(crate) async fn load_account_facts(
     .fetch_all(&mut *conn)
     .await?;
     for r in rows {
-        let (kind, account, key): (String, String, String) =
-            (r.get("kind"), r.get("account"), r.get("key"));
+        let kind = kind_of(&r, true)?;
+        let (account, key): (String, String) = (r.get("account"), r.get("key"));
         let (a, value): (i64, String) = (r.get("a"), r.get("value"));
         let ledger = ledgers.entry(account).or_default();
-        match kind.as_str() {
-            "lease.state" => {
-                let state = LeaseState::parse(&value).ok_or_else(|| corrupt("state", &value))?;
+        match kind {
+            RentalKind::LeaseState => {
+                let state = crate::conn::error::stored(
+                    LeaseState::parse(&value),
+                    "rental_events",
+                    "value",
+                    &value,
+                )?;
                 ledger.add_lease_state(&key, a, state);
             }
-            "net.counter" => {
+            RentalKind::NetCounter => {
                 let [lease, interface, dest]: [String; 3] =
                     serde_json::from_str(&key).map_err(|e| corrupt("counter key", e))?;
-                let bytes: u64 = value.parse().map_err(|e| corrupt("bytes_total", e))?;
+                let bytes: u64 = crate::conn::error::stored(
+                    value.parse().ok(),
+                    "rental_events",
+                    "value",
+                    &value,
+                )?;
                 ledger.add_counter_sample(
                     CounterKey {
                         lease,
@@ -100,7 +139,8 @@ pub(crate) async fn load_account_facts(
                     bytes,
                 );
             }
-            _ => {}
+            // `kind_of` let only an account's facts through.
+            RentalKind::SpotPrice | RentalKind::NodeFault => {}
         }
     }
     Ok(())
@@ -136,15 +176,26 @@ pub(crate) async fn load_platform_known_at(
 fn platform_of(rows: Vec<crate::conn::db::DbRow>) -> Result<Platform> {
     let mut platform = Platform::new();
     for r in rows {
-        let (kind, key): (String, String) = (r.get("kind"), r.get("key"));
+        let kind = kind_of(&r, false)?;
+        let key: String = r.get("key");
         let (a, b, value): (i64, i64, String) = (r.get("a"), r.get("b"), r.get("value"));
-        match kind.as_str() {
-            "spot.price" => {
-                let price: Decimal = value.parse().map_err(|e| corrupt("price", e))?;
+        match kind {
+            RentalKind::SpotPrice => {
+                let price: Decimal = crate::conn::error::stored(
+                    value.parse().ok(),
+                    "rental_events",
+                    "value",
+                    &value,
+                )?;
                 platform.add_spot_price(&key, a, price);
             }
-            "node.fault" if a < b => platform.add_fault(&key, a, b),
-            _ => {}
+            RentalKind::NodeFault => {
+                if a < b {
+                    platform.add_fault(&key, a, b)
+                }
+            }
+            // `kind_of` let only the platform's facts through.
+            RentalKind::LeaseState | RentalKind::NetCounter => {}
         }
     }
     Ok(platform)

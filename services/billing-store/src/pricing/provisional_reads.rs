@@ -112,9 +112,12 @@ pub(crate) async fn measure(
 
 /// A stored measure from its `total` and `unit_seconds` columns.
 pub(crate) fn parse_measure(total: &str, unit_seconds: &str) -> Result<Measure> {
-    let total = total
-        .parse::<Decimal>()
-        .map_err(|e| StoreError::Corrupt(format!("provisional total: {e}")))?;
+    let total = crate::conn::error::stored(
+        total.parse::<Decimal>().ok(),
+        "provisional_costs",
+        "total",
+        total,
+    )?;
     let units: UnitSeconds = serde_json::from_str(unit_seconds)
         .map_err(|e| StoreError::Corrupt(format!("provisional unit-seconds: {e}")))?;
     Ok((total, units))

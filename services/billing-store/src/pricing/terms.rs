@@ -61,7 +61,7 @@ impl From<sqlx::Error> for TermError {
 /// A live term as `GET /v1/admin/accounts/{id}/terms` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredTerm {
-    pub kind: String,
+    pub kind: TermKind,
     pub term_id: String,
     pub body: Map<String, Value>,
     pub rev: i64,
@@ -180,8 +180,14 @@ impl AdminHandle<'_> {
         rows.into_iter()
             .map(|r| {
                 let body: String = r.get("body");
+                let kind: String = r.get("kind");
                 Ok(StoredTerm {
-                    kind: r.get("kind"),
+                    kind: crate::conn::error::stored(
+                        TermKind::parse(&kind),
+                        "account_terms",
+                        "kind",
+                        &kind,
+                    )?,
                     term_id: r.get("term_id"),
                     body: serde_json::from_str(&body)
                         .map_err(|e| StoreError::Corrupt(format!("account term body: {e}")))?,

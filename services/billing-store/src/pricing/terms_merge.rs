@@ -22,8 +22,12 @@ pub(crate) async fn load_terms(conn: &mut dyn Conn) -> Result<(i64, Vec<AccountT
         let body: String = r.get("body");
         out.push(AccountTerm {
             account: r.get("account"),
-            kind: TermKind::parse(&kind)
-                .ok_or_else(|| StoreError::Corrupt(format!("account term kind {kind:?}")))?,
+            kind: crate::conn::error::stored(
+                TermKind::parse(&kind),
+                "account_terms",
+                "kind",
+                &kind,
+            )?,
             term_id: r.get("term_id"),
             fields: serde_json::from_str(&body)
                 .map_err(|e| StoreError::Corrupt(format!("account term body: {e}")))?,
@@ -96,8 +100,12 @@ impl TermHistory {
             };
             let term = AccountTerm {
                 account: r.get("account"),
-                kind: TermKind::parse(&kind)
-                    .ok_or_else(|| StoreError::Corrupt(format!("account term kind {kind:?}")))?,
+                kind: crate::conn::error::stored(
+                    TermKind::parse(&kind),
+                    "account_term_revisions",
+                    "kind",
+                    &kind,
+                )?,
                 term_id: r.get("term_id"),
                 fields,
             };

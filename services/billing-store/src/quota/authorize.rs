@@ -228,14 +228,14 @@ fn hold_rows(placed: &[Hold]) -> Vec<Vec<Val>> {
         .iter()
         .map(|h| {
             vec![
-                Val::Text(h.id.clone()),
+                Val::Text(h.id.as_str().to_string()),
                 Val::Text(h.account.clone()),
                 Val::Text(h.sku.clone()),
                 Val::Text(h.quantity.to_string()),
                 Val::I64(h.seconds),
                 Val::Text(h.amount.to_string()),
                 Val::OptText(h.lease.clone()),
-                Val::Text("live".into()),
+                Val::Text(crate::quota::holds::HoldStatus::Live.as_str().into()),
                 Val::I64(h.created_at_ms),
                 Val::I64(h.expires_at_ms),
             ]
@@ -276,11 +276,14 @@ async fn bump_revisions(
 }
 
 /// A hold id: `hold_` and 96 random bits.
-fn new_hold_id() -> Result<String> {
+fn new_hold_id() -> Result<crate::quota::holds::HoldId> {
     let mut bytes = [0u8; 12];
     getrandom::fill(&mut bytes)
         .map_err(|e| StoreError::Corrupt(format!("the OS random number generator failed: {e}")))?;
-    Ok(format!("hold_{}", hex::encode(bytes)))
+    Ok(crate::quota::holds::HoldId::new(format!(
+        "hold_{}",
+        hex::encode(bytes)
+    )))
 }
 
 /// One authorization against an account's state: the policy is `billing_core::quota`'s; this
@@ -327,7 +330,7 @@ fn decide(
         seconds: req.seconds,
         amount,
         lease: req.lease.clone(),
-        status: "live".into(),
+        status: crate::quota::holds::HoldStatus::Live,
         created_at_ms: now_ms,
         expires_at_ms: now_ms + ttl_ms,
     })))

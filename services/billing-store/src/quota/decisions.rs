@@ -25,6 +25,18 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
+crate::conn::words::stored_words! {
+    /// What a decision says, as stored in `quota_decisions.kind`: the level a quota moved to.
+    pub enum DecisionKind {
+        /// At or over `warn_at` of the limit.
+        Warn = "warn",
+        /// At or over the limit.
+        Limit = "limit",
+        /// Back below the warning.
+        Clear = "clear",
+    }
+}
+
 /// A recorded decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Decision {
@@ -33,7 +45,7 @@ pub struct Decision {
     pub account: String,
     pub quota: String,
     pub period: String,
-    pub kind: String,
+    pub kind: DecisionKind,
     pub used: Decimal,
     pub limit: Decimal,
     /// The ledger position it was computed at: the batch's partitions and their next offsets.
@@ -258,21 +270,37 @@ impl QuotaHandle<'_> {
         .await?;
         rows.into_iter()
             .map(|r| {
-                let dec = |s: String| {
-                    s.parse::<Decimal>()
-                        .map_err(|e| StoreError::Corrupt(format!("decision decimal: {e}")))
+                let dec = |column: &str| {
+                    let s: String = r.get(column);
+                    crate::conn::error::stored(
+                        s.parse::<Decimal>().ok(),
+                        "quota_decisions",
+                        column,
+                        &s,
+                    )
                 };
+                let kind: String = r.get("kind");
+                let position: String = r.get("position");
                 Ok(Decision {
                     seq: r.get("seq"),
                     id: r.get("id"),
                     account: r.get("account"),
                     quota: r.get("quota"),
                     period: r.get("period"),
-                    kind: r.get("kind"),
-                    used: dec(r.get("used"))?,
-                    limit: dec(r.get("quota_limit"))?,
-                    position: serde_json::from_str(&r.get::<String, _>("position"))
-                        .unwrap_or(serde_json::Value::Null),
+                    kind: crate::conn::error::stored(
+                        DecisionKind::parse(&kind),
+                        "quota_decisions",
+                        "kind",
+                        &kind,
+                    )?,
+                    used: dec("used")?,
+                    limit: dec("quota_limit")?,
+                    position: crate::conn::error::stored(
+                        serde_json::from_str(&position).ok(),
+                        "quota_decisions",
+                        "position",
+                        &position,
+                    )?,
                     at_ms: r.get("at_ms"),
                 })
             })

@@ -15,10 +15,15 @@ pub struct HoldRequest {
     pub lease: Option<String>,
 }
 
+crate::conn::words::stored_id! {
+    /// A hold's id (`hold_` and 96 random bits), as authorizations answer it.
+    HoldId
+}
+
 /// A hold as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Hold {
-    pub id: String,
+    pub id: HoldId,
     pub account: String,
     pub sku: String,
     pub quantity: Decimal,
@@ -27,9 +32,23 @@ pub struct Hold {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<String>,
     /// `live`, `released`, `expired`, or `captured` (usage for its lease arrived).
-    pub status: String,
+    pub status: HoldStatus,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
+}
+
+crate::conn::words::stored_words! {
+    /// A hold's state, as stored in `holds.status` and shown in the API.
+    pub enum HoldStatus {
+        /// Reserving its amount until it expires, is released or captured.
+        Live = "live",
+        /// Released by the backend.
+        Released = "released",
+        /// Reached `expires_at` while live.
+        Expired = "expired",
+        /// Usage for its lease arrived: the usage counts from then on.
+        Captured = "captured",
+    }
 }
 
 /// The answer to an authorization.
@@ -59,7 +78,7 @@ pub enum HoldError {
     #[error("unknown hold {0:?}")]
     UnknownHold(String),
     #[error("hold {id:?} is {status}, not live")]
-    NotLive { id: String, status: String },
+    NotLive { id: String, status: HoldStatus },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -70,7 +89,6 @@ impl From<sqlx::Error> for HoldError {
     }
 }
 
-/// A queued authorization.
 pub(crate) struct Queued {
     pub(crate) req: HoldRequest,
     pub(crate) ttl_ms: i64,

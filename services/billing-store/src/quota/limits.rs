@@ -40,6 +40,7 @@ use crate::conn::handles::QuotaHandle;
 use crate::events::commands::Command;
 use crate::pricing::provisional_reads::measure;
 pub use crate::quota::holds::{Authorization, Hold, HoldError, HoldRequest};
+use crate::quota::holds::{HoldId, HoldStatus};
 pub use billing_core::quota::Quotas;
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -201,7 +202,7 @@ impl QuotaHandle<'_> {
     /// Extends a live hold to `now + ttl` (an account, when given, must own it).
     pub async fn extend_hold(
         &self,
-        id: &str,
+        id: &HoldId,
         account: Option<&str>,
         ttl_ms: i64,
         now_ms: i64,
@@ -213,7 +214,7 @@ impl QuotaHandle<'_> {
     /// Releases a live hold: its amount is free again.
     pub async fn release_hold(
         &self,
-        id: &str,
+        id: &HoldId,
         account: Option<&str>,
         now_ms: i64,
     ) -> Result<Hold, HoldError> {
@@ -222,7 +223,7 @@ impl QuotaHandle<'_> {
 
     async fn close_or_extend(
         &self,
-        id: &str,
+        id: &HoldId,
         account: Option<&str>,
         ttl_ms: Option<i64>,
         now_ms: i64,
@@ -235,7 +236,7 @@ impl QuotaHandle<'_> {
             .await?
             .filter(|h| account.is_none_or(|a| a == h.account))
             .ok_or_else(|| HoldError::UnknownHold(id.to_string()))?;
-        if hold.status != "live" {
+        if hold.status != HoldStatus::Live {
             tx.rollback().await?;
             return Err(HoldError::NotLive {
                 id: id.to_string(),
@@ -250,7 +251,7 @@ impl QuotaHandle<'_> {
             None => crate::conn::db::query(include_str!("../../queries/shared/release_hold.sql"))
                 .bind(now_ms),
         };
-        q.bind(id).execute(&mut *tx).await?;
+        q.bind(id.as_str()).execute(&mut *tx).await?;
         bump_hold_rev(&mut tx, &hold.account).await?;
         let updated = self
             .hold(&mut tx, id)
@@ -323,9 +324,13 @@ impl QuotaHandle<'_> {
         live_holds(&mut conn, account, now_ms).await
     }
 
-    async fn hold(&self, conn: &mut dyn crate::conn::db::Conn, id: &str) -> Result<Option<Hold>> {
+    async fn hold(
+        &self,
+        conn: &mut dyn crate::conn::db::Conn,
+        id: &HoldId,
+    ) -> Result<Option<Hold>> {
         let row = crate::conn::db::query(include_str!("../../queries/shared/select_hold.sql"))
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(conn)
             .await?;
         row.map(hold_from_row).transpose()
@@ -378,19 +383,22 @@ fn cents(mut d: Decimal) -> Decimal {
 }
 
 fn hold_from_row(r: crate::conn::db::DbRow) -> Result<Hold> {
-    let dec = |s: String| {
-        s.parse::<Decimal>()
-            .map_err(|e| StoreError::Corrupt(format!("hold decimal {s:?}: {e}")))
+    let dec = |column: &str| {
+        let s: String = r.get(column);
+        crate::conn::error::stored(s.parse::<Decimal>().ok(), "holds", column, &s)
     };
     Ok(Hold {
-        id: r.get("id"),
+        id: HoldId::new(r.get::<String, _>("id")),
         account: r.get("account"),
         sku: r.get("sku"),
-        quantity: dec(r.get("quantity"))?,
+        quantity: dec("quantity")?,
         seconds: r.get("seconds"),
-        amount: dec(r.get("amount"))?,
+        amount: dec("amount")?,
         lease: r.get("lease"),
-        status: r.get("status"),
+        status: {
+            let status: String = r.get("status");
+            crate::conn::error::stored(HoldStatus::parse(&status), "holds", "status", &status)?
+        },
         created_at_ms: r.get("created_at_ms"),
         expires_at_ms: r.get("expires_at_ms"),
     })

@@ -168,8 +168,7 @@ async fn spent_of(
             let text = |column: &str| -> Result<Decimal> {
                 row.get::<Option<String>, _>(column)
                     .map_or(Ok(Decimal::ZERO), |v| {
-                        v.parse::<Decimal>()
-                            .map_err(|e| StoreError::Corrupt(format!("wallet: {e}")))
+                        crate::conn::error::stored(v.parse::<Decimal>().ok(), "wallets", column, &v)
                     })
             };
             quotas.prepaid_balance = Some(text("balance")?);

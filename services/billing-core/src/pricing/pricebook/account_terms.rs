@@ -23,7 +23,8 @@ use serde_json::Value as Json;
 use toml::{Table, Value};
 
 /// The kinds of account terms (the path segment of the route, the price book's array name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TermKind {
     Reservations,
     Discounts,
