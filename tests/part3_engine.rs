@@ -7,6 +7,7 @@
 //! changes no issued invoice; it is a pending adjustment whose recomputation is what
 //! `gpubill rate` says for all the events.
 
+use axum::http::StatusCode;
 use billing_store::{Outcome, Store};
 use gpubill_tests::*;
 use serde_json::Value;
@@ -354,3 +355,52 @@ async fn a_late_event_that_joins_two_runs_is_a_pending_adjustment(db: Db) {
     );
 }
 on_both!(a_late_event_that_joins_two_runs_is_a_pending_adjustment);
+
+/// Issue 26's bad input over the API: each part-3 price book mistake is a 422 whose message
+/// names the key (and the price book in force stays as it was).
+async fn bad_part3_price_books_are_refused_naming_the_key(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    let cases: [(&str, String); 4] = [
+        (
+            "minimum_seconds",
+            BOOK.replace(
+                "increment_seconds = 3600\n",
+                "increment_seconds = 3600\nminimum_seconds = 60\n",
+            ),
+        ),
+        (
+            "cycles",
+            BOOK.replace("auto_renew = true\n", "auto_renew = true\ncycles = 3\n"),
+        ),
+        (
+            "amount",
+            BOOK.replace("amount = \"800.00\"", "amount = \"-800.00\""),
+        ),
+        (
+            "region",
+            BOOK.replace(
+                "id = \"migration-2026-11\"\n",
+                "id = \"migration-2026-11\"\nregion = \"mars-1\"\n",
+            ),
+        ),
+    ];
+    for (key, book) in cases {
+        assert_ne!(book, BOOK, "the case {key} changes the book");
+        let (s, v) = t
+            .call(
+                "PUT",
+                "/v1/admin/pricebook",
+                Some(ADMIN),
+                "application/toml",
+                book,
+            )
+            .await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{key}: {v}");
+        let message = v["message"].as_str().unwrap_or_default();
+        assert!(message.contains(key), "{key}: {message}");
+    }
+    let versions = t.state.store.admin().pricebooks().await.unwrap();
+    assert_eq!(versions.len(), 1, "a refused book is not stored");
+}
+on_both!(bad_part3_price_books_are_refused_naming_the_key);
