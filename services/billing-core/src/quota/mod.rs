@@ -1,13 +1,15 @@
 //! Quotas as policy, without I/O: what counts as spent, the levels and decisions of
 //! `warn`/`limit`/`clear`, and authorizations with the size of their holds. The store loads
-//! the figures (provisional cost, invoices since the quotas were set, live holds, running
+//! the figures (provisional cost, the wallet and what invoices still owe, live holds, running
 //! units), calls these functions, and saves what they decide.
 //!
 //! What is spent (choices where issue 5 left room, also in the README):
 //! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
 //!   the invoices' own function) plus live holds plus the new hold, at most the limit;
-//! - `prepaid_balance`: burned by the totals of invoices issued since the quotas were set and
-//!   by the open period's provisional total; live holds and the new hold must fit in the rest;
+//! - `prepaid_balance`: turns the prepaid rule on; the limit is then the account's wallet
+//!   balance, burned by what its issued invoices still owe and by the open period's
+//!   provisional total; live holds and the new hold must fit in the rest ([`against_wallet`],
+//!   [`prepaid_used`]);
 //! - `max_concurrent[sku]`: units of live holds of the sku plus the units running now plus the
 //!   new hold's (authorization only);
 //! - `gpu_hours[sku]`: the open period's unit-hours of the sku plus live holds' unit-hours plus
@@ -157,14 +159,15 @@ impl Level {
 pub const DEFAULT_WARN_AT: Decimal = Decimal::from_parts(8, 0, 0, false, 1);
 
 /// What a batch measures of an account's quotas in a period, as (quota, used, limit):
-/// `spend_limit` against the period's provisional total, `prepaid_balance` against the
-/// invoices since the quotas were set plus that total, `gpu_hours.SKU` against the period's
+/// `spend_limit` against the period's provisional total, `prepaid_balance` against what
+/// issued invoices still owe (`owed`) plus that total, `gpu_hours.SKU` against the period's
 /// unit-hours of the sku (`unit_seconds` per sku). `max_concurrent` is not measured here: it
-/// is enforced at authorization only.
+/// is enforced at authorization only. `q` and `owed` are the prepaid rule's inputs
+/// ([`against_wallet`]).
 pub fn measures(
     q: &Quotas,
     period_total: Decimal,
-    invoiced_since: Decimal,
+    owed: Decimal,
     unit_seconds: &BTreeMap<String, Decimal>,
 ) -> Vec<(String, Decimal, Decimal)> {
     let mut out = Vec::new();
@@ -174,7 +177,7 @@ pub fn measures(
     if let Some(prepaid) = q.prepaid_balance {
         out.push((
             "prepaid_balance".into(),
-            prepaid_used(invoiced_since, period_total, Decimal::ZERO),
+            prepaid_used(owed, period_total, Decimal::ZERO),
             prepaid,
         ));
     }
@@ -195,6 +198,25 @@ pub fn measures(
 /// hold to it, and the balance shows the wallet less it ([`prepaid_available`]).
 pub fn prepaid_used(owed: Decimal, period_cost: Decimal, held: Decimal) -> Decimal {
     owed + period_cost + held
+}
+
+/// The prepaid rule's inputs (issue 12), in one place: a prepaid account (one whose stored
+/// quotas set `prepaid_balance`, whatever its value) has its **wallet balance** as the limit,
+/// and what its issued invoices still owe (`owed`, the wallet's outstanding) counts against
+/// it (settlements have burned what the wallet paid). Returns the quotas to check, with
+/// `prepaid_balance` replaced by `wallet`, and what counts as owed: `owed`, or 0 when the
+/// account is not prepaid (then `wallet` and `owed` are not looked at; the store need not
+/// read them). Used by billing-store `quota/spent.rs` (authorizations), `quota/decisions.rs`
+/// (decisions) and `quota/limits.rs` (the balance).
+pub fn against_wallet(quotas: &Quotas, wallet: Decimal, owed: Decimal) -> (Quotas, Decimal) {
+    let mut q = quotas.clone();
+    match q.prepaid_balance {
+        Some(_) => {
+            q.prepaid_balance = Some(wallet);
+            (q, owed)
+        }
+        None => (q, Decimal::ZERO),
+    }
 }
 
 /// What a prepaid account can still spend: its wallet less [`prepaid_used`] (negative when
@@ -295,8 +317,9 @@ pub fn is_running(last_end_s: i64, now_s: i64) -> bool {
 pub struct Spent {
     /// The open period's provisional invoice total.
     pub period_cost: Decimal,
-    /// Totals of invoices issued since the quotas were set.
-    pub invoiced: Decimal,
+    /// What issued invoices still owe (counts against a prepaid account's wallet; 0 when it
+    /// is not prepaid): see [`against_wallet`].
+    pub owed: Decimal,
     /// Live holds' amounts.
     pub held: Decimal,
     /// Per sku: live holds' units and unit-seconds.
@@ -352,7 +375,7 @@ pub fn authorize(
         }
     }
     if let Some(prepaid) = q.prepaid_balance {
-        let used = prepaid_used(spent.invoiced, spent.period_cost, spent.held);
+        let used = prepaid_used(spent.owed, spent.period_cost, spent.held);
         if used + amount > prepaid {
             return denied(
                 "prepaid_balance".into(),
@@ -407,6 +430,42 @@ mod tests {
         assert_eq!(
             super::prepaid_available(d("10.00"), owed, cost, held),
             d("-10.00")
+        );
+    }
+
+    #[test]
+    fn a_prepaid_account_is_limited_by_its_wallet_less_what_it_owes() {
+        // Stored prepaid_balance 1000.00 (only turns the rule on), wallet 90.00, invoices
+        // still owe 11.66: the limit checked is 90.00 and 11.66 counts against it. With an open
+        // period's cost of 5.34 a decision measures 11.66 + 5.34 = 17.00 used of 90.00.
+        let q = quotas(r#"{"prepaid_balance":"1000.00","spend_limit":"500.00"}"#);
+        let (checked, owed) = against_wallet(&q, d("90.00"), d("11.66"));
+        assert_eq!(checked.prepaid_balance, Some(d("90.00")));
+        assert_eq!(checked.spend_limit, Some(d("500.00")));
+        assert_eq!(owed, d("11.66"));
+        assert_eq!(
+            measures(&checked, d("5.34"), owed, &BTreeMap::new())[1],
+            ("prepaid_balance".to_string(), d("17.00"), d("90.00"))
+        );
+        // An authorization of 73.01 more does not fit (17.00 + 73.01 > 90.00), 73.00 does.
+        let spent = Spent {
+            period_cost: d("5.34"),
+            owed,
+            ..Spent::default()
+        };
+        assert!(matches!(
+            authorize(&checked, &spent, "h100", d("1"), 3600, d("73.01")),
+            Verdict::Denied { ref quota, .. } if quota == "prepaid_balance"
+        ));
+        assert_eq!(
+            authorize(&checked, &spent, "h100", d("1"), 3600, d("73.00")),
+            Verdict::Allowed { amount: d("73.00") }
+        );
+        // Not prepaid: nothing owed counts and the quotas stay as they are.
+        let q = quotas(r#"{"spend_limit":"500.00"}"#);
+        assert_eq!(
+            against_wallet(&q, d("90.00"), d("11.66")),
+            (q, Decimal::ZERO)
         );
     }
 
