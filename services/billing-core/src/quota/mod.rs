@@ -569,6 +569,32 @@ spot_rate_per_hour = "5.00"
     }
 
     #[test]
+    fn hold_sizes_stop_at_a_million_units_and_thirty_days() {
+        // 0.5 unit for 1 s and 1 000 000 units for 30 days (2 592 000 s) are taken; 0 or -1
+        // units, 1 000 000.01 units, 0 s and 2 592 001 s are refused, naming the value.
+        assert_eq!(MAX_HOLD_SECONDS, 2_592_000);
+        assert_eq!(check_hold_size(d("0.5"), 1), Ok(()));
+        assert_eq!(check_hold_size(d("1000000"), 2_592_000), Ok(()));
+        assert_eq!(
+            check_hold_size(d("0"), 60),
+            Err("quantity = 0: must be above 0 and at most 1000000 units".into())
+        );
+        assert!(check_hold_size(d("-1"), 60).is_err());
+        assert_eq!(
+            check_hold_size(d("1000000.01"), 60),
+            Err("quantity = 1000000.01: must be above 0 and at most 1000000 units".into())
+        );
+        assert_eq!(
+            check_hold_size(d("1"), 0),
+            Err("seconds = 0: must be 1 to 2592000 (30 days)".into())
+        );
+        assert_eq!(
+            check_hold_size(d("1"), 2_592_001),
+            Err("seconds = 2592001: must be 1 to 2592000 (30 days)".into())
+        );
+    }
+
+    #[test]
     fn holds_round_up_to_the_cent() {
         // 1 unit for 1 s at 24.00/h = 0.00666.. -> 0.01; 2 units for 60 s at 36/h = 1.20.
         assert_eq!(hold_amount(d("1"), 1, d("24.00")).to_string(), "0.01");
