@@ -16,6 +16,7 @@
 //!   the new hold's.
 
 use crate::common::decimal::serde_strict as strict;
+use crate::pricing::invoice::{Component, Line};
 use crate::pricing::pricebook::PriceBook;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
@@ -198,6 +199,25 @@ pub fn measures(
 /// hold to it, and the balance shows the wallet less it ([`prepaid_available`]).
 pub fn prepaid_used(owed: Decimal, period_cost: Decimal, held: Decimal) -> Decimal {
     owed + period_cost + held
+}
+
+/// What `gpu_hours[sku]` measures of a rated period: per sku, the unit-seconds of its
+/// `on_demand`, `reserved_usage` and `spot` lines (the usage billed by the hour; usage a
+/// package covered, increments' padding, minimums, waived spot and lease states do not
+/// count). Used by billing-store `pricing/provisional.rs` on the provisional invoice.
+pub fn unit_seconds(lines: &[Line]) -> BTreeMap<String, Decimal> {
+    let mut out: BTreeMap<String, Decimal> = BTreeMap::new();
+    for l in lines {
+        if let Some(sku) = &l.sku
+            && matches!(
+                l.component,
+                Component::OnDemand | Component::ReservedUsage | Component::Spot
+            )
+        {
+            *out.entry(sku.clone()).or_default() += l.quantity;
+        }
+    }
+    out
 }
 
 /// The prepaid rule's inputs (issue 12), in one place: a prepaid account (one whose stored
@@ -515,6 +535,31 @@ mod tests {
                 ("prepaid_balance".to_string(), d("420.50"), d("1000.00")),
                 ("gpu_hours.h100".to_string(), d("5"), d("10")),
             ]
+        );
+    }
+
+    #[test]
+    fn gpu_hours_count_on_demand_reserved_and_spot_seconds() {
+        // h100: 7200 on-demand + 3600 reserved + 1800 spot = 12 600 unit-seconds (3.5 h); the
+        // 3600 a package covered and a minimum's 60 do not count; a100: 900 on demand.
+        let line = |c, sku, secs: &str| Line::usage(c, sku, 0, d(secs), d("0"));
+        let lines = [
+            line(Component::OnDemand, "h100", "7200"),
+            line(Component::ReservedUsage, "h100", "3600"),
+            line(Component::Spot, "h100", "1800"),
+            line(Component::PackageUsage, "h100", "3600"),
+            line(Component::Minimum, "h100", "60"),
+            line(Component::OnDemand, "a100", "900"),
+        ];
+        let secs = unit_seconds(&lines);
+        assert_eq!(
+            secs,
+            BTreeMap::from([("a100".into(), d("900")), ("h100".into(), d("12600"))])
+        );
+        let q = quotas(r#"{"gpu_hours":{"h100":"10"}}"#);
+        assert_eq!(
+            measures(&q, d("0"), d("0"), &secs),
+            vec![("gpu_hours.h100".to_string(), d("3.5"), d("10"))]
         );
     }
 
