@@ -350,6 +350,19 @@ pub struct Spent {
     pub sku_seconds: BTreeMap<String, Decimal>,
 }
 
+impl Spent {
+    /// Counts a live hold as spent: its `amount` (spend limit and prepaid balance), its
+    /// `quantity` as units of `sku` (`max_concurrent`) and `quantity x seconds` as
+    /// unit-seconds of `sku` (`gpu_hours`). Used by billing-store `quota/spent.rs` for every
+    /// live hold and every hold an authorization group places.
+    pub fn add_hold(&mut self, sku: &str, quantity: Decimal, seconds: i64, amount: Decimal) {
+        self.held += amount;
+        let e = self.held_per_sku.entry(sku.to_string()).or_default();
+        e.0 += quantity;
+        e.1 += quantity * Decimal::from(seconds);
+    }
+}
+
 /// The answer to one authorization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -645,6 +658,20 @@ spot_rate_per_hour = "5.00"
         assert_eq!(hold_amount(d("1"), 1, d("24.00")).to_string(), "0.01");
         assert_eq!(hold_amount(d("2"), 60, d("36")).to_string(), "1.20");
         assert_eq!(hold_amount(d("1"), 60, d("0")).to_string(), "0.00");
+    }
+
+    #[test]
+    fn a_hold_counts_its_amount_units_and_unit_seconds() {
+        // 2 h100 for 1800 s holding 24.00 and 1 h100 for 600 s holding 4.00: 3 units,
+        // 2 x 1800 + 600 = 4200 unit-seconds; 0.5 a100 for 60 s holding 0.50: 30
+        // unit-seconds; 24.00 + 4.00 + 0.50 = 28.50 held in all.
+        let mut spent = Spent::default();
+        spent.add_hold("h100", d("2"), 1800, d("24.00"));
+        spent.add_hold("h100", d("1"), 600, d("4.00"));
+        spent.add_hold("a100", d("0.5"), 60, d("0.50"));
+        assert_eq!(spent.held, d("28.50"));
+        assert_eq!(spent.held_per_sku["h100"], (d("3"), d("4200")));
+        assert_eq!(spent.held_per_sku["a100"], (d("0.5"), d("30")));
     }
 
     #[test]

@@ -11,12 +11,9 @@ use billing_core::quota::Spent;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, HashMap};
 
-/// Counts a live hold as spent: its amount, and its units and unit-seconds of its sku.
+/// Counts a live hold as spent: what it counts for is the core's (`Spent::add_hold`).
 pub(crate) fn add_hold(spent: &mut Spent, h: &Hold) {
-    spent.held += h.amount;
-    let e = spent.held_per_sku.entry(h.sku.clone()).or_default();
-    e.0 += h.quantity;
-    e.1 += h.quantity * Decimal::from(h.seconds);
+    spent.add_hold(&h.sku, h.quantity, h.seconds, h.amount);
 }
 
 /// Units of each sku running at `now_s`: usage keys whose last run ends within
