@@ -14,7 +14,8 @@ pub struct Answers {
 
 type Flight = std::sync::Arc<tokio::sync::Mutex<()>>;
 
-/// Most usage answers [`Answers`] keeps (a page is at most [`crate::usage::MAX_CELLS`] cells).
+/// Most usage answers [`Answers`] keeps (a page is at most
+/// [`billing_core::ledger::usage::MAX_CELLS`] cells).
 pub const MAX_KEPT_ANSWERS: usize = 4_096;
 
 /// Most bytes of one kept answer (larger answers are computed every time).

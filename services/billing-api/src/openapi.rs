@@ -406,6 +406,25 @@ mod tests {
     }
 
     #[test]
+    fn hold_ttls_are_documented_as_the_core_has_them() {
+        // The schemas' doc comments are literals: "1 to 86,400 (default 300)" must be the
+        // core's MAX_HOLD_TTL_S and DEFAULT_HOLD_TTL_S.
+        use billing_core::quota::{DEFAULT_HOLD_TTL_S, MAX_HOLD_TTL_S};
+        let max = MAX_HOLD_TTL_S.to_string();
+        let (thousands, rest) = max.split_at(max.len() - 3);
+        let range = format!("1 to {thousands},{rest} (default {DEFAULT_HOLD_TTL_S})");
+        assert_eq!(range, "1 to 86,400 (default 300)");
+        let doc = document();
+        for schema in ["AuthorizeRequest", "ExtendHold"] {
+            let text =
+                doc["components"]["schemas"][schema]["properties"]["ttl_seconds"]["description"]
+                    .as_str()
+                    .unwrap_or_default();
+            assert!(text.contains(&range), "{schema}.ttl_seconds: {text:?}");
+        }
+    }
+
+    #[test]
     fn every_route_of_the_router_is_in_the_document_and_nothing_else() {
         let routes = router_routes();
         assert!(routes.len() >= 30, "{routes:?}");

@@ -4,7 +4,8 @@
 //! - `POST /v1/authorize` (admin or ingest token): `{account, sku, quantity, seconds,
 //!   lease?, ttl_seconds?}` → `{"decision":"allowed","hold":ID,"amount":..,"expires_at":..}` or
 //!   `{"decision":"denied","quota":NAME,"used":..,"requested":..,"limit":..}`. A hold lives
-//!   `ttl_seconds` (default 300) unless extended; then it expires by itself.
+//!   `ttl_seconds` (default [`billing_core::quota::DEFAULT_HOLD_TTL_S`], at most
+//!   [`MAX_HOLD_TTL_S`]) unless extended; then it expires by itself.
 //! - `POST /v1/holds/{id}/extend` (`{ttl_seconds?}`), `POST /v1/holds/{id}/release`.
 //! - `GET /v1/balance`: a customer's own (the admin names `?account=`).
 

@@ -1,30 +1,17 @@
-//! `GET /v1/usage`: the caller's unit-seconds per bucket, straight from the ledger.
+//! `GET /v1/usage`: the caller's unit-seconds per bucket, straight from the ledger. The
+//! handler parses the query, calls the core (`billing_core::ledger::usage`: the checks, the
+//! bucketing and the paging) and renders the page.
 
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
+use billing_core::ledger::usage;
 use billing_core::timestamp::{Timestamp, format_secs};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::BTreeMap;
-
-/// Most buckets of one group in one response; longer ranges are paginated with `next_from`.
-pub const MAX_BUCKETS: i64 = 1_000;
-
-/// Most groups one response carries (`group_limit`, default [`DEFAULT_GROUPS`]); more are
-/// paginated with `next_group_after`.
-pub const MAX_GROUPS: usize = 1_000;
-
-/// Groups per page when `group_limit` is not given.
-pub const DEFAULT_GROUPS: usize = 100;
-
-/// Most cells (groups x buckets) one response carries: a page of many groups carries fewer
-/// buckets each. Bounds the work and memory of every usage query (~10,700 resources at second
-/// granularity once built one answer of gigabytes and took the process down).
-pub const MAX_CELLS: i64 = 100_000;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -80,43 +67,19 @@ pub async fn usage(
     Query(q): Query<UsageQuery>,
 ) -> Result<Response, ApiError> {
     let account = principal.customer()?.to_string();
-    let step: i64 = match q.granularity.as_deref().unwrap_or("hour") {
-        "second" => 1,
-        "minute" => 60,
-        "hour" => 3600,
-        "day" => 86_400,
-        other => {
-            return Err(ApiError::BadRequest(format!(
-                "granularity {other:?} is not one of second, minute, hour, day"
-            )));
-        }
-    };
+    let bad = |e: usage::UsageQueryError| ApiError::BadRequest(e.to_string());
+    let step = usage::granularity_step(q.granularity.as_deref()).map_err(bad)?;
     let group_by = q.group_by.as_deref().unwrap_or("sku");
-    if !["sku", "lease", "resource"].contains(&group_by) {
-        return Err(ApiError::BadRequest(format!(
-            "group_by {group_by:?} is not one of sku, lease, resource"
-        )));
-    }
-    let from = instant(q.from.as_ref(), "from")?.div_euclid(step) * step;
-    let to = instant(q.to.as_ref(), "to")?;
-    if to <= from {
-        return Err(ApiError::BadRequest("to must be after from".into()));
-    }
-    let group_limit = q.group_limit.unwrap_or(DEFAULT_GROUPS);
-    if !(1..=MAX_GROUPS).contains(&group_limit) {
-        return Err(ApiError::BadRequest(format!(
-            "group_limit {group_limit} is not between 1 and {MAX_GROUPS}"
-        )));
-    }
+    let grouping = usage::GroupBy::parse(Some(group_by)).map_err(bad)?;
+    let (from, to) = usage::bucket_range(
+        instant(q.from.as_ref(), "from")?,
+        instant(q.to.as_ref(), "to")?,
+        step,
+    )
+    .map_err(bad)?;
+    let group_limit = usage::group_limit(q.group_limit).map_err(bad)?;
     let family = q.family.as_deref();
-    if family.is_some_and(|f| f.is_empty() || f.contains('.') || f.len() > 256) {
-        return Err(ApiError::BadRequest(
-            "family must be an sku's name up to its first \".\" (gpu, storage, ...)".into(),
-        ));
-    }
-    let in_family = |key: &billing_core::ledger::ResourceKey| {
-        family.is_none_or(|f| billing_core::prices::sku_family(&key.sku) == f)
-    };
+    usage::check_family(family).map_err(bad)?;
     let known_at = crate::finance::known_at(q.as_known_at.as_ref(), (s.clock)())?;
     let ledger = match known_at {
         // Support's question, not the hot path: rebuilt each time, never kept.
@@ -162,81 +125,22 @@ pub async fn usage(
                 .await?
         }
     };
-    fn name_of<'k>(key: &'k billing_core::ledger::ResourceKey, group_by: &str) -> &'k str {
-        match group_by {
-            "lease" => &key.lease,
-            "resource" => &key.resource,
-            _ => &key.sku,
-        }
-    }
-    // This page's groups: the first `group_limit` keys after `group_after` with usage in range.
-    let mut names: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
-    for (key, runs) in ledger.usage().filter(|(k, _)| in_family(k)) {
-        let name = name_of(key, group_by);
-        let after = q.group_after.as_deref().is_none_or(|a| name > a);
-        if after && runs.clipped(from, to).next().is_some() {
-            names.insert(name);
-            if names.len() > group_limit {
-                names.pop_last();
-            }
-        }
-    }
-    // Whether groups remain after this page.
-    let last = names.last().copied();
-    let more_groups = last.is_some_and(|l| {
-        ledger.usage().any(|(key, runs)| {
-            in_family(key) && name_of(key, group_by) > l && runs.clipped(from, to).next().is_some()
-        })
-    });
-    // One page: at most MAX_CELLS cells, MAX_BUCKETS buckets per group.
-    let per_group = (MAX_CELLS / names.len().max(1) as i64).min(MAX_BUCKETS);
-    let page_end = to.min(from.saturating_add(step.saturating_mul(per_group)));
-    let buckets = ((page_end - from) + step - 1) / step;
-    // Per group, seconds per bucket summed as integers for each distinct quantity (a group's
-    // keys have few), multiplied out once per bucket at the end: exact, as every step is, and
-    // a few integer additions per bucket instead of a decimal multiplication and addition.
-    let mut by_quantity: BTreeMap<&str, Vec<(Decimal, Vec<i64>)>> = BTreeMap::new();
-    for (key, runs) in ledger.usage().filter(|(k, _)| in_family(k)) {
-        let name = name_of(key, group_by);
-        if !names.contains(name) {
-            continue;
-        }
-        for run in runs.clipped(from, page_end) {
-            let per_quantity = by_quantity.entry(name).or_default();
-            let at = match per_quantity.iter().position(|(q, _)| *q == run.quantity) {
-                Some(at) => at,
-                None => {
-                    per_quantity.push((run.quantity, vec![0; buckets as usize]));
-                    per_quantity.len() - 1
-                }
-            };
-            let seconds = &mut per_quantity[at].1;
-            let mut t = run.from;
-            while t < run.to {
-                let b = (t - from) / step;
-                let end = (from + (b + 1) * step).min(run.to);
-                seconds[b as usize] += end - t;
-                t = end;
-            }
-        }
-    }
-    let groups: BTreeMap<&str, Vec<Decimal>> = by_quantity
-        .into_iter()
-        .map(|(name, per_quantity)| {
-            let mut series = vec![Decimal::ZERO; buckets as usize];
-            for (q, seconds) in per_quantity {
-                for (total, s) in series.iter_mut().zip(seconds) {
-                    if s != 0 {
-                        *total += q * Decimal::from(s);
-                    }
-                }
-            }
-            (name, series)
-        })
-        .collect();
+    let page = usage::usage_buckets(
+        &ledger,
+        &usage::UsageRequest {
+            from,
+            to,
+            step,
+            group_by: grouping,
+            group_limit,
+            group_after: q.group_after.as_deref(),
+            family,
+        },
+    );
     // Bucket start times are the same for every group: format them once.
-    let starts: Vec<String> = (0..buckets).map(|i| format_secs(from + i * step)).collect();
-    let groups: Vec<Group<'_>> = groups
+    let starts: Vec<String> = page.starts.iter().map(|s| format_secs(*s)).collect();
+    let groups: Vec<Group<'_>> = page
+        .groups
         .into_iter()
         .map(|(key, series)| Group {
             key: key.to_string(),
@@ -253,14 +157,14 @@ pub async fn usage(
     let body: axum::body::Bytes = serde_json::to_vec(&json!({
         "account": account,
         "from": format_secs(from),
-        "to": format_secs(page_end),
+        "to": format_secs(page.end),
         "granularity": q.granularity.as_deref().unwrap_or("hour"),
         "group_by": group_by,
         "unit": "unit_seconds",
         "groups": groups,
-        "next_from": (page_end < to).then(|| format_secs(page_end)),
+        "next_from": page.next_from.map(format_secs),
         "group_limit": group_limit,
-        "next_group_after": if more_groups { last } else { None },
+        "next_group_after": page.next_group_after,
     }))
     .map_err(|e| ApiError::Internal(format!("usage answer: {e}")))?
     .into();

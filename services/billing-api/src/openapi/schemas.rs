@@ -604,6 +604,8 @@ pub struct AuthorizeRequest {
     pub seconds: i64,
     #[schema(required = false)]
     pub lease: String,
+    // 86,400 and 300: the core's MAX_HOLD_TTL_S and DEFAULT_HOLD_TTL_S (the test
+    // `hold_ttls_are_documented_as_the_core_has_them` in openapi.rs checks this text).
     /// The hold's life, 1 to 86,400 (default 300).
     #[schema(required = false)]
     pub ttl_seconds: i64,
@@ -641,6 +643,8 @@ pub enum Decision {
 #[derive(ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtendHold {
+    // 86,400 and 300: the core's MAX_HOLD_TTL_S and DEFAULT_HOLD_TTL_S (the test
+    // `hold_ttls_are_documented_as_the_core_has_them` in openapi.rs checks this text).
     /// The hold's new life from now, 1 to 86,400 (default 300).
     #[schema(required = false)]
     pub ttl_seconds: i64,

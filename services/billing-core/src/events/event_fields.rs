@@ -85,7 +85,8 @@ pub(crate) fn optional_time(v: Scalar<'_>, name: &str) -> Check<Option<Timestamp
 /// Whether `s` is an account id: 1 to 256 of `A-Z a-z 0-9 . _ -` (the grammar of
 /// `POST /v1/admin/accounts`). A subject is the billed account, so anything else (`' OR 1=1`,
 /// `tenant-a\0`, look-alike letters) would become an account of its own. Used by the event
-/// decoder, billing-store's authorizations and billing-api's `create_account`.
+/// decoder, billing-store's authorizations and account terms' ids (`pricing/terms.rs`,
+/// `check_term_id`) and billing-api's `create_account`.
 pub fn is_account_id(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_STRING_BYTES

@@ -1,6 +1,7 @@
 //! Usage over time, before any price: the per-second ledger of billing-semantics.md section 2
-//! (this module), the disjoint runs a usage key's seconds are kept as ([`runs`]), and metering
-//! ([`meter`]): accepted records decoded, validated, deduped and folded into the ledger.
+//! (this module), the disjoint runs a usage key's seconds are kept as ([`runs`]), metering
+//! ([`meter`]): accepted records decoded, validated, deduped and folded into the ledger, and
+//! the unit-seconds per bucket `GET /v1/usage` answers ([`usage`]).
 //! Rating ([`crate::pricing`]) reads the ledger; nothing here knows a price.
 //!
 //! # The per-second ledger
@@ -12,6 +13,7 @@
 
 pub mod meter;
 pub mod runs;
+pub mod usage;
 
 use crate::common::timestamp::Timestamp;
 use crate::events::event::Class;

@@ -1,19 +1,22 @@
 //! Quotas as policy, without I/O: what counts as spent, the levels and decisions of
 //! `warn`/`limit`/`clear`, and authorizations with the size of their holds. The store loads
-//! the figures (provisional cost, invoices since the quotas were set, live holds, running
+//! the figures (provisional cost, the wallet and what invoices still owe, live holds, running
 //! units), calls these functions, and saves what they decide.
 //!
 //! What is spent (choices where issue 5 left room, also in the README):
 //! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
 //!   the invoices' own function) plus live holds plus the new hold, at most the limit;
-//! - `prepaid_balance`: burned by the totals of invoices issued since the quotas were set and
-//!   by the open period's provisional total; live holds and the new hold must fit in the rest;
+//! - `prepaid_balance`: turns the prepaid rule on; the limit is then the account's wallet
+//!   balance, burned by what its issued invoices still owe and by the open period's
+//!   provisional total; live holds and the new hold must fit in the rest ([`against_wallet`],
+//!   [`prepaid_used`]);
 //! - `max_concurrent[sku]`: units of live holds of the sku plus the units running now plus the
 //!   new hold's (authorization only);
 //! - `gpu_hours[sku]`: the open period's unit-hours of the sku plus live holds' unit-hours plus
 //!   the new hold's.
 
 use crate::common::decimal::serde_strict as strict;
+use crate::pricing::invoice::{Component, Line};
 use crate::pricing::pricebook::PriceBook;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
@@ -157,14 +160,15 @@ impl Level {
 pub const DEFAULT_WARN_AT: Decimal = Decimal::from_parts(8, 0, 0, false, 1);
 
 /// What a batch measures of an account's quotas in a period, as (quota, used, limit):
-/// `spend_limit` against the period's provisional total, `prepaid_balance` against the
-/// invoices since the quotas were set plus that total, `gpu_hours.SKU` against the period's
+/// `spend_limit` against the period's provisional total, `prepaid_balance` against what
+/// issued invoices still owe (`owed`) plus that total, `gpu_hours.SKU` against the period's
 /// unit-hours of the sku (`unit_seconds` per sku). `max_concurrent` is not measured here: it
-/// is enforced at authorization only.
+/// is enforced at authorization only. `q` and `owed` are the prepaid rule's inputs
+/// ([`against_wallet`]).
 pub fn measures(
     q: &Quotas,
     period_total: Decimal,
-    invoiced_since: Decimal,
+    owed: Decimal,
     unit_seconds: &BTreeMap<String, Decimal>,
 ) -> Vec<(String, Decimal, Decimal)> {
     let mut out = Vec::new();
@@ -174,7 +178,7 @@ pub fn measures(
     if let Some(prepaid) = q.prepaid_balance {
         out.push((
             "prepaid_balance".into(),
-            prepaid_used(invoiced_since, period_total, Decimal::ZERO),
+            prepaid_used(owed, period_total, Decimal::ZERO),
             prepaid,
         ));
     }
@@ -195,6 +199,44 @@ pub fn measures(
 /// hold to it, and the balance shows the wallet less it ([`prepaid_available`]).
 pub fn prepaid_used(owed: Decimal, period_cost: Decimal, held: Decimal) -> Decimal {
     owed + period_cost + held
+}
+
+/// What `gpu_hours[sku]` measures of a rated period: per sku, the unit-seconds of its
+/// `on_demand`, `reserved_usage` and `spot` lines (the usage billed by the hour; usage a
+/// package covered, increments' padding, minimums, waived spot and lease states do not
+/// count). Used by billing-store `pricing/provisional.rs` on the provisional invoice.
+pub fn unit_seconds(lines: &[Line]) -> BTreeMap<String, Decimal> {
+    let mut out: BTreeMap<String, Decimal> = BTreeMap::new();
+    for l in lines {
+        if let Some(sku) = &l.sku
+            && matches!(
+                l.component,
+                Component::OnDemand | Component::ReservedUsage | Component::Spot
+            )
+        {
+            *out.entry(sku.clone()).or_default() += l.quantity;
+        }
+    }
+    out
+}
+
+/// The prepaid rule's inputs (issue 12), in one place: a prepaid account (one whose stored
+/// quotas set `prepaid_balance`, whatever its value) has its **wallet balance** as the limit,
+/// and what its issued invoices still owe (`owed`, the wallet's outstanding) counts against
+/// it (settlements have burned what the wallet paid). Returns the quotas to check, with
+/// `prepaid_balance` replaced by `wallet`, and what counts as owed: `owed`, or 0 when the
+/// account is not prepaid (then `wallet` and `owed` are not looked at; the store need not
+/// read them). Used by billing-store `quota/spent.rs` (authorizations), `quota/decisions.rs`
+/// (decisions) and `quota/limits.rs` (the balance).
+pub fn against_wallet(quotas: &Quotas, wallet: Decimal, owed: Decimal) -> (Quotas, Decimal) {
+    let mut q = quotas.clone();
+    match q.prepaid_balance {
+        Some(_) => {
+            q.prepaid_balance = Some(wallet);
+            (q, owed)
+        }
+        None => (q, Decimal::ZERO),
+    }
 }
 
 /// What a prepaid account can still spend: its wallet less [`prepaid_used`] (negative when
@@ -295,8 +337,9 @@ pub fn is_running(last_end_s: i64, now_s: i64) -> bool {
 pub struct Spent {
     /// The open period's provisional invoice total.
     pub period_cost: Decimal,
-    /// Totals of invoices issued since the quotas were set.
-    pub invoiced: Decimal,
+    /// What issued invoices still owe (counts against a prepaid account's wallet; 0 when it
+    /// is not prepaid): see [`against_wallet`].
+    pub owed: Decimal,
     /// Live holds' amounts.
     pub held: Decimal,
     /// Per sku: live holds' units and unit-seconds.
@@ -305,6 +348,19 @@ pub struct Spent {
     pub running: BTreeMap<String, Decimal>,
     /// Per sku: the open period's unit-seconds.
     pub sku_seconds: BTreeMap<String, Decimal>,
+}
+
+impl Spent {
+    /// Counts a live hold as spent: its `amount` (spend limit and prepaid balance), its
+    /// `quantity` as units of `sku` (`max_concurrent`) and `quantity x seconds` as
+    /// unit-seconds of `sku` (`gpu_hours`). Used by billing-store `quota/spent.rs` for every
+    /// live hold and every hold an authorization group places.
+    pub fn add_hold(&mut self, sku: &str, quantity: Decimal, seconds: i64, amount: Decimal) {
+        self.held += amount;
+        let e = self.held_per_sku.entry(sku.to_string()).or_default();
+        e.0 += quantity;
+        e.1 += quantity * Decimal::from(seconds);
+    }
 }
 
 /// The answer to one authorization.
@@ -352,7 +408,7 @@ pub fn authorize(
         }
     }
     if let Some(prepaid) = q.prepaid_balance {
-        let used = prepaid_used(spent.invoiced, spent.period_cost, spent.held);
+        let used = prepaid_used(spent.owed, spent.period_cost, spent.held);
         if used + amount > prepaid {
             return denied(
                 "prepaid_balance".into(),
@@ -410,6 +466,42 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_prepaid_account_is_limited_by_its_wallet_less_what_it_owes() {
+        // Stored prepaid_balance 1000.00 (only turns the rule on), wallet 90.00, invoices
+        // still owe 11.66: the limit checked is 90.00 and 11.66 counts against it. With an open
+        // period's cost of 5.34 a decision measures 11.66 + 5.34 = 17.00 used of 90.00.
+        let q = quotas(r#"{"prepaid_balance":"1000.00","spend_limit":"500.00"}"#);
+        let (checked, owed) = against_wallet(&q, d("90.00"), d("11.66"));
+        assert_eq!(checked.prepaid_balance, Some(d("90.00")));
+        assert_eq!(checked.spend_limit, Some(d("500.00")));
+        assert_eq!(owed, d("11.66"));
+        assert_eq!(
+            measures(&checked, d("5.34"), owed, &BTreeMap::new())[1],
+            ("prepaid_balance".to_string(), d("17.00"), d("90.00"))
+        );
+        // An authorization of 73.01 more does not fit (17.00 + 73.01 > 90.00), 73.00 does.
+        let spent = Spent {
+            period_cost: d("5.34"),
+            owed,
+            ..Spent::default()
+        };
+        assert!(matches!(
+            authorize(&checked, &spent, "h100", d("1"), 3600, d("73.01")),
+            Verdict::Denied { ref quota, .. } if quota == "prepaid_balance"
+        ));
+        assert_eq!(
+            authorize(&checked, &spent, "h100", d("1"), 3600, d("73.00")),
+            Verdict::Allowed { amount: d("73.00") }
+        );
+        // Not prepaid: nothing owed counts and the quotas stay as they are.
+        let q = quotas(r#"{"spend_limit":"500.00"}"#);
+        assert_eq!(
+            against_wallet(&q, d("90.00"), d("11.66")),
+            (q, Decimal::ZERO)
+        );
+    }
+
     use super::*;
 
     fn d(s: &str) -> Decimal {
@@ -456,6 +548,31 @@ mod tests {
                 ("prepaid_balance".to_string(), d("420.50"), d("1000.00")),
                 ("gpu_hours.h100".to_string(), d("5"), d("10")),
             ]
+        );
+    }
+
+    #[test]
+    fn gpu_hours_count_on_demand_reserved_and_spot_seconds() {
+        // h100: 7200 on-demand + 3600 reserved + 1800 spot = 12 600 unit-seconds (3.5 h); the
+        // 3600 a package covered and a minimum's 60 do not count; a100: 900 on demand.
+        let line = |c, sku, secs: &str| Line::usage(c, sku, 0, d(secs), d("0"));
+        let lines = [
+            line(Component::OnDemand, "h100", "7200"),
+            line(Component::ReservedUsage, "h100", "3600"),
+            line(Component::Spot, "h100", "1800"),
+            line(Component::PackageUsage, "h100", "3600"),
+            line(Component::Minimum, "h100", "60"),
+            line(Component::OnDemand, "a100", "900"),
+        ];
+        let secs = unit_seconds(&lines);
+        assert_eq!(
+            secs,
+            BTreeMap::from([("a100".into(), d("900")), ("h100".into(), d("12600"))])
+        );
+        let q = quotas(r#"{"gpu_hours":{"h100":"10"}}"#);
+        assert_eq!(
+            measures(&q, d("0"), d("0"), &secs),
+            vec![("gpu_hours.h100".to_string(), d("3.5"), d("10"))]
         );
     }
 
@@ -510,11 +627,51 @@ spot_rate_per_hour = "5.00"
     }
 
     #[test]
+    fn hold_sizes_stop_at_a_million_units_and_thirty_days() {
+        // 0.5 unit for 1 s and 1 000 000 units for 30 days (2 592 000 s) are taken; 0 or -1
+        // units, 1 000 000.01 units, 0 s and 2 592 001 s are refused, naming the value.
+        assert_eq!(MAX_HOLD_SECONDS, 2_592_000);
+        assert_eq!(check_hold_size(d("0.5"), 1), Ok(()));
+        assert_eq!(check_hold_size(d("1000000"), 2_592_000), Ok(()));
+        assert_eq!(
+            check_hold_size(d("0"), 60),
+            Err("quantity = 0: must be above 0 and at most 1000000 units".into())
+        );
+        assert!(check_hold_size(d("-1"), 60).is_err());
+        assert_eq!(
+            check_hold_size(d("1000000.01"), 60),
+            Err("quantity = 1000000.01: must be above 0 and at most 1000000 units".into())
+        );
+        assert_eq!(
+            check_hold_size(d("1"), 0),
+            Err("seconds = 0: must be 1 to 2592000 (30 days)".into())
+        );
+        assert_eq!(
+            check_hold_size(d("1"), 2_592_001),
+            Err("seconds = 2592001: must be 1 to 2592000 (30 days)".into())
+        );
+    }
+
+    #[test]
     fn holds_round_up_to_the_cent() {
         // 1 unit for 1 s at 24.00/h = 0.00666.. -> 0.01; 2 units for 60 s at 36/h = 1.20.
         assert_eq!(hold_amount(d("1"), 1, d("24.00")).to_string(), "0.01");
         assert_eq!(hold_amount(d("2"), 60, d("36")).to_string(), "1.20");
         assert_eq!(hold_amount(d("1"), 60, d("0")).to_string(), "0.00");
+    }
+
+    #[test]
+    fn a_hold_counts_its_amount_units_and_unit_seconds() {
+        // 2 h100 for 1800 s holding 24.00 and 1 h100 for 600 s holding 4.00: 3 units,
+        // 2 x 1800 + 600 = 4200 unit-seconds; 0.5 a100 for 60 s holding 0.50: 30
+        // unit-seconds; 24.00 + 4.00 + 0.50 = 28.50 held in all.
+        let mut spent = Spent::default();
+        spent.add_hold("h100", d("2"), 1800, d("24.00"));
+        spent.add_hold("h100", d("1"), 600, d("4.00"));
+        spent.add_hold("a100", d("0.5"), 60, d("0.50"));
+        assert_eq!(spent.held, d("28.50"));
+        assert_eq!(spent.held_per_sku["h100"], (d("3"), d("4200")));
+        assert_eq!(spent.held_per_sku["a100"], (d("0.5"), d("30")));
     }
 
     #[test]

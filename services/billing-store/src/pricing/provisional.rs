@@ -29,7 +29,7 @@ use crate::ledger::ledger_cache::{ChangedKey, LedgerCache, Stamp};
 use crate::ledger::ledgers::load_ledgers;
 use crate::pricing::books::Books;
 use billing_core::credits::CreditPool;
-use billing_core::invoice::{Component, Invoice};
+use billing_core::invoice::Invoice;
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::platform::Platform;
@@ -196,17 +196,8 @@ impl Loaded {
         let credit = credit_balance(book, account, issued, period);
         let ctx = RatingContext::with_platform(book, period.clone(), &self.platform);
         let rated = rate_account(&ctx, account, self.ledgers.get(account), credit)?;
-        let mut unit_seconds = UnitSeconds::new();
-        for l in &rated.invoice.lines {
-            if let Some(sku) = &l.sku
-                && matches!(
-                    l.component,
-                    Component::OnDemand | Component::ReservedUsage | Component::Spot
-                )
-            {
-                *unit_seconds.entry(sku.clone()).or_default() += l.quantity;
-            }
-        }
+        // What `gpu_hours` measures: the core's.
+        let unit_seconds = billing_core::quota::unit_seconds(&rated.invoice.lines);
         Ok((rated.invoice, unit_seconds))
     }
 }

@@ -29,8 +29,9 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// Longest term id (the account id grammar: `A-Z a-z 0-9 . _ -`).
-pub const MAX_TERM_ID_LEN: usize = 256;
+/// Longest term id, in bytes: a term id has the account id grammar (`A-Z a-z 0-9 . _ -`,
+/// the core's `billing_core::event::is_account_id`) and its limit.
+pub const MAX_TERM_ID_LEN: usize = billing_core::limits::MAX_STRING_BYTES;
 /// Longest term body, in bytes of JSON.
 pub const MAX_TERM_BODY_BYTES: usize = 16 * 1024;
 
@@ -69,12 +70,7 @@ pub struct StoredTerm {
 }
 
 fn check_term_id(term_id: &str) -> Result<(), TermError> {
-    let ok = !term_id.is_empty()
-        && term_id.len() <= MAX_TERM_ID_LEN
-        && term_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if ok {
+    if billing_core::event::is_account_id(term_id) {
         Ok(())
     } else {
         Err(TermError::Invalid(format!(

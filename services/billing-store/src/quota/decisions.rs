@@ -8,9 +8,10 @@
 //! for that quota and period), whatever the batch boundaries were.
 //!
 //! Measured (choices, also in the README): `spend_limit` against the period's provisional
-//! invoice total (the invoices' rating function over the ledger so far); `prepaid_balance`
-//! against invoices issued since the quotas were set plus that total; `gpu_hours[sku]` against
-//! the period's unit-hours of the sku. `max_concurrent` is enforced at authorization only.
+//! invoice total (the invoices' rating function over the ledger so far); `prepaid_balance`:
+//! the wallet's balance against what issued invoices still owe plus that total
+//! (`billing_core::quota::against_wallet`); `gpu_hours[sku]` against the period's unit-hours
+//! of the sku. `max_concurrent` is enforced at authorization only.
 
 use crate::conn::db::Conn;
 use crate::conn::error::{Result, StoreError};
@@ -85,19 +86,14 @@ pub(crate) async fn evaluate(
                 None => continue,
             },
         };
-        let mut q = q.clone();
-        let invoiced = match q.prepaid_balance {
-            Some(_) => {
-                let (wallet, outstanding) =
-                    crate::finance::wallet_rows::wallet_state(conn, account).await?;
-                q.prepaid_balance = Some(wallet);
-                outstanding
-            }
-            None => Decimal::ZERO,
+        // The prepaid rule's inputs (the wallet is read only for a prepaid account).
+        let (wallet, outstanding) = match q.prepaid_balance {
+            Some(_) => crate::finance::wallet_rows::wallet_state(conn, account).await?,
+            None => (Decimal::ZERO, Decimal::ZERO),
         };
-        let q = &q;
+        let (q, owed) = quota::against_wallet(q, wallet, outstanding);
         let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
-        for (quota, used, limit) in quota::measures(q, total, invoiced, &unit_seconds) {
+        for (quota, used, limit) in quota::measures(&q, total, owed, &unit_seconds) {
             let level = Level::of(used, limit, warn_at);
             let at = Where {
                 account,

@@ -13,7 +13,7 @@
 //! on every read and authorization; batches mark them) and survive restarts (they are rows).
 //!
 //! What a group reads per account, in one statement: the account, its quotas, its stored
-//! provisional cost (see `provisional`), its invoices since the quotas were set and its hold
+//! provisional cost (see `provisional`), its wallet's balance and outstanding and its hold
 //! revision (`hold_revs`, moved in the transaction of every authorization, release, extension
 //! and capture). While the revision has not moved since this process last read the account's
 //! live holds, they come from memory; otherwise they are read, and the statement again, so the
@@ -23,9 +23,11 @@
 //! What is spent, for the checks (choices where issue 5 leaves room, also in the README):
 //! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
 //!   the same function as invoices) plus live holds plus the new hold, at most the limit;
-//! - `prepaid_balance`: burned by the totals of invoices issued since the quotas were set and
-//!   by the open period's provisional total; live holds and the new hold must fit in the rest
-//!   (credits of billing-semantics.md count in, as they lower those totals);
+//! - `prepaid_balance`: turns the prepaid rule on; the limit is then the wallet's balance,
+//!   burned by what issued invoices still owe and by the open period's provisional total;
+//!   live holds and the new hold must fit in the rest (credits of billing-semantics.md count
+//!   in, as they lower those totals): `billing_core::quota::against_wallet` and
+//!   `billing_core::quota::prepaid_used`;
 //! - `max_concurrent[sku]`: units of live holds of the sku plus the new hold's plus the units
 //!   running now: every usage key of the sku whose last reported second is within the last
 //!   [`RUNNING_WINDOW_S`] seconds counts with its last quantity (a hold captured by its lease's
@@ -288,9 +290,10 @@ impl QuotaHandle<'_> {
         // cost and the live holds.
         let (wallet, outstanding) =
             crate::finance::wallet_rows::wallet_state(&mut conn, account).await?;
-        let prepaid = quotas.prepaid_balance.map(|_| wallet);
-        let available = prepaid
-            .map(|w| billing_core::quota::prepaid_available(w, outstanding, period_cost, held));
+        let (checked, owed) = billing_core::quota::against_wallet(&quotas, wallet, outstanding);
+        let prepaid = checked.prepaid_balance;
+        let available =
+            prepaid.map(|w| billing_core::quota::prepaid_available(w, owed, period_cost, held));
         Ok(Balance {
             account: account.to_string(),
             period_label: label,

@@ -1,6 +1,6 @@
 //! What counts against an account's quotas at an authorization, read once per group: its
-//! quotas, the open period's provisional cost, invoices since the quotas were set, the units
-//! running now and its live holds (from the process's cache while its hold revision holds).
+//! quotas, the open period's provisional cost, its wallet and what its invoices still owe,
+//! the units running now and its live holds (from the process's cache while its hold revision holds).
 
 use crate::conn::db::Conn;
 use crate::conn::error::{Result, StoreError};
@@ -11,12 +11,9 @@ use billing_core::quota::Spent;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, HashMap};
 
-/// Counts a live hold as spent: its amount, and its units and unit-seconds of its sku.
+/// Counts a live hold as spent: what it counts for is the core's (`Spent::add_hold`).
 pub(crate) fn add_hold(spent: &mut Spent, h: &Hold) {
-    spent.held += h.amount;
-    let e = spent.held_per_sku.entry(h.sku.clone()).or_default();
-    e.0 += h.quantity;
-    e.1 += h.quantity * Decimal::from(h.seconds);
+    spent.add_hold(&h.sku, h.quantity, h.seconds, h.amount);
 }
 
 /// Units of each sku running at `now_s`: usage keys whose last run ends within
@@ -60,7 +57,7 @@ pub(crate) async fn account_state(
     now_ms: i64,
 ) -> Result<Option<AccountState>> {
     // The account, its quotas, its stored provisional cost, its hold revision (and on
-    // PostgreSQL its invoices since the quotas were set, summed exactly) in one statement.
+    // its wallet's balance and outstanding) in one statement.
     let sql = backend.sql(crate::conn::dialect::Statement::SelectAccountState);
     let read = async |conn: &mut dyn Conn| {
         crate::conn::db::query(sql)
@@ -117,7 +114,7 @@ pub(crate) async fn account_state(
 }
 
 /// An account's quotas and what counts against them but its live holds, from the account
-/// statement's `row` (quotas, stored provisional cost, invoices since the quotas were set),
+/// statement's `row` (quotas, stored provisional cost, the wallet's balance and outstanding),
 /// reading or rating what the row does not hold.
 async fn spent_of(
     conn: &mut dyn Conn,
@@ -159,11 +156,10 @@ async fn spent_of(
             .await?
             .unwrap_or_default(),
     };
-    // A prepaid account's limit is its wallet balance, and what its invoices still owe
-    // counts against it (issue 12: settlements have burned what the wallet paid).
-    let mut quotas = quotas;
-    let invoiced = match quotas.prepaid_balance {
-        None => Decimal::ZERO,
+    // The prepaid rule's inputs: the core's `against_wallet` (the wallet is parsed only for a
+    // prepaid account).
+    let (wallet, outstanding) = match quotas.prepaid_balance {
+        None => (Decimal::ZERO, Decimal::ZERO),
         Some(_) => {
             let text = |column: &str| -> Result<Decimal> {
                 row.get::<Option<String>, _>(column)
@@ -171,13 +167,13 @@ async fn spent_of(
                         crate::conn::error::stored(v.parse::<Decimal>().ok(), "wallets", column, &v)
                     })
             };
-            quotas.prepaid_balance = Some(text("balance")?);
-            text("outstanding")?
+            (text("balance")?, text("outstanding")?)
         }
     };
+    let (quotas, owed) = billing_core::quota::against_wallet(&quotas, wallet, outstanding);
     let spent = Spent {
         period_cost,
-        invoiced,
+        owed,
         running,
         sku_seconds,
         ..Spent::default()
