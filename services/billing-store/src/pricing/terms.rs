@@ -22,7 +22,6 @@ use crate::events::commands::Command;
 use crate::pricing::books::{Books, BooksKey};
 use crate::pricing::provisional::issued_credits;
 use crate::pricing::terms_merge::load_terms;
-use billing_core::period::Period;
 use billing_core::pricebook::{AccountTerm, ParsedTerm, PriceBook, PriceBookError, TermKind};
 use billing_core::term_changes::{check_change, started_cycles};
 use rust_decimal::Decimal;
@@ -99,15 +98,11 @@ async fn credit_drawn(
         return Ok(Decimal::ZERO);
     };
     let issued = issued_credits(conn, crate::conn::sql::ONE_ACCOUNT, &account.into()).await?;
-    let resolved: Vec<(Period, Decimal, Decimal)> = issued
-        .get(account)
-        .into_iter()
-        .flatten()
-        .filter_map(|(label, comp, credit)| {
-            Some((Period::month(label, book.timezone).ok()?, *comp, *credit))
-        })
-        .collect();
-    let pool = billing_core::credits::CreditPool::after_invoices(book, account, &resolved);
+    let pool = billing_core::credits::CreditPool::after_labelled(
+        book,
+        account,
+        crate::pricing::provisional::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
+    );
     Ok(c.amount - pool.remaining_of(c.index).unwrap_or(c.amount))
 }
 
