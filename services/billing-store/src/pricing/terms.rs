@@ -23,7 +23,7 @@ use crate::pricing::books::{Books, BooksKey};
 use crate::pricing::provisional::issued_credits;
 use crate::pricing::terms_merge::load_terms;
 use billing_core::pricebook::{AccountTerm, ParsedTerm, PriceBook, PriceBookError, TermKind};
-use billing_core::term_changes::{check_change, started_cycles};
+use billing_core::term_changes::{check_change, ended_subscription_cycles};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -252,14 +252,12 @@ impl AdminHandle<'_> {
             check_change(old.as_ref(), new.as_ref(), now, latest.timezone, drawn)
                 .map_err(|e| TermError::Conflict(e.0))?;
             if let (None, Some(ParsedTerm::Subscription(s)), Some(o)) = (&fields, &old, &stored)
-                && s.start <= now
+                && let Some(cycles) = ended_subscription_cycles(s, latest.timezone, now)
             {
-                // Ending a started subscription drops only its future cycles.
+                // Ending a started subscription drops only its future cycles (the core's
+                // rule: none started, the term goes).
                 let mut kept = o.clone();
-                kept.insert(
-                    "cycles".into(),
-                    started_cycles(s, latest.timezone, now).into(),
-                );
+                kept.insert("cycles".into(), cycles.into());
                 fields = Some(kept);
             }
         }
