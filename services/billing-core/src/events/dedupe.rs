@@ -21,6 +21,18 @@ pub enum Seen {
     Conflict,
 }
 
+/// The dedupe rule: an identity not held yet is new; held with the same fingerprint, a
+/// duplicate; held with another, a conflict (the first stands). `held` is the fingerprint
+/// of the identity's first content, if any. [`Dedupe`] and the store's batch sorting use it.
+#[inline]
+pub fn classify(held: Option<u128>, fingerprint: u128) -> Seen {
+    match held {
+        None => Seen::New,
+        Some(first) if first == fingerprint => Seen::Duplicate,
+        Some(_) => Seen::Conflict,
+    }
+}
+
 /// The 128-bit digest of an identity.
 pub fn identity_digest(source: &str, id: &str) -> u128 {
     let mut buf = [0u8; 2 * crate::common::limits::MAX_STRING_BYTES + 8];
@@ -102,15 +114,12 @@ impl Dedupe {
         }
         let i = Self::find(&self.slots, key);
         let slot = &mut self.slots[i];
-        if slot.0 == 0 {
+        let seen = classify((slot.0 != 0).then_some(slot.1), fingerprint);
+        if seen == Seen::New {
             *slot = (key, fingerprint);
             self.len += 1;
-            Seen::New
-        } else if slot.1 == fingerprint {
-            Seen::Duplicate
-        } else {
-            Seen::Conflict
         }
+        seen
     }
 
     /// Reads the home slot of each digest, all at once, so that the cache misses of a block
@@ -150,6 +159,15 @@ mod tests {
         // Identity is the pair: the same id from another source is another event.
         assert_eq!(d.offer("node/2", "a1", 8), Seen::New);
         assert_eq!(d.len(), 2);
+    }
+
+    #[test]
+    fn classify_is_new_without_a_held_fingerprint_else_duplicate_or_conflict() {
+        // Nothing held for the identity: new. Held 7: 7 again is a duplicate, 8 a conflict.
+        assert_eq!(classify(None, 7), Seen::New);
+        assert_eq!(classify(Some(7), 7), Seen::Duplicate);
+        assert_eq!(classify(Some(7), 8), Seen::Conflict);
+        assert_eq!(classify(Some(0), 0), Seen::Duplicate);
     }
 
     #[test]

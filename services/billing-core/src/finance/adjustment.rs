@@ -94,6 +94,36 @@ pub fn settle(total: Decimal, adjustments: &[AdjustmentLine]) -> (Decimal, Decim
     }
 }
 
+/// An original invoice a credit note credits: its period, the invoice (`None` when the
+/// account had none for the period) and the net of its adjustment lines (negative).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditedOriginal {
+    pub period: String,
+    pub invoice_id: Option<String>,
+    pub invoice_number: Option<String>,
+    pub amount: Decimal,
+}
+
+/// Which originals a credit note credits: the adjustment lines netted per period, and those
+/// that net below zero, with that net, in period order (the first line of a period names its
+/// invoice).
+pub fn credited_originals(lines: &[AdjustmentLine]) -> Vec<CreditedOriginal> {
+    let mut net: BTreeMap<&str, CreditedOriginal> = BTreeMap::new();
+    for l in lines {
+        net.entry(l.period.as_str())
+            .or_insert_with(|| CreditedOriginal {
+                period: l.period.clone(),
+                invoice_id: l.invoice_id.clone(),
+                invoice_number: l.invoice_number.clone(),
+                amount: Decimal::ZERO,
+            })
+            .amount += l.amount;
+    }
+    net.into_values()
+        .filter(|r| r.amount < Decimal::ZERO)
+        .collect()
+}
+
 /// An invoice's state (issue 12): `paid` once its payments cover what it owes (an invoice
 /// owing 0.00 is paid at issue; [`crate::pricing::invoice::status`]), `overdue` when not paid
 /// `due_days` days after issue, else `issued`. The caller passes the clock's reading.
@@ -257,6 +287,45 @@ mod tests {
             (d("15.00"), d("0.00"))
         );
         assert_eq!(settle(d("0.00"), &[adj("-0.01")]), (d("0.00"), d("0.01")));
+    }
+
+    #[test]
+    fn a_note_nets_each_original_and_credits_only_those_below_zero() {
+        // Three lines against 2026-11 (INV-2026-000001): -3.00 - 2.20 + 1.00 = -4.20, credited.
+        // 2026-10 nets +0.50 (owed, not credited); 2026-12 had no invoice and nets -1.00.
+        let line = |period: &str, number: Option<&str>, amount: &str| AdjustmentLine {
+            period: period.into(),
+            invoice_id: number.map(|n| format!("id-{n}")),
+            invoice_number: number.map(Into::into),
+            component: "on_demand".into(),
+            amount: d(amount),
+        };
+        let nov = Some("INV-2026-000001");
+        let lines = [
+            line("2026-12", None, "-1.00"),
+            line("2026-11", nov, "-3.00"),
+            line("2026-10", Some("INV-2026-000000"), "0.50"),
+            line("2026-11", nov, "-2.20"),
+            line("2026-11", nov, "1.00"),
+        ];
+        assert_eq!(
+            credited_originals(&lines),
+            vec![
+                CreditedOriginal {
+                    period: "2026-11".into(),
+                    invoice_id: Some("id-INV-2026-000001".into()),
+                    invoice_number: Some("INV-2026-000001".into()),
+                    amount: d("-4.20"),
+                },
+                CreditedOriginal {
+                    period: "2026-12".into(),
+                    invoice_id: None,
+                    invoice_number: None,
+                    amount: d("-1.00"),
+                },
+            ]
+        );
+        assert!(credited_originals(&[]).is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! ([`crate::pricing::pricebook::PriceBook::credit_total_for`]); [`CreditPool`] carries balances
 //! from one period to the next, in time order ([`crate::pricing::rating::rate_periods`]).
 
+use crate::pricing::invoice::Invoice;
 use crate::pricing::period::Period;
 use crate::pricing::pricebook::PriceBook;
 use rust_decimal::Decimal;
@@ -181,6 +182,71 @@ impl CreditPool {
     }
 }
 
+/// What an issued invoice did to its account's credit pool: the SLA compensation its lines
+/// earned (section 10, added to the pool) and the credit it consumed (drawn from it).
+///
+/// Subscription refunds (`Line::refund`) are not counted: the engine does not carry them
+/// across closes yet, although [`crate::pricing::rating::rate_periods`] does (see
+/// [`crate::choices`]). Counting them here would change what later invoices draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Contribution {
+    pub compensation: Decimal,
+    pub credit: Decimal,
+}
+
+impl Contribution {
+    /// An invoice's contribution: the sum of its lines' compensation, and its credit.
+    pub fn of(invoice: &Invoice) -> Contribution {
+        Contribution::from_parts(
+            invoice.lines.iter().filter_map(|l| l.compensation),
+            invoice.credit,
+        )
+    }
+
+    /// The same from an invoice's parts as stored: its lines' compensation amounts and its
+    /// credit (for a caller reading a stored body without the whole invoice).
+    pub fn from_parts(
+        compensations: impl IntoIterator<Item = Decimal>,
+        credit: Decimal,
+    ) -> Contribution {
+        Contribution {
+            compensation: compensations.into_iter().sum(),
+            credit,
+        }
+    }
+}
+
+/// Issued invoices by period label (`YYYY-MM`) resolved to their periods in `book`'s time
+/// zone, as [`CreditPool::after_invoices`] takes them; a label that is not a month is left
+/// out.
+pub fn resolve_labels<'a>(
+    book: &PriceBook,
+    issued: impl IntoIterator<Item = (&'a str, Contribution)>,
+) -> Vec<(Period, Decimal, Decimal)> {
+    issued
+        .into_iter()
+        .filter_map(|(label, c)| {
+            Some((
+                Period::month(label, book.timezone).ok()?,
+                c.compensation,
+                c.credit,
+            ))
+        })
+        .collect()
+}
+
+impl CreditPool {
+    /// [`CreditPool::after_invoices`] of invoices given by period label
+    /// ([`resolve_labels`]).
+    pub fn after_labelled<'a>(
+        book: &PriceBook,
+        account: &str,
+        issued: impl IntoIterator<Item = (&'a str, Contribution)>,
+    ) -> Self {
+        CreditPool::after_invoices(book, account, &resolve_labels(book, issued))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +286,48 @@ to = "2026-12-01T00:00:00Z"
         assert_eq!(pool.compensation_left(), d("1.00"));
         // December: "soon" expired (nothing left anyway), open 10 + compensation 1.
         assert_eq!(pool.available(&dec), d("11.00"));
+    }
+    #[test]
+    fn an_invoice_adds_its_lines_compensation_and_draws_its_credit() {
+        use crate::pricing::invoice::{Component, Line, Terms};
+        use crate::pricing::period::PeriodJson;
+        // Two lines earning 1.50 and 0.70 of SLA compensation, and 4.00 of credit drawn:
+        // contributes 2.20 and 4.00.
+        let mut a = Line::usage(Component::OnDemand, "gpu", 0, d("3600"), d("10.00"));
+        a.compensation = Some(d("1.50"));
+        let mut b = Line::usage(Component::OnDemand, "gpu", 0, d("3600"), d("5.00"));
+        b.compensation = Some(d("0.70"));
+        let c = Line::usage(Component::Egress, "net", 0, d("1"), d("1.00"));
+        let inv = Invoice::assemble(
+            "a",
+            "CNY",
+            PeriodJson {
+                start: "s".into(),
+                end: "e".into(),
+            },
+            vec![a, b, c],
+            Terms {
+                discount_percent: d("0"),
+                credit_balance: d("4.00"),
+                tax_rate: d("0"),
+            },
+        );
+        let contribution = Contribution::of(&inv);
+        assert_eq!(contribution.compensation, d("2.20"));
+        assert_eq!(contribution.credit, d("4.00"));
+        // Open credit 10.00: November (a label, resolved in the book's zone) earns 2.20 and
+        // draws 4.00: 8.20 left for December; a label that is no month is left out.
+        let book = PriceBook::from_toml(
+            "currency = \"CNY\"\n[[credits]]\naccount = \"a\"\namount = \"10.00\"\n",
+        )
+        .unwrap();
+        let pool = CreditPool::after_labelled(
+            &book,
+            "a",
+            [("2026-11", contribution), ("nonsense", contribution)],
+        );
+        let dec = Period::month("2026-12", chrono_tz::Tz::UTC).unwrap();
+        assert_eq!(pool.available(&dec), d("8.20"));
+        assert_eq!(resolve_labels(&book, [("2026-11x", contribution)]), vec![]);
     }
 }

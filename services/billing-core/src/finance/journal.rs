@@ -215,6 +215,80 @@ pub fn subscription_recognized(
         .sum()
 }
 
+/// Deferred revenue one term has recognized in a period: a package (by a `package_usage`
+/// line of invoice `invoice`, an index into the invoices given) or a subscription
+/// (`invoice` None: by its billed cycles' seconds in the period).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recognized {
+    pub invoice: Option<usize>,
+    pub component: Component,
+    pub account: String,
+    /// The package's or subscription's id.
+    pub id: String,
+    pub amount: Decimal,
+}
+
+impl Recognized {
+    /// Its journal document: `recognition:<period>:<package|subscription>:<account>:<id>`.
+    pub fn document(&self, period_label: &str) -> String {
+        let kind = match self.component {
+            Component::Subscription => "subscription",
+            _ => "package",
+        };
+        format!(
+            "recognition:{period_label}:{kind}:{}:{}",
+            self.account, self.id
+        )
+    }
+}
+
+/// What a closed period recognizes of deferred revenue, given its issued `invoices` (in
+/// journal order) under `book`: per invoice, each `package_usage` line of a package the book
+/// has for the invoice's account recognizes the package's [`share`] for the line's quantity;
+/// then each subscription recognizes its billed cycles ([`started_bounds`]: none starting at
+/// or after its `end`) by their seconds in `period` ([`subscription_recognized`]).
+///
+/// [`started_bounds`]: crate::pricing::subscriptions::started_bounds
+pub fn recognitions(
+    book: &crate::pricing::pricebook::PriceBook,
+    period: &crate::pricing::period::Period,
+    invoices: &[&Invoice],
+) -> Vec<Recognized> {
+    let mut out = Vec::new();
+    for (n, inv) in invoices.iter().enumerate() {
+        for l in &inv.lines {
+            if l.component != Component::PackageUsage {
+                continue;
+            }
+            let Some(p) = book
+                .packages
+                .iter()
+                .find(|p| Some(&p.id) == l.package.as_ref() && p.account == inv.account)
+            else {
+                continue;
+            };
+            out.push(Recognized {
+                invoice: Some(n),
+                component: Component::Package,
+                account: p.account.clone(),
+                id: p.id.clone(),
+                amount: share(p.price, l.quantity, p.unit_seconds),
+            });
+        }
+    }
+    for s in &book.subscriptions {
+        let bounds = crate::pricing::subscriptions::started_bounds(s, book.timezone);
+        out.push(Recognized {
+            invoice: None,
+            component: Component::Subscription,
+            account: s.account.clone(),
+            id: s.id.clone(),
+            amount: subscription_recognized(s.price, &bounds, period.start, period.end),
+        });
+    }
+    out
+}
+
 /// The journal as CSV (`GET /v1/admin/exports/journal?format=csv`): a header and one row per
 /// entry, text fields quoted by [`crate::finance::export::csv_field`].
 pub fn journal_csv(entries: &[Entry]) -> String {
@@ -288,6 +362,93 @@ mod tests {
         assert_eq!(
             subscription_recognized(d("100.00"), &[0, 3], 0, 1),
             d("33.33")
+        );
+    }
+
+    #[test]
+    fn an_ended_subscription_recognizes_only_its_billed_cycles() {
+        // A monthly subscription of 300.00 from 2026-10-01 for 3 cycles, ended on
+        // 2026-11-15: cycles start on Oct 1 and Nov 1 (billed); Dec 1 is at or after the end
+        // and never billed. November recognizes its whole cycle (300.00), December nothing
+        // (it recognized 300.00 before the fix: the unbilled cycle).
+        let book = crate::pricing::pricebook::PriceBook::from_toml(
+            r#"
+currency = "CNY"
+[skus.gpu]
+rate_per_hour = "10.00"
+[[subscriptions]]
+account = "acme"
+id = "monthly"
+sku = "gpu"
+quantity = "1"
+cycle = "month"
+cycles = 3
+start = "2026-10-01T00:00:00Z"
+end = "2026-11-15T00:00:00Z"
+price = "300.00"
+"#,
+        )
+        .unwrap();
+        let month = |m: &str| crate::pricing::period::Period::month(m, chrono_tz::Tz::UTC).unwrap();
+        let nov = recognitions(&book, &month("2026-11"), &[]);
+        assert_eq!(nov.len(), 1);
+        assert_eq!(nov[0].amount, d("300.00"));
+        assert_eq!(
+            nov[0].document("2026-11"),
+            "recognition:2026-11:subscription:acme:monthly"
+        );
+        assert_eq!(
+            recognitions(&book, &month("2026-12"), &[])[0].amount,
+            d("0.00")
+        );
+    }
+
+    #[test]
+    fn a_package_usage_line_recognizes_its_share_of_the_package() {
+        // A package of 100 GPU-hours (360000 unit-seconds) for 720.00: a line using 36000
+        // unit-seconds (10 hours) recognizes 72.00; another account's line recognizes nothing.
+        let book = crate::pricing::pricebook::PriceBook::from_toml(
+            r#"
+currency = "CNY"
+[skus.gpu]
+rate_per_hour = "10.00"
+[[packages]]
+account = "acme"
+id = "p100"
+sku = "gpu"
+hours = "100"
+from = "2026-11-01T00:00:00Z"
+to = "2026-12-01T00:00:00Z"
+price = "720.00"
+"#,
+        )
+        .unwrap();
+        let mut line = Line::usage(Component::PackageUsage, "gpu", 0, d("36000"), d("0.00"));
+        line.package = Some("p100".into());
+        let inv = |account: &str| {
+            Invoice::assemble(
+                account,
+                "CNY",
+                PeriodJson {
+                    start: "s".into(),
+                    end: "e".into(),
+                },
+                vec![line.clone()],
+                Terms {
+                    discount_percent: d("0"),
+                    credit_balance: d("0"),
+                    tax_rate: d("0"),
+                },
+            )
+        };
+        let (acme, other) = (inv("acme"), inv("other"));
+        let nov = crate::pricing::period::Period::month("2026-11", chrono_tz::Tz::UTC).unwrap();
+        let r = recognitions(&book, &nov, &[&other, &acme]);
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].invoice, r[0].amount), (Some(1), d("72.00")));
+        assert_eq!(
+            r[0].document("2026-11"),
+            "recognition:2026-11:package:acme:p100"
         );
     }
 

@@ -86,6 +86,91 @@ pub fn paid_at_issue(balance: Decimal, amount_due: Decimal) -> Decimal {
     balance.min(amount_due).max(Decimal::ZERO)
 }
 
+/// A wallet's running totals (issue 24): its balance (the sum of its movements) and what the
+/// account's issued invoices still owe (amount due less payments). The store keeps them in
+/// `wallets` for authorization to read; these functions say how each event moves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WalletTotals {
+    pub balance: Decimal,
+    pub outstanding: Decimal,
+}
+
+impl WalletTotals {
+    /// After a wallet movement of `signed` (a top-up or credit note +, a refund or a
+    /// settlement -, a correction either sign): the balance moves, what is owed does not.
+    pub fn after_movement(self, signed: Decimal) -> WalletTotals {
+        WalletTotals {
+            balance: self.balance + signed,
+            outstanding: self.outstanding,
+        }
+    }
+
+    /// After a payment of `amount` to an issued invoice (external, or from the wallet: its
+    /// `settlement` movement moves the balance, [`WalletTotals::after_movement`]): what is
+    /// owed falls by the amount.
+    pub fn after_payment(self, amount: Decimal) -> WalletTotals {
+        WalletTotals {
+            balance: self.balance,
+            outstanding: self.outstanding - amount,
+        }
+    }
+
+    /// After an invoice owing `amount_due` is issued: the wallet pays what it can
+    /// ([`paid_at_issue`]) and the rest is owed. Answers what the wallet paid and the totals
+    /// after both its settlement movement and the payment.
+    pub fn after_issue(self, amount_due: Decimal) -> (Decimal, WalletTotals) {
+        let paid = paid_at_issue(self.balance, amount_due);
+        let owing = WalletTotals {
+            balance: self.balance,
+            outstanding: self.outstanding + amount_due,
+        };
+        (paid, owing.after_movement(-paid).after_payment(paid))
+    }
+}
+
+/// Why an amount given to a wallet command (a top-up, a refund, a payment) is refused. The
+/// messages name the field (`what`) and are what the API answers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AmountError {
+    #[error("{what} must be more than 0, got {amount}")]
+    NotPositive { what: String, amount: Decimal },
+    #[error(
+        "{what} {amount} has more than {} decimals",
+        crate::common::money::MINOR_DIGITS
+    )]
+    TooPrecise { what: String, amount: Decimal },
+    #[error(
+        "{what} {amount} is over the largest amount {}",
+        crate::pricing::rating::MAX_AMOUNT
+    )]
+    TooLarge { what: String, amount: Decimal },
+}
+
+/// A movement or payment amount as the API takes it: more than 0, money (at most the
+/// currency's minor digits, [`crate::common::decimal::check_money`]) and at most
+/// [`crate::pricing::rating::MAX_AMOUNT`]. Answers it with exactly 2 decimals.
+pub fn check_amount(what: &str, amount: Decimal) -> Result<Decimal, AmountError> {
+    if amount <= Decimal::ZERO {
+        return Err(AmountError::NotPositive {
+            what: what.to_string(),
+            amount,
+        });
+    }
+    if crate::common::decimal::check_money(amount).is_err() {
+        return Err(AmountError::TooPrecise {
+            what: what.to_string(),
+            amount,
+        });
+    }
+    if amount > crate::pricing::rating::MAX_AMOUNT {
+        return Err(AmountError::TooLarge {
+            what: what.to_string(),
+            amount,
+        });
+    }
+    Ok(round_amount(amount))
+}
+
 /// The reference of an invoice's `n`-th wallet payment (`n` from 1): `settlement:{id}` for
 /// the first, `settlement:{id}:{n}` after it, so each settlement movement is distinct.
 pub fn settlement_reference(invoice: &str, n: usize) -> String {
@@ -203,6 +288,50 @@ mod tests {
         assert!(!movement_allowed(d("50.00"), d("-50.01")));
         assert!(movement_allowed(d("50.00"), d("10.00")));
         assert!(!movement_allowed(d("0.00"), d("-0.01")));
+    }
+
+    #[test]
+    fn wallet_totals_move_with_issue_payments_and_movements() {
+        // A wallet of 50.00 with 10.00 owed: an invoice of 80.00 is issued, the wallet pays
+        // 50.00 of it: balance 0.00, 40.00 owed. A top-up of 30.00: balance 30.00. An
+        // external payment of 15.00: 25.00 owed. A refund of 5.00: balance 25.00.
+        let t = WalletTotals {
+            balance: d("50.00"),
+            outstanding: d("10.00"),
+        };
+        let (paid, t) = t.after_issue(d("80.00"));
+        assert_eq!(paid, d("50.00"));
+        assert_eq!((t.balance, t.outstanding), (d("0.00"), d("40.00")));
+        let t = t.after_movement(d("30.00"));
+        assert_eq!((t.balance, t.outstanding), (d("30.00"), d("40.00")));
+        let t = t.after_payment(d("15.00"));
+        assert_eq!((t.balance, t.outstanding), (d("30.00"), d("25.00")));
+        let t = t.after_movement(d("-5.00"));
+        assert_eq!((t.balance, t.outstanding), (d("25.00"), d("25.00")));
+        // An invoice owing nothing takes nothing and owes nothing more.
+        let (paid, after) = t.after_issue(d("0.00"));
+        assert_eq!((paid, after), (Decimal::ZERO, t));
+    }
+
+    #[test]
+    fn an_amount_is_positive_money_up_to_the_largest() {
+        assert_eq!(check_amount("amount", d("2.5")), Ok(d("2.50")));
+        assert_eq!(
+            check_amount("amount", d("2.500")).map(|a| a.to_string()),
+            Ok("2.50".into())
+        );
+        let err = |a: &str| check_amount("amount", d(a)).unwrap_err().to_string();
+        assert_eq!(err("0"), "amount must be more than 0, got 0");
+        assert_eq!(err("-1.00"), "amount must be more than 0, got -1.00");
+        assert_eq!(err("0.005"), "amount 0.005 has more than 2 decimals");
+        let over = crate::pricing::rating::MAX_AMOUNT + Decimal::ONE;
+        assert_eq!(
+            check_amount("amount", over).unwrap_err().to_string(),
+            format!(
+                "amount {over} is over the largest amount {}",
+                crate::pricing::rating::MAX_AMOUNT
+            )
+        );
     }
 
     fn d(s: &str) -> Decimal {

@@ -10,6 +10,7 @@ use crate::events::batch::{KeyInsert, Outcome, Sorted};
 use crate::events::dead_letters::dead_row;
 use crate::events::identities::{NewIdentity, identity};
 use crate::events::records::{Part, Records};
+use billing_core::dedupe::{Seen, classify};
 use billing_core::event::{AnyData, AnyEvent, EventData, RejectReason, Rejection};
 use std::collections::HashMap;
 
@@ -93,10 +94,11 @@ pub(crate) fn sort_records<'a>(
         let dead_topic = parts[*part].0.dead_letter_topic;
         let outcome = match d {
             Err(r) => Err(r.clone()),
-            Ok(e) => match known.held.get(&known.idents[n]) {
-                Some(&first) if first == known.fps[n] => Ok(false),
-                Some(_) => Err(conflict(e)),
-                None => {
+            // The core's dedupe rule (`billing_core::dedupe::classify`).
+            Ok(e) => match classify(known.held.get(&known.idents[n]).copied(), known.fps[n]) {
+                Seen::Duplicate => Ok(false),
+                Seen::Conflict => Err(conflict(e)),
+                Seen::New => {
                     known.held.insert(known.idents[n], known.fps[n]);
                     Ok(true)
                 }

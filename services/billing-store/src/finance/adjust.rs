@@ -62,10 +62,12 @@ pub(crate) struct Adjusted {
 }
 
 /// What an invoice did to the credit pool: its period, the compensation it earned (section
-/// 10) and the credit it consumed.
+/// 10) and the credit it consumed (the core's rule, `billing_core::credits::Contribution`).
 pub(crate) fn issued_credit(label: &str, invoice: &Invoice) -> IssuedCredit {
-    let compensation = invoice.lines.iter().filter_map(|l| l.compensation).sum();
-    (label.to_string(), compensation, invoice.credit)
+    (
+        label.to_string(),
+        billing_core::credits::Contribution::of(invoice),
+    )
 }
 
 /// The effective invoices of periods starting before `start`, as the credit pool reads them.

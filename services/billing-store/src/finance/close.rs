@@ -16,7 +16,6 @@ use billing_core::invoice::Invoice;
 use billing_core::numbering;
 use billing_core::rating::{RatingContext, rate_account};
 use billing_core::timestamp::format_secs;
-use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -421,21 +420,17 @@ fn to_json<T: Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-/// The originals whose adjustment lines net below zero, with that net, in period order.
+/// The originals the credit note credits (the core's rule,
+/// `billing_core::adjustment::credited_originals`), as the note shows them.
 fn negative_references(lines: &[AdjustmentLine]) -> Vec<CreditReference> {
-    let mut net: BTreeMap<&str, CreditReference> = BTreeMap::new();
-    for l in lines {
-        net.entry(l.period.as_str())
-            .or_insert_with(|| CreditReference {
-                period: l.period.clone(),
-                invoice_id: l.invoice_id.clone(),
-                invoice_number: l.invoice_number.clone().map(DocumentNumber::new),
-                amount: Decimal::ZERO,
-            })
-            .amount += l.amount;
-    }
-    net.into_values()
-        .filter(|r| r.amount < Decimal::ZERO)
+    billing_core::adjustment::credited_originals(lines)
+        .into_iter()
+        .map(|c| CreditReference {
+            period: c.period,
+            invoice_id: c.invoice_id,
+            invoice_number: c.invoice_number.map(DocumentNumber::new),
+            amount: c.amount,
+        })
         .collect()
 }
 

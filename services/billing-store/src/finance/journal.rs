@@ -5,12 +5,10 @@ use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::FinanceHandle;
 use crate::finance::close_error::CloseError;
 use crate::finance::wallet_rows::{MovementKind, PaymentMethod};
-use billing_core::invoice::Component;
 use billing_core::journal::{
-    Entry, Head, credit_note_entries, invoice_entries, movement_entries, payment_entries,
-    recognition_entries, share, subscription_recognized,
+    Entry, Head, Recognized, credit_note_entries, invoice_entries, movement_entries,
+    payment_entries, recognition_entries, recognitions,
 };
-use billing_core::subscriptions::cycle_bounds;
 use billing_core::timestamp::format_secs;
 use rust_decimal::Decimal;
 
@@ -33,12 +31,18 @@ impl FinanceHandle<'_> {
         let (book, period) = (c.book, c.period);
         let mut out = Vec::new();
         let invoices = self.invoices(None, Some(label)).await?;
-        invoice_documents(&mut out, &invoices, &book, label);
+        // What the period recognizes: the core's rule (`billing_core::journal::recognitions`).
+        let recognized = recognitions(
+            &book,
+            &period,
+            &invoices.iter().map(|i| &i.invoice).collect::<Vec<_>>(),
+        );
+        invoice_documents(&mut out, &invoices, &recognized, label);
         let close_date = invoices
             .first()
             .map(|i| i.issued_at.clone())
             .unwrap_or_default();
-        subscription_recognition(&mut out, &book, &period, &close_date);
+        subscription_recognition(&mut out, &recognized, label, &close_date);
         for n in self.credit_notes(None, Some(label)).await? {
             let head = Head {
                 document: &n.id,
@@ -128,10 +132,10 @@ impl FinanceHandle<'_> {
 fn invoice_documents(
     out: &mut Vec<Entry>,
     invoices: &[crate::finance::documents::IssuedInvoice],
-    book: &billing_core::PriceBook,
+    recognized: &[Recognized],
     label: &str,
 ) {
-    for i in invoices {
+    for (n, i) in invoices.iter().enumerate() {
         let date = &i.issued_at;
         let head = Head {
             document: &i.id,
@@ -141,55 +145,32 @@ fn invoice_documents(
         };
         out.extend(invoice_entries(&head, &i.invoice, &i.adjustments));
         // Packages used in the period: their share of the price.
-        for l in &i.invoice.lines {
-            if l.component != Component::PackageUsage {
-                continue;
-            }
-            let Some(p) = book
-                .packages
-                .iter()
-                .find(|p| Some(&p.id) == l.package.as_ref() && p.account == i.invoice.account)
-            else {
-                continue;
-            };
-            let document = format!("recognition:{label}:package:{}:{}", p.account, p.id);
-            let head = Head {
-                document: &document,
-                reference: &p.id,
-                date,
-                customer: &p.account,
-            };
-            out.extend(recognition_entries(
-                &head,
-                Component::Package,
-                share(p.price, l.quantity, p.unit_seconds),
-            ));
+        for r in recognized.iter().filter(|r| r.invoice == Some(n)) {
+            recognize(out, r, label, date);
         }
     }
 }
 
-/// Subscription cycles: the share of each cycle's seconds inside the period.
+/// Subscription cycles: the share of each billed cycle's seconds inside the period.
 fn subscription_recognition(
     out: &mut Vec<Entry>,
-    book: &billing_core::PriceBook,
-    period: &billing_core::Period,
+    recognized: &[Recognized],
+    label: &str,
     close_date: &str,
 ) {
-    let label = &period.label;
-    for s in &book.subscriptions {
-        let bounds = cycle_bounds(s, book.timezone);
-        let recognized = subscription_recognized(s.price, &bounds, period.start, period.end);
-        let document = format!("recognition:{label}:subscription:{}:{}", s.account, s.id);
-        let head = Head {
-            document: &document,
-            reference: &s.id,
-            date: close_date,
-            customer: &s.account,
-        };
-        out.extend(recognition_entries(
-            &head,
-            Component::Subscription,
-            recognized,
-        ));
+    for r in recognized.iter().filter(|r| r.invoice.is_none()) {
+        recognize(out, r, label, close_date);
     }
+}
+
+/// One term's recognition entries.
+fn recognize(out: &mut Vec<Entry>, r: &Recognized, label: &str, date: &str) {
+    let document = r.document(label);
+    let head = Head {
+        document: &document,
+        reference: &r.id,
+        date,
+        customer: &r.account,
+    };
+    out.extend(recognition_entries(&head, r.component, r.amount));
 }

@@ -14,7 +14,7 @@ use crate::finance::wallet_rows::{
     Movement, MovementKind, Payment, PaymentMethod, WalletError, append, cents, dec, payments_of,
     set_wallet, wallet_state,
 };
-use billing_core::settlement::{self, PaymentRefused, Unpaid, oldest_first};
+use billing_core::settlement::{self, PaymentRefused, Unpaid, WalletTotals, oldest_first};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -136,7 +136,12 @@ async fn pay_from_wallet(
     .execute(&mut *conn)
     .await?;
     let (balance, outstanding) = wallet_state(conn, account).await?;
-    set_wallet(conn, account, (balance, outstanding - amount), now_ms).await?;
+    let after = WalletTotals {
+        balance,
+        outstanding,
+    }
+    .after_payment(amount);
+    set_wallet(conn, account, (after.balance, after.outstanding), now_ms).await?;
     if settlement::pays_in_full(amount, owed) {
         mark_paid(conn, id).await?;
     }

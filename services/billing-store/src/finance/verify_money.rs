@@ -375,7 +375,7 @@ fn wallets(m: &Money, out: &mut Vec<Difference>) {
             .invoices
             .iter()
             .filter(|i| i.account == account)
-            .map(|i| i.amount_due - paid_of(m, &i.id))
+            .map(|i| billing_core::settlement::owed(i.amount_due, paid_of(m, &i.id)))
             .sum();
         let (stored_balance, stored_outstanding) = m
             .wallets

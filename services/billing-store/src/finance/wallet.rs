@@ -23,7 +23,7 @@ use crate::finance::wallet_rows::{
     AdminMovement, Movement, MovementKind, Payment, PaymentMethod, WalletError, append, cents, dec,
     movement_of, payments_of, set_wallet, wallet_state,
 };
-use billing_core::settlement::{self, PaymentRefused};
+use billing_core::settlement::{self, PaymentRefused, WalletTotals};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -70,7 +70,11 @@ pub(crate) async fn settle_issued(
         return Ok(cents(Decimal::ZERO));
     }
     let (balance, outstanding) = wallet_state(conn, account).await?;
-    let paid = settlement::paid_at_issue(balance, amount_due);
+    let (paid, after) = WalletTotals {
+        balance,
+        outstanding,
+    }
+    .after_issue(amount_due);
     if paid > Decimal::ZERO {
         let reference = format!("settlement:{invoice_id}");
         append(
@@ -96,37 +100,16 @@ pub(crate) async fn settle_issued(
         .execute(&mut *conn)
         .await?;
     }
+    // The settlement movement moved the balance already (`append`): the same as `after`'s.
     let (balance, _) = wallet_state(conn, account).await?;
-    set_wallet(
-        conn,
-        account,
-        (balance, outstanding + amount_due - paid),
-        now_ms,
-    )
-    .await?;
+    set_wallet(conn, account, (balance, after.outstanding), now_ms).await?;
     Ok(cents(paid))
 }
 
 /// A movement amount as the API takes it: positive, at most 2 decimals, at most
-/// `billing_core::rating::MAX_AMOUNT`.
+/// `billing_core::rating::MAX_AMOUNT` (the core's rule, `billing_core::settlement::check_amount`).
 pub fn check_amount(what: &str, amount: Decimal) -> std::result::Result<Decimal, WalletError> {
-    if amount <= Decimal::ZERO {
-        return Err(WalletError::Invalid(format!(
-            "{what} must be more than 0, got {amount}"
-        )));
-    }
-    if amount.normalize().scale() > 2 {
-        return Err(WalletError::Invalid(format!(
-            "{what} {amount} has more than 2 decimals"
-        )));
-    }
-    if amount > billing_core::rating::MAX_AMOUNT {
-        return Err(WalletError::Invalid(format!(
-            "{what} {amount} is over the largest amount {}",
-            billing_core::rating::MAX_AMOUNT
-        )));
-    }
-    Ok(cents(amount))
+    settlement::check_amount(what, amount).map_err(|e| WalletError::Invalid(e.to_string()))
 }
 
 /// A reference: 1 to 128 printable ASCII characters.
@@ -328,7 +311,18 @@ impl FinanceHandle<'_> {
         .execute(&mut *tx)
         .await?;
         let (balance, outstanding) = wallet_state(&mut tx, &account).await?;
-        set_wallet(&mut tx, &account, (balance, outstanding - amount), now_ms).await?;
+        let after = WalletTotals {
+            balance,
+            outstanding,
+        }
+        .after_payment(amount);
+        set_wallet(
+            &mut tx,
+            &account,
+            (after.balance, after.outstanding),
+            now_ms,
+        )
+        .await?;
         if settlement::pays_in_full(amount, owed) {
             crate::finance::settle::mark_paid(&mut tx, id).await?;
         }

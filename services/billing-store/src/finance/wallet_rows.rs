@@ -210,7 +210,12 @@ pub(crate) async fn append(
         == 1;
     if inserted {
         let (balance, outstanding) = wallet_state(conn, account).await?;
-        set_wallet(conn, account, (balance + amount, outstanding), now_ms).await?;
+        let after = billing_core::settlement::WalletTotals {
+            balance,
+            outstanding,
+        }
+        .after_movement(amount);
+        set_wallet(conn, account, (after.balance, after.outstanding), now_ms).await?;
     }
     let row = crate::conn::db::query(include_str!(
         "../../queries/shared/select_wallet_movement.sql"

@@ -28,7 +28,7 @@ use crate::conn::sql::{Val, insert_rows};
 use crate::ledger::ledger_cache::{ChangedKey, LedgerCache, Stamp};
 use crate::ledger::ledgers::load_ledgers;
 use crate::pricing::books::Books;
-use billing_core::credits::CreditPool;
+use billing_core::credits::{Contribution, CreditPool};
 use billing_core::invoice::Invoice;
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
@@ -55,9 +55,15 @@ pub(crate) struct Loaded {
     platform: Platform,
 }
 
-/// What an issued invoice did to its account's credits: its period label, the SLA
-/// compensation it earned and the credit it consumed.
-pub(crate) type IssuedCredit = (String, Decimal, Decimal);
+/// What an issued invoice did to its account's credits: its period label and its
+/// contribution (the SLA compensation it earned and the credit it consumed, the core's rule:
+/// [`Contribution`]).
+pub(crate) type IssuedCredit = (String, Contribution);
+
+/// Issued invoices as the core's credit pool takes them by label.
+pub(crate) fn labelled(issued: &[IssuedCredit]) -> impl Iterator<Item = (&str, Contribution)> {
+    issued.iter().map(|(label, c)| (label.as_str(), *c))
+}
 
 /// The issued invoices of the accounts `filter` selects (bound to `param`), per account.
 pub(crate) async fn issued_credits(
@@ -76,15 +82,17 @@ pub(crate) async fn issued_credits(
     {
         let body: serde_json::Value = serde_json::from_str(&r.get::<String, _>("body"))
             .map_err(|e| StoreError::Corrupt(format!("invoice body: {e}")))?;
-        let mut compensation = Decimal::ZERO;
+        // The lines' compensation amounts, read from the stored body (a thin adapter: the
+        // rule that sums them with the credit is the core's `Contribution`).
+        let mut compensations = Vec::new();
         for line in body["lines"].as_array().into_iter().flatten() {
             if let Some(text) = line["compensation"].as_str() {
-                compensation += crate::conn::error::stored(
+                compensations.push(crate::conn::error::stored(
                     text.parse::<Decimal>().ok(),
                     "invoices/adjustments",
                     "body.lines[].compensation",
                     text,
-                )?;
+                )?);
             }
         }
         let credit: String = r.get("credit");
@@ -97,11 +105,12 @@ pub(crate) async fn issued_credits(
         let (account, period): (String, String) = (r.get("account"), r.get("period"));
         if latest
             .last()
-            .is_some_and(|(a, (p, _, _))| *a == account && *p == period)
+            .is_some_and(|(a, (p, _))| *a == account && *p == period)
         {
             latest.pop();
         }
-        latest.push((account, (period, compensation, credit)));
+        let contribution = Contribution::from_parts(compensations, credit);
+        latest.push((account, (period, contribution)));
     }
     let mut out: HashMap<String, Vec<IssuedCredit>> = HashMap::new();
     for (account, credit) in latest {
@@ -119,13 +128,7 @@ pub(crate) fn credit_balance(
     issued: &[IssuedCredit],
     period: &Period,
 ) -> Decimal {
-    let resolved: Vec<(Period, Decimal, Decimal)> = issued
-        .iter()
-        .filter_map(|(label, comp, credit)| {
-            Some((Period::month(label, book.timezone).ok()?, *comp, *credit))
-        })
-        .collect();
-    CreditPool::after_invoices(book, account, &resolved).available(period)
+    CreditPool::after_labelled(book, account, labelled(issued)).available(period)
 }
 
 impl Loaded {

@@ -22,9 +22,8 @@ use crate::events::commands::Command;
 use crate::pricing::books::{Books, BooksKey};
 use crate::pricing::provisional::issued_credits;
 use crate::pricing::terms_merge::load_terms;
-use billing_core::period::Period;
 use billing_core::pricebook::{AccountTerm, ParsedTerm, PriceBook, PriceBookError, TermKind};
-use billing_core::term_changes::{check_change, started_cycles};
+use billing_core::term_changes::{check_change, ended_subscription_cycles};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -95,15 +94,11 @@ async fn credit_drawn(
         return Ok(Decimal::ZERO);
     };
     let issued = issued_credits(conn, crate::conn::sql::ONE_ACCOUNT, &account.into()).await?;
-    let resolved: Vec<(Period, Decimal, Decimal)> = issued
-        .get(account)
-        .into_iter()
-        .flatten()
-        .filter_map(|(label, comp, credit)| {
-            Some((Period::month(label, book.timezone).ok()?, *comp, *credit))
-        })
-        .collect();
-    let pool = billing_core::credits::CreditPool::after_invoices(book, account, &resolved);
+    let pool = billing_core::credits::CreditPool::after_labelled(
+        book,
+        account,
+        crate::pricing::provisional::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
+    );
     Ok(c.amount - pool.remaining_of(c.index).unwrap_or(c.amount))
 }
 
@@ -259,14 +254,12 @@ impl AdminHandle<'_> {
             check_change(old.as_ref(), new.as_ref(), now, latest.timezone, drawn)
                 .map_err(|e| TermError::Conflict(e.0))?;
             if let (None, Some(ParsedTerm::Subscription(s)), Some(o)) = (&fields, &old, &stored)
-                && s.start <= now
+                && let Some(cycles) = ended_subscription_cycles(s, latest.timezone, now)
             {
-                // Ending a started subscription drops only its future cycles.
+                // Ending a started subscription drops only its future cycles (the core's
+                // rule: none started, the term goes).
                 let mut kept = o.clone();
-                kept.insert(
-                    "cycles".into(),
-                    started_cycles(s, latest.timezone, now).into(),
-                );
+                kept.insert("cycles".into(), cycles.into());
                 fields = Some(kept);
             }
         }

@@ -105,18 +105,10 @@ async fn holdings(
         &account.into(),
     )
     .await?;
-    let resolved: Vec<(billing_core::Period, Decimal, Decimal)> = issued
-        .get(account)
-        .into_iter()
-        .flatten()
-        .filter_map(|(label, comp, credit)| {
-            Some((
-                billing_core::Period::month(label, book.timezone).ok()?,
-                *comp,
-                *credit,
-            ))
-        })
-        .collect();
+    let resolved = billing_core::credits::resolve_labels(
+        book,
+        crate::pricing::provisional::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
+    );
     let sla_credited = resolved.iter().map(|r| r.1).sum();
     let (credits, sla_left) = credit_balances(book, account, &resolved);
     let packages = if book.packages.iter().any(|p| p.account == account) {
