@@ -122,8 +122,9 @@ fn from_the_lease(line: &Line, sku: &str) -> bool {
     usage && line.sku.as_deref() == Some(sku)
 }
 
-/// Checks the lease against `book` and returns (start, end) instants.
-fn validate(book: &PriceBook, lease: &Lease) -> Result<(Timestamp, Timestamp), EstimateError> {
+/// Checks what does not need a price book (duration, quantity, start) and returns the
+/// lease's (start, end) instants; the API calls it before loading the book.
+pub fn check_lease(lease: &Lease) -> Result<(Timestamp, Timestamp), EstimateError> {
     if !(1..=MAX_ESTIMATE_SECONDS).contains(&lease.duration_seconds) {
         return Err(EstimateError::Duration(format!(
             "must be 1 to {MAX_ESTIMATE_SECONDS} seconds (31 days), not {}",
@@ -146,6 +147,12 @@ fn validate(book: &PriceBook, lease: &Lease) -> Result<(Timestamp, Timestamp), E
             "the lease must lie in 2000-01-01T00:00:00Z ..= 2100-01-01T00:00:00Z".into(),
         ));
     }
+    Ok((start, end))
+}
+
+/// [`check_lease`], then the lease against `book`: a known region, sku and class price.
+fn validate(book: &PriceBook, lease: &Lease) -> Result<(Timestamp, Timestamp), EstimateError> {
+    let (start, end) = check_lease(lease)?;
     let region = lease.region.as_deref().filter(|r| !r.is_empty());
     let Some(rbook) = book.for_region(region) else {
         return Err(EstimateError::Region(format!(
