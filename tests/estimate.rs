@@ -151,3 +151,45 @@ async fn a_bad_field_is_refused_naming_it(db: Db) {
     );
 }
 on_both!(a_bad_field_is_refused_naming_it);
+
+/// The answer has exactly the fields the OpenAPI document lists for it.
+#[tokio::test]
+async fn the_answer_is_the_documented_shape() {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    t.put_pricebook(&book()).await;
+    let key = t.account("zeta").await;
+    let (_, est) = post(&t, &key, &lease()).await;
+    let (s, doc) = t.get("/openapi.json", &key).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(
+        doc["paths"]["/v1/estimate"]["post"].is_object(),
+        "not documented"
+    );
+    let schemas = &doc["components"]["schemas"];
+    let fields = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        fields(&est),
+        fields(&schemas["EstimateAnswer"]["properties"])
+    );
+    assert_eq!(
+        fields(&est["periods"][0]),
+        fields(&schemas["EstimatePeriod"]["properties"])
+    );
+    let request = fields(&schemas["EstimateRequest"]["properties"]);
+    assert_eq!(
+        request,
+        [
+            "account",
+            "class",
+            "duration_seconds",
+            "quantity",
+            "region",
+            "sku",
+            "start"
+        ]
+    );
+}
