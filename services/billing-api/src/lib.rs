@@ -14,6 +14,7 @@ mod catalog;
 mod console;
 mod csv_fuzz;
 mod error;
+mod estimate;
 mod finance;
 mod handlers;
 mod idempotency;

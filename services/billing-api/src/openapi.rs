@@ -15,7 +15,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, invoices, invoice, create_account, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, add_key, list_keys, revoke_key, audit),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, add_key, list_keys, revoke_key, audit),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -131,6 +131,13 @@ fn usage() {}
         (status = 400, description = "as_known_at not RFC 3339 or in the future"), (status = 403, description = "not a customer key"), (status = 409, description = "no price book applies")))]
 #[allow(dead_code)]
 fn cost_current() {}
+
+#[utoipa::path(post, path = "/v1/estimate", security(("bearer" = [])), request_body = EstimateRequest,
+    responses((status = 200, description = "what the lease would cost under the account's terms, per period and summed (see basis); nothing is written", body = EstimateAnswer),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a customer key naming another account"),
+        (status = 409, description = "no price book applies at start"), (status = 422, description = "a bad field: the message starts with its name (account, sku, quantity, class, region, start, duration_seconds)")))]
+#[allow(dead_code)]
+fn estimate() {}
 
 #[utoipa::path(get, path = "/v1/invoices", security(("bearer" = [])), params(("period" = Option<String>, Query, description = "`YYYY-MM`: only this period's")),
     responses((status = 200, description = "the caller's invoices (kind invoice: status issued|paid|overdue, adjustments, amount_due, paid, credit_note) and credit notes (kind credit_note: number, invoice_id, references, amount), by period, invoices first, then number", body = Vec<Document>),

@@ -2,8 +2,8 @@
 
 use crate::state::AppState;
 use crate::{
-    admin, auth, catalog, console, finance, handlers, idempotency, limits, openapi, printable,
-    quota, terms, usage,
+    admin, auth, catalog, console, estimate, finance, handlers, idempotency, limits, openapi,
+    printable, quota, terms, usage,
 };
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -20,6 +20,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/events", post(handlers::ingest))
         .route("/v1/usage", get(usage::usage))
         .route("/v1/cost/current", get(handlers::cost_current))
+        .route("/v1/estimate", post(estimate::post_estimate))
         .route("/v1/invoices", get(handlers::list_invoices))
         .route("/v1/invoices/{id}", get(handlers::get_invoice))
         .route(

@@ -459,3 +459,25 @@
 //!   producer that was fenced (`ProducerFenced`, `InvalidProducerEpoch`) or failed fatally
 //!   is replaced (at most 3 times per request) and the request retried within its own
 //!   deadline.
+//!
+//! ## Estimates (issue 26, [`crate::pricing::estimate`])
+//!
+//! - `POST /v1/estimate` prices a lease as if it were the account's only usage in the
+//!   billing periods it touches: the lease becomes `gpu.usage` events (cut at a day, folding
+//!   back into one run) in a fresh meter, rated by [`crate::pricing::rating::rate_month`] for
+//!   each period (the account's timezone, else the region's), so tiers start from zero and
+//!   every rule (off-peak windows, increments, minimums, reservations, packages,
+//!   subscriptions' reserved capacity) applies as for real usage. The basis is repeated in
+//!   the response's `basis`.
+//! - Only the lines of the lease's sku that bill its usage are kept (`on_demand`, `spot`,
+//!   `reserved_usage`, `package_usage`, `spot_interrupted`, `state:*`, `minimum`,
+//!   `increment`); the account's commitments, package and subscription prices, refunds,
+//!   charges, egress and SLA lines are left out, then the account's discounts (plain and
+//!   scoped) and the tax are applied to what is left. Credits are never applied: an estimate
+//!   is a price, not what the account will pay after its balance.
+//! - Spot is priced at the sku's `spot_rate_per_hour`: spot curves are market data, not
+//!   terms, and the estimate reads no events.
+//! - A lease lasts 1 s to 31 days; its quantity and instants obey the limits of a
+//!   `gpu.usage` event. The price book is the version in force at the lease's start. Each
+//!   refusal names its field (`sku`, `quantity`, `class`, `region`, `start`,
+//!   `duration_seconds`); an estimate writes nothing.

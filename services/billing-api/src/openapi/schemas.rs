@@ -827,3 +827,59 @@ pub struct EgressTier {
     pub up_to_gb: Option<Decimal>,
     pub rate_per_gb: Decimal,
 }
+
+/// `POST /v1/estimate`: a lease to price.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EstimateRequest {
+    /// Admin token only (required there): the account whose terms apply. A customer key
+    /// prices for its own account.
+    #[schema(required = false)]
+    pub account: String,
+    pub sku: String,
+    /// Units, more than 0 and at most 10,000 (a decimal string, or an integer).
+    pub quantity: Decimal,
+    /// `on_demand` (default) or `spot`.
+    #[schema(required = false)]
+    pub class: String,
+    /// A region of the price book; home when absent.
+    #[schema(required = false)]
+    pub region: String,
+    /// RFC 3339.
+    pub start: String,
+    /// 1 to 2,678,400 (31 days).
+    pub duration_seconds: i64,
+}
+
+/// What a lease would cost: its lines per billing period it touches, and the sums.
+#[derive(ToSchema)]
+pub struct EstimateAnswer {
+    pub account: String,
+    pub sku: String,
+    /// `on_demand` or `spot`.
+    pub class: String,
+    pub quantity: Decimal,
+    /// Null: home.
+    pub region: Option<String>,
+    pub start: String,
+    pub end: String,
+    pub currency: String,
+    pub periods: Vec<EstimatePeriod>,
+    pub subtotal: Decimal,
+    pub discount: Decimal,
+    pub tax: Decimal,
+    pub total: Decimal,
+    /// The rule the estimate follows, in one sentence.
+    pub basis: String,
+}
+
+/// The lease's part of one period's invoice: its lines, the account's discounts, the tax.
+#[derive(ToSchema)]
+pub struct EstimatePeriod {
+    pub period: InvoicePeriod,
+    pub lines: Vec<InvoiceLine>,
+    pub subtotal: Decimal,
+    pub discount: Decimal,
+    pub tax: Decimal,
+    pub total: Decimal,
+}

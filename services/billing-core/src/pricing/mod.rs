@@ -9,6 +9,7 @@
 //! [`crate::rental`]; credits across periods in [`crate::finance::credits`].
 
 pub mod egress;
+pub mod estimate;
 pub mod increment;
 pub mod invoice;
 pub mod magnitude;

@@ -68,4 +68,18 @@ impl AdminHandle<'_> {
         let list = billing_core::prices::price_list(&book, &platform, account, now_s);
         Ok(Some((label, list)))
     }
+
+    /// Issue 26: the price book (account terms merged in) of the version rating the period
+    /// holding `at_s`, as `POST /v1/estimate` reads it; `None` when no version rates it.
+    pub async fn pricebook_at(
+        &self,
+        at_s: i64,
+    ) -> Result<Option<std::sync::Arc<billing_core::PriceBook>>> {
+        let mut conn = self.pool.acquire().await?;
+        let books = self.books(&mut conn).await?;
+        let Some(label) = books.1.label_of(at_s) else {
+            return Ok(None);
+        };
+        Ok(books.1.for_period(&mut conn, &label).await?.map(|(b, _)| b))
+    }
 }
