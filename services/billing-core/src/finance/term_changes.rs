@@ -11,7 +11,9 @@
 //!   extended and `hours` increased (consumed seconds stay consumed); it cannot be ended.
 //! - Subscription: before its `start`, anything. Once started only `cycles` may change, to no
 //!   fewer than the cycles started by now (a renewal adds cycles); ending it keeps the started
-//!   cycles and drops the future ones (see [`ended_subscription_cycles`]).
+//!   cycles and drops the future ones (see [`ended_subscription_cycles`]). Part 3's `end`,
+//!   `refund`, `auto_renew` and `region` are part of what was sold: they do not change either
+//!   (ending a started plan early with a refund by command is not built yet).
 //!
 //! A new term (no old version) is always allowed, whatever its dates.
 //!
@@ -235,6 +237,10 @@ struct Sub2<'a> {
     cycle: Cycle,
     start: i64,
     price: Decimal,
+    auto_renew: bool,
+    end: Option<i64>,
+    refund: crate::pricing::pricebook::Refund,
+    region: Option<&'a str>,
 }
 
 impl<'a> From<&'a Subscription> for Sub2<'a> {
@@ -245,6 +251,10 @@ impl<'a> From<&'a Subscription> for Sub2<'a> {
             cycle: s.cycle,
             start: s.start,
             price: s.price,
+            auto_renew: s.auto_renew,
+            end: s.end,
+            refund: s.refund,
+            region: s.region.as_deref(),
         }
     }
 }
@@ -381,5 +391,35 @@ mod tests {
         assert_eq!(ended_subscription_cycles(&s, tz, 999_999), None);
         // Before the start anything goes.
         assert!(check_change(Some(&weekly(4)), None, 999_999, tz, z).is_ok());
+    }
+
+    /// Section 17's terms of a started subscription are part of what it sold: `end` (with its
+    /// refund), `refund`, `auto_renew` and `region` may not change by command once it started
+    /// (day 9 here), only before.
+    #[test]
+    fn a_started_subscription_keeps_its_end_refund_renewal_and_region() {
+        let now = 1_000_000 + 9 * 86_400;
+        let (tz, z) = (Tz::UTC, Decimal::ZERO);
+        let changed = |f: &dyn Fn(&mut Subscription)| {
+            let ParsedTerm::Subscription(mut s) = weekly(4) else {
+                unreachable!()
+            };
+            f(&mut s);
+            ParsedTerm::Subscription(s)
+        };
+        let cases = [
+            changed(&|s| s.end = Some(1_000_000 + 10 * 86_400)),
+            changed(&|s| s.refund = crate::pricing::pricebook::Refund::Prorata),
+            changed(&|s| s.auto_renew = true),
+            changed(&|s| s.region = Some("us-east".into())),
+        ];
+        for new in &cases {
+            let refused = check_change(Some(&weekly(4)), Some(new), now, tz, z);
+            assert_eq!(
+                refused.map_err(|e| e.0),
+                Err("the subscription has started: only `cycles` may change".to_string())
+            );
+            assert!(check_change(Some(&weekly(4)), Some(new), 999_999, tz, z).is_ok());
+        }
     }
 }
