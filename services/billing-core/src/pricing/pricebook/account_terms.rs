@@ -15,8 +15,8 @@
 
 use super::book::PriceBook;
 use super::model::{PriceBookError, Reservation, Result};
-use super::terms;
 use super::terms::{Credit, Package, Subscription};
+use super::terms_parse;
 use super::walk::quote_key;
 use rust_decimal::Decimal;
 use serde_json::Value as Json;
@@ -203,36 +203,35 @@ impl PriceBook {
             Ok(())
         };
         let parsed = match term.kind {
-            TermKind::Reservations => {
-                terms::parse_reservations(&root, &self.pricing()).and_then(|mut v| {
+            TermKind::Reservations => terms_parse::parse_reservations(&root, &self.pricing())
+                .and_then(|mut v| {
                     first(v.len())?;
                     Ok(ParsedTerm::Reservation(v.remove(0)))
-                })
-            }
+                }),
             TermKind::Discounts => {
-                terms::parse_account_amounts(&root, "discounts", "percent", 100.into(), false).map(
-                    |m| ParsedTerm::Discount {
+                terms_parse::parse_account_amounts(&root, "discounts", "percent", 100.into(), false)
+                    .map(|m| ParsedTerm::Discount {
                         account: term.account.clone(),
                         percent: m.values().copied().sum(),
-                    },
-                )
+                    })
             }
-            TermKind::Credits => terms::parse_credits(&root, &self.pricing()).and_then(|mut v| {
-                first(v.len())?;
-                Ok(ParsedTerm::Credit(v.remove(0)))
-            }),
+            TermKind::Credits => {
+                terms_parse::parse_credits(&root, &self.pricing()).and_then(|mut v| {
+                    first(v.len())?;
+                    Ok(ParsedTerm::Credit(v.remove(0)))
+                })
+            }
             TermKind::Packages => {
-                terms::parse_packages(&root, &self.pricing()).and_then(|mut v| {
+                terms_parse::parse_packages(&root, &self.pricing()).and_then(|mut v| {
                     first(v.len())?;
                     Ok(ParsedTerm::Package(v.remove(0)))
                 })
             }
-            TermKind::Subscriptions => {
-                terms::parse_subscriptions(&root, &self.pricing()).and_then(|mut v| {
+            TermKind::Subscriptions => terms_parse::parse_subscriptions(&root, &self.pricing())
+                .and_then(|mut v| {
                     first(v.len())?;
                     Ok(ParsedTerm::Subscription(v.remove(0)))
-                })
-            }
+                }),
         };
         parsed.map_err(|e| renamed(e, term))
     }

@@ -2,8 +2,8 @@
 
 use super::model::{PriceBookError, Reservation, Result, Sku};
 use super::regions::{self, AccountSettings, Pricing, Region};
-use super::terms;
 use super::terms::{Charge, Credit, Discount, Package, Sla, Subscription};
+use super::terms_parse;
 use super::walk::{instant, invalid, only_keys};
 use crate::common::timestamp::Timestamp;
 use crate::pricing::offpeak::OffpeakWindow;
@@ -284,8 +284,8 @@ fn parse(root: &Table) -> Result<PriceBook> {
         home: &skus,
         regions: &regions,
     };
-    let reservations = terms::parse_reservations(root, &pricing)?;
-    let discount_terms = terms::parse_discounts(root, &pricing)?;
+    let reservations = terms_parse::parse_reservations(root, &pricing)?;
+    let discount_terms = terms_parse::parse_discounts(root, &pricing)?;
     // Per account, `P`: the plain discounts' percents (section 16).
     let mut discounts: BTreeMap<String, Decimal> = BTreeMap::new();
     for d in discount_terms.iter().filter(|d| d.is_plain()) {
@@ -300,15 +300,15 @@ fn parse(root: &Table) -> Result<PriceBook> {
             );
         }
     }
-    let credit_terms = terms::parse_credits(root, &pricing)?;
+    let credit_terms = terms_parse::parse_credits(root, &pricing)?;
     let mut credits: BTreeMap<String, Decimal> = BTreeMap::new();
     for c in &credit_terms {
         *credits.entry(c.account.clone()).or_default() += c.amount;
     }
-    let sla = terms::parse_sla(root)?;
-    let packages = terms::parse_packages(root, &pricing)?;
-    let subscriptions = terms::parse_subscriptions(root, &pricing)?;
-    let charges = terms::parse_charges(root, &pricing)?;
+    let sla = terms_parse::parse_sla(root)?;
+    let packages = terms_parse::parse_packages(root, &pricing)?;
+    let subscriptions = terms_parse::parse_subscriptions(root, &pricing)?;
+    let charges = terms_parse::parse_charges(root, &pricing)?;
     Ok(PriceBook {
         currency,
         timezone,

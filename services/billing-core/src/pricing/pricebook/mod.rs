@@ -22,6 +22,7 @@ mod model;
 mod regions;
 mod skus;
 mod terms;
+mod terms_parse;
 #[cfg(test)]
 mod tests;
 mod walk;
