@@ -30,10 +30,6 @@ tiers = [ { up_to_gb = 1, rate_per_gb = "0" }, { rate_per_gb = "0.10" } ]
 rate = "0.06"
 "#;
 
-fn rfc(secs: i64) -> String {
-    billing_core::timestamp::format_secs(secs)
-}
-
 /// A random batch of records: usage (November and December 2026, Shanghai), egress,
 /// redeliveries, conflicting redeliveries and hostile records.
 fn records(seed: u64) -> Vec<Vec<u8>> {

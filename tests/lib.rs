@@ -798,3 +798,25 @@ pub async fn replayable_topics() -> (String, billing_store::Topics) {
     }
     (topic, topics)
 }
+
+/// A small deterministic generator (xorshift), so a failure names its seed.
+pub struct Gen(pub u64);
+
+impl Gen {
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// An instant as RFC 3339 in UTC with whole seconds (the core's own format).
+pub fn rfc(secs: i64) -> String {
+    billing_core::timestamp::format_secs(secs)
+}

@@ -113,27 +113,6 @@ at = "2026-10-31T23:59:59+08:00"
 const ACCOUNTS: [&str; 3] = ["acme", "beta", "gamma"];
 const SKUS: [&str; 3] = ["gpu.h100", "gpu.a100", "storage.ssd"];
 
-/// A small deterministic generator (xorshift), so a failure names its seed.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn rfc(secs: i64) -> String {
-    chrono::DateTime::from_timestamp(secs, 0)
-        .unwrap()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 fn usage(id: &str, account: &str, resource: &str, sku: &str, start: i64, end: i64) -> String {
     let quantity = if sku == "storage.ssd" { "500" } else { "1" };
     serde_json::json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage",

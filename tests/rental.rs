@@ -104,27 +104,6 @@ const STATES: [&str; 6] = [
     "terminated",
 ];
 
-/// A small deterministic generator (xorshift), so a failure names its seed.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn rfc(secs: i64) -> String {
-    chrono::DateTime::from_timestamp(secs, 0)
-        .unwrap()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 /// `n` events of every type over November 2026 (usage from three nodes, egress, lease
 /// states, spot prices, node faults, counters with resets).
 fn workload(seed: u64, n: usize) -> Vec<String> {

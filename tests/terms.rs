@@ -22,12 +22,6 @@ rate_per_hour = "24.00"
 rate = "0.06"
 "#;
 
-fn rfc(secs: i64) -> String {
-    chrono::DateTime::from_timestamp(secs, 0)
-        .unwrap()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 /// `hours` of one H100 for `account` from `start`.
 fn usage(account: &str, id: &str, start: i64, hours: i64) -> String {
     json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage","subject":account,
