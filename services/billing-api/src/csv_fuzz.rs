@@ -117,6 +117,7 @@ mod tests {
             id: text(rng),
             number: text(rng).into(),
             account: account.clone(),
+            region: None,
             currency: text(rng),
             period: text(rng),
             issued_at: text(rng),

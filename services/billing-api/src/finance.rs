@@ -9,6 +9,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use billing_core::domain::Domain;
 use billing_store::{
     AdminMovement, CloseError, CreditNote, IssuedInvoice, PendingAdjustment, WalletError,
 };
@@ -53,15 +54,27 @@ fn amount_of(v: Option<&Value>, field: &str) -> Result<Option<Decimal>, ApiError
 
 /// The body of a top-up, refund or payment: `{"amount", "reference"}`, nothing else.
 fn money_body(body: &Value, amount_required: bool) -> Result<(Option<Decimal>, String), ApiError> {
+    money_body_with(body, amount_required, &[])
+}
+
+/// [`money_body`] taking the fields `extra` too (read by the caller).
+fn money_body_with(
+    body: &Value,
+    amount_required: bool,
+    extra: &[&str],
+) -> Result<(Option<Decimal>, String), ApiError> {
     let obj = body.as_object().ok_or_else(|| {
         ApiError::BadRequest("the body must be a JSON object {\"amount\", \"reference\"}".into())
     })?;
     if let Some(k) = obj
         .keys()
-        .find(|k| !["amount", "reference"].contains(&k.as_str()))
+        .find(|k| !["amount", "reference"].contains(&k.as_str()) && !extra.contains(&k.as_str()))
     {
+        let mut known = vec!["\"amount\"".to_string(), "\"reference\"".to_string()];
+        known.extend(extra.iter().map(|e| format!("{e:?}")));
         return Err(ApiError::BadRequest(format!(
-            "unknown field {k:?}: the body takes \"amount\" and \"reference\""
+            "unknown field {k:?}: the body takes {}",
+            known.join(", ")
         )));
     }
     let amount = amount_of(obj.get("amount"), "amount")?;
@@ -90,19 +103,20 @@ async fn movement(
     kind: AdminMovement,
     body: &Value,
 ) -> Result<Response, ApiError> {
-    let (amount, reference) = money_body(body, true)?;
+    let (amount, reference) = money_body_with(body, true, &["region", "currency"])?;
+    let (wallet_id, currency) = wallet_of(s, account, body).await?;
     let made = s
         .store
         .finance()
         .wallet_movement(
-            account,
+            &wallet_id,
             kind,
             amount.unwrap_or_default(),
             &reference,
             (s.clock)(),
         )
         .await?;
-    let wallet = s.store.finance().wallet(account).await?;
+    let wallet = s.store.finance().wallet(&wallet_id).await?;
     let status = if made.created {
         StatusCode::CREATED
     } else {
@@ -115,6 +129,8 @@ async fn movement(
             "created": made.created,
             "settled": made.settled,
             "balance": wallet.balance,
+            "region": Domain::parse(&wallet_id).region,
+            "currency": currency,
         })),
     )
         .into_response())
@@ -467,4 +483,68 @@ pub async fn export_journal(
             "format {other:?} is neither csv nor jsonl"
         ))),
     }
+}
+
+/// Section 19 wallets: an account has a wallet per billing domain, home or a region, each in
+/// that domain's currency (a USD invoice is never settled from a CNY balance). The body's
+/// optional `region` (a region of the price book in force; absent: home) picks the wallet;
+/// its optional `currency` must be that wallet's. Answers the wallet's id (`account` or
+/// `account@region`) and currency (`None` before any price book).
+async fn wallet_of(
+    s: &AppState,
+    account: &str,
+    body: &Value,
+) -> Result<(String, Option<String>), ApiError> {
+    let text = |name: &str| -> Result<Option<String>, ApiError> {
+        match body.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(v)) => Ok(Some(v.clone())),
+            Some(other) => Err(ApiError::BadRequest(format!(
+                "{name} must be a string, got {other}"
+            ))),
+        }
+    };
+    if !billing_core::event::is_account_id(account) {
+        return Err(ApiError::BadRequest(format!(
+            "account {account:?} is not an account id (letters, digits, '.', '_' and '-'; a region's wallet is chosen with \"region\")"
+        )));
+    }
+    let (region, currency) = (text("region")?, text("currency")?);
+    let now_s = (s.clock)().div_euclid(1000);
+    let book = s.store.admin().pricebook_at(now_s).await?;
+    let wallet_currency = match (&book, region.as_deref()) {
+        (None, None) => None,
+        (None, Some(r)) => {
+            return Err(ApiError::Unprocessable(format!(
+                "region {r:?} is not a region of the price book (no price book is in force)"
+            )));
+        }
+        (Some(book), r) => match book.for_region(r) {
+            Some(b) => Some(b.currency.clone()),
+            None => {
+                return Err(ApiError::Unprocessable(format!(
+                    "region {:?} is not a region of the price book (regions: {})",
+                    r.unwrap_or_default(),
+                    book.regions.keys().cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+        },
+    };
+    if let (Some(given), Some(held)) = (&currency, &wallet_currency)
+        && given != held
+    {
+        return Err(ApiError::Unprocessable(format!(
+            "currency {given:?} is not the currency of the wallet ({held:?}, {}): a wallet holds one currency; a region's wallet is chosen with \"region\"",
+            region
+                .as_deref()
+                .map_or("home".to_string(), |r| format!("region {r:?}"))
+        )));
+    }
+    let id = Domain {
+        account,
+        region: region.as_deref(),
+    }
+    .id()
+    .into_owned();
+    Ok((id, wallet_currency))
 }

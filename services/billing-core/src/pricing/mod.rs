@@ -8,6 +8,7 @@
 //! ([`prices`]). The rules of part 2 that read lease states, node faults and counters are in
 //! [`crate::rental`]; credits across periods in [`crate::finance::credits`].
 
+pub mod domain;
 pub mod egress;
 pub mod estimate;
 pub mod increment;

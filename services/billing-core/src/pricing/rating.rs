@@ -525,7 +525,7 @@ pub fn rate_month(
 
 /// Section 19: the usage of a region the price book does not name, as unpriced items: per
 /// (sku, class) its unit-seconds in the period, per dest its GB (egress and counters).
-fn unknown_region(
+pub(crate) fn unknown_region(
     account: &str,
     region: &str,
     ledger: &AccountLedger,

@@ -59,6 +59,10 @@ pub enum RateMonthError {
     Period(#[from] crate::pricing::period::PeriodError),
     #[error(transparent)]
     Rating(#[from] RatingError),
+    /// Section 19: usage in a region the price book does not name (an engine rating one
+    /// domain; `gpubill rate` lists such usage as unpriced).
+    #[error("region {0:?} is not in the price book")]
+    UnknownRegion(String),
 }
 
 /// What rating a period needs besides the ledger, computed once for all accounts.

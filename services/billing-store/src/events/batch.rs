@@ -25,7 +25,8 @@ pub(crate) type Spans<'a> = Vec<(i64, i64, rust_decimal::Decimal, &'a str)>;
 
 /// A usage key touched by a batch.
 pub(crate) struct KeyInsert<'a> {
-    pub(crate) account: &'a str,
+    /// The billing domain's id (`billing_core::domain`): the account, or `account@region`.
+    pub(crate) account: std::borrow::Cow<'a, str>,
     pub(crate) lease: &'a str,
     pub(crate) resource: &'a str,
     pub(crate) sku: &'a str,
@@ -51,7 +52,7 @@ impl Sorted<'_> {
     /// The accounts whose ledger the batch moves: usage, egress or account rental facts.
     pub(crate) fn accounts(&self) -> std::collections::BTreeSet<&str> {
         let mut out: std::collections::BTreeSet<&str> =
-            self.usage.values().map(|(k, _)| k.account).collect();
+            self.usage.values().map(|(k, _)| &*k.account).collect();
         for (rows, col) in [(&self.egress, 2), (&self.rental, 1)] {
             for row in rows {
                 if let Some(Val::Text(account)) = row.get(col)

@@ -318,7 +318,12 @@ async fn fold_inner(
     )
     .await?;
     store.failpoints.hit("fold.after_side_tables")?;
-    let leases = sorted.usage.values().map(|(k, _)| (k.account, k.lease));
+    // Holds are the home account's: regional usage captures none (section 19 domains).
+    let leases = sorted
+        .usage
+        .values()
+        .filter(|(k, _)| !k.account.contains(billing_core::domain::SEPARATOR))
+        .map(|(k, _)| (&*k.account, k.lease));
     crate::events::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
     let t_side = t0.elapsed();
     let moved = Moved {

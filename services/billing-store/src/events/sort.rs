@@ -12,6 +12,7 @@ use crate::events::identities::{NewIdentity, identity};
 use crate::events::records::{Part, Records};
 use billing_core::dedupe::{Seen, classify};
 use billing_core::event::{AnyData, AnyEvent, EventData, RejectReason, Rejection};
+use billing_core::rental::RentalData;
 use std::collections::HashMap;
 
 /// What dedupe knows of a batch: each record's identity and fingerprint, and the identities
@@ -146,10 +147,11 @@ impl<'a> Sorted<'a> {
         let (from, to) = match &e.data {
             AnyData::Part1(EventData::Usage(u)) => {
                 let (from, to) = u.seconds();
-                let id = key_id(&e.subject, &u.lease, &u.resource, &u.sku, u.class);
+                let account = domain_id(&e.subject, u.region.as_deref());
+                let id = key_id(&account, &u.lease, &u.resource, &u.sku, u.class);
                 let entry = self.usage.entry(id).or_insert_with(|| {
                     let key = KeyInsert {
-                        account: &e.subject,
+                        account,
                         lease: &u.lease,
                         resource: &u.resource,
                         sku: &u.sku,
@@ -164,7 +166,7 @@ impl<'a> Sorted<'a> {
                 self.egress.push(vec![
                     Val::Text(e.source.to_string()),
                     Val::Text(e.id.to_string()),
-                    Val::Text(e.subject.to_string()),
+                    Val::Text(domain_id(&e.subject, x.region.as_deref()).into_owned()),
                     Val::Text(x.dest.to_string()),
                     Val::I64(x.time.secs),
                     Val::I64(x.time.nanos as i64),
@@ -197,16 +199,30 @@ impl<'a> Sorted<'a> {
                 (at, until)
             }
         };
+        let domain = match &e.data {
+            AnyData::Part1(EventData::Usage(u)) => domain_id(&e.subject, u.region.as_deref()),
+            AnyData::Part1(EventData::Egress(x)) => domain_id(&e.subject, x.region.as_deref()),
+            AnyData::Rental(RentalData::NetCounter(x)) => {
+                domain_id(&e.subject, x.region.as_deref())
+            }
+            AnyData::Rental(_) => std::borrow::Cow::Borrowed(&*e.subject),
+        };
         for (period, start, end) in closed {
             if from < *end && *start < to {
                 self.late.push(vec![
                     Val::Text(e.source.to_string()),
                     Val::Text(e.id.to_string()),
-                    Val::Text(e.subject.to_string()),
+                    Val::Text(domain.to_string()),
                     Val::Text(period.clone()),
                     Val::I64(seq),
                 ]);
             }
         }
     }
+}
+
+/// The billing domain an event of `account` in `region` is ledgered under (section 19,
+/// `billing_core::domain`): the account at home, `account@region` in a region.
+fn domain_id<'a>(account: &'a str, region: Option<&'a str>) -> std::borrow::Cow<'a, str> {
+    billing_core::domain::Domain { account, region }.id()
 }

@@ -33,8 +33,8 @@ pub(crate) async fn write_ledger(
         let (cache, stamp) = kept;
         let cache = cache.lock().unwrap_or_else(|e| e.into_inner());
         for (id, (k, _)) in usage {
-            let stored = stamp.before.get(k.account).copied();
-            match cache.stored_key(k.account, stored, (k.lease, k.resource, k.sku, k.class)) {
+            let stored = stamp.before.get(&*k.account).copied();
+            match cache.stored_key(&k.account, stored, (k.lease, k.resource, k.sku, k.class)) {
                 Some(known) => {
                     existing.insert(id.clone(), known);
                 }

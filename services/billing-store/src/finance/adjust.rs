@@ -22,12 +22,13 @@ use crate::finance::close_error::CloseError;
 use crate::finance::documents::parse_invoice;
 use crate::pricing::provisional::{IssuedCredit, credit_balance};
 use billing_core::adjustment::{AdjustmentLine, differences, needs_adjustment};
+use billing_core::domain::{Domain, DomainRated, Domains};
 use billing_core::invoice::Invoice;
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::platform::Platform;
 use billing_core::pricebook::{AccountTerm, PriceBook};
-use billing_core::rating::{RatingContext, Unpriced, rate_account};
+use billing_core::rating::Unpriced;
 use billing_core::term_changes::terms_for_closed_period;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
@@ -118,14 +119,23 @@ impl FinanceHandle<'_> {
                     .iter()
                     .map(|c| (c.period.label.clone(), c.period.start))
                     .collect();
-                let balance = credit_balance(
+                let earlier = credits_before(&adjusted.effective, &starts, c.period.start);
+                match rate_domain(
                     &c.book,
+                    &c.period.label,
+                    &platform,
                     account,
-                    &credits_before(&adjusted.effective, &starts, c.period.start),
-                    &c.period,
-                );
-                let ctx = RatingContext::with_platform(&c.book, c.period.clone(), &platform);
-                rate_account(&ctx, account, Some(&ledger), balance)?.invoice
+                    &ledger,
+                    &earlier,
+                )? {
+                    DomainRated::Rated(r) => r.invoice,
+                    DomainRated::UnknownRegion(unpriced) => {
+                        return Err(CloseError::Unpriced {
+                            period: period_label.to_string(),
+                            unpriced,
+                        });
+                    }
+                }
             }
         };
         // What the period effectively says now is the recomputation less its lines.
@@ -197,10 +207,10 @@ impl FinanceHandle<'_> {
             .log()
             .ledger_known_at(account, Known::ByTime(t_ms))
             .await?;
-        let balance = credit_balance(&book, account, &issued, &period);
-        let ctx = RatingContext::with_platform(&book, period, &platform);
-        let rated = rate_account(&ctx, account, Some(&ledger), balance)?;
-        Ok(Some((label, rated.invoice)))
+        match rate_domain(&book, &period.label, &platform, account, &ledger, &issued)? {
+            DomainRated::Rated(rated) => Ok(Some((label, rated.invoice))),
+            DomainRated::UnknownRegion(_) => Ok(None),
+        }
     }
 }
 
@@ -227,9 +237,13 @@ impl Store {
         for c in closed.iter().filter(|c| c.period.start < until) {
             let label = c.period.label.as_str();
             let earlier = credits_before(&effective, &starts, c.period.start);
-            let balance = credit_balance(&c.book, account, &earlier, &c.period);
-            let ctx = RatingContext::with_platform(&c.book, c.period.clone(), platform);
-            let rated = rate_account(&ctx, account, Some(ledger), balance)?;
+            let rated = match rate_domain(&c.book, label, platform, account, ledger, &earlier)? {
+                DomainRated::Rated(r) => r,
+                DomainRated::UnknownRegion(u) => {
+                    unpriced.extend(u);
+                    continue;
+                }
+            };
             unpriced.extend(rated.unpriced);
             let was = effective.get(label);
             if !needs_adjustment(was.map(|e| &e.invoice), &rated.invoice) {
@@ -382,4 +396,24 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// Rates the billing domain `id` (section 19: an account, or `account@region` with the
+/// region's book, currency and period) for the month `label` of `book`, with the credit left
+/// after `issued` (the effective invoices before it): what every rating of a close, an
+/// adjustment, an as-known-at cost and `verify` goes through.
+pub(crate) fn rate_domain(
+    book: &PriceBook,
+    label: &str,
+    platform: &Platform,
+    id: &str,
+    ledger: &AccountLedger,
+    issued: &[IssuedCredit],
+) -> Result<DomainRated, CloseError> {
+    let domain = Domain::parse(id);
+    Domains::new(book, platform)
+        .rate(domain, label, Some(ledger), |rbook, period| {
+            credit_balance(rbook, domain.account, issued, period)
+        })
+        .map_err(|e| CloseError::of_month(label, e))
 }

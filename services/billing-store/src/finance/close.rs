@@ -12,15 +12,17 @@ use crate::finance::documents::DocumentNumber;
 use crate::finance::documents::{CreditNote, CreditReference, IssuedInvoice};
 use crate::pricing::provisional::credit_balance;
 use billing_core::adjustment::{AdjustmentLine, settle};
+use billing_core::domain::{Domain, DomainRated, Domains, term_domains};
 use billing_core::invoice::Invoice;
 use billing_core::numbering;
-use billing_core::rating::{RatingContext, rate_account};
 use billing_core::timestamp::format_secs;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a close issues to one account: its new invoice and the adjustments with it.
 pub(crate) struct Prepared {
+    /// The billing domain's id: the account, or `account@region` (section 19).
+    id: String,
     invoice: Invoice,
     adjusted: Adjusted,
 }
@@ -76,7 +78,11 @@ impl FinanceHandle<'_> {
             let close = self.close_period(&period.label, now_ms);
             match crate::admin::actor::as_actor(crate::admin::actor::AUTOCLOSE, close).await {
                 Ok(_) => done.closed.push(period.label),
-                Err(e @ (CloseError::Unpriced { .. } | CloseError::NoPriceBook(_))) => {
+                Err(
+                    e @ (CloseError::Unpriced { .. }
+                    | CloseError::NoPriceBook(_)
+                    | CloseError::NotEnded { .. }),
+                ) => {
                     done.blocked = Some((period.label, e));
                     break;
                 }
@@ -115,7 +121,9 @@ impl FinanceHandle<'_> {
                 ends: format_secs(period.end),
             });
         }
-        let issued = self.prepare_close(&book, &period, period_label).await?;
+        let issued = self
+            .prepare_close(&book, &period, period_label, now_ms)
+            .await?;
         let positions = commands::positions(tx).await?;
         let stamp = crate::events::writes::stamp(tx, self.backend, given_stamp).await?;
         let (out, _) = self
@@ -174,6 +182,7 @@ impl FinanceHandle<'_> {
         book: &billing_core::PriceBook,
         period: &billing_core::Period,
         period_label: &str,
+        now_ms: i64,
     ) -> Result<Vec<Prepared>, CloseError> {
         let mut conn = self.pool.acquire().await.map_err(StoreError::from)?;
         let platform = crate::ledger::rental::load_platform(&mut conn).await?;
@@ -182,18 +191,29 @@ impl FinanceHandle<'_> {
             .iter()
             .map(|c| (c.period.label.clone(), c.period.start))
             .collect();
-        let ctx = RatingContext::with_platform(book, period.clone(), &platform);
-        let mut accounts: BTreeSet<String> = self.admin().known_accounts().await?;
-        accounts.extend(book.accounts().into_iter().map(String::from));
+        // Every billing domain (section 19): an account at home or `account@region`.
+        let mut ids: BTreeSet<String> = self.admin().known_accounts().await?;
+        ids.extend(term_domains(book).into_iter().map(|d| d.id().into_owned()));
+        let mut domains = Domains::new(book, &platform);
         let mut out = Vec::new();
         let mut unpriced = Vec::new();
-        for account in &accounts {
-            let ledger = crate::ledger::ledgers::load_ledger(&mut conn, account).await?;
+        for id in &ids {
+            let domain = Domain::parse(id);
+            // A domain's month in its account's or region's timezone may end after home's.
+            if let Ok(Some((_, _, p))) = domains.view(domain, period_label)
+                && p.end.saturating_mul(1000) > now_ms
+            {
+                return Err(CloseError::NotEnded {
+                    period: period_label.to_string(),
+                    ends: format_secs(p.end),
+                });
+            }
+            let ledger = crate::ledger::ledgers::load_ledger(&mut conn, id).await?;
             let adjusted = self
                 .adjust_account(
                     &mut conn,
                     (&closed, &platform),
-                    account,
+                    id,
                     &ledger,
                     period.start,
                     &mut unpriced,
@@ -201,13 +221,22 @@ impl FinanceHandle<'_> {
                 .await?;
             // Every closed period's effective invoice counts, as at any close.
             let before = credits_before(&adjusted.effective, &starts, i64::MAX);
-            let balance = credit_balance(book, account, &before, period);
-            let rated = rate_account(&ctx, account, Some(&ledger), balance)?;
-            unpriced.extend(rated.unpriced);
-            out.push(Prepared {
-                invoice: rated.invoice,
-                adjusted,
-            });
+            let rated = domains
+                .rate(domain, period_label, Some(&ledger), |rbook, p| {
+                    credit_balance(rbook, domain.account, &before, p)
+                })
+                .map_err(|e| CloseError::of_month(period_label, e))?;
+            match rated {
+                DomainRated::Rated(rated) => {
+                    unpriced.extend(rated.unpriced);
+                    out.push(Prepared {
+                        id: id.clone(),
+                        invoice: rated.invoice,
+                        adjusted,
+                    });
+                }
+                DomainRated::UnknownRegion(u) => unpriced.extend(u),
+            }
         }
         if !unpriced.is_empty() {
             return Err(CloseError::Unpriced {
@@ -247,7 +276,7 @@ impl FinanceHandle<'_> {
         let mut adjustment_rows = Vec::new();
         for (n, p) in prepared.into_iter().enumerate() {
             let invoice = p.invoice;
-            let id = invoice_id(&invoice.account, period_label);
+            let id = invoice_id(&p.id, period_label);
             let number = DocumentNumber::new(numbering::number(
                 &self.invoice_prefix,
                 year,
@@ -258,13 +287,14 @@ impl FinanceHandle<'_> {
                 next_note += 1;
                 CreditNote {
                     kind: crate::finance::documents::DocumentKind::CreditNote,
-                    id: credit_note_id(&invoice.account, period_label),
+                    id: credit_note_id(&p.id, period_label),
                     number: DocumentNumber::new(numbering::number(
                         &self.credit_note_prefix,
                         year,
                         next_note - 1,
                     )),
                     account: invoice.account.clone(),
+                    region: invoice.region.clone().flatten(),
                     currency: invoice.currency.clone(),
                     period: period_label.to_string(),
                     issued_at: issued_at.clone(),
@@ -277,7 +307,7 @@ impl FinanceHandle<'_> {
             });
             for (label, recomputed) in &p.adjusted.recomputed {
                 adjustment_rows.push(vec![
-                    Val::Text(invoice.account.clone()),
+                    Val::Text(p.id.clone()),
                     Val::Text(label.clone()),
                     Val::Text(period_label.to_string()),
                     Val::Text(id.clone()),
@@ -287,9 +317,10 @@ impl FinanceHandle<'_> {
                     Val::I64(now_ms),
                 ]);
             }
+            // The domain's wallet: one currency, the invoice's (section 19).
             let paid = crate::finance::wallet::settle_issued(
                 tx,
-                &invoice.account,
+                &p.id,
                 (&id, amount_due),
                 note.as_ref().map(|c| (c.id.as_str(), c.amount)),
                 now_ms,
@@ -338,7 +369,7 @@ impl FinanceHandle<'_> {
             .map(|i| {
                 Ok(vec![
                     Val::Text(i.id.clone()),
-                    Val::Text(i.invoice.account.clone()),
+                    Val::Text(invoice_domain(&i.invoice)),
                     Val::Text(period_label.to_string()),
                     Val::Text(i.number.as_str().to_string()),
                     // `paid` when the wallet paid it all at issue (issue 24.2).
@@ -375,7 +406,14 @@ impl FinanceHandle<'_> {
                     .map(|c| {
                         Ok(vec![
                             Val::Text(c.id.clone()),
-                            Val::Text(c.account.clone()),
+                            Val::Text(
+                                Domain {
+                                    account: &c.account,
+                                    region: c.region.as_deref(),
+                                }
+                                .id()
+                                .into_owned(),
+                            ),
                             Val::Text(period_label.to_string()),
                             Val::Text(c.number.as_str().to_string()),
                             Val::Text(c.invoice_id.clone()),
@@ -497,4 +535,15 @@ impl Store {
             }
         }
     }
+}
+
+/// The billing domain an invoice is stored under (section 19): its account, or
+/// `account@region` for a region's invoice.
+pub(crate) fn invoice_domain(invoice: &Invoice) -> String {
+    Domain {
+        account: &invoice.account,
+        region: invoice.region.as_ref().and_then(|r| r.as_deref()),
+    }
+    .id()
+    .into_owned()
 }

@@ -48,3 +48,21 @@ fn describe(u: &[Unpriced]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+impl CloseError {
+    /// A billing domain's rating error (section 19, `billing_core::domain`): a rating error as
+    /// any; a month its account's or region's timezone cannot place, or a region the book
+    /// lacks where the caller had checked it, as a fault of the stored state.
+    pub(crate) fn of_month(period: &str, e: billing_core::rating::RateMonthError) -> CloseError {
+        use billing_core::rating::RateMonthError;
+        match e {
+            RateMonthError::Rating(e) => CloseError::Rating(e),
+            RateMonthError::Period(e) => {
+                CloseError::Store(StoreError::Corrupt(format!("period {period}: {e}")))
+            }
+            RateMonthError::UnknownRegion(r) => CloseError::Store(StoreError::Corrupt(format!(
+                "region {r:?} not in the price book"
+            ))),
+        }
+    }
+}

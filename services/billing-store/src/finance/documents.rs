@@ -88,6 +88,9 @@ pub struct CreditNote {
     pub id: String,
     pub number: DocumentNumber,
     pub account: String,
+    /// Section 19: the region of the invoice it came with (absent for home).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
     pub currency: String,
     /// The period whose close issued it.
     pub period: String,

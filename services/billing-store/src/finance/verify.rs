@@ -27,10 +27,9 @@ use crate::events::known::Known;
 use crate::finance::adjust::issued_credit;
 use crate::finance::close_error::CloseError;
 use crate::finance::documents::parse_invoice;
-use crate::pricing::provisional::{IssuedCredit, credit_balance};
+use crate::pricing::provisional::IssuedCredit;
 use billing_core::adjustment::{AdjustmentLine, settle};
 use billing_core::invoice::Invoice;
-use billing_core::rating::{RatingContext, rate_account};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -314,13 +313,27 @@ impl FinanceHandle<'_> {
             })
             .map(|(label, (_, inv))| issued_credit(label, inv))
             .collect();
-        let balance = credit_balance(&c.book, &issued.account, &credits, &c.period);
         let ledger = self
             .log()
             .ledger_known_at(&issued.account, issued.known)
             .await?;
-        let ctx = RatingContext::with_platform(&c.book, c.period.clone(), &platform);
-        Ok(rate_account(&ctx, &issued.account, Some(&ledger), balance)?.invoice)
+        let rated = crate::finance::adjust::rate_domain(
+            &c.book,
+            &c.period.label,
+            &platform,
+            &issued.account,
+            &ledger,
+            &credits,
+        )?;
+        match rated {
+            billing_core::domain::DomainRated::Rated(r) => Ok(r.invoice),
+            billing_core::domain::DomainRated::UnknownRegion(unpriced) => {
+                Err(CloseError::Unpriced {
+                    period: c.period.label.clone(),
+                    unpriced,
+                })
+            }
+        }
     }
 }
 

@@ -389,7 +389,9 @@ impl Store {
     ) -> Result<MovementMade, WalletError> {
         let amount = check_amount("amount", amount)?;
         check_reference(reference)?;
-        if !self.admin().account_exists(account).await? {
+        // A region's wallet (`account@region`, section 19) is its account's.
+        let owner = billing_core::domain::Domain::parse(account).account;
+        if !self.admin().account_exists(owner).await? {
             return Err(WalletError::UnknownAccount(account.to_string()));
         }
         let (name, signed) = match kind {

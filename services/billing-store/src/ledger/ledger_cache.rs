@@ -183,7 +183,9 @@ impl LedgerCache {
         windows: Vec<(i64, i64)>,
         ledger: AccountLedger,
     ) {
-        if !self.enabled() {
+        // A regional domain's ledger (`account@region`) carries its home account's lease
+        // states, which a fold stamps on the home account only: never kept, always read.
+        if !self.enabled() || account.contains(billing_core::domain::SEPARATOR) {
             return;
         }
         let keys = ledger.key_count();

@@ -151,6 +151,7 @@ pub(crate) async fn load_ledgers(
             .add_egress(&dest, record);
     }
     crate::ledger::rental::load_account_facts(conn, &filter, &param, &mut out).await?;
+    crate::ledger::rental::add_home_lease_states(conn, "", &mut out).await?;
     Ok(out)
 }
 
@@ -247,6 +248,7 @@ impl LogHandle<'_> {
         let filter = format!("{}{known}", crate::conn::sql::ONE_ACCOUNT);
         crate::ledger::rental::load_account_facts(&mut conn, &filter, &account.into(), &mut all)
             .await?;
+        crate::ledger::rental::add_home_lease_states(&mut conn, &known, &mut all).await?;
         Ok(all.remove(account).unwrap_or_default())
     }
 }

@@ -26,7 +26,11 @@ pub(crate) fn row(subject: &str, r: &RentalData<'_>) -> Vec<Val> {
             x.state.as_str().to_string(),
         ),
         RentalData::NetCounter(x) => (
-            subject,
+            &*billing_core::domain::Domain {
+                account: subject,
+                region: x.region.as_deref(),
+            }
+            .id(),
             serde_json::json!([x.lease, x.interface, x.dest]).to_string(),
             x.at.floor_secs(),
             0,
@@ -34,7 +38,12 @@ pub(crate) fn row(subject: &str, r: &RentalData<'_>) -> Vec<Val> {
         ),
         RentalData::SpotPrice(x) => (
             "",
-            x.sku.to_string(),
+            // A region's curve is kept under `["sku","region"]` (section 19), home's under
+            // the sku.
+            match x.region.as_deref() {
+                None => x.sku.to_string(),
+                Some(r) => serde_json::json!([x.sku, r]).to_string(),
+            },
             x.from.floor_secs(),
             0,
             x.price_per_hour.normalize().to_string(),
@@ -187,7 +196,10 @@ fn platform_of(rows: Vec<crate::conn::db::DbRow>) -> Result<Platform> {
                     "value",
                     &value,
                 )?;
-                platform.add_spot_price(&key, a, price);
+                match serde_json::from_str::<[String; 2]>(&key) {
+                    Ok([sku, region]) => platform.add_spot_price_in(Some(&region), &sku, a, price),
+                    Err(_) => platform.add_spot_price(&key, a, price),
+                }
             }
             RentalKind::NodeFault => {
                 if a < b {
@@ -199,4 +211,40 @@ fn platform_of(rows: Vec<crate::conn::db::DbRow>) -> Result<Platform> {
         }
     }
     Ok(platform)
+}
+
+/// Section 19: lease states apply to their lease's keys in every region, so the home
+/// account's states join the ledgers of its regional domains (`account@region`) in
+/// `ledgers`, as the core's `Meter::account_in` joins them; `known` narrows the facts read
+/// (a condition appended to the account's filter; empty: all).
+pub(crate) async fn add_home_lease_states(
+    conn: &mut dyn crate::conn::db::Conn,
+    known: &str,
+    ledgers: &mut HashMap<String, AccountLedger>,
+) -> Result<()> {
+    let mut regional: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for id in ledgers.keys() {
+        let domain = billing_core::domain::Domain::parse(id);
+        if domain.region.is_some() {
+            regional
+                .entry(domain.account.to_string())
+                .or_default()
+                .push(id.clone());
+        }
+    }
+    for (account, ids) in regional {
+        let mut home = HashMap::new();
+        let param = crate::conn::db::Val::Text(account.clone());
+        let filter = format!("{}{known}", crate::conn::sql::ONE_ACCOUNT);
+        load_account_facts(conn, &filter, &param, &mut home).await?;
+        let Some(home) = home.get(&account) else {
+            continue;
+        };
+        for id in ids {
+            if let Some(ledger) = ledgers.get_mut(&id) {
+                ledger.merge_leases(home);
+            }
+        }
+    }
+    Ok(())
 }

@@ -29,13 +29,13 @@ use crate::ledger::ledger_cache::{ChangedKey, LedgerCache, Stamp};
 use crate::ledger::ledgers::load_ledgers;
 use crate::pricing::books::Books;
 use billing_core::credits::{Contribution, CreditPool};
+use billing_core::domain::{Domain, DomainRated, Domains};
 use billing_core::invoice::Invoice;
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::platform::Platform;
 use billing_core::pricebook::PriceBook;
-use billing_core::rating::RatingError;
-use billing_core::rating::{RatingContext, rate_account};
+use billing_core::rating::RateMonthError;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -189,16 +189,31 @@ impl Loaded {
 
     /// `account`'s period rated with the invoices' own function (credits left over from issued
     /// invoices applied): the provisional invoice and the unit-seconds of each sku in use.
+    ///
+    /// `id` is a billing domain (`billing_core::domain`): the account at home, or
+    /// `account@region` rated with the region's book in its currency (section 19).
     fn rate(
         &self,
-        account: &str,
+        id: &str,
         book: &PriceBook,
         period: &Period,
-    ) -> std::result::Result<(Invoice, UnitSeconds), RatingError> {
-        let issued = self.issued.get(account).map_or(&[][..], Vec::as_slice);
-        let credit = credit_balance(book, account, issued, period);
-        let ctx = RatingContext::with_platform(book, period.clone(), &self.platform);
-        let rated = rate_account(&ctx, account, self.ledgers.get(account), credit)?;
+    ) -> std::result::Result<(Invoice, UnitSeconds), RateMonthError> {
+        let issued = self.issued.get(id).map_or(&[][..], Vec::as_slice);
+        let domain = Domain::parse(id);
+        let rated = Domains::new(book, &self.platform).rate(
+            domain,
+            &period.label,
+            self.ledgers.get(id),
+            |rbook, p| credit_balance(rbook, domain.account, issued, p),
+        )?;
+        let rated = match rated {
+            DomainRated::Rated(r) => r,
+            DomainRated::UnknownRegion(_) => {
+                return Err(RateMonthError::UnknownRegion(
+                    domain.region.unwrap_or_default().to_string(),
+                ));
+            }
+        };
         // What `gpu_hours` measures: the core's.
         let unit_seconds = billing_core::quota::unit_seconds(&rated.invoice.lines);
         Ok((rated.invoice, unit_seconds))

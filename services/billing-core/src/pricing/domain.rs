@@ -1,0 +1,188 @@
+//! Section 19 for an engine that rates one billing domain at a time: an account at home or in
+//! one region, each a billing domain of its own (currency, tiers, tax, credit balance).
+//!
+//! [`crate::rating::rate_month`] rates a whole month at once; an engine rates a domain when its
+//! ledger moves or its period closes. Both choose the book, the platform and the period the
+//! same way: the region's book ([`PriceBook::for_region`]), the region's spot curves, and the
+//! month in the account's timezone, else the region's ([`domain_period`]).
+
+use crate::ledger::AccountLedger;
+use crate::pricing::period::{Period, PeriodError};
+use crate::pricing::pricebook::PriceBook;
+use crate::pricing::rating::{Rated, rate_account};
+use crate::pricing::rating_context::{RateMonthError, RatingContext, Unpriced};
+use crate::rental::platform::Platform;
+use rust_decimal::Decimal;
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// What separates an account from its region in a domain's id: account ids never hold it.
+pub const SEPARATOR: char = '@';
+
+/// A billing domain: `account` at home (`region` `None`) or in `region`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Domain<'a> {
+    pub account: &'a str,
+    pub region: Option<&'a str>,
+}
+
+impl<'a> Domain<'a> {
+    /// The domain an id names: `account` is home, `account@region` a region.
+    pub fn parse(id: &'a str) -> Domain<'a> {
+        match id.split_once(SEPARATOR) {
+            Some((account, region)) => Domain {
+                account,
+                region: Some(region),
+            },
+            None => Domain {
+                account: id,
+                region: None,
+            },
+        }
+    }
+
+    /// The domain's id: the account for home, `account@region` for a region.
+    pub fn id(&self) -> Cow<'a, str> {
+        match self.region {
+            None => Cow::Borrowed(self.account),
+            Some(r) => Cow::Owned(format!("{}{SEPARATOR}{r}", self.account)),
+        }
+    }
+}
+
+/// Section 19: the period `label` of `account`'s invoices rated with `region_book` (a book of
+/// [`PriceBook::for_region`]): the month in the account's timezone (`[[accounts]]` of `book`),
+/// else the region's.
+pub fn domain_period(
+    book: &PriceBook,
+    region_book: &PriceBook,
+    account: &str,
+    label: &str,
+) -> Result<Period, PeriodError> {
+    let tz = book
+        .account_timezone(account)
+        .unwrap_or(region_book.timezone);
+    Period::month(label, tz)
+}
+
+/// Section 19: the domains the price book's account terms give an invoice: home for the
+/// accounts with a home term (plain discounts and `[[accounts]]` count there), and each
+/// region for the accounts with a term there; sorted by account, then region (home first).
+pub fn term_domains(book: &PriceBook) -> std::collections::BTreeSet<Domain<'_>> {
+    let mut out: std::collections::BTreeSet<Domain<'_>> = book
+        .accounts_in(None)
+        .into_iter()
+        .map(|account| Domain {
+            account,
+            region: None,
+        })
+        .collect();
+    for region in book.regions.keys() {
+        out.extend(
+            book.accounts_in(Some(region))
+                .into_iter()
+                .map(|account| Domain {
+                    account,
+                    region: Some(region.as_str()),
+                }),
+        );
+    }
+    out
+}
+
+/// A domain rated, or the usage of a region the book does not name (unpriced: no currency).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainRated {
+    Rated(Rated),
+    UnknownRegion(Vec<Unpriced>),
+}
+
+/// The books and platforms of one price book's regions, made once and shared by the domains
+/// rated with it.
+pub struct Domains<'b> {
+    book: &'b PriceBook,
+    platform: &'b Platform,
+    regions: HashMap<Option<String>, Option<(Cow<'b, PriceBook>, Cow<'b, Platform>)>>,
+}
+
+impl<'b> Domains<'b> {
+    pub fn new(book: &'b PriceBook, platform: &'b Platform) -> Domains<'b> {
+        Domains {
+            book,
+            platform,
+            regions: HashMap::new(),
+        }
+    }
+
+    /// The book, platform and period that rate `domain` in the month `label`; `None` for a
+    /// region the price book does not name.
+    pub fn view(
+        &mut self,
+        domain: Domain<'_>,
+        label: &str,
+    ) -> Result<Option<(&PriceBook, &Platform, Period)>, PeriodError> {
+        let (book, platform) = (self.book, self.platform);
+        let entry = self
+            .regions
+            .entry(domain.region.map(str::to_string))
+            .or_insert_with(|| {
+                let rbook = book.for_region(domain.region)?;
+                Some((rbook, platform.in_region(domain.region)))
+            });
+        let Some((rbook, rplatform)) = entry else {
+            return Ok(None);
+        };
+        let period = domain_period(book, rbook, domain.account, label)?;
+        Ok(Some((&**rbook, &**rplatform, period)))
+    }
+
+    /// Rates `domain` for the month `label` with `credit` (what the caller's credit pool,
+    /// given the domain's book and period, has available): the invoice in the region's
+    /// currency naming its region when the book uses part 3, as [`crate::rating::rate_month`].
+    pub fn rate(
+        &mut self,
+        domain: Domain<'_>,
+        label: &str,
+        ledger: Option<&AccountLedger>,
+        credit: impl FnOnce(&PriceBook, &Period) -> Decimal,
+    ) -> Result<DomainRated, RateMonthError> {
+        let show_region = self.book.uses_part3();
+        let Some((rbook, platform, period)) = self.view(domain, label)? else {
+            let region = domain.region.unwrap_or_default();
+            let tz = self
+                .book
+                .account_timezone(domain.account)
+                .unwrap_or(self.book.timezone);
+            let period = Period::month(label, tz)?;
+            let unpriced = ledger.map_or_else(Vec::new, |l| {
+                crate::pricing::rating::unknown_region(domain.account, region, l, &period)
+            });
+            return Ok(DomainRated::UnknownRegion(unpriced));
+        };
+        let credit = credit(rbook, &period);
+        let ctx = RatingContext::with_platform(rbook, period, platform);
+        let mut rated = rate_account(&ctx, domain.account, ledger, credit)?;
+        if show_region {
+            rated.invoice.region = Some(domain.region.map(str::to_string));
+        }
+        for u in &mut rated.unpriced {
+            u.region = domain.region.map(str::to_string);
+        }
+        Ok(DomainRated::Rated(rated))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_domain_id_reads_back_as_the_domain() {
+        let home = Domain::parse("acme");
+        assert_eq!(home.region, None);
+        assert_eq!(home.id(), "acme");
+        let sg = Domain::parse("acme@ap-singapore");
+        assert_eq!((sg.account, sg.region), ("acme", Some("ap-singapore")));
+        assert_eq!(sg.id(), "acme@ap-singapore");
+    }
+}
