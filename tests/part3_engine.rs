@@ -383,3 +383,101 @@ async fn bad_part3_price_books_are_refused_naming_the_key(db: Db) {
     assert_eq!(versions.len(), 1, "a refused book is not stored");
 }
 on_both!(bad_part3_price_books_are_refused_naming_the_key);
+
+const REFUND_BOOK: &str = r#"
+currency = "CNY"
+timezone = "Asia/Shanghai"
+
+[skus."gpu.h100"]
+rate_per_hour = "24.00"
+
+[[subscriptions]]
+account = "beta"
+id = "year-h100"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "year"
+start = "2026-03-01T00:00:00+08:00"
+cycles = 1
+price = "36500.00"
+end = "2026-11-15T00:00:00+08:00"
+refund = "prorata"
+
+[[credits]]
+account = "beta"
+id = "open"
+amount = "70.00"
+"#;
+
+/// Section 17 across closes: beta's yearly plan (36,500.00 from 2026-03-01) ends on
+/// 2026-11-15 with a prorata refund of the 106 unused days, 10,600.00, credited in November.
+/// November's invoice (no usage after the plan's end in November) consumes none of it; the
+/// refund carries to December, where 100 h of on-demand H100 (2,400.00) is paid from it
+/// before the open 70.00 credit (drawn after refunds). The engine's two closes equal
+/// `rating::rate_periods` over November and December.
+async fn a_refund_not_consumed_carries_to_the_next_close(db: Db) {
+    let url = fresh_db(db).await;
+    let store = Store::open(&url)
+        .await
+        .unwrap()
+        .with_dedupe_horizon(CENTURY_S);
+    store
+        .admin()
+        .put_pricebook(REFUND_BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
+    let dec_10 = NOV_1 + 39 * 86_400;
+    // 100 h as five 20-hour events (an event spans at most a day).
+    let events: Vec<String> = (0..5)
+        .map(|i| {
+            let from = dec_10 + i * 20 * 3600;
+            usage(
+                &format!("u{i}"),
+                "beta",
+                "g0",
+                "gpu.h100",
+                from,
+                from + 20 * 3600,
+            )
+        })
+        .collect();
+    let records = events.iter().map(|e| e.as_bytes().to_vec()).collect();
+    accepted(&store.log().ingest(records, JAN_2_2027_MS).await.unwrap());
+    let nov = store
+        .finance()
+        .close_period("2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap();
+    let dec = store
+        .finance()
+        .close_period("2026-12", JAN_2_2027_MS)
+        .await
+        .unwrap();
+    let book = billing_core::pricebook::PriceBook::from_toml(REFUND_BOOK).unwrap();
+    let mut meter = billing_core::meter::Meter::new();
+    for e in &events {
+        meter.ingest(e.as_bytes());
+    }
+    let periods = ["2026-11", "2026-12"]
+        .map(|l| billing_core::period::Period::month(l, book.timezone).unwrap());
+    let offline = billing_core::rating::rate_periods(&book, &periods, &meter, "beta").unwrap();
+    let engine = [&nov, &dec].map(|issued| {
+        let beta = issued.iter().find(|i| i.invoice.account == "beta").unwrap();
+        section6(&serde_json::to_value(&beta.invoice).unwrap())
+    });
+    for (e, o) in engine.iter().zip(&offline) {
+        assert_eq!(e, &serde_json::to_value(&o.invoice).unwrap());
+    }
+    let refund_line = engine[0]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["component"] == "subscription_refund")
+        .unwrap()
+        .clone();
+    assert_eq!(refund_line["refund"], "10600.00", "{refund_line}");
+    assert_eq!(engine[1]["subtotal"], "2400.00", "{}", engine[1]);
+    assert_eq!(engine[1]["credit"], "2400.00", "{}", engine[1]);
+    assert_eq!(engine[1]["total"], "0.00", "{}", engine[1]);
+}
+on_both!(a_refund_not_consumed_carries_to_the_next_close);

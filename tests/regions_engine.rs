@@ -433,10 +433,11 @@ async fn regions_through_kafka_bill_like_gpubill_rate_and_replay_identically() {
     assert_eq!(issued, rate_offline(&events));
 
     // A late usage event in us-west, after the close.
-    let late = serde_json::json!({"specversion":"1.0","id":"late-1","source":"node/9","type":"gpu.usage",
+    let late =
+        serde_json::json!({"specversion":"1.0","id":"late-1","source":"node/9","type":"gpu.usage",
         "subject":"gamma","data":{"lease":"L9","resource":"g9","sku":"gpu.a100","region":"us-west",
         "start":"2026-11-15T00:00:00Z","end":"2026-11-15T05:00:00Z"}})
-    .to_string();
+        .to_string();
     produce(&topic, &[(partition(&late), late.clone())]).await;
     consume_until_offsets(
         &a,

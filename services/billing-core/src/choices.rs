@@ -223,12 +223,29 @@
 //!   saying so). `allocation_tag` and `lease.tags` stay unknown (a price book key error, an
 //!   `unknown_type` event). Each account is its own payer: `PriceBook::for_region` and
 //!   `rate_month` take an account where a payer will stand.
-//! - Part 3 in the engine (billing-store, billing-api, billing-kafka) is not done yet: the
-//!   engine rates the home region only (`rate_account` with the price book as given), folds
-//!   an event's usage under its key without the region, carries SLA compensation but not
-//!   subscription refunds across closes (`CreditPool::after_invoices` reads `compensation`),
-//!   and takes no charges or scoped discounts as commands. Its invoices still follow
-//!   sections 15, 16, 17 and 20 for the home region within one period.
+//! - Part 3 in the engine (billing-store, billing-api, billing-kafka): each (account, region)
+//!   is a billing domain ([`crate::pricing::domain`]) stored under the account's id at home and
+//!   `account@region` in a region (`@` is outside the account id grammar): its own usage keys,
+//!   egress, counters, provisional cost, invoices (one per domain and period, numbered in the
+//!   one invoice series), credit balance, adjustments and wallet. A region's spot curve is
+//!   kept under `["sku","region"]`. Lease states are kept at home and join every regional
+//!   ledger of the account when it is read; a regional ledger is therefore never kept in the
+//!   ledger cache (a lease state stamps the home account only). Every rating of the engine
+//!   (close, provisional cost, adjustment, as-known-at, verify) goes through
+//!   [`crate::pricing::domain::Domains::rate`], so the book, platform and period (the month in
+//!   the account's timezone, else the region's) are chosen as `gpubill rate` chooses them.
+//!   A close waits (`NotEnded`, and `close_due` stops there) until every domain's month has
+//!   ended, in whatever timezone. Late usage is noted against a closed period with the
+//!   period's home bounds; a recomputation at the next close covers every closed period
+//!   anyway, so the only effect is on the pending-adjustment list of an event within hours of
+//!   a month's edge in another timezone. Subscription refunds not consumed carry to later
+//!   closes ([`crate::finance::credits::Contribution`] counts `subscription_refund` lines), as
+//!   [`crate::pricing::rating::rate_periods`] carries them.
+//! - Wallets per currency: a wallet is a domain's, so it holds that domain's currency. A
+//!   top-up or refund names `region` (absent: home) and may name `currency`, which must be the
+//!   wallet's (else 422 naming both); a region's invoice is settled from that region's wallet
+//!   only. Two regions in one currency keep two wallets (a wallet per region, never mixing
+//!   currencies, rather than a wallet per currency shared across regions).
 //!
 //! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
 //! [`crate::finance::term_changes`], [`crate::finance::holdings`])

@@ -144,21 +144,26 @@ impl CreditPool {
     }
 
     /// The pool after an account's issued invoices, in period order: each added the SLA
-    /// compensation it earned and drew the credit it consumed. A draw is capped at what the
-    /// pool holds for its period (an invoice issued under an earlier price book version may
-    /// have drawn credits this version no longer has). What the engine rates a new period
-    /// with: `rate_account(.., pool.available(period))` then adds that period's compensation.
+    /// compensation and the subscription refunds it credited (section 17: a refund not
+    /// consumed carries to later periods like compensation) and drew the credit it consumed.
+    /// A draw is capped at what the pool holds for its period (an invoice issued under an
+    /// earlier price book version may have drawn credits this version no longer has). What
+    /// the engine rates a new period with: `rate_account(.., pool.available(period))` then
+    /// adds that period's compensation and refunds.
     pub fn after_invoices(
         book: &PriceBook,
         account: &str,
-        issued: &[(Period, Decimal, Decimal)],
+        issued: &[(Period, Contribution)],
     ) -> Self {
         let mut pool = CreditPool::for_account(book, account);
-        let mut issued: Vec<&(Period, Decimal, Decimal)> = issued.iter().collect();
-        issued.sort_by_key(|(p, _, _)| p.start);
-        for (period, compensation, credit) in issued {
-            pool.add_compensation(period.start, *compensation);
-            let take = (*credit).min(pool.available(period)).max(Decimal::ZERO);
+        let mut issued: Vec<&(Period, Contribution)> = issued.iter().collect();
+        issued.sort_by_key(|(p, _)| p.start);
+        for (period, c) in issued {
+            pool.add_compensation(period.start, c.compensation);
+            for (id, amount) in &c.refunds {
+                pool.add_refund(period.start, id, *amount);
+            }
+            let take = c.credit.min(pool.available(period)).max(Decimal::ZERO);
             pool.draw(period, take);
         }
         pool
@@ -183,35 +188,46 @@ impl CreditPool {
 }
 
 /// What an issued invoice did to its account's credit pool: the SLA compensation its lines
-/// earned (section 10, added to the pool) and the credit it consumed (drawn from it).
+/// earned (section 10) and the subscription refunds they credited (section 17), added to the
+/// pool, and the credit it consumed (drawn from it).
 ///
 /// Subscription refunds (`Line::refund`) are not counted: the engine does not carry them
 /// across closes yet, although [`crate::pricing::rating::rate_periods`] does (see
 /// [`crate::choices`]). Counting them here would change what later invoices draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Contribution {
     pub compensation: Decimal,
     pub credit: Decimal,
+    /// Per subscription id (as the lines give them), the refund credited.
+    pub refunds: Vec<(String, Decimal)>,
 }
 
 impl Contribution {
-    /// An invoice's contribution: the sum of its lines' compensation, and its credit.
+    /// An invoice's contribution: the sum of its lines' compensation, its
+    /// `subscription_refund` lines' refunds, and its credit.
     pub fn of(invoice: &Invoice) -> Contribution {
         Contribution::from_parts(
             invoice.lines.iter().filter_map(|l| l.compensation),
+            invoice
+                .lines
+                .iter()
+                .filter_map(|l| Some((l.subscription.clone()?, l.refund?))),
             invoice.credit,
         )
     }
 
-    /// The same from an invoice's parts as stored: its lines' compensation amounts and its
-    /// credit (for a caller reading a stored body without the whole invoice).
+    /// The same from an invoice's parts as stored: its lines' compensation amounts, its
+    /// refunds by subscription id, and its credit (for a caller reading a stored body without
+    /// the whole invoice).
     pub fn from_parts(
         compensations: impl IntoIterator<Item = Decimal>,
+        refunds: impl IntoIterator<Item = (String, Decimal)>,
         credit: Decimal,
     ) -> Contribution {
         Contribution {
             compensation: compensations.into_iter().sum(),
             credit,
+            refunds: refunds.into_iter().collect(),
         }
     }
 }
@@ -222,16 +238,10 @@ impl Contribution {
 pub fn resolve_labels<'a>(
     book: &PriceBook,
     issued: impl IntoIterator<Item = (&'a str, Contribution)>,
-) -> Vec<(Period, Decimal, Decimal)> {
+) -> Vec<(Period, Contribution)> {
     issued
         .into_iter()
-        .filter_map(|(label, c)| {
-            Some((
-                Period::month(label, book.timezone).ok()?,
-                c.compensation,
-                c.credit,
-            ))
-        })
+        .filter_map(|(label, c)| Some((Period::month(label, book.timezone).ok()?, c)))
         .collect()
 }
 
@@ -324,7 +334,10 @@ to = "2026-12-01T00:00:00Z"
         let pool = CreditPool::after_labelled(
             &book,
             "a",
-            [("2026-11", contribution), ("nonsense", contribution)],
+            [
+                ("2026-11", contribution.clone()),
+                ("nonsense", contribution.clone()),
+            ],
         );
         let dec = Period::month("2026-12", chrono_tz::Tz::UTC).unwrap();
         assert_eq!(pool.available(&dec), d("8.20"));

@@ -125,7 +125,7 @@ pub fn package_balances(
 pub fn credit_balances(
     book: &PriceBook,
     account: &str,
-    issued: &[(Period, Decimal, Decimal)],
+    issued: &[(Period, crate::finance::credits::Contribution)],
 ) -> (Vec<CreditBalance>, Decimal) {
     let pool = CreditPool::after_invoices(book, account, issued);
     let credits = book

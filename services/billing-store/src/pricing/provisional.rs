@@ -62,7 +62,7 @@ pub(crate) type IssuedCredit = (String, Contribution);
 
 /// Issued invoices as the core's credit pool takes them by label.
 pub(crate) fn labelled(issued: &[IssuedCredit]) -> impl Iterator<Item = (&str, Contribution)> {
-    issued.iter().map(|(label, c)| (label.as_str(), *c))
+    issued.iter().map(|(label, c)| (label.as_str(), c.clone()))
 }
 
 /// The issued invoices of the accounts `filter` selects (bound to `param`), per account.
@@ -85,6 +85,7 @@ pub(crate) async fn issued_credits(
         // The lines' compensation amounts, read from the stored body (a thin adapter: the
         // rule that sums them with the credit is the core's `Contribution`).
         let mut compensations = Vec::new();
+        let mut refunds = Vec::new();
         for line in body["lines"].as_array().into_iter().flatten() {
             if let Some(text) = line["compensation"].as_str() {
                 compensations.push(crate::conn::error::stored(
@@ -93,6 +94,16 @@ pub(crate) async fn issued_credits(
                     "body.lines[].compensation",
                     text,
                 )?);
+            }
+            if let (Some(id), Some(text)) = (line["subscription"].as_str(), line["refund"].as_str())
+            {
+                let refund = crate::conn::error::stored(
+                    text.parse::<Decimal>().ok(),
+                    "invoices/adjustments",
+                    "body.lines[].refund",
+                    text,
+                )?;
+                refunds.push((id.to_string(), refund));
             }
         }
         let credit: String = r.get("credit");
@@ -109,7 +120,7 @@ pub(crate) async fn issued_credits(
         {
             latest.pop();
         }
-        let contribution = Contribution::from_parts(compensations, credit);
+        let contribution = Contribution::from_parts(compensations, refunds, credit);
         latest.push((account, (period, contribution)));
     }
     let mut out: HashMap<String, Vec<IssuedCredit>> = HashMap::new();

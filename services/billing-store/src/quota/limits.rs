@@ -109,7 +109,7 @@ async fn holdings(
         book,
         crate::pricing::provisional::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
     );
-    let sla_credited = resolved.iter().map(|r| r.1).sum();
+    let sla_credited = resolved.iter().map(|r| r.1.compensation).sum();
     let (credits, sla_left) = credit_balances(book, account, &resolved);
     let packages = if book.packages.iter().any(|p| p.account == account) {
         let ledger = crate::ledger::ledgers::load_ledger(conn, account).await?;
