@@ -78,6 +78,46 @@ fn rental_events() -> Vec<String> {
     ]
 }
 
+/// acct-4's commercial terms (billing-semantics part 3) in November: two RTX 5090 runs billed
+/// by the started hour (10:00-10:20 and 10:40-11:05: two runs, three hours) under a capped
+/// launch subsidy, a yearly plan ended early with its prorata refund, a one-off migration
+/// fee, and three H100 hours in the cn-east-1 region, invoiced apart in CNY.
+fn part3_events() -> Vec<String> {
+    let usage = |id: &str, sku: &str, region: Option<&str>, start: &str, end: &str| {
+        let mut data = serde_json::json!({"lease":"L-p3","resource":format!("{id}-0"),"sku":sku,
+            "start":start,"end":end});
+        if let Some(r) = region {
+            data["region"] = Value::String(r.to_string());
+        }
+        serde_json::json!({"specversion":"1.0","id":id,"source":"node/p3","type":"gpu.usage",
+            "subject":"acct-4","data":data})
+        .to_string()
+    };
+    vec![
+        usage(
+            "p1",
+            "gpu.rtx5090",
+            None,
+            "2026-11-10T10:00:00+08:00",
+            "2026-11-10T10:20:00+08:00",
+        ),
+        usage(
+            "p2",
+            "gpu.rtx5090",
+            None,
+            "2026-11-10T10:40:00+08:00",
+            "2026-11-10T11:05:00+08:00",
+        ),
+        usage(
+            "p3",
+            "gpu.h100-80g",
+            Some("cn-east-1"),
+            "2026-11-12T09:00:00+08:00",
+            "2026-11-12T12:00:00+08:00",
+        ),
+    ]
+}
+
 /// 2026-12-02T00:00:00Z and 2027-01-02T00:00:00Z: the tour's two closes.
 const DEC_2_2026_MS: i64 = 1_796_169_600_000;
 const JAN_2_2027_MS: i64 = DEC_2_2026_MS + 31 * 86_400_000;
@@ -216,8 +256,14 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     println!(
         "  acct-3 rents: a 2 h free trial, a 5.00 voucher expiring 11-15, stopped volumes at half rate, node faults compensated 5x"
     );
+    println!(
+        "  acct-4 (part 3): RTX 5090 by the started hour with a 30% launch subsidy capped at 0.25, a yearly plan ended early"
+    );
+    println!(
+        "  with a prorata refund, an 80.00 migration fee, and H100 hours in region cn-east-1 invoiced in CNY"
+    );
     let mut keys = Vec::new();
-    for id in ["acct-0", "acct-1", "acct-2", "acct-3"] {
+    for id in ["acct-0", "acct-1", "acct-2", "acct-3", "acct-4"] {
         let (s, v) = client
             .call(
                 "POST",
@@ -245,6 +291,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let mut events = Vec::new();
     generate(&spec, |line| events.push(line.to_string()))?;
     events.extend(rental_events());
+    events.extend(part3_events());
     let (mut accepted, mut duplicates, mut rejected) = (0, 0, 0);
     for chunk in events.chunks(1000) {
         let body = format!("[{}]", chunk.join(","));
@@ -278,15 +325,26 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         )
         .await?;
     anyhow::ensure!(s == StatusCode::OK, "closing 2026-11 failed: {v}");
-    println!("\nInvoices for 2026-11 (USD):\n");
+    println!("\nInvoices for 2026-11 (one per account and region, each in its currency):\n");
     println!(
-        "{:<8} {:<18} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
-        "account", "invoice", "lines", "subtotal", "discount", "credit", "tax", "total"
+        "{:<8} {:<10} {:<4} {:<18} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
+        "account",
+        "region",
+        "cur",
+        "invoice",
+        "lines",
+        "subtotal",
+        "discount",
+        "credit",
+        "tax",
+        "total"
     );
     for inv in v.as_array().context("invoices")? {
         println!(
-            "{:<8} {:<18} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
+            "{:<8} {:<10} {:<4} {:<18} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
             inv["account"].as_str().unwrap_or(""),
+            inv["region"].as_str().unwrap_or("home"),
+            inv["currency"].as_str().unwrap_or(""),
             inv["number"].as_str().unwrap_or(""),
             inv["lines"].as_array().map_or(0, Vec::len),
             inv["subtotal"].as_str().unwrap_or(""),
@@ -300,9 +358,14 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|i| matches!(i["account"].as_str(), Some("acct-0" | "acct-3")));
+        .filter(|i| matches!(i["account"].as_str(), Some("acct-0" | "acct-3" | "acct-4")));
     for first in shown {
-        println!("\nLines of {}:", first["account"].as_str().unwrap_or(""));
+        println!(
+            "\nLines of {} ({}, {}):",
+            first["account"].as_str().unwrap_or(""),
+            first["region"].as_str().unwrap_or("home"),
+            first["currency"].as_str().unwrap_or("")
+        );
         for l in first["lines"].as_array().into_iter().flatten() {
             println!(
                 "  {:<20} {:<18} tier {} x{:<5} {:>14} {:<12} {:>10}",
@@ -314,7 +377,15 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
                 l["unit"].as_str().unwrap_or(""),
                 l["amount"].as_str().unwrap_or("")
             );
-            for extra in ["package", "price", "compensation"] {
+            for extra in [
+                "package",
+                "price",
+                "compensation",
+                "subscription",
+                "refund",
+                "charge",
+                "description",
+            ] {
                 if let Some(x) = l[extra].as_str() {
                     println!("  {:<20} {extra}: {x}", "");
                 }
