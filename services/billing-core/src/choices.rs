@@ -227,7 +227,7 @@
 //!   engine rates the home region only (`rate_account` with the price book as given), folds
 //!   an event's usage under its key without the region, carries SLA compensation but not
 //!   subscription refunds across closes (`CreditPool::after_invoices` reads `compensation`),
-//!   and takes no charges or scoped discounts as commands. Its invoices still follow
+//!   and takes no scoped discounts as commands. Charges are taken as commands (issue 26). Its invoices still follow
 //!   sections 15, 16, 17 and 20 for the home region within one period.
 //!
 //! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
@@ -239,8 +239,8 @@
 //!   `{kind}.{term_id}.{field}` with its value. JSON floats are refused like TOML floats,
 //!   `null` is refused (leave the key out).
 //! - Reservations and discounts have no `id` in the price book: the command's `term_id` only
-//!   names the command term. Credits, packages and subscriptions take `term_id` as their
-//!   `id`; a command term with the id of one of the price book's own terms of the same
+//!   names the command term. Credits, packages, subscriptions and charges (issue 26, kind
+//!   `charges`) take `term_id` as their `id`; a command term with the id of one of the price book's own terms of the same
 //!   account replaces it (the command's version wins). Other command terms come after the
 //!   book's own, in (account, kind, term_id) order, with the next indexes (they draw and sort
 //!   after the book's terms). A command discount adds to the account's price book discounts;
@@ -261,8 +261,12 @@
 //!   an issued invoice drew from it, then only `amount`, not below what was drawn, and it
 //!   cannot be ended; a package before its `from` freely, after it only a later `to` and more
 //!   `hours`, and it cannot be ended; a subscription before its `start` freely, after it only
-//!   `cycles`, to no fewer than the cycles started by now (a renewal adds cycles). Anything
-//!   else is 409.
+//!   `cycles`, to no fewer than the cycles started by now (a renewal adds cycles); a charge
+//!   freely while the engine's period holding its `at` is open (even after `at`: it is billed
+//!   at the close), and once that period is closed not at all, neither changed nor ended (it
+//!   was invoiced; a correction is a credit or a new charge). Anything else is 409. A *new*
+//!   charge dated into a closed period is allowed: it reaches that period as an adjustment at
+//!   the next close (issue 24.1, a charge is dated into the period holding its `at`).
 //! - DELETE ends a term set by command: the row keeps a null body (revisions never go back).
 //!   A started subscription ended by DELETE keeps its started cycles (stored and recorded as a
 //!   `terms.put` with that `cycles`). DELETE of a term that exists only in the price book is
@@ -342,7 +346,8 @@
 //!   set, changed or ended since reaches the closed period only when it is *dated into* it, in
 //!   its version at the close or its version now: a reservation or package whose `[from, to)`
 //!   overlaps the period, a subscription from its `start` to the end of its last cycle, a
-//!   credit with a `from` before the period's end and no `to` at or before its start. Then
+//!   credit with a `from` before the period's end and no `to` at or before its start, a charge
+//!   whose `at` is in the period. Then
 //!   the term's current version (or its absence) rates the period and the difference is an
 //!   adjustment at the next close, as late usage is, whether or not a late event arrives. An
 //!   undated term (a discount set by command, a credit without `from`) never reaches a period

@@ -3,19 +3,19 @@
 //!
 //! A term's body is the price book entry's fields as JSON, without `account` and `id` (both come
 //! from the command). It is turned into the TOML entry it stands for and parsed by the same
-//! functions as `[[reservations]]`, `[[discounts]]`, `[[credits]]`, `[[packages]]` and
-//! `[[subscriptions]]`, so a term is valid as a command exactly when it is valid in a price
-//! book. Errors name the key as `{kind}."{term_id}".{field}` and its value.
+//! functions as `[[reservations]]`, `[[discounts]]`, `[[credits]]`, `[[packages]]`,
+//! `[[subscriptions]]` and `[[charges]]`, so a term is valid as a command exactly when it is
+//! valid in a price book. Errors name the key as `{kind}."{term_id}".{field}` and its value.
 //!
-//! Merging: a command term whose id (credits, packages, subscriptions) equals one of the price
-//! book's own terms of the same account replaces it (the command's version wins); every other
+//! Merging: a command term whose id (credits, packages, subscriptions, charges) equals one of
+//! the price book's own terms of the same account replaces it (the command's version wins); every other
 //! command term is added after the price book's own, in (account, kind, term_id) order, with
 //! the next index (so it draws and orders after the book's terms). A discount adds its percent
 //! to the account's price book discounts; the sum stays at most 100.
 
 use super::book::PriceBook;
 use super::model::{PriceBookError, Reservation, Result};
-use super::terms::{Credit, Package, Subscription};
+use super::terms::{Charge, Credit, Package, Subscription};
 use super::terms_parse;
 use super::walk::quote_key;
 use rust_decimal::Decimal;
@@ -31,15 +31,18 @@ pub enum TermKind {
     Credits,
     Packages,
     Subscriptions,
+    /// Section 20: one-off charges.
+    Charges,
 }
 
 impl TermKind {
-    pub const ALL: [TermKind; 5] = [
+    pub const ALL: [TermKind; 6] = [
         TermKind::Reservations,
         TermKind::Discounts,
         TermKind::Credits,
         TermKind::Packages,
         TermKind::Subscriptions,
+        TermKind::Charges,
     ];
 
     /// Strict: an unknown kind is `None`, never a default.
@@ -54,6 +57,7 @@ impl TermKind {
             TermKind::Credits => "credits",
             TermKind::Packages => "packages",
             TermKind::Subscriptions => "subscriptions",
+            TermKind::Charges => "charges",
         }
     }
 
@@ -61,7 +65,7 @@ impl TermKind {
     fn has_id(self) -> bool {
         matches!(
             self,
-            TermKind::Credits | TermKind::Packages | TermKind::Subscriptions
+            TermKind::Credits | TermKind::Packages | TermKind::Subscriptions | TermKind::Charges
         )
     }
 }
@@ -84,6 +88,7 @@ pub enum ParsedTerm {
     Credit(Credit),
     Package(Package),
     Subscription(Subscription),
+    Charge(Charge),
 }
 
 impl AccountTerm {
@@ -232,6 +237,12 @@ impl PriceBook {
                     first(v.len())?;
                     Ok(ParsedTerm::Subscription(v.remove(0)))
                 }),
+            TermKind::Charges => {
+                terms_parse::parse_charges(&root, &self.pricing()).and_then(|mut v| {
+                    first(v.len())?;
+                    Ok(ParsedTerm::Charge(v.remove(0)))
+                })
+            }
         };
         parsed.map_err(|e| renamed(e, term))
     }
@@ -272,6 +283,12 @@ impl PriceBook {
                 .find(|s| s.account == account && s.id == id)
                 .cloned()
                 .map(ParsedTerm::Subscription),
+            TermKind::Charges => self
+                .charges
+                .iter()
+                .find(|c| c.account == account && c.id == id)
+                .cloned()
+                .map(ParsedTerm::Charge),
             TermKind::Reservations | TermKind::Discounts => None,
         }
     }
@@ -312,6 +329,12 @@ impl PriceBook {
                     .retain(|x| !(x.account == s.account && x.id == s.id));
                 s.index = next_index(self.subscriptions.iter().map(|s| s.index));
                 self.subscriptions.push(s);
+            }
+            ParsedTerm::Charge(mut c) => {
+                self.charges
+                    .retain(|x| !(x.account == c.account && x.id == c.id));
+                c.index = next_index(self.charges.iter().map(|c| c.index));
+                self.charges.push(c);
             }
         }
         Ok(())
@@ -401,6 +424,52 @@ percent = "60"
             )])
             .unwrap_err();
         assert_eq!(e.key(), "credits.v1.id", "{e}");
+    }
+
+    /// Section 20 as a command: a charge with the id of the book's own replaces it, another
+    /// follows it; a negative or zero amount is refused naming `charges.{id}.amount`.
+    #[test]
+    fn a_command_charge_merges_by_id_and_refuses_a_non_positive_amount() {
+        let book = PriceBook::from_toml(&format!(
+            "{BOOK}[[charges]]\naccount = \"acme\"\nid = \"setup\"\namount = \"5.00\"\nat = \"2026-11-02T00:00:00Z\"\n"
+        ))
+        .unwrap();
+        let fee = |amount: &str| {
+            serde_json::json!({"description": "数据迁移服务", "amount": amount,
+                "at": "2026-11-20T00:00:00.7Z"})
+        };
+        let merged = book
+            .with_account_terms(&[
+                term(TermKind::Charges, "migration", fee("800.00")),
+                term(TermKind::Charges, "setup", fee("7")),
+            ])
+            .unwrap();
+        let ids: Vec<(&str, usize, String)> = merged
+            .charges
+            .iter()
+            .map(|c| (c.id.as_str(), c.index, c.amount.to_string()))
+            .collect();
+        assert_eq!(
+            ids,
+            [("migration", 1, "800.00".into()), ("setup", 2, "7".into())]
+        );
+        // 2026-11-20T00:00:00Z, floored to the second.
+        assert_eq!(merged.charges[0].at, 1_795_132_800);
+        assert_eq!(merged.charges[0].line().amount.to_string(), "800.00");
+        for amount in ["-800.00", "0"] {
+            let e = book
+                .with_account_terms(&[term(TermKind::Charges, "bad", fee(amount))])
+                .unwrap_err();
+            assert_eq!(e.key(), "charges.bad.amount", "{e}");
+        }
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Charges,
+                "bad",
+                serde_json::json!({"amount": "1.00"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "charges.bad.at", "{e}");
     }
 
     #[test]
