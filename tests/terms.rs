@@ -889,3 +889,172 @@ async fn a_charge_of_a_closed_period_stays_as_invoiced(db: Db) {
     assert_verify_clean(&app).await;
 }
 on_both!(a_charge_of_a_closed_period_stays_as_invoiced);
+
+/// Sections 16 and 17 by command (issue 26): a scoped, dated, capped subsidy beside a plain
+/// discount, a monthly plan ended early with a prorata refund and an auto-renewing weekly
+/// plan, all set by PUT, close November exactly as the same entries in the price book do
+/// with `gpubill rate`. Worked numbers for acme (one H100 at 24.00):
+/// - the monthly plan's cycle 1 (2026-11-10 to 12-10) starts in November: 300.00; it ends
+///   2026-11-25 with 15 of its 30 days unused: 150.00 refunded into the credit balance, a
+///   `subscription_refund` line of 1 x 15 days = 1,296,000 unit-seconds;
+/// - the weekly plan's first cycle starts 2026-11-28: 50.00;
+/// - usage: 8 h on 11-12 (the monthly plan covers it) and 5 h on 11-28 (the weekly one) are
+///   `reserved_usage` (13 h = 46,800 unit-seconds); 10 h on 11-26, after the monthly plan's
+///   end, are on-demand: 240.00;
+/// - subtotal 590.00; discount: plain 5 % = 29.50, the subsidy 30 % of the matching 240.00 =
+///   72.00 held to its cap 40.00: 69.50; credit min(150.00, 520.50) = 150.00; net 370.50,
+///   tax 22.23, total 392.73.
+///
+/// `cycles` with `auto_renew = true` and `id` in a discount body are refused naming the keys.
+async fn scoped_discounts_and_ending_subscriptions_by_put_equal_the_price_book(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    let weekly = json!({"sku":"gpu.h100","quantity":"1","cycle":"week",
+        "start":"2026-11-28T00:00:00Z","auto_renew":true,"price":"50.00"});
+    let mut both = weekly.clone();
+    both["cycles"] = json!(3);
+    let (s, v) = put(&app, "subscriptions/weekly", both).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("subscriptions.weekly.cycles") && message.contains("auto_renew"),
+        "{message}"
+    );
+    let (s, v) = put(&app, "discounts/d", json!({"percent": "5", "id": "x"})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("discounts.d.id"),
+        "{v}"
+    );
+
+    let terms = [
+        ("subscriptions/weekly", weekly),
+        (
+            "subscriptions/monthly",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"month","start":"2026-10-10T00:00:00Z",
+                "cycles":3,"price":"300.00","end":"2026-11-25T00:00:00Z","refund":"prorata"}),
+        ),
+        ("discounts/loyal", json!({"percent":"5"})),
+        (
+            "discounts/h100-subsidy",
+            json!({"percent":"30","skus":["gpu.h100"],"components":["on_demand"],
+                "from":"2026-11-05T00:00:00Z","to":"2026-12-01T00:00:00Z","cap":"40.00"}),
+        ),
+    ];
+    for (path, body) in &terms {
+        let (s, v) = put(&app, path, body.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+    }
+    assert_eq!(terms_commands(&app).await, 4);
+    let book = format!(
+        r#"{BOOK}
+[[discounts]]
+account = "acme"
+percent = "5"
+[[discounts]]
+account = "acme"
+percent = "30"
+skus = ["gpu.h100"]
+components = ["on_demand"]
+from = "2026-11-05T00:00:00Z"
+to = "2026-12-01T00:00:00Z"
+cap = "40.00"
+[[subscriptions]]
+account = "acme"
+id = "monthly"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "month"
+start = "2026-10-10T00:00:00Z"
+cycles = 3
+price = "300.00"
+end = "2026-11-25T00:00:00Z"
+refund = "prorata"
+[[subscriptions]]
+account = "acme"
+id = "weekly"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "week"
+start = "2026-11-28T00:00:00Z"
+auto_renew = true
+price = "50.00"
+"#
+    );
+    let events = vec![
+        usage("acme", "u1", NOV_1 + 11 * DAY, 8),
+        usage("acme", "u2", NOV_1 + 25 * DAY, 10),
+        usage("acme", "u3", NOV_1 + 27 * DAY + 10 * HOUR, 5),
+    ];
+    // After November: events ending more than a day after the clock are refused (too_early).
+    let app = app.at(DEC_2_2026_MS);
+    app.ingest(&events).await;
+    let closed = app.close("2026-11").await;
+    let engine = section6(&closed[0]);
+    let offline = offline_invoices(&book, &events, "2026-11");
+    assert_eq!(engine, offline[0], "engine differs from gpubill rate");
+    let line = |component: &str, subscription: Option<&str>| -> Value {
+        engine["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| {
+                l["component"] == component && subscription.is_none_or(|s| l["subscription"] == s)
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no {component} line: {engine}"))
+    };
+    assert_eq!(line("on_demand", None)["amount"], "240.00");
+    assert_eq!(line("reserved_usage", None)["quantity"], "46800");
+    assert_eq!(line("subscription", Some("monthly"))["amount"], "300.00");
+    assert_eq!(line("subscription", Some("weekly"))["amount"], "50.00");
+    let refund = line("subscription_refund", Some("monthly"));
+    assert_eq!(
+        (&refund["quantity"], &refund["refund"]),
+        (&json!("1296000"), &json!("150.00")),
+        "{refund}"
+    );
+    for (field, amount) in [
+        ("subtotal", "590.00"),
+        ("discount", "69.50"),
+        ("credit", "150.00"),
+        ("tax", "22.23"),
+        ("total", "392.73"),
+    ] {
+        assert_eq!(engine[field], amount, "{field}: {engine}");
+    }
+}
+on_both!(scoped_discounts_and_ending_subscriptions_by_put_equal_the_price_book);
+
+/// Issue 24.1 with section 16's dates: November is closed (10 h, 254.40), then a 10 %
+/// discount dated November (from 11-01 to 12-01) is set. It is dated into November, so the
+/// December close adjusts November by it: -24.00 and its tax -1.44, with no late event;
+/// December (one hour, 25.44) is outside its dates. `gpubill verify` finds nothing.
+async fn a_dated_discount_set_after_a_close_is_an_adjustment(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    app.ingest(&[usage("acme", "u1", NOV_1 + 2 * DAY, 10)])
+        .await;
+    let app = app.at(DEC_2_2026_MS);
+    let nov = app.close("2026-11").await;
+    assert_eq!(nov[0]["total"], "254.40", "{nov}");
+    let dated =
+        json!({"percent": "10", "from": "2026-11-01T00:00:00Z", "to": "2026-12-01T00:00:00Z"});
+    let (s, v) = put(&app, "discounts/nov-goodwill", dated).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_verify_clean(&app).await;
+    let app = app.at(JAN_2_2027_MS);
+    app.ingest(&[usage("acme", "u2", NOV_1 + 34 * DAY, 1)])
+        .await;
+    let dec = app.close("2026-12").await;
+    assert_eq!(
+        nov_lines(&dec),
+        vec![
+            ("discount".to_string(), "-24.00".to_string()),
+            ("tax".to_string(), "-1.44".to_string())
+        ],
+        "{dec}"
+    );
+    assert_eq!(dec[0]["discount"], "0.00", "{dec}");
+    assert_eq!(dec[0]["total"], "25.44", "{dec}");
+    assert_verify_clean(&app).await;
+}
+on_both!(a_dated_discount_set_after_a_close_is_an_adjustment);

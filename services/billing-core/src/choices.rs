@@ -186,8 +186,11 @@
 //!   `components` component names (`state:stopped` included); both, when given, name at least
 //!   one. `cap` is money (2 decimals). Percents of plain discounts of one account still add up
 //!   to at most 100; scoped ones are each 0 to 100 and are held by "at most subtotal". Each
-//!   scoped discount is rounded on its own before the sum, as the formula writes it. Discounts
-//!   set by command (issue 10) stay plain: the scoped keys are read from the price book only.
+//!   scoped discount is rounded on its own before the sum, as the formula writes it. A
+//!   discount set by command (issue 26) takes every key of section 16 but `id` (its term id
+//!   names it; an `id` would make every invoice of the book a part-3 one): a plain one adds to
+//!   the account's plain percent (at most 100 with the book's), a scoped one is rated like the
+//!   book's scoped ones, after them.
 //! - Section 17: `auto_renew` subscriptions carry the cycles that start before 400 days after
 //!   2100-01-01 (the last instant gpubill reads), so `cycles` stays a count for the engine's
 //!   views. `end` may be given with `cycles` or `auto_renew`; an `end` at or before `start`
@@ -226,9 +229,10 @@
 //! - Part 3 in the engine (billing-store, billing-api, billing-kafka) is not done yet: the
 //!   engine rates the home region only (`rate_account` with the price book as given), folds
 //!   an event's usage under its key without the region, carries SLA compensation but not
-//!   subscription refunds across closes (`CreditPool::after_invoices` reads `compensation`),
-//!   and takes no scoped discounts as commands. Charges are taken as commands (issue 26). Its invoices still follow
-//!   sections 15, 16, 17 and 20 for the home region within one period.
+//!   subscription refunds across closes (`CreditPool::after_invoices` reads `compensation`).
+//!   Its invoices still follow sections 15, 16, 17 and 20 for the home region within one
+//!   period, with those terms from the price book or as commands (issue 26: charges, scoped
+//!   discounts, subscriptions with `end`, `refund` and `auto_renew`).
 //!
 //! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
 //! [`crate::finance::term_changes`], [`crate::finance::holdings`])
@@ -346,11 +350,11 @@
 //!   set, changed or ended since reaches the closed period only when it is *dated into* it, in
 //!   its version at the close or its version now: a reservation or package whose `[from, to)`
 //!   overlaps the period, a subscription from its `start` to the end of its last cycle, a
-//!   credit with a `from` before the period's end and no `to` at or before its start, a charge
-//!   whose `at` is in the period. Then
+//!   credit or a discount with a `from` before the period's end and no `to` at or before its
+//!   start, a charge whose `at` is in the period. Then
 //!   the term's current version (or its absence) rates the period and the difference is an
 //!   adjustment at the next close, as late usage is, whether or not a late event arrives. An
-//!   undated term (a discount set by command, a credit without `from`) never reaches a period
+//!   undated term (a discount or a credit without `from`) never reaches a period
 //!   closed before it was set or changed; it applies from the first period not closed.
 //! - `verify` rates an invoice with the terms of its period's close, and an adjustment's
 //!   recomputation with the rule above as of the close that issued it.

@@ -1,10 +1,12 @@
 //! Which changes to an account term are allowed (issue 10): only what has not started or not
-//! been consumed may change. Pure: "now" and what a credit has given are passed in.
+//! been consumed may change. Pure: "now", what a credit has given and the closed periods are
+//! passed in.
 //!
 //! - Reservation: before its `from`, anything. Once started only `to` may change, to no
 //!   earlier than now (elapsed reserved seconds stay billed); it cannot be ended (DELETE).
 //! - Discount: may change or end at any time; it applies to the periods not yet closed (like a
-//!   price book upload), an issued invoice never changes.
+//!   price book upload), an issued invoice never changes. A dated one (section 16's `from`)
+//!   also reaches a closed period it is dated into, as an adjustment ([`dated_into`]).
 //! - Credit: until an issued invoice drew from it, anything. Once drawn only `amount` may
 //!   change, to no less than what was drawn; it cannot be ended.
 //! - Package: before its `from`, anything. Once started (`from <= now`) only `to` may be
@@ -80,7 +82,7 @@ pub fn check_change(
     };
     let drawn = consumed.drawn;
     match (old, new) {
-        (ParsedTerm::Discount { .. }, _) => Ok(()),
+        (ParsedTerm::Discount(_), _) => Ok(()),
         (ParsedTerm::Charge(o), n) => check_charge(o, n, consumed.closed),
         (ParsedTerm::Reservation(o), n) if o.from <= now => match n {
             Some(ParsedTerm::Reservation(n)) => {
@@ -196,8 +198,8 @@ fn check_charge(
 /// it starts at, before `end`, and it lasts past `start`. A reservation, a package and a
 /// subscription always name their start (a subscription lasts to the end of its last cycle);
 /// a credit only with `from` (a credit with only `to`, or none, stands for "from whenever",
-/// not for a period); a charge when its `at` is in the period; a discount set by command has
-/// no dates. A term the period's price book
+/// not for a period); a charge when its `at` is in the period; a discount, like a credit,
+/// only with `from` (section 16's dates). A term the period's price book
 /// version does not accept (an sku it lacks) is dated into nothing: it stays out of it anyway.
 pub fn dated_into(book: &PriceBook, term: &AccountTerm, (start, end): (i64, i64)) -> bool {
     match book.parse_account_term(term) {
@@ -214,7 +216,10 @@ pub fn dated_into(book: &PriceBook, term: &AccountTerm, (start, end): (i64, i64)
             s.start < end && last > start
         }
         Ok(ParsedTerm::Charge(c)) => start <= c.at && c.at < end,
-        Ok(ParsedTerm::Discount { .. }) | Err(_) => false,
+        Ok(ParsedTerm::Discount(d)) => {
+            d.from.is_some_and(|f| f < end) && d.to.is_none_or(|t| t > start)
+        }
+        Err(_) => false,
     }
 }
 
@@ -466,6 +471,34 @@ mod tests {
         );
         assert!(dated_into(&book, &term, NOV));
         assert!(!dated_into(&book, &term, oct));
+    }
+
+    /// Section 16's dates make a discount set by command dated like a credit: one from
+    /// 2026-11-05 to 2026-12-01 reaches a closed November, not October or December; one with
+    /// only `to`, or scoped to skus without dates, stands for no period.
+    #[test]
+    fn a_discount_with_from_is_dated_into_the_periods_it_overlaps() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let oct = (NOV.0 - 31 * 86_400, NOV.0);
+        let dec = (NOV.1, NOV.1 + 31 * 86_400);
+        let dated = term(
+            TermKind::Discounts,
+            "nov",
+            serde_json::json!({"percent": "10", "from": "2026-11-05T00:00:00Z",
+                "to": "2026-12-01T00:00:00Z"}),
+        );
+        assert!(dated_into(&book, &dated, NOV));
+        assert!(!dated_into(&book, &dated, oct) && !dated_into(&book, &dated, dec));
+        for body in [
+            serde_json::json!({"percent": "10", "to": "2026-12-01T00:00:00Z"}),
+            serde_json::json!({"percent": "10", "skus": ["gpu"]}),
+        ] {
+            assert!(!dated_into(
+                &book,
+                &term(TermKind::Discounts, "d", body),
+                NOV
+            ));
+        }
     }
 
     fn weekly(cycles: u32) -> ParsedTerm {
