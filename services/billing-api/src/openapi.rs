@@ -201,7 +201,7 @@ fn put_pricebook() {}
 fn me() {}
 
 #[utoipa::path(get, path = "/v1/prices", security(("bearer" = [])), params(crate::catalog::PricesQuery),
-    responses((status = 200, description = "the current price of every sku (on-demand tiers, off-peak rates, spot price now, minimum, lease-state rates) and of egress, from the price book version rating the open period", body = PriceList),
+    responses((status = 200, description = "the current price of every sku (on-demand tiers, off-peak rates, spot price now, minimum, lease-state rates) and of egress, from the price book version rating the open period: the home region's at the top level, every other region's in `regions` in its own currency", body = PriceList),
         (status = 403, description = "the ingest token"), (status = 409, description = "no price book applies now")))]
 #[allow(dead_code)]
 fn prices() {}

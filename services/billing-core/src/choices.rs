@@ -398,7 +398,14 @@
 //! - The price list (`GET /v1/prices`, [`crate::pricing::prices`]) is the version rating the open
 //!   period with the account terms merged in; the spot price is the one in force now; off-peak
 //!   rates are each on-demand tier's rate times the window's multiplier; rates show normalized
-//!   with at least 2 decimals and are never rounded. `GET /v1/admin/pricebook` answers a
+//!   with at least 2 decimals and are never rounded. Its top level is the home region (as
+//!   before section 19); `regions` lists every other region by name (issue 26), each in its
+//!   currency with only the skus it names (nothing inherited), its off-peak windows in its
+//!   timezone, its egress and tax, and its spot price from its own curve, else its book's
+//!   `spot_rate_per_hour` (the engine keeps one spot curve per sku, filed as home: see "Part
+//!   3 in the engine"). The plain discount percent is shown once: it applies in every
+//!   region; scoped discounts are not shown. The open period's label is home's.
+//!   `GET /v1/admin/pricebook` answers a
 //!   version's TOML exactly as uploaded (the terms set by command are not in it: they are
 //!   listed by `GET /v1/admin/accounts/{id}/terms`).
 //!
