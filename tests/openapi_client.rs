@@ -738,7 +738,8 @@ on_both!(the_price_book_reads_back_as_uploaded);
 /// H100's two tiers (24.00 up to 2 h, then 20.00), its off-peak rates 22:00–06:00 at 0.70
 /// (16.80 and 14.00), its spot price (9.60 from the book, then 7.50 from a spot price point
 /// before now, not 5.00 from one after), its 60 s minimum; the quarter T4 at 2.40 (off-peak
-/// 1.68, no spot); egress to the internet free up to 100 GB, then 0.80; beta's 10 % discount.
+/// 1.68, no spot); egress to the internet free up to 100 GB, then 0.80; beta's 10 % discount;
+/// then each region of a two-region book in its own currency.
 #[tokio::test]
 async fn prices_show_what_the_price_book_says_worked_by_hand() {
     let t = TestApp::fresh(Db::Sqlite).await;
@@ -798,4 +799,74 @@ async fn prices_show_what_the_price_book_says_worked_by_hand() {
     );
     let (s, _) = t.get("/v1/prices", INGEST).await;
     assert_eq!(s, StatusCode::FORBIDDEN);
+
+    // Section 19 (issue 26): a book without regions lists none; with two, each region lists
+    // its own skus, off-peak rates (3.20 x 0.50 = 1.60 on weekend nights in Singapore), spot
+    // price (its book's 1.50: the home curve's 7.50 is not its), egress and tax, in its
+    // currency, and the home prices stay exactly as they were.
+    let (_, home) = t.get("/v1/prices", &key).await;
+    assert_eq!(home["regions"], json!([]), "{home}");
+    let regions = r#"
+[regions."ap-singapore"]
+currency = "USD"
+timezone = "Asia/Singapore"
+[regions."ap-singapore".skus."gpu.h100-80g"]
+rate_per_hour = "3.20"
+spot_rate_per_hour = "1.50"
+[[regions."ap-singapore".offpeak]]
+from = "00:00"
+to = "06:00"
+days = ["sat", "sun"]
+multiplier = "0.50"
+[regions."ap-singapore".tax]
+rate = "0.09"
+
+[regions."eu-frankfurt"]
+currency = "EUR"
+timezone = "Europe/Berlin"
+[regions."eu-frankfurt".skus."gpu.h100-80g"]
+tier_mode = "volume"
+tiers = [ { up_to_hours = 100, rate_per_hour = "2.90" }, { rate_per_hour = "2.50" } ]
+[regions."eu-frankfurt".skus."storage.ssd"]
+rate_per_hour = "0.0001"
+[regions."eu-frankfurt".egress.internet]
+rate_per_gb = "0.05"
+"#;
+    t.put_pricebook(&format!(
+        "{}\n{regions}",
+        fixture("worked-1/pricebook.toml")
+    ))
+    .await;
+    let (s, p) = t.get("/v1/prices", &key).await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    conforms(&doc, "get", "/v1/prices", 200, &p);
+    let mut unchanged = p.clone();
+    unchanged["regions"] = json!([]);
+    assert_eq!(unchanged, home);
+    let singapore = json!({
+        "region": "ap-singapore", "currency": "USD", "timezone": "Asia/Singapore", "tax_rate": "0.09",
+        "skus": [{
+            "sku": "gpu.h100-80g", "family": "gpu", "unit": "card_hour",
+            "on_demand": [{"up_to_hours": null, "rate_per_hour": "3.20"}], "tier_mode": "graduated",
+            "offpeak": [{"from": "00:00", "to": "06:00", "days": ["sat", "sun"], "multiplier": "0.50",
+                         "rates_per_hour": ["1.60"]}],
+            "spot_rate_per_hour": "1.50", "minimum_seconds": null, "state_rates": {}
+        }],
+        "egress": []
+    });
+    let frankfurt = json!({
+        "region": "eu-frankfurt", "currency": "EUR", "timezone": "Europe/Berlin", "tax_rate": "0",
+        "skus": [{
+            "sku": "gpu.h100-80g", "family": "gpu", "unit": "card_hour",
+            "on_demand": [{"up_to_hours": "100", "rate_per_hour": "2.90"}, {"up_to_hours": null, "rate_per_hour": "2.50"}],
+            "tier_mode": "volume", "offpeak": [],
+            "spot_rate_per_hour": null, "minimum_seconds": null, "state_rates": {}
+        }, {
+            "sku": "storage.ssd", "family": "storage", "unit": "gb_hour",
+            "on_demand": [{"up_to_hours": null, "rate_per_hour": "0.0001"}], "tier_mode": "graduated",
+            "offpeak": [], "spot_rate_per_hour": null, "minimum_seconds": null, "state_rates": {}
+        }],
+        "egress": [{"dest": "internet", "tiers": [{"up_to_gb": null, "rate_per_gb": "0.05"}]}]
+    });
+    assert_eq!(p["regions"], json!([singapore, frankfurt]), "{p:#}");
 }

@@ -715,3 +715,346 @@ async fn a_credit_dated_into_a_closed_period_is_an_adjustment(db: Db) {
     assert_verify_clean(&app).await;
 }
 on_both!(a_credit_dated_into_a_closed_period_is_an_adjustment);
+
+/// The terms commands recorded so far, as the commands topic carries them.
+async fn term_commands(app: &TestApp) -> Vec<billing_store::Command> {
+    app.state
+        .store
+        .log()
+        .outbox_pending(10_000)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.topic == app.state.store.topics().commands)
+        .map(|r| serde_json::from_str(&r.payload).unwrap())
+        .filter(|c| {
+            matches!(
+                c,
+                billing_store::Command::PutTerm { .. } | billing_store::Command::DeleteTerm { .. }
+            )
+        })
+        .collect()
+}
+
+/// Section 20 by command (issue 26): a one-off charge PUT on 2026-11-20 bills once, as a
+/// `charge` line of November: 10 h x 24.00 = 240.00 plus the charge's 800.00 = 1,040.00,
+/// tax 6 % 62.40, total 1,102.40, exactly what `gpubill rate` gives with the same charge
+/// written as a `[[charges]]` entry. A negative or zero amount is refused naming `amount`
+/// and stores nothing; the accepted PUT is a `terms.put` command of kind `charges`, which a
+/// replay applies to the same term.
+async fn a_charge_by_put_equals_the_price_book_charge(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    for amount in ["-800.00", "0.00"] {
+        let bad = json!({"amount": amount, "at": "2026-11-20T00:00:00Z"});
+        let (s, v) = put(&app, "charges/bad", bad).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.contains("charges.bad.amount"), "{message}");
+    }
+    assert_eq!(
+        terms_commands(&app).await,
+        0,
+        "a refused charge records nothing"
+    );
+    let charge =
+        json!({"description": "数据迁移服务", "amount": "800.00", "at": "2026-11-20T00:00:00Z"});
+    let (s, v) = put(&app, "charges/migration-2026-11", charge.clone()).await;
+    assert_eq!((s, &v["changed"]), (StatusCode::OK, &json!(true)), "{v}");
+    let commands = term_commands(&app).await;
+    assert!(
+        matches!(&commands[..], [billing_store::Command::PutTerm { kind, term_id, body, .. }]
+            if kind == "charges" && term_id == "migration-2026-11" && body == charge.as_object().unwrap()),
+        "{commands:?}"
+    );
+
+    let events = vec![usage("acme", "u1", NOV_1 + 2 * DAY, 10)];
+    app.ingest(&events).await;
+    let app = app.at(DEC_2_2026_MS);
+    let closed = app.close("2026-11").await;
+    let engine = section6(&closed[0]);
+    let book = format!(
+        "{BOOK}\n[[charges]]\naccount = \"acme\"\nid = \"migration-2026-11\"\ndescription = \"数据迁移服务\"\namount = \"800.00\"\nat = \"2026-11-20T00:00:00Z\"\n"
+    );
+    let offline = offline_invoices(&book, &events, "2026-11");
+    assert_eq!(engine, offline[0], "engine differs from gpubill rate");
+    let charge_line = engine["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["component"] == "charge")
+        .unwrap_or_else(|| panic!("no charge line: {engine}"));
+    assert_eq!(charge_line["charge"], "migration-2026-11");
+    assert_eq!(charge_line["description"], "数据迁移服务");
+    assert_eq!(
+        (&charge_line["quantity"], &charge_line["unit"]),
+        (&json!("1"), &json!("charge"))
+    );
+    assert_eq!(charge_line["amount"], "800.00");
+    assert_eq!(engine["subtotal"], "1040.00");
+    assert_eq!(engine["tax"], "62.40");
+    assert_eq!(engine["total"], "1102.40");
+
+    let replayed = TestApp::fresh(db).await.at(DEC_2_2026_MS);
+    replayed.put_pricebook(BOOK).await;
+    replayed.account("acme").await;
+    for c in &commands {
+        replayed.state.store.log().apply_command(c).await.unwrap();
+    }
+    let uri = "/v1/admin/accounts/acme/terms";
+    let ((_, a), (_, b)) = (
+        app.admin("GET", uri, "").await,
+        replayed.admin("GET", uri, "").await,
+    );
+    assert_eq!(a["terms"], b["terms"]);
+    assert_eq!(a["terms"][0]["kind"], "charges", "{a}");
+}
+on_both!(a_charge_by_put_equals_the_price_book_charge);
+
+/// A charge whose period is closed was invoiced (1,102.40 in November, as above): it may
+/// neither change nor be deleted (409), while a charge of the open December may change and
+/// be deleted. A new charge dated into the closed November (set after the close, 50.00)
+/// reaches it as an adjustment at the next close, like late usage: 50.00 and its tax 3.00 on
+/// December's invoice, and `gpubill verify` finds nothing.
+async fn a_charge_of_a_closed_period_stays_as_invoiced(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    let charge = |amount: &str, at: &str| json!({"amount": amount, "at": at});
+    let nov = "2026-11-20T00:00:00Z";
+    let (s, v) = put(&app, "charges/migration", charge("800.00", nov)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    app.ingest(&[usage("acme", "u1", NOV_1 + 2 * DAY, 10)])
+        .await;
+    let app = app.at(DEC_2_2026_MS);
+    let closed = app.close("2026-11").await;
+    assert_eq!(closed[0]["total"], "1102.40", "{closed}");
+
+    let (s, v) = put(&app, "charges/migration", charge("900.00", nov)).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("closed"), "{v}");
+    let (s, v) = put(
+        &app,
+        "charges/migration",
+        charge("800.00", "2026-12-05T00:00:00Z"),
+    )
+    .await;
+    assert_eq!(
+        s,
+        StatusCode::CONFLICT,
+        "moved out of its closed period: {v}"
+    );
+    let (s, v) = delete(&app, "charges/migration").await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let (s, v) = put(&app, "charges/migration", charge("800", nov)).await;
+    assert_eq!(
+        s,
+        StatusCode::OK,
+        "the same charge written differently: {v}"
+    );
+
+    let dec = "2026-12-10T00:00:00Z";
+    assert_eq!(
+        put(&app, "charges/dec", charge("10.00", dec)).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        put(&app, "charges/dec", charge("20.00", dec)).await.0,
+        StatusCode::OK
+    );
+    let (s, v) = delete(&app, "charges/dec").await;
+    assert_eq!((s, &v["changed"]), (StatusCode::OK, &json!(true)), "{v}");
+    let (s, v) = put(
+        &app,
+        "charges/late-fee",
+        charge("50.00", "2026-11-25T00:00:00Z"),
+    )
+    .await;
+    assert_eq!(
+        s,
+        StatusCode::OK,
+        "a new charge dated into a closed period: {v}"
+    );
+    assert_verify_clean(&app).await;
+
+    let app = app.at(JAN_2_2027_MS);
+    let dec = app.close("2026-12").await;
+    assert_eq!(
+        nov_lines(&dec),
+        vec![
+            ("charge".to_string(), "50.00".to_string()),
+            ("tax".to_string(), "3.00".to_string())
+        ],
+        "{dec}"
+    );
+    assert_eq!(dec[0]["total"], "0.00", "nothing in December: {dec}");
+    assert_eq!(dec[0]["amount_due"], "53.00", "{dec}");
+    assert_verify_clean(&app).await;
+}
+on_both!(a_charge_of_a_closed_period_stays_as_invoiced);
+
+/// Sections 16 and 17 by command (issue 26): a scoped, dated, capped subsidy beside a plain
+/// discount, a monthly plan ended early with a prorata refund and an auto-renewing weekly
+/// plan, all set by PUT, close November exactly as the same entries in the price book do
+/// with `gpubill rate`. Worked numbers for acme (one H100 at 24.00):
+/// - the monthly plan's cycle 1 (2026-11-10 to 12-10) starts in November: 300.00; it ends
+///   2026-11-25 with 15 of its 30 days unused: 150.00 refunded into the credit balance, a
+///   `subscription_refund` line of 1 x 15 days = 1,296,000 unit-seconds;
+/// - the weekly plan's first cycle starts 2026-11-28: 50.00;
+/// - usage: 8 h on 11-12 (the monthly plan covers it) and 5 h on 11-28 (the weekly one) are
+///   `reserved_usage` (13 h = 46,800 unit-seconds); 10 h on 11-26, after the monthly plan's
+///   end, are on-demand: 240.00;
+/// - subtotal 590.00; discount: plain 5 % = 29.50, the subsidy 30 % of the matching 240.00 =
+///   72.00 held to its cap 40.00: 69.50; credit min(150.00, 520.50) = 150.00; net 370.50,
+///   tax 22.23, total 392.73.
+///
+/// `cycles` with `auto_renew = true` and `id` in a discount body are refused naming the keys.
+async fn scoped_discounts_and_ending_subscriptions_by_put_equal_the_price_book(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    let weekly = json!({"sku":"gpu.h100","quantity":"1","cycle":"week",
+        "start":"2026-11-28T00:00:00Z","auto_renew":true,"price":"50.00"});
+    let mut both = weekly.clone();
+    both["cycles"] = json!(3);
+    let (s, v) = put(&app, "subscriptions/weekly", both).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("subscriptions.weekly.cycles") && message.contains("auto_renew"),
+        "{message}"
+    );
+    let (s, v) = put(&app, "discounts/d", json!({"percent": "5", "id": "x"})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("discounts.d.id"),
+        "{v}"
+    );
+
+    let terms = [
+        ("subscriptions/weekly", weekly),
+        (
+            "subscriptions/monthly",
+            json!({"sku":"gpu.h100","quantity":"1","cycle":"month","start":"2026-10-10T00:00:00Z",
+                "cycles":3,"price":"300.00","end":"2026-11-25T00:00:00Z","refund":"prorata"}),
+        ),
+        ("discounts/loyal", json!({"percent":"5"})),
+        (
+            "discounts/h100-subsidy",
+            json!({"percent":"30","skus":["gpu.h100"],"components":["on_demand"],
+                "from":"2026-11-05T00:00:00Z","to":"2026-12-01T00:00:00Z","cap":"40.00"}),
+        ),
+    ];
+    for (path, body) in &terms {
+        let (s, v) = put(&app, path, body.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+    }
+    assert_eq!(terms_commands(&app).await, 4);
+    let book = format!(
+        r#"{BOOK}
+[[discounts]]
+account = "acme"
+percent = "5"
+[[discounts]]
+account = "acme"
+percent = "30"
+skus = ["gpu.h100"]
+components = ["on_demand"]
+from = "2026-11-05T00:00:00Z"
+to = "2026-12-01T00:00:00Z"
+cap = "40.00"
+[[subscriptions]]
+account = "acme"
+id = "monthly"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "month"
+start = "2026-10-10T00:00:00Z"
+cycles = 3
+price = "300.00"
+end = "2026-11-25T00:00:00Z"
+refund = "prorata"
+[[subscriptions]]
+account = "acme"
+id = "weekly"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "week"
+start = "2026-11-28T00:00:00Z"
+auto_renew = true
+price = "50.00"
+"#
+    );
+    let events = vec![
+        usage("acme", "u1", NOV_1 + 11 * DAY, 8),
+        usage("acme", "u2", NOV_1 + 25 * DAY, 10),
+        usage("acme", "u3", NOV_1 + 27 * DAY + 10 * HOUR, 5),
+    ];
+    // After November: events ending more than a day after the clock are refused (too_early).
+    let app = app.at(DEC_2_2026_MS);
+    app.ingest(&events).await;
+    let closed = app.close("2026-11").await;
+    let engine = section6(&closed[0]);
+    let offline = offline_invoices(&book, &events, "2026-11");
+    assert_eq!(engine, offline[0], "engine differs from gpubill rate");
+    let line = |component: &str, subscription: Option<&str>| -> Value {
+        engine["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| {
+                l["component"] == component && subscription.is_none_or(|s| l["subscription"] == s)
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no {component} line: {engine}"))
+    };
+    assert_eq!(line("on_demand", None)["amount"], "240.00");
+    assert_eq!(line("reserved_usage", None)["quantity"], "46800");
+    assert_eq!(line("subscription", Some("monthly"))["amount"], "300.00");
+    assert_eq!(line("subscription", Some("weekly"))["amount"], "50.00");
+    let refund = line("subscription_refund", Some("monthly"));
+    assert_eq!(
+        (&refund["quantity"], &refund["refund"]),
+        (&json!("1296000"), &json!("150.00")),
+        "{refund}"
+    );
+    for (field, amount) in [
+        ("subtotal", "590.00"),
+        ("discount", "69.50"),
+        ("credit", "150.00"),
+        ("tax", "22.23"),
+        ("total", "392.73"),
+    ] {
+        assert_eq!(engine[field], amount, "{field}: {engine}");
+    }
+}
+on_both!(scoped_discounts_and_ending_subscriptions_by_put_equal_the_price_book);
+
+/// Issue 24.1 with section 16's dates: November is closed (10 h, 254.40), then a 10 %
+/// discount dated November (from 11-01 to 12-01) is set. It is dated into November, so the
+/// December close adjusts November by it: -24.00 and its tax -1.44, with no late event;
+/// December (one hour, 25.44) is outside its dates. `gpubill verify` finds nothing.
+async fn a_dated_discount_set_after_a_close_is_an_adjustment(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    app.ingest(&[usage("acme", "u1", NOV_1 + 2 * DAY, 10)])
+        .await;
+    let app = app.at(DEC_2_2026_MS);
+    let nov = app.close("2026-11").await;
+    assert_eq!(nov[0]["total"], "254.40", "{nov}");
+    let dated =
+        json!({"percent": "10", "from": "2026-11-01T00:00:00Z", "to": "2026-12-01T00:00:00Z"});
+    let (s, v) = put(&app, "discounts/nov-goodwill", dated).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_verify_clean(&app).await;
+    let app = app.at(JAN_2_2027_MS);
+    app.ingest(&[usage("acme", "u2", NOV_1 + 34 * DAY, 1)])
+        .await;
+    let dec = app.close("2026-12").await;
+    assert_eq!(
+        nov_lines(&dec),
+        vec![
+            ("discount".to_string(), "-24.00".to_string()),
+            ("tax".to_string(), "-1.44".to_string())
+        ],
+        "{dec}"
+    );
+    assert_eq!(dec[0]["discount"], "0.00", "{dec}");
+    assert_eq!(dec[0]["total"], "25.44", "{dec}");
+    assert_verify_clean(&app).await;
+}
+on_both!(a_dated_discount_set_after_a_close_is_an_adjustment);

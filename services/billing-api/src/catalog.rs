@@ -10,7 +10,9 @@
 //!   when the version has one), `X-Content-SHA256` (hex of the body) and the same as a strong
 //!   `ETag`.
 //! - `GET /v1/prices`: the prices a customer rents at now ([`billing_core::prices`]), as
-//!   JSON; the admin may name an account with `?account=` (its discount), or none.
+//!   JSON: the home region's at the top level, every other region's in `regions` (each in its
+//!   own currency, issue 26); the admin may name an account with `?account=` (its discount),
+//!   or none.
 
 use crate::auth::Principal;
 use crate::error::ApiError;

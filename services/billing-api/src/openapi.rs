@@ -201,7 +201,7 @@ fn put_pricebook() {}
 fn me() {}
 
 #[utoipa::path(get, path = "/v1/prices", security(("bearer" = [])), params(crate::catalog::PricesQuery),
-    responses((status = 200, description = "the current price of every sku (on-demand tiers, off-peak rates, spot price now, minimum, lease-state rates) and of egress, from the price book version rating the open period", body = PriceList),
+    responses((status = 200, description = "the current price of every sku (on-demand tiers, off-peak rates, spot price now, minimum, lease-state rates) and of egress, from the price book version rating the open period: the home region's at the top level, every other region's in `regions` in its own currency", body = PriceList),
         (status = 403, description = "the ingest token"), (status = 409, description = "no price book applies now")))]
 #[allow(dead_code)]
 fn prices() {}
@@ -284,18 +284,18 @@ fn balance() {}
 fn quota_decisions() {}
 
 #[utoipa::path(put, path = "/v1/admin/accounts/{id}/terms/{kind}/{term_id}", security(("bearer" = [])),
-    params(("id" = String, Path, description = "account id"), ("kind" = String, Path, description = "reservations, discounts, credits, packages or subscriptions"), ("term_id" = String, Path, description = "the term's id (1 to 256 of A-Z a-z 0-9 . _ -); credits, packages and subscriptions take it as their price book `id`")),
-    request_body(content = Object, description = "the price book entry's fields without `account` and `id`, decimals as strings, instants RFC 3339; e.g. a package {\"sku\",\"hours\",\"from\",\"to\",\"price\"}"),
+    params(("id" = String, Path, description = "account id"), ("kind" = String, Path, description = "reservations, discounts, credits, packages, subscriptions or charges"), ("term_id" = String, Path, description = "the term's id (1 to 256 of A-Z a-z 0-9 . _ -); credits, packages, subscriptions and charges take it as their price book `id`")),
+    request_body(content = Object, description = "the price book entry's fields without `account` and `id`, decimals as strings, instants RFC 3339; e.g. a package {\"sku\",\"hours\",\"from\",\"to\",\"price\"}, a one-off charge {\"description\",\"amount\",\"at\"} (amount positive), a scoped discount {\"percent\",\"skus\",\"components\",\"from\",\"to\",\"cap\"} (no `id`)"),
     responses((status = 200, description = "changed false when the same body was set already", body = TermSet),
         (status = 400, description = "invalid: the message names the key and value"), (status = 403, description = "not the admin token"),
-        (status = 404, description = "unknown account or kind"), (status = 409, description = "a change to what has started or been consumed, or no price book yet")))]
+        (status = 404, description = "unknown account or kind"), (status = 409, description = "a change to what has started or been consumed (a charge of a closed period), or no price book yet")))]
 #[allow(dead_code)]
 fn put_term() {}
 
 #[utoipa::path(delete, path = "/v1/admin/accounts/{id}/terms/{kind}/{term_id}", security(("bearer" = [])),
     params(("id" = String, Path, description = "account id"), ("kind" = String, Path, description = "term kind"), ("term_id" = String, Path, description = "term id")),
     responses((status = 200, description = "ended (a started subscription keeps its started cycles); changed false when ended already", body = TermSet),
-        (status = 403, description = "not the admin token"), (status = 404, description = "unknown account or term"), (status = 409, description = "started or consumed, or a price book term")))]
+        (status = 403, description = "not the admin token"), (status = 404, description = "unknown account or term"), (status = 409, description = "started or consumed (a charge of a closed period), or a price book term")))]
 #[allow(dead_code)]
 fn delete_term() {}
 

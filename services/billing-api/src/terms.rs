@@ -27,9 +27,11 @@ impl From<TermError> for ApiError {
 
 fn kind_of(kind: &str) -> Result<TermKind, ApiError> {
     TermKind::parse(kind).ok_or_else(|| {
+        let kinds: Vec<&str> = TermKind::ALL.iter().map(|k| k.as_str()).collect();
         ApiError::NotFound(format!(
-            "unknown term kind {:?}: use reservations, discounts, credits, packages or subscriptions",
-            kind.chars().take(64).collect::<String>()
+            "unknown term kind {:?}: use one of {}",
+            kind.chars().take(64).collect::<String>(),
+            kinds.join(", ")
         ))
     })
 }

@@ -186,8 +186,11 @@
 //!   `components` component names (`state:stopped` included); both, when given, name at least
 //!   one. `cap` is money (2 decimals). Percents of plain discounts of one account still add up
 //!   to at most 100; scoped ones are each 0 to 100 and are held by "at most subtotal". Each
-//!   scoped discount is rounded on its own before the sum, as the formula writes it. Discounts
-//!   set by command (issue 10) stay plain: the scoped keys are read from the price book only.
+//!   scoped discount is rounded on its own before the sum, as the formula writes it. A
+//!   discount set by command (issue 26) takes every key of section 16 but `id` (its term id
+//!   names it; an `id` would make every invoice of the book a part-3 one): a plain one adds to
+//!   the account's plain percent (at most 100 with the book's), a scoped one is rated like the
+//!   book's scoped ones, after them.
 //! - Section 17: `auto_renew` subscriptions carry the cycles that start before 400 days after
 //!   2100-01-01 (the last instant gpubill reads), so `cycles` stays a count for the engine's
 //!   views. `end` may be given with `cycles` or `auto_renew`; an `end` at or before `start`
@@ -240,7 +243,9 @@
 //!   anyway, so the only effect is on the pending-adjustment list of an event within hours of
 //!   a month's edge in another timezone. Subscription refunds not consumed carry to later
 //!   closes ([`crate::finance::credits::Contribution`] counts `subscription_refund` lines), as
-//!   [`crate::pricing::rating::rate_periods`] carries them.
+//!   [`crate::pricing::rating::rate_periods`] carries them. Part-3 terms may come from the
+//!   price book or as commands (charges, scoped discounts, subscriptions with `end`, `refund`
+//!   and `auto_renew`).
 //! - Wallets per currency: a wallet is a domain's, so it holds that domain's currency. A
 //!   top-up or refund names `region` (absent: home) and may name `currency`, which must be the
 //!   wallet's (else 422 naming both); a region's invoice is settled from that region's wallet
@@ -256,8 +261,8 @@
 //!   `{kind}.{term_id}.{field}` with its value. JSON floats are refused like TOML floats,
 //!   `null` is refused (leave the key out).
 //! - Reservations and discounts have no `id` in the price book: the command's `term_id` only
-//!   names the command term. Credits, packages and subscriptions take `term_id` as their
-//!   `id`; a command term with the id of one of the price book's own terms of the same
+//!   names the command term. Credits, packages, subscriptions and charges (issue 26, kind
+//!   `charges`) take `term_id` as their `id`; a command term with the id of one of the price book's own terms of the same
 //!   account replaces it (the command's version wins). Other command terms come after the
 //!   book's own, in (account, kind, term_id) order, with the next indexes (they draw and sort
 //!   after the book's terms). A command discount adds to the account's price book discounts;
@@ -278,8 +283,12 @@
 //!   an issued invoice drew from it, then only `amount`, not below what was drawn, and it
 //!   cannot be ended; a package before its `from` freely, after it only a later `to` and more
 //!   `hours`, and it cannot be ended; a subscription before its `start` freely, after it only
-//!   `cycles`, to no fewer than the cycles started by now (a renewal adds cycles). Anything
-//!   else is 409.
+//!   `cycles`, to no fewer than the cycles started by now (a renewal adds cycles); a charge
+//!   freely while the engine's period holding its `at` is open (even after `at`: it is billed
+//!   at the close), and once that period is closed not at all, neither changed nor ended (it
+//!   was invoiced; a correction is a credit or a new charge). Anything else is 409. A *new*
+//!   charge dated into a closed period is allowed: it reaches that period as an adjustment at
+//!   the next close (issue 24.1, a charge is dated into the period holding its `at`).
 //! - DELETE ends a term set by command: the row keeps a null body (revisions never go back).
 //!   A started subscription ended by DELETE keeps its started cycles (stored and recorded as a
 //!   `terms.put` with that `cycles`). DELETE of a term that exists only in the price book is
@@ -359,10 +368,11 @@
 //!   set, changed or ended since reaches the closed period only when it is *dated into* it, in
 //!   its version at the close or its version now: a reservation or package whose `[from, to)`
 //!   overlaps the period, a subscription from its `start` to the end of its last cycle, a
-//!   credit with a `from` before the period's end and no `to` at or before its start. Then
+//!   credit or a discount with a `from` before the period's end and no `to` at or before its
+//!   start, a charge whose `at` is in the period. Then
 //!   the term's current version (or its absence) rates the period and the difference is an
 //!   adjustment at the next close, as late usage is, whether or not a late event arrives. An
-//!   undated term (a discount set by command, a credit without `from`) never reaches a period
+//!   undated term (a discount or a credit without `from`) never reaches a period
 //!   closed before it was set or changed; it applies from the first period not closed.
 //! - `verify` rates an invoice with the terms of its period's close, and an adjustment's
 //!   recomputation with the rule above as of the close that issued it.
@@ -406,7 +416,14 @@
 //! - The price list (`GET /v1/prices`, [`crate::pricing::prices`]) is the version rating the open
 //!   period with the account terms merged in; the spot price is the one in force now; off-peak
 //!   rates are each on-demand tier's rate times the window's multiplier; rates show normalized
-//!   with at least 2 decimals and are never rounded. `GET /v1/admin/pricebook` answers a
+//!   with at least 2 decimals and are never rounded. Its top level is the home region (as
+//!   before section 19); `regions` lists every other region by name (issue 26), each in its
+//!   currency with only the skus it names (nothing inherited), its off-peak windows in its
+//!   timezone, its egress and tax, and its spot price from its own curve, else its book's
+//!   `spot_rate_per_hour` (the engine keeps one spot curve per sku, filed as home: see "Part
+//!   3 in the engine"). The plain discount percent is shown once: it applies in every
+//!   region; scoped discounts are not shown. The open period's label is home's.
+//!   `GET /v1/admin/pricebook` answers a
 //!   version's TOML exactly as uploaded (the terms set by command are not in it: they are
 //!   listed by `GET /v1/admin/accounts/{id}/terms`).
 //!

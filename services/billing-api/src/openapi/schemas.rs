@@ -744,12 +744,32 @@ pub struct PriceList {
     pub as_of: String,
     /// The open period (`YYYY-MM`, price book timezone).
     pub period_label: String,
+    /// The home region's (the top level of the price book), as are `skus` and `egress`.
     pub currency: String,
     /// IANA name: off-peak windows are local times of it.
     pub timezone: String,
     pub tax_rate: Decimal,
-    /// The account's discount percent off every invoice's subtotal (0 without one).
+    /// The account's discount percent off every invoice's subtotal (0 without one), in every
+    /// region.
     pub discount_percent: Decimal,
+    pub skus: Vec<SkuPrice>,
+    pub egress: Vec<EgressPrice>,
+    /// Every other region of the price book (billing-semantics section 19), by name; empty
+    /// without regions.
+    pub regions: Vec<RegionPriceList>,
+}
+
+/// One region's prices in its own currency: only the skus it names, its off-peak windows
+/// (local times of its timezone), its egress and its tax; its spot prices from its own
+/// spot curve, else its price book's `spot_rate_per_hour`.
+#[derive(ToSchema)]
+pub struct RegionPriceList {
+    /// The region's name in the price book (`[regions."name"]`).
+    pub region: String,
+    pub currency: String,
+    /// IANA name: the region's off-peak windows are local times of it.
+    pub timezone: String,
+    pub tax_rate: Decimal,
     pub skus: Vec<SkuPrice>,
     pub egress: Vec<EgressPrice>,
 }

@@ -1,10 +1,12 @@
 //! Which changes to an account term are allowed (issue 10): only what has not started or not
-//! been consumed may change. Pure: "now" and what a credit has given are passed in.
+//! been consumed may change. Pure: "now", what a credit has given and the closed periods are
+//! passed in.
 //!
 //! - Reservation: before its `from`, anything. Once started only `to` may change, to no
 //!   earlier than now (elapsed reserved seconds stay billed); it cannot be ended (DELETE).
 //! - Discount: may change or end at any time; it applies to the periods not yet closed (like a
-//!   price book upload), an issued invoice never changes.
+//!   price book upload), an issued invoice never changes. A dated one (section 16's `from`)
+//!   also reaches a closed period it is dated into, as an adjustment ([`dated_into`]).
 //! - Credit: until an issued invoice drew from it, anything. Once drawn only `amount` may
 //!   change, to no less than what was drawn; it cannot be ended.
 //! - Package: before its `from`, anything. Once started (`from <= now`) only `to` may be
@@ -14,14 +16,19 @@
 //!   cycles and drops the future ones (see [`ended_subscription_cycles`]). Part 3's `end`,
 //!   `refund`, `auto_renew` and `region` are part of what was sold: they do not change either
 //!   (ending a started plan early with a refund by command is not built yet).
+//! - Charge (section 20): while the period holding its `at` is open, anything (it is billed
+//!   at that period's close). Once that period is closed it was invoiced: it may neither
+//!   change nor be ended (a correction is a credit or a new charge). Which periods are closed
+//!   is the store's to say ([`check_change`]'s `closed`).
 //!
 //! A new term (no old version) is always allowed, whatever its dates.
 //!
 //! Re-rating a closed period (issue 24.1, [`terms_for_closed_period`]): it keeps the terms it
 //! was closed with; a later change reaches it only when the term is dated into it.
 
+use crate::common::timestamp::format_secs;
 use crate::pricing::pricebook::{
-    AccountTerm, Cycle, ParsedTerm, PriceBook, Subscription, TermKind,
+    AccountTerm, Charge, Cycle, ParsedTerm, PriceBook, Subscription, TermKind,
 };
 use crate::pricing::subscriptions::cycle_bounds;
 use chrono_tz::Tz;
@@ -54,20 +61,29 @@ pub fn ended_subscription_cycles(sub: &Subscription, tz: Tz, now: i64) -> Option
     }
 }
 
+/// What the store knows beside the terms themselves: what issued invoices drew from the old
+/// term when it is a credit, and the closed periods (`[start, end)` Unix seconds, any order).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Consumed<'a> {
+    pub drawn: Decimal,
+    pub closed: &'a [(i64, i64)],
+}
+
 /// Whether replacing `old` by `new` (None: ending it) is allowed at `now` (Unix seconds).
-/// `drawn` is what issued invoices drew from `old` when it is a credit.
 pub fn check_change(
     old: Option<&ParsedTerm>,
     new: Option<&ParsedTerm>,
     now: i64,
     tz: Tz,
-    drawn: Decimal,
+    consumed: Consumed<'_>,
 ) -> Result<(), TermConflict> {
     let Some(old) = old else {
         return Ok(());
     };
+    let drawn = consumed.drawn;
     match (old, new) {
-        (ParsedTerm::Discount { .. }, _) => Ok(()),
+        (ParsedTerm::Discount(_), _) => Ok(()),
+        (ParsedTerm::Charge(o), n) => check_charge(o, n, consumed.closed),
         (ParsedTerm::Reservation(o), n) if o.from <= now => match n {
             Some(ParsedTerm::Reservation(n)) => {
                 let same = Reservation2 {
@@ -142,11 +158,48 @@ pub fn check_change(
     }
 }
 
+/// A charge whose `at` lies in a closed period was invoiced: it stays as it is.
+fn check_charge(
+    old: &Charge,
+    new: Option<&ParsedTerm>,
+    closed: &[(i64, i64)],
+) -> Result<(), TermConflict> {
+    let Some(&(start, end)) = closed
+        .iter()
+        .find(|(start, end)| *start <= old.at && old.at < *end)
+    else {
+        return Ok(());
+    };
+    let period = format!(
+        "the charge's period [{}, {}) is closed: it was invoiced",
+        format_secs(start),
+        format_secs(end)
+    );
+    match new {
+        // The same charge written differently ("800" for "800.00") changes nothing.
+        Some(ParsedTerm::Charge(n))
+            if Charge {
+                index: old.index,
+                ..n.clone()
+            } == *old =>
+        {
+            Ok(())
+        }
+        Some(_) => conflict(format!(
+            "{period}; it may not change (a correction is a credit or a new charge)"
+        )),
+        None => conflict(format!(
+            "{period}; it cannot be ended (a refund is a credit)"
+        )),
+    }
+}
+
 /// Whether `term` is dated into the period `[start, end)` (issue 24.1): it names the instant
 /// it starts at, before `end`, and it lasts past `start`. A reservation, a package and a
 /// subscription always name their start (a subscription lasts to the end of its last cycle);
 /// a credit only with `from` (a credit with only `to`, or none, stands for "from whenever",
-/// not for a period); a discount set by command has no dates. A term the period's price book
+/// not for a period); a charge when its `at` is in the period; a discount, like a credit,
+/// only with `from` (section 16's dates). A term the period's price book
 /// version does not accept (an sku it lacks) is dated into nothing: it stays out of it anyway.
 pub fn dated_into(book: &PriceBook, term: &AccountTerm, (start, end): (i64, i64)) -> bool {
     match book.parse_account_term(term) {
@@ -162,7 +215,11 @@ pub fn dated_into(book: &PriceBook, term: &AccountTerm, (start, end): (i64, i64)
                 .unwrap_or(s.start);
             s.start < end && last > start
         }
-        Ok(ParsedTerm::Discount { .. }) | Err(_) => false,
+        Ok(ParsedTerm::Charge(c)) => start <= c.at && c.at < end,
+        Ok(ParsedTerm::Discount(d)) => {
+            d.from.is_some_and(|f| f < end) && d.to.is_none_or(|t| t > start)
+        }
+        Err(_) => false,
     }
 }
 
@@ -357,6 +414,93 @@ mod tests {
         );
     }
 
+    fn charge(at: i64, amount: i64) -> ParsedTerm {
+        ParsedTerm::Charge(Charge {
+            index: 0,
+            account: "acme".into(),
+            id: "migration".into(),
+            description: None,
+            amount: Decimal::from(amount),
+            at,
+            region: None,
+        })
+    }
+
+    /// A charge dated 2026-11-20 in a closed November was invoiced: it may neither change nor
+    /// be ended, whatever the clock says; the same charge again is no change. While November
+    /// is open (only October closed) anything goes, even after its `at`.
+    #[test]
+    fn a_charge_in_a_closed_period_stays_as_it_was_invoiced() {
+        let at = NOV.0 + 19 * 86_400;
+        let now = NOV.1 + 86_400;
+        let tz = Tz::UTC;
+        let oct = (NOV.0 - 31 * 86_400, NOV.0);
+        let closed = [oct, NOV];
+        let facts = Consumed {
+            drawn: Decimal::ZERO,
+            closed: &closed,
+        };
+        let old = charge(at, 800);
+        let refused = check_change(Some(&old), Some(&charge(at, 900)), now, tz, facts);
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.0.contains("2026-11-01T00:00:00Z")),
+            "{refused:?}"
+        );
+        assert!(check_change(Some(&old), Some(&charge(NOV.1 + 5, 800)), now, tz, facts).is_err());
+        assert!(check_change(Some(&old), None, now, tz, facts).is_err());
+        let mut again = charge(at, 800);
+        if let ParsedTerm::Charge(c) = &mut again {
+            c.index = 7;
+        }
+        assert!(check_change(Some(&old), Some(&again), now, tz, facts).is_ok());
+        let open = Consumed {
+            drawn: Decimal::ZERO,
+            closed: &[oct],
+        };
+        assert!(check_change(Some(&old), Some(&charge(at, 900)), now, tz, open).is_ok());
+        assert!(check_change(Some(&old), None, now, tz, open).is_ok());
+        // A new charge may be dated into a closed period: it reaches it as an adjustment.
+        assert!(check_change(None, Some(&old), now, tz, facts).is_ok());
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let term = term(
+            TermKind::Charges,
+            "migration",
+            serde_json::json!({"amount": "800.00", "at": "2026-11-20T00:00:00Z"}),
+        );
+        assert!(dated_into(&book, &term, NOV));
+        assert!(!dated_into(&book, &term, oct));
+    }
+
+    /// Section 16's dates make a discount set by command dated like a credit: one from
+    /// 2026-11-05 to 2026-12-01 reaches a closed November, not October or December; one with
+    /// only `to`, or scoped to skus without dates, stands for no period.
+    #[test]
+    fn a_discount_with_from_is_dated_into_the_periods_it_overlaps() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        let oct = (NOV.0 - 31 * 86_400, NOV.0);
+        let dec = (NOV.1, NOV.1 + 31 * 86_400);
+        let dated = term(
+            TermKind::Discounts,
+            "nov",
+            serde_json::json!({"percent": "10", "from": "2026-11-05T00:00:00Z",
+                "to": "2026-12-01T00:00:00Z"}),
+        );
+        assert!(dated_into(&book, &dated, NOV));
+        assert!(!dated_into(&book, &dated, oct) && !dated_into(&book, &dated, dec));
+        for body in [
+            serde_json::json!({"percent": "10", "to": "2026-12-01T00:00:00Z"}),
+            serde_json::json!({"percent": "10", "skus": ["gpu"]}),
+        ] {
+            assert!(!dated_into(
+                &book,
+                &term(TermKind::Discounts, "d", body),
+                NOV
+            ));
+        }
+    }
+
     fn weekly(cycles: u32) -> ParsedTerm {
         ParsedTerm::Subscription(Subscription {
             index: 0,
@@ -380,7 +524,7 @@ mod tests {
         // Day 9 of the subscription: cycles 0 and 1 have started.
         let now = 1_000_000 + 9 * 86_400;
         let tz = Tz::UTC;
-        let z = Decimal::ZERO;
+        let z = Consumed::default();
         assert!(check_change(Some(&weekly(4)), Some(&weekly(2)), now, tz, z).is_ok());
         assert!(check_change(Some(&weekly(4)), Some(&weekly(6)), now, tz, z).is_ok());
         assert!(check_change(Some(&weekly(4)), Some(&weekly(1)), now, tz, z).is_err());
@@ -399,7 +543,7 @@ mod tests {
     #[test]
     fn a_started_subscription_keeps_its_end_refund_renewal_and_region() {
         let now = 1_000_000 + 9 * 86_400;
-        let (tz, z) = (Tz::UTC, Decimal::ZERO);
+        let (tz, z) = (Tz::UTC, Consumed::default());
         let changed = |f: &dyn Fn(&mut Subscription)| {
             let ParsedTerm::Subscription(mut s) = weekly(4) else {
                 unreachable!()

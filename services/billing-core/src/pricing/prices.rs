@@ -10,6 +10,12 @@
 //! the egress tiers per destination; the account's discount percent. Rates show normalized
 //! with at least 2 decimals (`"24.00"`, `"16.80"`, `"0.0002"`), never rounded: a rate is a
 //! price per unit-hour, only amounts are rounded (section 5).
+//!
+//! Section 19: the top level is the home region; `regions` lists every other region of the
+//! book (by name) with its own currency, timezone (of its off-peak windows), tax, skus and
+//! egress, read off [`PriceBook::for_region`] and the region's spot curves. Nothing is
+//! inherited from home: a region prices only the skus it names. The plain discount percent
+//! applies in every region.
 
 use crate::pricing::offpeak::{OffpeakWindow, WEEKDAYS};
 use crate::pricing::pricebook::PriceBook;
@@ -100,14 +106,29 @@ pub struct EgressTier {
     pub rate_per_gb: Decimal,
 }
 
-/// The price list of [`price_list`].
+/// The price list of [`price_list`]: the home region's prices, and the other regions'.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PriceList {
     pub currency: String,
     pub timezone: String,
     pub tax_rate: Decimal,
-    /// The account's discount percent, taken off every invoice's subtotal (section 5).
+    /// The account's discount percent, taken off every invoice's subtotal (section 5), in
+    /// every region (plain discounts, section 19).
     pub discount_percent: Decimal,
+    pub skus: Vec<SkuPrice>,
+    pub egress: Vec<EgressPrice>,
+    /// Section 19: the regions besides home, by name.
+    pub regions: Vec<RegionPrices>,
+}
+
+/// One region's prices (section 19), in its own currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RegionPrices {
+    pub region: String,
+    pub currency: String,
+    /// The timezone of its off-peak windows.
+    pub timezone: String,
+    pub tax_rate: Decimal,
     pub skus: Vec<SkuPrice>,
     pub egress: Vec<EgressPrice>,
 }
@@ -151,9 +172,39 @@ fn spot_now(book: &PriceBook, platform: &Platform, sku: &str, now_s: i64) -> Opt
 }
 
 /// The prices `account` rents at at `now_s` under `book` (the version rating the open
-/// period, account terms merged in) and the spot curves of `platform`. Skus in name order;
-/// an sku with a spot curve and no entry in the book is listed with its spot price only.
+/// period, account terms merged in) and the spot curves of `platform`, at home and in every
+/// other region of the book.
 pub fn price_list(book: &PriceBook, platform: &Platform, account: &str, now_s: i64) -> PriceList {
+    let regions = book
+        .regions
+        .keys()
+        .filter_map(|name| {
+            let rbook = book.for_region(Some(name))?;
+            let rplatform = platform.in_region(Some(name));
+            Some(RegionPrices {
+                region: name.clone(),
+                currency: rbook.currency.clone(),
+                timezone: rbook.timezone.name().to_string(),
+                tax_rate: rbook.tax_rate,
+                skus: sku_prices(&rbook, &rplatform, now_s),
+                egress: egress_prices(&rbook),
+            })
+        })
+        .collect();
+    PriceList {
+        currency: book.currency.clone(),
+        timezone: book.timezone.name().to_string(),
+        tax_rate: book.tax_rate,
+        discount_percent: book.discount_percent(account),
+        skus: sku_prices(book, platform, now_s),
+        egress: egress_prices(book),
+        regions,
+    }
+}
+
+/// The skus of one region's `book` in name order; an sku with a spot curve in `platform` and
+/// no entry in the book is listed with its spot price only.
+fn sku_prices(book: &PriceBook, platform: &Platform, now_s: i64) -> Vec<SkuPrice> {
     let mut names: Vec<&str> = book.skus.keys().map(String::as_str).collect();
     for sku in platform.curves().keys() {
         if !book.skus.contains_key(sku) && spot_now(book, platform, sku, now_s).is_some() {
@@ -161,52 +212,58 @@ pub fn price_list(book: &PriceBook, platform: &Platform, account: &str, now_s: i
         }
     }
     names.sort_unstable();
-    let skus = names
+    names
         .into_iter()
-        .map(|name| {
-            let sku = book.skus.get(name);
-            let hours = Decimal::from(3600);
-            let on_demand: Vec<TierPrice> = sku
-                .and_then(|s| s.on_demand_tiers())
-                .unwrap_or_default()
-                .iter()
-                .map(|t| TierPrice {
-                    up_to_hours: t.up_to.map(|u| (u / hours).normalize()),
-                    rate_per_hour: show_price(t.rate),
-                })
-                .collect();
-            let offpeak = if on_demand.is_empty() {
-                Vec::new()
-            } else {
-                book.offpeak
-                    .iter()
-                    .filter(|w| w.applies_to(name))
-                    .map(|w| offpeak_price(w, &on_demand))
-                    .collect()
-            };
-            let unit = sku_unit(name);
-            SkuPrice {
-                sku: name.to_string(),
-                family: unit.family,
-                unit: unit.unit,
-                tier_mode: sku.map(|s| s.tier_mode).unwrap_or_default(),
-                on_demand,
-                offpeak,
-                spot_rate_per_hour: spot_now(book, platform, name, now_s),
-                minimum_seconds: sku.and_then(|s| s.minimum_seconds),
-                state_rates: sku
-                    .map(|s| {
-                        s.state_rates
-                            .iter()
-                            .map(|(k, v)| (*k, show_price(*v)))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }
+        .map(|name| sku_price(book, platform, name, now_s))
+        .collect()
+}
+
+/// One sku's prices in `book` (an sku it does not name: its spot price in `platform` only).
+fn sku_price(book: &PriceBook, platform: &Platform, name: &str, now_s: i64) -> SkuPrice {
+    let sku = book.skus.get(name);
+    let hours = Decimal::from(3600);
+    let on_demand: Vec<TierPrice> = sku
+        .and_then(|s| s.on_demand_tiers())
+        .unwrap_or_default()
+        .iter()
+        .map(|t| TierPrice {
+            up_to_hours: t.up_to.map(|u| (u / hours).normalize()),
+            rate_per_hour: show_price(t.rate),
         })
         .collect();
-    let egress = book
-        .egress
+    let offpeak = if on_demand.is_empty() {
+        Vec::new()
+    } else {
+        book.offpeak
+            .iter()
+            .filter(|w| w.applies_to(name))
+            .map(|w| offpeak_price(w, &on_demand))
+            .collect()
+    };
+    let unit = sku_unit(name);
+    SkuPrice {
+        sku: name.to_string(),
+        family: unit.family,
+        unit: unit.unit,
+        tier_mode: sku.map(|s| s.tier_mode).unwrap_or_default(),
+        on_demand,
+        offpeak,
+        spot_rate_per_hour: spot_now(book, platform, name, now_s),
+        minimum_seconds: sku.and_then(|s| s.minimum_seconds),
+        state_rates: sku
+            .map(|s| {
+                s.state_rates
+                    .iter()
+                    .map(|(k, v)| (*k, show_price(*v)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// The egress tiers of one region's `book`, by dest.
+fn egress_prices(book: &PriceBook) -> Vec<EgressPrice> {
+    book.egress
         .iter()
         .map(|(dest, tiers)| EgressPrice {
             dest: dest.clone(),
@@ -218,15 +275,7 @@ pub fn price_list(book: &PriceBook, platform: &Platform, account: &str, now_s: i
                 })
                 .collect(),
         })
-        .collect();
-    PriceList {
-        currency: book.currency.clone(),
-        timezone: book.timezone.name().to_string(),
-        tax_rate: book.tax_rate,
-        discount_percent: book.discount_percent(account),
-        skus,
-        egress,
-    }
+        .collect()
 }
 
 #[cfg(test)]
@@ -302,5 +351,69 @@ percent = "10"
         let list = price_list(&book, &platform, "acme", 1_800_000_000);
         assert_eq!(list.skus[0].spot_rate_per_hour.unwrap().to_string(), "7.50");
         assert_eq!(list.discount_percent, Decimal::ZERO);
+    }
+
+    /// Section 19: the home prices stay at the top level; a region lists its own skus (only
+    /// the ones it names), off-peak windows, egress and tax in its own currency, and its spot
+    /// curve (a home curve point does not move it).
+    #[test]
+    fn each_region_lists_its_own_prices_in_its_currency() {
+        let book = PriceBook::from_toml(&format!(
+            r#"{BOOK}
+[regions."ap-singapore"]
+currency = "USD"
+timezone = "Asia/Singapore"
+[regions."ap-singapore".skus."gpu.h100-80g"]
+rate_per_hour = "3.20"
+spot_rate_per_hour = "1.50"
+[[regions."ap-singapore".offpeak]]
+from = "00:00"
+to = "06:00"
+multiplier = "0.50"
+[regions."ap-singapore".egress.internet]
+rate_per_gb = "0.09"
+[regions."ap-singapore".tax]
+rate = "0.09"
+"#
+        ))
+        .unwrap();
+        let mut platform = Platform::new();
+        platform.add_spot_price("gpu.h100-80g", 1_700_000_000, Decimal::new(75, 1));
+        platform.add_spot_price_in(
+            Some("ap-singapore"),
+            "gpu.h100-80g",
+            1_700_000_000,
+            Decimal::new(12, 1),
+        );
+        let list = price_list(&book, &platform, "beta", 1_800_000_000);
+        let home = price_list(
+            &PriceBook::from_toml(BOOK).unwrap(),
+            &platform,
+            "beta",
+            1_800_000_000,
+        );
+        assert_eq!(
+            (&list.currency, &list.skus, &list.egress),
+            (&home.currency, &home.skus, &home.egress)
+        );
+        assert_eq!(list.regions.len(), 1);
+        let sg = &list.regions[0];
+        assert_eq!(
+            (
+                sg.region.as_str(),
+                sg.currency.as_str(),
+                sg.timezone.as_str()
+            ),
+            ("ap-singapore", "USD", "Asia/Singapore")
+        );
+        assert_eq!(sg.tax_rate.to_string(), "0.09");
+        let names: Vec<&str> = sg.skus.iter().map(|s| s.sku.as_str()).collect();
+        assert_eq!(names, ["gpu.h100-80g"]);
+        let h100 = &sg.skus[0];
+        assert_eq!(h100.on_demand[0].rate_per_hour.to_string(), "3.20");
+        assert_eq!(h100.offpeak[0].rates_per_hour[0].to_string(), "1.60");
+        assert_eq!(h100.spot_rate_per_hour.unwrap().to_string(), "1.20");
+        assert_eq!(sg.egress[0].tiers[0].rate_per_gb.to_string(), "0.09");
+        assert!(home.regions.is_empty());
     }
 }

@@ -23,7 +23,7 @@ use crate::pricing::books::{Books, BooksKey};
 use crate::pricing::provisional::issued_credits;
 use crate::pricing::terms_merge::load_terms;
 use billing_core::pricebook::{AccountTerm, ParsedTerm, PriceBook, PriceBookError, TermKind};
-use billing_core::term_changes::{check_change, ended_subscription_cycles};
+use billing_core::term_changes::{Consumed, check_change, ended_subscription_cycles};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -100,6 +100,19 @@ async fn credit_drawn(
         crate::pricing::provisional::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
     );
     Ok(c.amount - pool.remaining_of(c.index).unwrap_or(c.amount))
+}
+
+/// Every closed period as `[start, end)` Unix seconds (a charge dated into one was invoiced).
+async fn closed_periods(conn: &mut dyn Conn) -> Result<Vec<(i64, i64)>> {
+    let rows = crate::conn::db::query(include_str!(
+        "../../queries/shared/select_closed_periods.sql"
+    ))
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get("start_s"), r.get("end_s")))
+        .collect())
 }
 
 /// One requested change, before it is applied.
@@ -251,7 +264,15 @@ impl AdminHandle<'_> {
                 TermKind::Credits => credit_drawn(conn, &merged_now, c.account, c.term_id).await?,
                 _ => Decimal::ZERO,
             };
-            check_change(old.as_ref(), new.as_ref(), now, latest.timezone, drawn)
+            let closed = match c.kind {
+                TermKind::Charges => closed_periods(conn).await?,
+                _ => Vec::new(),
+            };
+            let consumed = Consumed {
+                drawn,
+                closed: &closed,
+            };
+            check_change(old.as_ref(), new.as_ref(), now, latest.timezone, consumed)
                 .map_err(|e| TermError::Conflict(e.0))?;
             if let (None, Some(ParsedTerm::Subscription(s)), Some(o)) = (&fields, &old, &stored)
                 && let Some(cycles) = ended_subscription_cycles(s, latest.timezone, now)

@@ -3,19 +3,20 @@
 //!
 //! A term's body is the price book entry's fields as JSON, without `account` and `id` (both come
 //! from the command). It is turned into the TOML entry it stands for and parsed by the same
-//! functions as `[[reservations]]`, `[[discounts]]`, `[[credits]]`, `[[packages]]` and
-//! `[[subscriptions]]`, so a term is valid as a command exactly when it is valid in a price
-//! book. Errors name the key as `{kind}."{term_id}".{field}` and its value.
+//! functions as `[[reservations]]`, `[[discounts]]`, `[[credits]]`, `[[packages]]`,
+//! `[[subscriptions]]` and `[[charges]]`, so a term is valid as a command exactly when it is
+//! valid in a price book. Errors name the key as `{kind}."{term_id}".{field}` and its value.
 //!
-//! Merging: a command term whose id (credits, packages, subscriptions) equals one of the price
-//! book's own terms of the same account replaces it (the command's version wins); every other
-//! command term is added after the price book's own, in (account, kind, term_id) order, with
-//! the next index (so it draws and orders after the book's terms). A discount adds its percent
-//! to the account's price book discounts; the sum stays at most 100.
+//! Merging: a command term whose id (credits, packages, subscriptions, charges) equals one of
+//! the price book's own terms of the same account replaces it (the command's version wins);
+//! every other command term is added after the price book's own, in (account, kind, term_id)
+//! order, with the next index (so it draws and orders after the book's terms). A discount joins the book's
+//! discounts (section 16: scoped, dated and capped ones too); a plain one adds its percent to
+//! the account's plain price book discounts, and that sum stays at most 100.
 
 use super::book::PriceBook;
 use super::model::{PriceBookError, Reservation, Result};
-use super::terms::{Credit, Package, Subscription};
+use super::terms::{Charge, Credit, Discount, Package, Subscription};
 use super::terms_parse;
 use super::walk::quote_key;
 use rust_decimal::Decimal;
@@ -31,15 +32,18 @@ pub enum TermKind {
     Credits,
     Packages,
     Subscriptions,
+    /// Section 20: one-off charges.
+    Charges,
 }
 
 impl TermKind {
-    pub const ALL: [TermKind; 5] = [
+    pub const ALL: [TermKind; 6] = [
         TermKind::Reservations,
         TermKind::Discounts,
         TermKind::Credits,
         TermKind::Packages,
         TermKind::Subscriptions,
+        TermKind::Charges,
     ];
 
     /// Strict: an unknown kind is `None`, never a default.
@@ -54,6 +58,7 @@ impl TermKind {
             TermKind::Credits => "credits",
             TermKind::Packages => "packages",
             TermKind::Subscriptions => "subscriptions",
+            TermKind::Charges => "charges",
         }
     }
 
@@ -61,7 +66,7 @@ impl TermKind {
     fn has_id(self) -> bool {
         matches!(
             self,
-            TermKind::Credits | TermKind::Packages | TermKind::Subscriptions
+            TermKind::Credits | TermKind::Packages | TermKind::Subscriptions | TermKind::Charges
         )
     }
 }
@@ -80,10 +85,11 @@ pub struct AccountTerm {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParsedTerm {
     Reservation(Reservation),
-    Discount { account: String, percent: Decimal },
+    Discount(Discount),
     Credit(Credit),
     Package(Package),
     Subscription(Subscription),
+    Charge(Charge),
 }
 
 impl AccountTerm {
@@ -103,6 +109,15 @@ impl AccountTerm {
                     key,
                     value: v.to_string(),
                     message: "comes from the path, not the body".into(),
+                });
+            }
+            if k == "id" && self.kind == TermKind::Discounts {
+                // A discount's `id` would make every invoice of the book a part-3 one
+                // (section 19's `region`); the term id names a command discount instead.
+                return Err(PriceBookError::Invalid {
+                    key,
+                    value: v.to_string(),
+                    message: "a discount set by command is named by its term id in the path: leave `id` out".into(),
                 });
             }
             t.insert(k.clone(), to_toml(v, &key)?);
@@ -209,11 +224,10 @@ impl PriceBook {
                     Ok(ParsedTerm::Reservation(v.remove(0)))
                 }),
             TermKind::Discounts => {
-                terms_parse::parse_account_amounts(&root, "discounts", "percent", 100.into(), false)
-                    .map(|m| ParsedTerm::Discount {
-                        account: term.account.clone(),
-                        percent: m.values().copied().sum(),
-                    })
+                terms_parse::parse_discounts(&root, &self.pricing()).and_then(|mut v| {
+                    first(v.len())?;
+                    Ok(ParsedTerm::Discount(v.remove(0)))
+                })
             }
             TermKind::Credits => {
                 terms_parse::parse_credits(&root, &self.pricing()).and_then(|mut v| {
@@ -232,6 +246,12 @@ impl PriceBook {
                     first(v.len())?;
                     Ok(ParsedTerm::Subscription(v.remove(0)))
                 }),
+            TermKind::Charges => {
+                terms_parse::parse_charges(&root, &self.pricing()).and_then(|mut v| {
+                    first(v.len())?;
+                    Ok(ParsedTerm::Charge(v.remove(0)))
+                })
+            }
         };
         parsed.map_err(|e| renamed(e, term))
     }
@@ -272,6 +292,12 @@ impl PriceBook {
                 .find(|s| s.account == account && s.id == id)
                 .cloned()
                 .map(ParsedTerm::Subscription),
+            TermKind::Charges => self
+                .charges
+                .iter()
+                .find(|c| c.account == account && c.id == id)
+                .cloned()
+                .map(ParsedTerm::Charge),
             TermKind::Reservations | TermKind::Discounts => None,
         }
     }
@@ -282,19 +308,7 @@ impl PriceBook {
                 r.index = next_index(self.reservations.iter().map(|r| r.index));
                 self.reservations.push(r);
             }
-            ParsedTerm::Discount { account, percent } => {
-                let total = self.discount_percent(&account) + percent;
-                if total > Decimal::ONE_HUNDRED {
-                    return Err(PriceBookError::Invalid {
-                        key: format!("{}.percent", term.path()),
-                        value: format!("\"{percent}\""),
-                        message: format!(
-                            "the discounts of account {account:?} would add up to {total} percent, over 100"
-                        ),
-                    });
-                }
-                self.discounts.insert(account, total);
-            }
+            ParsedTerm::Discount(d) => self.merge_discount(term, d)?,
             ParsedTerm::Credit(mut c) => {
                 self.credit_terms
                     .retain(|x| !(x.account == c.account && x.id == c.id));
@@ -313,7 +327,37 @@ impl PriceBook {
                 s.index = next_index(self.subscriptions.iter().map(|s| s.index));
                 self.subscriptions.push(s);
             }
+            ParsedTerm::Charge(mut c) => {
+                self.charges
+                    .retain(|x| !(x.account == c.account && x.id == c.id));
+                c.index = next_index(self.charges.iter().map(|c| c.index));
+                self.charges.push(c);
+            }
         }
+        Ok(())
+    }
+}
+
+impl PriceBook {
+    /// A discount joins the book's discounts (section 16); a plain one also adds its percent
+    /// to the account's `P`, which stays at most 100.
+    fn merge_discount(&mut self, term: &AccountTerm, mut d: Discount) -> Result<()> {
+        if d.is_plain() {
+            let (account, percent) = (&d.account, d.percent);
+            let total = self.discount_percent(account) + percent;
+            if total > Decimal::ONE_HUNDRED {
+                return Err(PriceBookError::Invalid {
+                    key: format!("{}.percent", term.path()),
+                    value: format!("\"{percent}\""),
+                    message: format!(
+                        "the discounts of account {account:?} would add up to {total} percent, over 100"
+                    ),
+                });
+            }
+            self.discounts.insert(account.clone(), total);
+        }
+        d.index = next_index(self.discount_terms.iter().map(|d| d.index));
+        self.discount_terms.push(d);
         Ok(())
     }
 }
@@ -401,6 +445,100 @@ percent = "60"
             )])
             .unwrap_err();
         assert_eq!(e.key(), "credits.v1.id", "{e}");
+    }
+
+    /// Section 20 as a command: a charge with the id of the book's own replaces it, another
+    /// follows it; a negative or zero amount is refused naming `charges.{id}.amount`.
+    #[test]
+    fn a_command_charge_merges_by_id_and_refuses_a_non_positive_amount() {
+        let book = PriceBook::from_toml(&format!(
+            "{BOOK}[[charges]]\naccount = \"acme\"\nid = \"setup\"\namount = \"5.00\"\nat = \"2026-11-02T00:00:00Z\"\n"
+        ))
+        .unwrap();
+        let fee = |amount: &str| {
+            serde_json::json!({"description": "数据迁移服务", "amount": amount,
+                "at": "2026-11-20T00:00:00.7Z"})
+        };
+        let merged = book
+            .with_account_terms(&[
+                term(TermKind::Charges, "migration", fee("800.00")),
+                term(TermKind::Charges, "setup", fee("7")),
+            ])
+            .unwrap();
+        let ids: Vec<(&str, usize, String)> = merged
+            .charges
+            .iter()
+            .map(|c| (c.id.as_str(), c.index, c.amount.to_string()))
+            .collect();
+        assert_eq!(
+            ids,
+            [("migration", 1, "800.00".into()), ("setup", 2, "7".into())]
+        );
+        // 2026-11-20T00:00:00Z, floored to the second.
+        assert_eq!(merged.charges[0].at, 1_795_132_800);
+        assert_eq!(merged.charges[0].line().amount.to_string(), "800.00");
+        for amount in ["-800.00", "0"] {
+            let e = book
+                .with_account_terms(&[term(TermKind::Charges, "bad", fee(amount))])
+                .unwrap_err();
+            assert_eq!(e.key(), "charges.bad.amount", "{e}");
+        }
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Charges,
+                "bad",
+                serde_json::json!({"amount": "1.00"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "charges.bad.at", "{e}");
+    }
+
+    /// Section 16 as a command: a scoped, dated, capped discount joins the book's discounts
+    /// without adding to the plain 60 %, and makes the book a part-3 one; `id` in a discount's
+    /// body is refused (the term id names it).
+    #[test]
+    fn a_command_discount_may_be_scoped_dated_and_capped() {
+        let book = PriceBook::from_toml(BOOK).unwrap();
+        assert!(!book.uses_part3());
+        let scoped = serde_json::json!({"percent": "50", "skus": ["gpu.h100"],
+            "components": ["on_demand"], "from": "2026-11-05T00:00:00Z",
+            "to": "2026-12-01T00:00:00Z", "cap": "40.00"});
+        let merged = book
+            .with_account_terms(&[term(TermKind::Discounts, "subsidy", scoped)])
+            .unwrap();
+        assert_eq!(merged.discount_percent("acme"), Decimal::from(60));
+        let d = &merged.discount_terms[1];
+        assert_eq!((d.index, d.id.as_deref()), (1, None));
+        assert_eq!(d.cap, Some(Decimal::new(4000, 2)));
+        assert!(!d.is_plain() && merged.uses_part3());
+        // 2026-11-10 to 2026-11-20 overlaps [from, to); December does not.
+        assert_eq!(
+            merged
+                .scoped_discounts("acme", 1_793_836_800, 1_794_700_800)
+                .len(),
+            1
+        );
+        assert!(
+            merged
+                .scoped_discounts("acme", 1_796_083_200, 1_798_761_600)
+                .is_empty()
+        );
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Discounts,
+                "d",
+                serde_json::json!({"percent": "5", "id": "x"}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "discounts.d.id", "{e}");
+        let e = book
+            .with_account_terms(&[term(
+                TermKind::Discounts,
+                "d",
+                serde_json::json!({"percent": "5", "skus": ["gpu.a100"]}),
+            )])
+            .unwrap_err();
+        assert_eq!(e.key(), "discounts.d.skus[0]", "{e}");
     }
 
     #[test]

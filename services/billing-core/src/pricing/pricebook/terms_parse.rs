@@ -512,27 +512,3 @@ fn names<T>(
     }
     Ok(out)
 }
-
-pub(super) fn parse_account_amounts(
-    root: &Table,
-    section: &str,
-    key: &str,
-    max: Decimal,
-    money: bool,
-) -> Result<BTreeMap<String, Decimal>> {
-    let mut out: BTreeMap<String, Decimal> = BTreeMap::new();
-    for (path, t) in entries(root, section)? {
-        only_keys(t, &path, &["account", key])?;
-        let account = required_string(t, &path, "account")?.to_string();
-        let amount = required(
-            bounded(t, &path, key, Decimal::ZERO, true, max)?,
-            &path,
-            key,
-        )?;
-        if money && let Err(e) = crate::common::decimal::check_money(amount) {
-            return invalid(&join(&path, key), &t[key], e.to_string());
-        }
-        *out.entry(account).or_default() += amount;
-    }
-    Ok(out)
-}
