@@ -93,7 +93,7 @@ pub fn term_domains(book: &PriceBook) -> std::collections::BTreeSet<Domain<'_>> 
 /// A domain rated, or the usage of a region the book does not name (unpriced: no currency).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DomainRated {
-    Rated(Rated),
+    Rated(Box<Rated>),
     UnknownRegion(Vec<Unpriced>),
 }
 
@@ -102,8 +102,11 @@ pub enum DomainRated {
 pub struct Domains<'b> {
     book: &'b PriceBook,
     platform: &'b Platform,
-    regions: HashMap<Option<String>, Option<(Cow<'b, PriceBook>, Cow<'b, Platform>)>>,
+    regions: HashMap<Option<String>, Option<RegionView<'b>>>,
 }
+
+/// A region's book and platform (`None` in [`Domains`]: a region the book does not name).
+type RegionView<'b> = (Cow<'b, PriceBook>, Cow<'b, Platform>);
 
 impl<'b> Domains<'b> {
     pub fn new(book: &'b PriceBook, platform: &'b Platform) -> Domains<'b> {
@@ -168,7 +171,7 @@ impl<'b> Domains<'b> {
         for u in &mut rated.unpriced {
             u.region = domain.region.map(str::to_string);
         }
-        Ok(DomainRated::Rated(rated))
+        Ok(DomainRated::Rated(Box::new(rated)))
     }
 }
 

@@ -238,7 +238,7 @@ impl Store {
             let label = c.period.label.as_str();
             let earlier = credits_before(&effective, &starts, c.period.start);
             let rated = match rate_domain(&c.book, label, platform, account, ledger, &earlier)? {
-                DomainRated::Rated(r) => r,
+                DomainRated::Rated(r) => *r,
                 DomainRated::UnknownRegion(u) => {
                     unpriced.extend(u);
                     continue;

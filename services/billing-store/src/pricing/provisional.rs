@@ -218,7 +218,7 @@ impl Loaded {
             |rbook, p| credit_balance(rbook, domain.account, issued, p),
         )?;
         let rated = match rated {
-            DomainRated::Rated(r) => r,
+            DomainRated::Rated(r) => *r,
             DomainRated::UnknownRegion(_) => {
                 return Err(RateMonthError::UnknownRegion(
                     domain.region.unwrap_or_default().to_string(),
