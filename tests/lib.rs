@@ -316,9 +316,11 @@ pub fn offline_invoices(book: &str, events: &[String], period: &str) -> Vec<Valu
     for e in events {
         meter.ingest(e.as_bytes());
     }
-    let p = billing_core::period::Period::month(period, book.timezone).unwrap();
-    billing_core::rating::rate_all(&book, p, &meter, None)
+    // What `gpubill rate` does (rate_month: regions and account timezones included; for a
+    // part-1 or part-2 book exactly `rate_all`).
+    billing_core::rating::rate_month(&book, period, &meter, None)
         .unwrap()
+        .rated
         .into_iter()
         .map(|r| serde_json::to_value(r.invoice).unwrap())
         .collect()

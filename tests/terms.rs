@@ -1058,3 +1058,42 @@ async fn a_dated_discount_set_after_a_close_is_an_adjustment(db: Db) {
     assert_verify_clean(&app).await;
 }
 on_both!(a_dated_discount_set_after_a_close_is_an_adjustment);
+
+/// Section 19 by command: acme's timezone set to Asia/Shanghai (the book's is UTC) moves its
+/// November to 2026-10-31T16:00Z .. 2026-11-30T16:00Z. Usage of 10 h on 2026-11-30 from 14:00Z
+/// has 2 h in that November (48.00, tax 2.88, total 50.88) and 8 h in December: exactly
+/// `gpubill rate` with the same `[[accounts]]` entry. The term id must be the account's own
+/// (400 naming it), an unknown timezone is refused naming `timezone`; once acme has an
+/// invoice its timezone may no longer change (409).
+async fn an_account_timezone_by_put_moves_its_periods(db: Db) {
+    let (app, _) = setup(db, NOV_1 + 20 * DAY).await;
+    let (s, v) = put(&app, "accounts/other", json!({"timezone": "UTC"})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("accounts"), "{v}");
+    let (s, v) = put(&app, "accounts/acme", json!({"timezone": "Mars/Olympus"})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("timezone"), "{v}");
+    let (s, v) = put(&app, "accounts/acme", json!({"timezone": "Asia/Shanghai"})).await;
+    assert_eq!((s, &v["changed"]), (StatusCode::OK, &json!(true)), "{v}");
+
+    let events = vec![usage("acme", "u1", NOV_1 + 29 * DAY + 14 * HOUR, 10)];
+    let app = app.at(DEC_2_2026_MS);
+    app.ingest(&events).await;
+    let closed = app.close("2026-11").await;
+    let engine = section6(&closed[0]);
+    let book = format!("{BOOK}\n[[accounts]]\nid = \"acme\"\ntimezone = \"Asia/Shanghai\"\n");
+    let offline = offline_invoices(&book, &events, "2026-11");
+    assert_eq!(engine, offline[0], "engine differs from gpubill rate");
+    assert_eq!(
+        engine["period"]["start"], "2026-10-31T16:00:00Z",
+        "{engine}"
+    );
+    assert_eq!(engine["subtotal"], "48.00", "{engine}");
+    assert_eq!(engine["total"], "50.88", "{engine}");
+
+    let (s, v) = put(&app, "accounts/acme", json!({"timezone": "UTC"})).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let (s, v) = delete(&app, "accounts/acme").await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+}
+on_both!(an_account_timezone_by_put_moves_its_periods);

@@ -284,7 +284,7 @@ fn balance() {}
 fn quota_decisions() {}
 
 #[utoipa::path(put, path = "/v1/admin/accounts/{id}/terms/{kind}/{term_id}", security(("bearer" = [])),
-    params(("id" = String, Path, description = "account id"), ("kind" = String, Path, description = "reservations, discounts, credits, packages, subscriptions or charges"), ("term_id" = String, Path, description = "the term's id (1 to 256 of A-Z a-z 0-9 . _ -); credits, packages, subscriptions and charges take it as their price book `id`")),
+    params(("id" = String, Path, description = "account id"), ("kind" = String, Path, description = "reservations, discounts, credits, packages, subscriptions, charges or accounts (an account's settings: `{\"timezone\"}`, term id = the account id; 409 once the account has an invoice)"), ("term_id" = String, Path, description = "the term's id (1 to 256 of A-Z a-z 0-9 . _ -); credits, packages, subscriptions and charges take it as their price book `id`")),
     request_body(content = Object, description = "the price book entry's fields without `account` and `id`, decimals as strings, instants RFC 3339; e.g. a package {\"sku\",\"hours\",\"from\",\"to\",\"price\"}, a one-off charge {\"description\",\"amount\",\"at\"} (amount positive), a scoped discount {\"percent\",\"skus\",\"components\",\"from\",\"to\",\"cap\"} (no `id`)"),
     responses((status = 200, description = "changed false when the same body was set already", body = TermSet),
         (status = 400, description = "invalid: the message names the key and value"), (status = 403, description = "not the admin token"),

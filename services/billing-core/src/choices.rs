@@ -243,7 +243,10 @@
 //!   anyway, so the only effect is on the pending-adjustment list of an event within hours of
 //!   a month's edge in another timezone. Subscription refunds not consumed carry to later
 //!   closes ([`crate::finance::credits::Contribution`] counts `subscription_refund` lines), as
-//!   [`crate::pricing::rating::rate_periods`] carries them. Part-3 terms may come from the
+//!   [`crate::pricing::rating::rate_periods`] carries them. An account's timezone may be
+//!   set by command (term kind `accounts`, term id the account's id) only while the account
+//!   has no issued invoice (409 after: its closed periods would not tile with the new ones).
+//!   Part-3 terms may come from the
 //!   price book or as commands (charges, scoped discounts, subscriptions with `end`, `refund`
 //!   and `auto_renew`).
 //! - Wallets per currency: a wallet is a domain's, so it holds that domain's currency. A

@@ -67,6 +67,8 @@ pub fn ended_subscription_cycles(sub: &Subscription, tz: Tz, now: i64) -> Option
 pub struct Consumed<'a> {
     pub drawn: Decimal,
     pub closed: &'a [(i64, i64)],
+    /// Whether the account has an issued invoice (in any region).
+    pub invoiced: bool,
 }
 
 /// Whether replacing `old` by `new` (None: ending it) is allowed at `now` (Unix seconds).
@@ -77,12 +79,20 @@ pub fn check_change(
     tz: Tz,
     consumed: Consumed<'_>,
 ) -> Result<(), TermConflict> {
+    // Section 19: an account's timezone sets the bounds of its periods. Once it has an
+    // invoice, a new timezone would leave seconds between a closed period and the next
+    // unbilled or billed twice: set it before the account's first close.
+    if matches!(old.or(new), Some(ParsedTerm::Account(_))) && consumed.invoiced {
+        return conflict(
+            "the account has issued invoices: its timezone sets their periods' bounds, so it may be set only before its first close",
+        );
+    }
     let Some(old) = old else {
         return Ok(());
     };
     let drawn = consumed.drawn;
     match (old, new) {
-        (ParsedTerm::Discount(_), _) => Ok(()),
+        (ParsedTerm::Discount(_) | ParsedTerm::Account(_), _) => Ok(()),
         (ParsedTerm::Charge(o), n) => check_charge(o, n, consumed.closed),
         (ParsedTerm::Reservation(o), n) if o.from <= now => match n {
             Some(ParsedTerm::Reservation(n)) => {
@@ -216,6 +226,8 @@ pub fn dated_into(book: &PriceBook, term: &AccountTerm, (start, end): (i64, i64)
             s.start < end && last > start
         }
         Ok(ParsedTerm::Charge(c)) => start <= c.at && c.at < end,
+        // Undated: a closed period keeps the timezone it was closed with.
+        Ok(ParsedTerm::Account(_)) => false,
         Ok(ParsedTerm::Discount(d)) => {
             d.from.is_some_and(|f| f < end) && d.to.is_none_or(|t| t > start)
         }
@@ -439,6 +451,7 @@ mod tests {
         let facts = Consumed {
             drawn: Decimal::ZERO,
             closed: &closed,
+            invoiced: false,
         };
         let old = charge(at, 800);
         let refused = check_change(Some(&old), Some(&charge(at, 900)), now, tz, facts);
@@ -458,6 +471,7 @@ mod tests {
         let open = Consumed {
             drawn: Decimal::ZERO,
             closed: &[oct],
+            invoiced: false,
         };
         assert!(check_change(Some(&old), Some(&charge(at, 900)), now, tz, open).is_ok());
         assert!(check_change(Some(&old), None, now, tz, open).is_ok());

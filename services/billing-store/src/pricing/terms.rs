@@ -268,9 +268,18 @@ impl AdminHandle<'_> {
                 TermKind::Charges => closed_periods(conn).await?,
                 _ => Vec::new(),
             };
+            let invoiced = match c.kind {
+                TermKind::Accounts => !self
+                    .finance()
+                    .invoices(Some(c.account), None)
+                    .await?
+                    .is_empty(),
+                _ => false,
+            };
             let consumed = Consumed {
                 drawn,
                 closed: &closed,
+                invoiced,
             };
             check_change(old.as_ref(), new.as_ref(), now, latest.timezone, consumed)
                 .map_err(|e| TermError::Conflict(e.0))?;

@@ -34,16 +34,20 @@ pub enum TermKind {
     Subscriptions,
     /// Section 20: one-off charges.
     Charges,
+    /// Section 19: an account's settings (`[[accounts]]`: its `timezone`), term id = the
+    /// account's id.
+    Accounts,
 }
 
 impl TermKind {
-    pub const ALL: [TermKind; 6] = [
+    pub const ALL: [TermKind; 7] = [
         TermKind::Reservations,
         TermKind::Discounts,
         TermKind::Credits,
         TermKind::Packages,
         TermKind::Subscriptions,
         TermKind::Charges,
+        TermKind::Accounts,
     ];
 
     /// Strict: an unknown kind is `None`, never a default.
@@ -59,6 +63,7 @@ impl TermKind {
             TermKind::Packages => "packages",
             TermKind::Subscriptions => "subscriptions",
             TermKind::Charges => "charges",
+            TermKind::Accounts => "accounts",
         }
     }
 
@@ -90,6 +95,7 @@ pub enum ParsedTerm {
     Package(Package),
     Subscription(Subscription),
     Charge(Charge),
+    Account(super::regions::AccountSettings),
 }
 
 impl AccountTerm {
@@ -104,7 +110,8 @@ impl AccountTerm {
         let mut t = Table::new();
         for (k, v) in &self.fields {
             let key = format!("{path}.{}", quote_key(k));
-            if k == "account" || (k == "id" && self.kind.has_id()) {
+            let names_itself = self.kind == TermKind::Accounts && k == "id";
+            if k == "account" || (k == "id" && self.kind.has_id()) || names_itself {
                 return Err(PriceBookError::Invalid {
                     key,
                     value: v.to_string(),
@@ -121,6 +128,21 @@ impl AccountTerm {
                 });
             }
             t.insert(k.clone(), to_toml(v, &key)?);
+        }
+        if self.kind == TermKind::Accounts {
+            // `[[accounts]]` names the account by `id`; its settings' term id is the account.
+            if self.term_id != self.account {
+                return Err(PriceBookError::Invalid {
+                    key: path,
+                    value: format!("{:?}", self.term_id),
+                    message: format!(
+                        "an account's settings are the term {:?} (the account's own id)",
+                        self.account
+                    ),
+                });
+            }
+            t.insert("id".into(), Value::String(self.account.clone()));
+            return Ok(t);
         }
         t.insert("account".into(), Value::String(self.account.clone()));
         if self.kind.has_id() {
@@ -252,6 +274,10 @@ impl PriceBook {
                     Ok(ParsedTerm::Charge(v.remove(0)))
                 })
             }
+            TermKind::Accounts => super::regions::parse_accounts(&root).and_then(|mut v| {
+                first(v.len())?;
+                Ok(ParsedTerm::Account(v.remove(0)))
+            }),
         };
         parsed.map_err(|e| renamed(e, term))
     }
@@ -298,6 +324,12 @@ impl PriceBook {
                 .find(|c| c.account == account && c.id == id)
                 .cloned()
                 .map(ParsedTerm::Charge),
+            TermKind::Accounts => self
+                .account_settings
+                .iter()
+                .find(|a| a.id == account && id == account)
+                .cloned()
+                .map(ParsedTerm::Account),
             TermKind::Reservations | TermKind::Discounts => None,
         }
     }
@@ -332,6 +364,11 @@ impl PriceBook {
                     .retain(|x| !(x.account == c.account && x.id == c.id));
                 c.index = next_index(self.charges.iter().map(|c| c.index));
                 self.charges.push(c);
+            }
+            ParsedTerm::Account(mut a) => {
+                self.account_settings.retain(|x| x.id != a.id);
+                a.index = next_index(self.account_settings.iter().map(|a| a.index));
+                self.account_settings.push(a);
             }
         }
         Ok(())
