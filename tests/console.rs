@@ -148,12 +148,29 @@ fn fleet() -> Vec<String> {
     out
 }
 
-/// The price book of the console's test: the worked example's, with a storage sku.
+/// The price book of the console's test: the worked example's, with a storage sku and a
+/// region in US dollars (issue 26: its invoices and prices are in its own currency).
 fn console_book() -> String {
     format!(
-        "{}\n[skus.\"storage.ssd\"]\nrate_per_hour = \"0.0002\"\n",
+        "{}\n[skus.\"storage.ssd\"]\nrate_per_hour = \"0.0002\"\n{REGION}",
         fixture("worked-1/pricebook.toml")
     )
+}
+
+const REGION: &str = r#"
+[regions."us-west"]
+currency = "USD"
+timezone = "America/Los_Angeles"
+[regions."us-west".skus."gpu.h100-80g"]
+rate_per_hour = "3.20"
+"#;
+
+/// gamma rents an H100 in us-west for 5 hours in November: an invoice in USD.
+fn regional() -> String {
+    json!({"specversion":"1.0","id":"g-1","source":"node/g0","type":"gpu.usage","subject":"gamma",
+        "data":{"lease":"L-g","resource":"g0","sku":"gpu.h100-80g","quantity":"1",
+            "start":"2026-11-16T09:00:00-08:00","end":"2026-11-16T14:00:00-08:00","region":"us-west"}})
+    .to_string()
 }
 
 /// Usage of December 1st (the test's clock is 2026-12-02): the open period's cost to date.
@@ -267,6 +284,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
     t.put_pricebook(&book).await;
     let acme = t.account("acme").await;
     let beta = t.account("beta").await;
+    let gamma = t.account("gamma").await;
     // Quotas before the usage: the batches decide on them (the quota decisions page).
     let (s, v) = t
         .admin(
@@ -282,6 +300,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         .map(String::from)
         .collect();
     events.extend(fleet());
+    events.push(regional());
     // November, then December, in two batches: a batch decides the quotas of the period of
     // its latest usage, so November's crossing the limits is recorded.
     for batch in [&events, &december()] {
@@ -338,7 +357,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         .into();
     let expect = json!({
         "admin": ADMIN,
-        "keys": { "acme": acme, "beta": beta },
+        "keys": { "acme": acme, "beta": beta, "gamma": gamma },
         "open_period": cost["period_label"],
         "usage": usage,
         "cost_to_date": cost["invoice"]["total"],
@@ -348,9 +367,13 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         "wallet_balance": balance["wallet"]["balance"],
         "dead_letter_reason": reason,
         "november": november,
-        "accounts": ["acme", "beta"],
+        "accounts": ["acme", "beta", "gamma"],
         "decisions": decisions,
         "prices": prices,
+        // gamma's 5 h in us-west at 3.20 USD (no tax there); its close also issues an empty
+        // home invoice, so November's close issues 4 invoices.
+        "regional": { "account": "gamma", "region": "us-west", "currency": "USD", "total": "16.00" },
+        "closed": 4,
     });
 
     // The server, on a loopback port.
@@ -402,6 +425,22 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         .map(|i| &i["total"])
         .collect();
     assert_eq!(totals, vec![&expect["november"]["acme"]], "{list}");
+    // gamma's November is one invoice of us-west, in US dollars, as the browser showed it.
+    let (s, list) = t.get("/v1/invoices", &gamma).await;
+    assert_eq!(s, StatusCode::OK, "{list}");
+    let regional: Vec<(&Value, &Value, &Value)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| !i["region"].is_null())
+        .map(|i| (&i["region"], &i["currency"], &i["total"]))
+        .collect();
+    let r = &expect["regional"];
+    assert_eq!(
+        regional,
+        vec![(&r["region"], &r["currency"], &r["total"])],
+        "{list}"
+    );
     assert!(
         docs_png.is_file(),
         "the README's screenshot {}",

@@ -6,7 +6,10 @@
 //   GPUBILL_CONSOLE_EXPECT  JSON: { admin, keys: { acme, beta }, open_period, usage: [...],
 //                           cost_to_date, currency, spend_limit, prepaid_balance, wallet_balance,
 //                           dead_letter_reason, november: { acme, beta }, accounts,
-//                           decisions, prices (GET /v1/prices) }; each usage entry has
+//                           decisions, prices (GET /v1/prices), regional: { account,
+//                           region, currency, total } (an account whose November is in a
+//                           region of its own currency), closed (invoices November's close
+//                           issues) }; each usage entry has
 //                           `families`: { gpu|storage|vgpu: { total, groups } }
 //   GPUBILL_CHROMIUM        the browser (default /usr/bin/chromium)
 //   GPUBILL_ARTIFACTS       where screenshots go (default ../../target/test-artifacts)
@@ -345,11 +348,28 @@ await step('the prices page shows what GET /v1/prices answers: every sku, off-pe
   await byTestId('nav-prices').click();
   await drawn('#/prices');
   const p = expect.prices;
-  const skus = await page.locator('[data-testid=price-row]').evaluateAll((rows) => rows.map((r) => r.dataset.sku));
+  // The home region's prices come first, each region's after in its own currency.
+  const regions = await page.locator('[data-testid=prices-region]').evaluateAll((s) => s.map((r) => [r.dataset.region, r.dataset.currency]));
+  const want = [['', p.currency], ...p.regions.map((r) => [r.region, r.currency])];
+  check(JSON.stringify(regions) === JSON.stringify(want), `regions ${JSON.stringify(regions)} != ${JSON.stringify(want)}`);
+  for (const r of p.regions) {
+    const section = page.locator(`[data-testid=prices-region][data-region="${r.region}"]`);
+    const currency = (await section.locator('[data-testid=prices-currency]').textContent()).trim();
+    check(currency === r.currency, `${r.region}: currency ${currency}, the API ${r.currency}`);
+    for (const sku of r.skus) {
+      const onDemand = await section.locator(`[data-testid=price-row][data-sku="${sku.sku}"] [data-testid=price-on-demand]`).textContent();
+      for (const tier of sku.on_demand) {
+        check(onDemand.includes(tier.rate_per_hour), `${r.region} ${sku.sku}: on-demand ${onDemand} lacks ${tier.rate_per_hour}`);
+      }
+    }
+  }
+  check(p.regions.some((r) => r.region === expect.regional.region && r.currency === expect.regional.currency), `the API prices ${expect.regional.region}`);
+  const home = page.locator('[data-testid=prices-region][data-region=""]');
+  const skus = await home.locator('[data-testid=price-row]').evaluateAll((rows) => rows.map((r) => r.dataset.sku));
   check(JSON.stringify(skus) === JSON.stringify(p.skus.map((x) => x.sku)), `skus ${skus} != ${p.skus.map((x) => x.sku)}`);
   check(skus.includes('storage.ssd'), 'storage is priced');
   for (const sku of p.skus) {
-    const r = page.locator(`[data-testid=price-row][data-sku="${sku.sku}"]`);
+    const r = home.locator(`[data-testid=price-row][data-sku="${sku.sku}"]`);
     check((await r.getAttribute('data-unit')) === sku.unit, `${sku.sku}: unit ${sku.unit}`);
     const onDemand = await r.locator('[data-testid=price-on-demand]').textContent();
     for (const tier of sku.on_demand) {
@@ -365,7 +385,7 @@ await step('the prices page shows what GET /v1/prices answers: every sku, off-pe
     check(spot === (sku.spot_rate_per_hour ?? '—'), `${sku.sku}: spot ${spot}, the API ${sku.spot_rate_per_hour}`);
   }
   for (const e of p.egress) {
-    const rates = await page.locator(`[data-testid=egress-row][data-dest="${e.dest}"] [data-testid=egress-rates]`).textContent();
+    const rates = await home.locator(`[data-testid=egress-row][data-dest="${e.dest}"] [data-testid=egress-rates]`).textContent();
     for (const tier of e.tiers) {
       check(rates.includes(tier.rate_per_gb), `egress ${e.dest}: ${rates} lacks ${tier.rate_per_gb}`);
     }
@@ -433,8 +453,10 @@ await step('the admin closes 2026-11 and sees the invoices', async () => {
   await byTestId('close-submit').click();
   await page.waitForSelector('[data-testid=close-result][data-state=done]');
   const rows = page.locator('[data-testid=closed-invoice-row]');
-  check((await rows.count()) === 2, `${await rows.count()} invoices`);
-  for (const account of ['acme', 'beta']) {
+  const accounts = Object.keys(expect.november);
+  check((await rows.count()) === expect.closed, `${await rows.count()} invoices, ${expect.closed} expected`);
+  check((await page.locator('[data-testid=closed-total]').count()) === 2, 'one total per currency (CNY and USD are never added up)');
+  for (const account of accounts) {
     const r = page.locator(`[data-testid=closed-invoice-row][data-account=${account}]`);
     equalDecimal(await r.locator('[data-testid=closed-invoice-total]').textContent(), expect.november[account], `${account}'s November total`);
   }
@@ -443,7 +465,13 @@ await step('the admin closes 2026-11 and sees the invoices', async () => {
   await shot('admin-close');
   await byTestId('close-see-invoices').click();
   await drawn('#/admin/invoices?period=2026-11');
-  check((await page.locator('[data-testid=period-invoice-row]').count()) === 2, 'the period lists both invoices');
+  check((await page.locator('[data-testid=period-invoice-row]').count()) === expect.closed, 'the period lists every invoice');
+  const regional = page.locator(`[data-testid=period-invoice-row][data-account=${expect.regional.account}][data-region="${expect.regional.region}"]`);
+  check((await regional.getAttribute('data-region')) === expect.regional.region, 'the regional invoice says its region');
+  check((await regional.locator('[data-testid=period-invoice-currency]').textContent()).trim() === expect.regional.currency, 'the regional invoice says its currency');
+  // One total per currency, never CNY and USD added up.
+  const totals = await page.locator('[data-testid=period-invoices-total]').count();
+  check(totals === 2, `${totals} period totals (one per currency)`);
   const csv = await download('export-invoices-csv');
   check(csv.body.startsWith('invoice_id,') && csv.body.includes(acmeInvoiceId), `the invoices CSV (${csv.name})`);
   const journal = await download('export-journal-csv');
@@ -483,6 +511,32 @@ await step('the customer sees the November invoice with its lines and downloads 
   check(html.body.includes('<html') && html.name.endsWith('.html'), `the printable invoice (${html.name})`);
   await shot('invoice');
   await clean();
+});
+
+await step('an invoice of another region shows its region and its own currency', async () => {
+  const r = expect.regional;
+  await signOut();
+  await signIn(expect.keys[r.account], '#/overview');
+  await go('#/invoices');
+  const rows = page.locator('[data-testid=invoice-row]');
+  check((await rows.count()) === 2, `${await rows.count()} invoices of ${r.account} (home and ${r.region})`);
+  const row = rows.filter({ has: page.locator(`[data-testid=invoice-region][data-region="${r.region}"]`) });
+  check((await row.count()) === 1, `one invoice of ${r.region}`);
+  const homeRow = rows.filter({ has: page.locator('[data-testid=invoice-region][data-region=""]') });
+  check((await homeRow.locator('[data-testid=invoice-currency]').textContent()).trim() === expect.prices.currency, 'the home invoice is in the home currency');
+  check((await row.locator('[data-testid=invoice-currency]').textContent()).trim() === r.currency, 'the row says its currency');
+  equalDecimal(await row.locator('[data-testid=invoice-total]').textContent(), r.total, 'the regional invoice total');
+  check((await row.locator('.money .currency').first().textContent()).trim() === r.currency, 'the total is shown in the invoice\'s currency');
+  await shot('invoices-regional');
+  await row.locator('[data-testid=invoice-number]').click();
+  await drawn('#/invoices/');
+  check((await text('invoice-detail-currency')).trim() === r.currency, `the invoice's currency: ${await text('invoice-detail-currency')}`);
+  check((await text('invoice-detail-region')).trim() === r.region, `the invoice's region: ${await text('invoice-detail-region')}`);
+  equalDecimal(await text('invoice-detail-total'), r.total, 'the regional invoice total');
+  await shot('invoice-regional');
+  await clean();
+  await signOut();
+  await signIn(expect.keys.acme, '#/overview');
 });
 
 await step('another account\'s invoice is not found, by the console and by the API', async () => {

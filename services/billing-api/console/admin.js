@@ -191,9 +191,11 @@ export async function adjustments() {
 /** Rows of issued invoices; `prefix` names their test ids (`closed-invoice`, `period-invoice`). */
 function issuedRows(list, prefix) {
   return list.map((i) =>
-    row({ testid: `${prefix}-row`, 'data-invoice-id': i.id, 'data-account': i.account }, [
+    row({ testid: `${prefix}-row`, 'data-invoice-id': i.id, 'data-account': i.account, 'data-region': i.region ?? '' }, [
       [{ testid: `${prefix}-account` }, i.account],
       [{ testid: `${prefix}-number` }, i.number],
+      [{ testid: `${prefix}-region` }, i.region ?? t('invoice.home')],
+      [{ testid: `${prefix}-currency` }, i.currency],
       [{ class: `status ${i.status}` }, t(`status.${i.status}`, null, i.status)],
       [{ class: 'num', testid: `${prefix}-total` }, i.total],
       [{ class: 'num' }, i.amount_due],
@@ -205,6 +207,8 @@ function issuedRows(list, prefix) {
 const issuedHead = () => [
   t('admin.account'),
   t('invoice.number'),
+  t('invoice.region'),
+  t('invoice.currency'),
   t('invoice.status'),
   [{ class: 'num' }, t('invoice.total')],
   [{ class: 'num' }, t('invoice.amount_due')],
@@ -230,10 +234,13 @@ export async function close(ctx) {
       result.replaceChildren(h('p', { class: 'muted' }, t('common.loading')));
       try {
         const issued = await api.post(`/v1/admin/invoices/close?${new URLSearchParams({ period: p })}`);
-        const sum = num.sum(issued.map((i) => i.total));
+        // One total per currency (issue 26): invoices of different regions are never added up.
+        const currencies = [...new Set(issued.map((i) => i.currency))];
+        const sums = currencies.map((c) =>
+          figure(t('admin.invoices_total'), num.sum(issued.filter((i) => i.currency === c).map((i) => i.total)), 'closed-total', c));
         result.replaceChildren(
           h('p', { testid: 'close-done' }, t('admin.closed', { period: p, n: issued.length })),
-          h('div', { class: 'figures compact' }, figure(t('admin.invoices_total'), sum, 'closed-total'), figure(t('admin.invoices_count'), String(issued.length), 'closed-count')),
+          h('div', { class: 'figures compact' }, sums, figure(t('admin.invoices_count'), String(issued.length), 'closed-count')),
           table(issuedHead(), issuedRows(issued, 'closed-invoice'), { testid: 'closed-invoices' }),
           h('p', null, h('a', { href: `#/admin/invoices?period=${p}`, testid: 'close-see-invoices' }, t('admin.see_invoices'))),
         );
@@ -297,8 +304,14 @@ export async function periodInvoices(ctx) {
     }, label);
   const q = (format) => new URLSearchParams({ period, format });
   const chartEl = h('div', { class: 'chart short', testid: 'period-invoices-chart', role: 'img', 'aria-label': t('admin.totals_by_account') });
-  if (issued.length) {
-    ctx.later(() => charts.columns(chartEl, issued.map((i) => ({ name: i.account, value: num.toNumber(i.total) })), issued[0].currency));
+  // Issue 26: invoices of different regions are in different currencies and are never added
+  // up: one total per currency, and the chart draws the home region's invoices only (those
+  // of the first currency when there are none at home).
+  const currencies = [...new Set(issued.map((i) => i.currency))];
+  const home = issued.filter((i) => i.region === null || i.region === undefined);
+  const drawn = home.length ? home : issued.filter((i) => i.currency === currencies[0]);
+  if (drawn.length) {
+    ctx.later(() => charts.columns(chartEl, drawn.map((i) => ({ name: i.account, value: num.toNumber(i.total) })), drawn[0].currency));
   }
   return [
     h('h1', null, t('nav.period_invoices')),
@@ -316,7 +329,8 @@ export async function periodInvoices(ctx) {
         : [
             h('div', { class: 'figures compact' },
               figure(t('admin.invoices_count'), String(issued.length), 'period-invoices-count'),
-              figure(t('admin.invoices_total'), num.sum(issued.map((i) => i.total)), 'period-invoices-total', issued[0].currency)),
+              currencies.map((c) =>
+                figure(t('admin.invoices_total'), num.sum(issued.filter((i) => i.currency === c).map((i) => i.total)), 'period-invoices-total', c))),
             chartEl,
             table(issuedHead(), issuedRows(issued, 'period-invoice'), { testid: 'period-invoices-table' }),
           ],

@@ -267,14 +267,16 @@ function linesTable(lines, testid) {
 }
 
 function totals(inv, prefix) {
+  // Each figure says the invoice's own currency (a regional invoice's is its region's).
+  const c = inv.currency;
   return h(
     'div',
     { class: 'figures compact' },
-    figure(t('invoice.subtotal'), inv.subtotal, `${prefix}-subtotal`),
-    figure(t('invoice.discount'), inv.discount, `${prefix}-discount`),
-    figure(t('invoice.credit'), inv.credit, `${prefix}-credit`),
-    figure(t('invoice.tax'), inv.tax, `${prefix}-tax`),
-    figure(t('invoice.total'), inv.total, `${prefix}-total`),
+    figure(t('invoice.subtotal'), inv.subtotal, `${prefix}-subtotal`, c),
+    figure(t('invoice.discount'), inv.discount, `${prefix}-discount`, c),
+    figure(t('invoice.credit'), inv.credit, `${prefix}-credit`, c),
+    figure(t('invoice.tax'), inv.tax, `${prefix}-tax`, c),
+    figure(t('invoice.total'), inv.total, `${prefix}-total`, c),
   );
 }
 
@@ -318,8 +320,10 @@ function costCard(ctx, cost, balance) {
 }
 
 function historyCard(ctx, cost, invoices) {
+  // Home-region invoices only (issue 26): they share the home currency of the open period's
+  // cost; a regional invoice is in its region's currency and never stacks on them.
   const bars = invoices
-    .filter((i) => i.kind === 'invoice')
+    .filter((i) => i.kind === 'invoice' && isHome(i))
     .map((i) => ({ name: labelOf(i), value: num.toNumber(i.total) }));
   // The open period, unless it is invoiced already (a close ahead of the server's clock).
   if (!failed(cost) && !bars.some((b) => b.name === cost.period_label)) {
@@ -533,6 +537,24 @@ function downloads(doc, lang) {
   );
 }
 
+/** Whether a document is of the home region (`region` null or absent; issue 26). */
+export function isHome(d) {
+  return d.region === null || d.region === undefined;
+}
+
+/** A document's region as shown: its name, or "home". */
+export function regionOf(d) {
+  return isHome(d) ? t('invoice.home') : d.region;
+}
+
+/** An amount with the currency it is in: `123.45 USD` (the figure itself in its own span). */
+export function money(amount, currency, testid) {
+  if (amount === '' || amount === null || amount === undefined) {
+    return '';
+  }
+  return h('span', { class: 'money' }, h('span', { testid }, amount), currency ? h('span', { class: 'currency' }, ` ${currency}`) : null);
+}
+
 /** `#/invoices` */
 export async function invoices(ctx) {
   const list = await api.get('/v1/invoices');
@@ -541,10 +563,12 @@ export async function invoices(ctx) {
       h('a', { href: `#/invoices/${encodeURIComponent(d.id)}`, testid: 'invoice-number' }, d.number),
       d.kind === 'invoice' ? t('invoice.kind_invoice') : t('invoice.kind_credit_note'),
       d.kind === 'invoice' ? labelOf(d) : d.period,
+      [{ testid: 'invoice-region', 'data-region': isHome(d) ? '' : d.region }, regionOf(d)],
+      [{ testid: 'invoice-currency' }, d.currency || ''],
       [{ class: `status ${d.status}`, testid: 'invoice-status' }, t(`status.${d.status}`, null, d.status)],
-      [{ class: 'num', testid: 'invoice-total' }, d.kind === 'invoice' ? d.total : d.amount],
-      [{ class: 'num', testid: 'invoice-amount-due' }, d.kind === 'invoice' ? d.amount_due : ''],
-      [{ class: 'num' }, d.kind === 'invoice' ? d.paid : ''],
+      [{ class: 'num' }, money(d.kind === 'invoice' ? d.total : d.amount, d.currency, 'invoice-total')],
+      [{ class: 'num' }, money(d.kind === 'invoice' ? d.amount_due : '', d.currency, 'invoice-amount-due')],
+      [{ class: 'num' }, money(d.kind === 'invoice' ? d.paid : '', d.currency)],
       downloads(d, ctx.lang),
     ]),
   );
@@ -555,7 +579,7 @@ export async function invoices(ctx) {
       list.length === 0
         ? h('p', { class: 'muted', testid: 'invoices-none' }, t('invoice.none'))
         : table(
-            [t('invoice.number'), t('invoice.kind'), t('invoice.period'), t('invoice.status'), [{ class: 'num' }, t('invoice.total')], [{ class: 'num' }, t('invoice.amount_due')], [{ class: 'num' }, t('invoice.paid')], t('invoice.downloads')],
+            [t('invoice.number'), t('invoice.kind'), t('invoice.period'), t('invoice.region'), t('invoice.currency'), t('invoice.status'), [{ class: 'num' }, t('invoice.total')], [{ class: 'num' }, t('invoice.amount_due')], [{ class: 'num' }, t('invoice.paid')], t('invoice.downloads')],
             rows,
             { testid: 'invoices-table' },
           ),
@@ -576,6 +600,8 @@ export async function invoice(ctx) {
     d.kind === 'invoice'
       ? figure(t('invoice.period'), `${when(d.period.start)} – ${when(d.period.end)}`, 'invoice-detail-period')
       : figure(t('invoice.period'), d.period, 'invoice-detail-period'),
+    figure(t('invoice.region'), regionOf(d), 'invoice-detail-region'),
+    figure(t('invoice.currency'), d.currency, 'invoice-detail-currency'),
     d.kind === 'invoice'
       ? figure(t('invoice.amount_due'), d.amount_due, 'invoice-detail-amount-due', d.currency)
       : figure(t('invoice.amount'), d.amount, 'invoice-detail-amount', d.currency),
@@ -586,14 +612,14 @@ export async function invoice(ctx) {
     if (d.adjustments && d.adjustments.length) {
       body.push(card(t('invoice.adjustments'), table(
         [t('invoice.original'), t('invoice.period'), t('invoice.component'), [{ class: 'num' }, t('invoice.amount')]],
-        d.adjustments.map((a) => row({ testid: 'invoice-adjustment' }, [a.invoice_number || '—', a.period, a.component, [{ class: 'num' }, a.amount]])),
+        d.adjustments.map((a) => row({ testid: 'invoice-adjustment' }, [a.invoice_number || '—', a.period, a.component, [{ class: 'num' }, money(a.amount, d.currency)]])),
       )));
     }
-    body.push(card(null, h('div', { class: 'figures compact' }, figure(t('invoice.paid'), d.paid, 'invoice-detail-paid'), d.credit_note ? figure(t('invoice.kind_credit_note'), d.credit_note, 'invoice-detail-credit-note') : null)));
+    body.push(card(null, h('div', { class: 'figures compact' }, figure(t('invoice.paid'), d.paid, 'invoice-detail-paid', d.currency), d.credit_note ? figure(t('invoice.kind_credit_note'), d.credit_note, 'invoice-detail-credit-note') : null)));
   } else {
     body.push(card(t('invoice.references'), table(
       [t('invoice.original'), t('invoice.period'), [{ class: 'num' }, t('invoice.amount')]],
-      d.references.map((r) => row({ testid: 'credit-note-reference' }, [r.invoice_number || '—', r.period, [{ class: 'num' }, r.amount]])),
+      d.references.map((r) => row({ testid: 'credit-note-reference' }, [r.invoice_number || '—', r.period, [{ class: 'num' }, money(r.amount, d.currency)]])),
     )));
   }
   return [
@@ -608,15 +634,14 @@ function tierText(up, rate, key, bound) {
   return up === null || up === undefined ? `${t('prices.beyond')} ${rate}` : `${t(key, { [bound]: up })}: ${rate}`;
 }
 
-/** `#/prices`: `GET /v1/prices`, what each sku costs now (issue 24.15). */
-export async function prices() {
-  const p = await api.get('/v1/prices');
+/** One region's price tables (the home region's: `region` null), in its own currency. */
+function regionPrices(r, region) {
   const rates = (tiers) =>
     tiers.length === 1 && (tiers[0].up_to_hours === null || tiers[0].up_to_hours === undefined)
       ? tiers[0].rate_per_hour
       : tiers.map((x) => tierText(x.up_to_hours, x.rate_per_hour, 'prices.up_to', 'hours')).join('; ');
   const days = (d) => (d.length === 7 ? t('prices.days_all') : d.join(' '));
-  const rows = p.skus.map((s) =>
+  const rows = r.skus.map((s) =>
     row({ testid: 'price-row', 'data-sku': s.sku, 'data-unit': s.unit }, [
       s.sku,
       t(`usage.unit.${s.unit}`, null, s.unit),
@@ -637,7 +662,7 @@ export async function prices() {
       ],
     ]),
   );
-  const egress = p.egress.map((e) =>
+  const egress = r.egress.map((e) =>
     row({ testid: 'egress-row', 'data-dest': e.dest }, [
       e.dest,
       [
@@ -646,6 +671,35 @@ export async function prices() {
       ],
     ]),
   );
+  const per = (key) => `${t(key)} (${r.currency})`;
+  return h(
+    'section',
+    { class: 'card', testid: 'prices-region', 'data-region': region || '', 'data-currency': r.currency },
+    h('h2', { testid: 'prices-region-title' }, region ? t('prices.region_title', { region }) : t('prices.home')),
+    h(
+      'div',
+      { class: 'figures compact' },
+      figure(t('prices.currency'), r.currency, 'prices-currency'),
+      figure(t('prices.timezone'), r.timezone, 'prices-timezone'),
+      figure(t('prices.tax'), r.tax_rate, 'prices-tax'),
+    ),
+    rows.length === 0
+      ? h('p', { class: 'muted', testid: 'prices-empty' }, t('prices.empty'))
+      : table(
+          [t('prices.sku'), t('prices.unit'), [{ class: 'num' }, per('prices.on_demand')], per('prices.offpeak'), [{ class: 'num' }, per('prices.spot')], [{ class: 'num' }, t('prices.minimum')], t('prices.states')],
+          rows,
+          { testid: 'prices-table' },
+        ),
+    egress.length
+      ? [h('h3', null, t('prices.egress')), table([t('prices.dest'), [{ class: 'num' }, per('prices.per_gb')]], egress, { testid: 'egress-table' })]
+      : null,
+  );
+}
+
+/** `#/prices`: `GET /v1/prices`, what each sku costs now (issue 24.15), the home region's
+ * first, then every other region's in its own currency (issue 26). */
+export async function prices() {
+  const p = await api.get('/v1/prices');
   return [
     h('h1', null, t('prices.title')),
     card(
@@ -654,19 +708,11 @@ export async function prices() {
       h(
         'div',
         { class: 'figures' },
-        figure(t('prices.currency'), p.currency, 'prices-currency'),
         figure(t('prices.period'), p.period_label, 'prices-period', `${t('prices.as_of')} ${when(p.as_of)}`),
         figure(t('prices.discount'), `${p.discount_percent} %`, 'prices-discount'),
-        figure(t('prices.tax'), p.tax_rate, 'prices-tax'),
       ),
-      rows.length === 0
-        ? h('p', { class: 'muted', testid: 'prices-empty' }, t('prices.empty'))
-        : table(
-            [t('prices.sku'), t('prices.unit'), [{ class: 'num' }, t('prices.on_demand')], t('prices.offpeak'), [{ class: 'num' }, t('prices.spot')], [{ class: 'num' }, t('prices.minimum')], t('prices.states')],
-            rows,
-            { testid: 'prices-table' },
-          ),
     ),
-    egress.length ? card(t('prices.egress'), table([t('prices.dest'), [{ class: 'num' }, t('prices.per_gb')]], egress, { testid: 'egress-table' })) : null,
+    regionPrices(p, null),
+    (p.regions || []).map((r) => regionPrices(r, r.region)),
   ];
 }

@@ -227,6 +227,13 @@ const STRINGS = {
     'prices.none': '—',
     'prices.empty': 'The price book lists no SKU.',
     'prices.days_all': 'every day',
+    'prices.region': 'Region',
+    'prices.home': 'Home region',
+    'prices.region_title': 'Region {region}',
+    'prices.timezone': 'Off-peak timezone',
+    'invoice.region': 'Region',
+    'invoice.currency': 'Currency',
+    'invoice.home': 'home',
   },
   zh: {
     'app.title': 'gpubill 控制台',
@@ -451,6 +458,13 @@ const STRINGS = {
     'prices.none': '—',
     'prices.empty': '价目表中没有规格。',
     'prices.days_all': '每天',
+    'prices.region': '区域',
+    'prices.home': '本区域',
+    'prices.region_title': '区域 {region}',
+    'prices.timezone': '闲时所用时区',
+    'invoice.region': '区域',
+    'invoice.currency': '币种',
+    'invoice.home': '本区域',
   },
 };
 
