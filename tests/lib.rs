@@ -822,3 +822,59 @@ impl Gen {
 pub fn rfc(secs: i64) -> String {
     billing_core::timestamp::format_secs(secs)
 }
+
+/// How many of `out` were accepted; panics naming every rejection (a test workload is valid).
+pub fn accepted_all(out: &[billing_store::Outcome]) -> usize {
+    use billing_store::Outcome;
+    let rejected: Vec<String> = out
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Rejected { reason, detail } => Some(format!("{reason}: {detail}")),
+            _ => None,
+        })
+        .collect();
+    assert!(rejected.is_empty(), "{rejected:?}");
+    out.iter()
+        .filter(|o| matches!(o, Outcome::Accepted))
+        .count()
+}
+
+/// Ingests `delivered` into a fresh database of `db` with price book `book`, in batches of
+/// `batch`, reopening the store half way (a restart mid-ingest); answers the store and how
+/// many records were accepted.
+pub async fn ingest_with_restart(
+    db: Db,
+    book: &str,
+    delivered: &[String],
+    batch: usize,
+) -> (Store, usize) {
+    let url = fresh_db(db).await;
+    let half = delivered.len() / 2;
+    let mut count = 0;
+    {
+        let store = Store::open(&url)
+            .await
+            .unwrap()
+            .with_dedupe_horizon(CENTURY_S);
+        store
+            .admin()
+            .put_pricebook(book, DEC_2_2026_MS)
+            .await
+            .unwrap();
+        for chunk in delivered[..half].chunks(batch) {
+            let records = chunk.iter().map(|e| e.as_bytes().to_vec()).collect();
+            count += accepted_all(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap());
+        }
+        store.close().await;
+    }
+    // The engine restarts: a new store on the same database goes on where it stopped.
+    let store = Store::open(&url)
+        .await
+        .unwrap()
+        .with_dedupe_horizon(CENTURY_S);
+    for chunk in delivered[half..].chunks(batch) {
+        let records = chunk.iter().map(|e| e.as_bytes().to_vec()).collect();
+        count += accepted_all(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap());
+    }
+    (store, count)
+}

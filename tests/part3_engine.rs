@@ -8,7 +8,7 @@
 //! `gpubill rate` says for all the events.
 
 use axum::http::StatusCode;
-use billing_store::{Outcome, Store};
+use billing_store::Store;
 use gpubill_tests::*;
 use serde_json::Value;
 
@@ -176,57 +176,16 @@ fn rate_offline(events: &[String]) -> Vec<Value> {
         .collect()
 }
 
-fn accepted(out: &[Outcome]) -> usize {
-    let rejected: Vec<String> = out
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::Rejected { reason, detail } => Some(format!("{reason}: {detail}")),
-            _ => None,
-        })
-        .collect();
-    assert!(rejected.is_empty(), "{rejected:?}");
-    out.iter()
-        .filter(|o| matches!(o, Outcome::Accepted))
-        .count()
-}
-
 /// Shuffled, 20% redelivered, in batches of 89, the engine reopened half way: the close equals
 /// `gpubill rate`, every part-3 line kind is in the invoices, and acme's scoped subsidy takes
 /// something beside the plain 5%.
 async fn part3_terms_close_to_the_offline_invoices(db: Db) {
     for seed in [5u64, 4242] {
         let events = workload(seed, 500);
-        let url = fresh_db(db).await;
         let mut delivered = events.clone();
         delivered.extend(events.iter().step_by(5).cloned());
         shuffle(&mut delivered, seed);
-        let half = delivered.len() / 2;
-        let mut count = 0;
-        {
-            let store = Store::open(&url)
-                .await
-                .unwrap()
-                .with_dedupe_horizon(CENTURY_S);
-            store
-                .admin()
-                .put_pricebook(BOOK, DEC_2_2026_MS)
-                .await
-                .unwrap();
-            for chunk in delivered[..half].chunks(89) {
-                let records = chunk.iter().map(|e| e.as_bytes().to_vec()).collect();
-                count += accepted(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap());
-            }
-            store.close().await;
-        }
-        // The engine restarts: a new store on the same database goes on where it stopped.
-        let store = Store::open(&url)
-            .await
-            .unwrap()
-            .with_dedupe_horizon(CENTURY_S);
-        for chunk in delivered[half..].chunks(89) {
-            let records = chunk.iter().map(|e| e.as_bytes().to_vec()).collect();
-            count += accepted(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap());
-        }
+        let (store, count) = ingest_with_restart(db, BOOK, &delivered, 89).await;
         assert_eq!(count, events.len(), "seed {seed}");
         let issued = store
             .finance()
@@ -286,7 +245,7 @@ async fn a_late_event_that_joins_two_runs_is_a_pending_adjustment(db: Db) {
     ];
     let records = first.iter().map(|e| e.as_bytes().to_vec()).collect();
     assert_eq!(
-        accepted(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap()),
+        accepted_all(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap()),
         2
     );
     let issued = store
@@ -302,7 +261,7 @@ async fn a_late_event_that_joins_two_runs_is_a_pending_adjustment(db: Db) {
     assert_eq!(delta.invoice.subtotal.to_string(), "48.00", "{before}");
     let late = usage("j3", "delta", "g", "gpu.h100", ten + 1200, ten + 2400);
     assert_eq!(
-        accepted(
+        accepted_all(
             &store
                 .log()
                 .ingest(vec![late.clone().into_bytes()], DEC_2_2026_MS)
@@ -442,7 +401,7 @@ async fn a_refund_not_consumed_carries_to_the_next_close(db: Db) {
         })
         .collect();
     let records = events.iter().map(|e| e.as_bytes().to_vec()).collect();
-    accepted(&store.log().ingest(records, JAN_2_2027_MS).await.unwrap());
+    accepted_all(&store.log().ingest(records, JAN_2_2027_MS).await.unwrap());
     let nov = store
         .finance()
         .close_period("2026-11", DEC_2_2026_MS)

@@ -8,7 +8,6 @@
 //! wallet, a region's invoice is settled from the region's wallet).
 
 use axum::http::StatusCode;
-use billing_store::{Outcome, Store};
 use gpubill_tests::*;
 use serde_json::Value;
 
@@ -184,20 +183,6 @@ fn rate_offline(events: &[String]) -> Vec<Value> {
         .collect()
 }
 
-fn accepted(out: &[Outcome]) -> usize {
-    let rejected: Vec<String> = out
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::Rejected { reason, detail } => Some(format!("{reason}: {detail}")),
-            _ => None,
-        })
-        .collect();
-    assert!(rejected.is_empty(), "{rejected:?}");
-    out.iter()
-        .filter(|o| matches!(o, Outcome::Accepted))
-        .count()
-}
-
 /// The engine's invoices of a close, as section 6 shows them, sorted as `gpubill rate` sorts
 /// (account, then region: home first).
 fn sorted_section6(issued: &[billing_store::IssuedInvoice]) -> Vec<Value> {
@@ -221,36 +206,10 @@ fn sorted_section6(issued: &[billing_store::IssuedInvoice]) -> Vec<Value> {
 async fn regions_close_to_the_offline_invoices(db: Db) {
     for seed in [7u64, 991] {
         let events = workload(seed, 600);
-        let url = fresh_db(db).await;
         let mut delivered = events.clone();
         delivered.extend(events.iter().step_by(5).cloned());
         shuffle(&mut delivered, seed);
-        let half = delivered.len() / 2;
-        let mut count = 0;
-        {
-            let store = Store::open(&url)
-                .await
-                .unwrap()
-                .with_dedupe_horizon(CENTURY_S);
-            store
-                .admin()
-                .put_pricebook(BOOK, DEC_2_2026_MS)
-                .await
-                .unwrap();
-            for chunk in delivered[..half].chunks(61) {
-                let records = chunk.iter().map(|e| e.as_bytes().to_vec()).collect();
-                count += accepted(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap());
-            }
-            store.close().await;
-        }
-        let store = Store::open(&url)
-            .await
-            .unwrap()
-            .with_dedupe_horizon(CENTURY_S);
-        for chunk in delivered[half..].chunks(61) {
-            let records = chunk.iter().map(|e| e.as_bytes().to_vec()).collect();
-            count += accepted(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap());
-        }
+        let (store, count) = ingest_with_restart(db, BOOK, &delivered, 61).await;
         assert_eq!(count, events.len(), "seed {seed}");
         let issued = store
             .finance()
