@@ -345,8 +345,10 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         usage_total(&t, &acme, from, to, "hour", "sku").await,
         usage_total(&t, &acme, from, to, "day", "resource").await,
     ];
+    // Home invoices (gamma's us-west one is checked as `regional`).
     let november: Value = offline_invoices(&book, &events, "2026-11")
         .into_iter()
+        .filter(|i| i["region"].is_null())
         .map(|i| {
             (
                 i["account"].as_str().unwrap().to_string(),

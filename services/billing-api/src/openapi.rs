@@ -333,7 +333,8 @@ fn get_seller() {}
 #[utoipa::path(post, path = "/v1/admin/accounts/{id}/topups", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
     request_body(content = MoneyMovement, example = json!({"amount": "100.00", "reference": "wire-1"})),
     responses((status = 201, description = "credited; `settled`: the unpaid invoices it paid, oldest first (unless serve's --no-topup-settlement)", body = MovementResult), (status = 200, description = "the same top-up again (created false)", body = MovementResult), (status = 400, description = "bad amount or reference"),
-        (status = 403, description = "not the admin token"), (status = 404, description = "no such account"), (status = 409, description = "the reference was used with another amount")))]
+        (status = 403, description = "not the admin token"), (status = 404, description = "no such account"), (status = 409, description = "the reference was used with another amount"),
+        (status = 422, description = "`region` is not a region of the price book, or `currency` is not the wallet's")))]
 #[allow(dead_code)]
 fn topups() {}
 

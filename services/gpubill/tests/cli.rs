@@ -385,7 +385,7 @@ fn demo_runs_the_embedded_engine_end_to_end() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Invoices for 2026-11"), "{text}");
-    for account in ["acct-0", "acct-1", "acct-2", "acct-3"] {
+    for account in ["acct-0", "acct-1", "acct-2", "acct-3", "acct-4"] {
         assert!(text.contains(account), "{text}");
     }
     // acct-3's rental story (billing-semantics part 2), with its worked numbers: 70 h of a
@@ -397,7 +397,14 @@ fn demo_runs_the_embedded_engine_end_to_end() {
         "sla_compensation     gpu.h100-80g       tier 0 x-               1800 unit_seconds       0.00",
         "compensation: 8.23",
         "package_usage        gpu.h100-80g       tier 0 x-               7200 unit_seconds       0.00",
-        "acct-3   INV-2026-000004         7      10.77      0.00     10.77     0.00       0.00",
+        "acct-3   home       USD  INV-2026-000004         7      10.77      0.00     10.77     0.00       0.00",
+        // acct-4's part-3 terms: two RTX 5090 runs (20 and 25 minutes) billed as started
+        // hours; the yearly plan ended on 11-16 refunds 46 of 365 days of 1,200.00; the
+        // migration fee; three H100 hours in cn-east-1 at 23.00 CNY, tax 6%.
+        "increment            gpu.rtx5090        tier 0 x-               4500 unit_seconds       0.86",
+        "refund: 151.23",
+        "charge: migration-2026-11",
+        "acct-4   cn-east-1  CNY  INV-2026-000006         1      69.00      0.00      0.00     4.14      73.14",
     ] {
         assert!(text.contains(line), "{line:?} not in {text}");
     }

@@ -514,6 +514,13 @@ pub struct MoneyMovement {
     pub amount: Decimal,
     /// 1 to 128 printable ASCII, no `:`; makes the call idempotent.
     pub reference: String,
+    /// Section 19: the wallet of this region of the price book (absent: home); each wallet
+    /// holds its region's currency.
+    #[schema(required = false)]
+    pub region: Option<String>,
+    /// When given, must be the wallet's currency (else 422 naming both).
+    #[schema(required = false)]
+    pub currency: Option<String>,
 }
 
 /// A payment recorded outside the wallet.
@@ -537,6 +544,10 @@ pub struct MovementResult {
     pub settled: Vec<Settled>,
     /// The wallet's balance after it.
     pub balance: Decimal,
+    /// The wallet's region (null: home).
+    pub region: Option<String>,
+    /// The wallet's currency (null before any price book).
+    pub currency: Option<String>,
 }
 
 #[derive(ToSchema)]
