@@ -54,8 +54,8 @@ pub use finance::{
 };
 pub use ledger::{meter, runs};
 pub use pricing::{
-    egress, estimate, increment, invoice, magnitude, minimum, offpeak, ondemand, period, pricebook,
-    prices, rating, rating_context, reservations, spot, subscriptions, tiers,
+    account_index, egress, estimate, increment, invoice, magnitude, minimum, offpeak, ondemand,
+    period, pricebook, prices, rating, rating_context, reservations, spot, subscriptions, tiers,
 };
 pub use rental::{counters, lease, platform, sla, states};
 

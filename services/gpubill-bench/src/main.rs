@@ -11,6 +11,7 @@
 mod bench;
 mod bench_copy;
 mod bench_kafka;
+mod bench_part3;
 mod load;
 mod soak;
 
