@@ -124,7 +124,7 @@ rate_per_hour = "15.00"
             );
         }
     }
-    let ctx = RatingContext::new(&book, period);
+    let ctx = RatingContext::new(&book, period.clone());
     c.bench_function("rate one account-month (8 GPUs, daily churn)", |b| {
         b.iter(|| {
             rate_account(&ctx, "acme", Some(&ledger), Decimal::ZERO)
@@ -133,7 +133,85 @@ rate_per_hour = "15.00"
                 .total
         })
     });
+    // Issue 26: the same ledger with part-3 terms added to the same sku and reservation.
+    let part3 = PriceBook::from_toml(PART3_BOOK).unwrap();
+    let ctx = RatingContext::new(&part3, period);
+    c.bench_function("rate one account-month, part 3 terms", |b| {
+        b.iter(|| {
+            rate_account(&ctx, "acme", Some(&ledger), Decimal::ZERO)
+                .unwrap()
+                .invoice
+                .total
+        })
+    });
 }
+
+/// The part-2 book of "rate one account-month" with part-3 terms (billing-semantics.md
+/// sections 15 to 20): billing by the minute, a plain discount beside a scoped, dated and
+/// capped one, a yearly plan ended inside its cycle with a prorata refund, an auto-renewing
+/// yearly plan, a one-off charge, and a region (its own currency, timezone and prices; this
+/// ledger has no usage there, `gpubill-bench bench --part3` rates a fleet with some).
+const PART3_BOOK: &str = r#"currency = "CNY"
+timezone = "Asia/Shanghai"
+[skus."gpu.h100-80g"]
+increment_seconds = 60
+tiers = [ { up_to_hours = 500, rate_per_hour = "24.00" }, { rate_per_hour = "18.00" } ]
+[[offpeak]]
+from = "22:00"
+to = "06:00"
+multiplier = "0.70"
+[regions."ap-singapore"]
+currency = "USD"
+timezone = "Asia/Singapore"
+[regions."ap-singapore".skus."gpu.h100-80g"]
+increment_seconds = 3600
+rate_per_hour = "3.20"
+[[reservations]]
+account = "acme"
+sku = "gpu.h100-80g"
+quantity = "4"
+from = "2026-11-01T00:00:00+08:00"
+to = "2026-12-01T00:00:00+08:00"
+rate_per_hour = "15.00"
+[[discounts]]
+account = "acme"
+percent = "5"
+[[discounts]]
+account = "acme"
+id = "h100-subsidy"
+skus = ["gpu.h100-80g"]
+components = ["on_demand", "increment"]
+from = "2026-11-10T00:00:00+08:00"
+to = "2027-01-01T00:00:00+08:00"
+percent = "20"
+cap = "300.00"
+[[subscriptions]]
+account = "acme"
+id = "year-ended"
+sku = "gpu.h100-80g"
+quantity = "2"
+cycle = "year"
+start = "2026-03-01T00:00:00+08:00"
+cycles = 2
+price = "120000.00"
+end = "2026-11-20T00:00:00+08:00"
+refund = "prorata"
+[[subscriptions]]
+account = "acme"
+id = "year-renewing"
+sku = "gpu.h100-80g"
+quantity = "1"
+cycle = "year"
+start = "2025-11-15T00:00:00+08:00"
+auto_renew = true
+price = "90000.00"
+[[charges]]
+account = "acme"
+id = "setup-2026-11"
+description = "数据迁移服务"
+amount = "800.00"
+at = "2026-11-12T00:00:00+08:00"
+"#;
 
 criterion_group!(benches, bench);
 criterion_main!(benches);

@@ -54,8 +54,9 @@ pub use finance::{
 };
 pub use ledger::{meter, runs};
 pub use pricing::{
-    domain, egress, estimate, increment, invoice, magnitude, minimum, offpeak, ondemand, period,
-    pricebook, prices, rating, rating_context, reservations, spot, subscriptions, tiers,
+    account_index, domain, egress, estimate, increment, invoice, magnitude, minimum, offpeak,
+    ondemand, period, pricebook, prices, rating, rating_context, reservations, spot, subscriptions,
+    tiers,
 };
 pub use rental::{counters, lease, platform, sla, states};
 

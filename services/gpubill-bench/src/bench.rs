@@ -66,8 +66,23 @@ pub struct BenchArgs {
     /// Repetitions of each timed part (the best is reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
+    /// Instead of the ingest and ledger benchmarks: rate the rating benchmark's fleet as
+    /// events through `rate_month` (what `gpubill rate` calls) with its part-2 price book and
+    /// with a part-3 one (issue 26), alternately, and print both times and their ratio.
+    #[arg(long)]
+    pub part3: bool,
+    /// With `--part3`: rate only this side (`part2` or `part3`), e.g. to count its
+    /// instructions under callgrind.
+    #[arg(long, requires = "part3", value_parser = ["part2", "part3"])]
+    pub only: Option<String>,
+    /// With `--part3`: each GPU stops 0 to 3,599 s before its lease's 20 h, so that billing
+    /// increments owe padding (the fleet's runs are whole hours otherwise).
+    #[arg(long, requires = "part3")]
+    pub early_stops: bool,
 }
 
+/// The part-2 benchmark (`--part3` is dispatched by `main` to `bench_part3`, which reads this
+/// module's fleet: no module imports one that imports it back).
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     ingest(&args)?;
     rating(&args)?;
@@ -159,7 +174,8 @@ fn ingest(args: &BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-const RATING_BOOK: &str = r#"
+/// The rating benchmark's price book without its account terms ([`reservations`]).
+pub(crate) const RATING_BOOK: &str = r#"
 currency = "CNY"
 timezone = "Asia/Shanghai"
 
@@ -182,14 +198,27 @@ multiplier = "0.85"
 rate = "0.06"
 "#;
 
-fn rating(args: &BenchArgs) -> anyhow::Result<()> {
-    let mut text = RATING_BOOK.to_string();
-    for a in 0..args.accounts {
+/// The account terms of the rating benchmark: a reservation of 4 GPUs per account.
+pub(crate) fn reservations(accounts: u32) -> String {
+    let mut text = String::new();
+    for a in 0..accounts {
         text.push_str(&format!(
             "\n[[reservations]]\naccount = \"acct-{a}\"\nsku = \"{SKU_GPU}\"\nquantity = \"4\"\nfrom = \"2026-11-01T00:00:00+08:00\"\nto = \"2026-12-01T00:00:00+08:00\"\nrate_per_hour = \"15.00\"\n"
         ));
     }
-    let book = PriceBook::from_toml(&text)?;
+    text
+}
+
+/// Hours each daily lease of the rating benchmark runs.
+pub(crate) const LEASE_HOURS: i64 = 20;
+
+/// When account `a`'s lease of day `day` starts: at a varying hour of the day.
+pub(crate) fn lease_start(period_start: i64, a: u32, day: i64) -> i64 {
+    period_start + day * 86_400 + ((i64::from(a) * 7 + day * 5) % 12) * 3600
+}
+
+fn rating(args: &BenchArgs) -> anyhow::Result<()> {
+    let book = PriceBook::from_toml(&format!("{RATING_BOOK}{}", reservations(args.accounts)))?;
     let period = Period::month("2026-11", book.timezone)?;
     // Each account: an 8-GPU lease a day, starting at a varying hour and running 20 h.
     let mut ledgers = Vec::new();
@@ -197,7 +226,7 @@ fn rating(args: &BenchArgs) -> anyhow::Result<()> {
     for a in 0..args.accounts {
         let mut l = AccountLedger::new();
         for day in 0..30i64 {
-            let from = period.start + day * 86_400 + ((a as i64 * 7 + day * 5) % 12) * 3600;
+            let from = lease_start(period.start, a, day);
             for g in 0..8 {
                 l.insert_usage(
                     &format!("l-{a}-{day}"),
@@ -205,7 +234,7 @@ fn rating(args: &BenchArgs) -> anyhow::Result<()> {
                     SKU_GPU,
                     Class::OnDemand,
                     from,
-                    from + 20 * 3600,
+                    from + LEASE_HOURS * 3600,
                     Decimal::ONE,
                 );
                 runs += 1;

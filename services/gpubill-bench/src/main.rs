@@ -11,6 +11,7 @@
 mod bench;
 mod bench_copy;
 mod bench_kafka;
+mod bench_part3;
 mod load;
 mod soak;
 
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Bench(args) if args.part3 => bench_part3::run(&args),
         Command::Bench(args) => bench::run(args),
         Command::BenchKafka(args) => runtime().and_then(|rt| rt.block_on(bench_kafka(args))),
         Command::Load(args) => runtime().and_then(|rt| rt.block_on(load::run(args))),

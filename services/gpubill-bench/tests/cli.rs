@@ -74,6 +74,41 @@ fn bench_runs_on_a_small_fleet() {
 }
 
 #[test]
+fn bench_part3_rates_the_fleet_with_both_books_and_prints_the_ratio() {
+    let out = gpubill_bench(&["bench", "--part3", "--accounts", "3", "--repeat", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("ingest:"), "{stdout}");
+    assert!(stdout.contains("3 accounts x 8 GPUs"), "{stdout}");
+    assert!(stdout.contains("720 events each"), "{stdout}");
+    // Part 3 adds one invoice per account in ap-singapore, in USD.
+    assert!(stdout.contains("part2: best"), "{stdout}");
+    assert!(stdout.contains("part3: best"), "{stdout}");
+    assert!(stdout.contains("(3 invoices, totals"), "{stdout}");
+    assert!(stdout.contains("(6 invoices, totals"), "{stdout}");
+    assert!(stdout.contains(" USD)"), "{stdout}");
+    assert!(stdout.contains("part3 / part2 = "), "{stdout}");
+    let out = gpubill_bench(&[
+        "bench",
+        "--part3",
+        "--only",
+        "part3",
+        "--early-stops",
+        "--accounts",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("daily churn, early stops"), "{stdout}");
+    assert!(stdout.contains("part3: best"), "{stdout}");
+    assert!(!stdout.contains("part2:"), "{stdout}");
+}
+
+#[test]
 fn load_counts_the_failed_requests_of_a_server_that_is_not_there() {
     // Port 1 on loopback: every connection is refused at once.
     let out = gpubill_bench(&[

@@ -16,31 +16,30 @@ use crate::pricing::period::Period;
 use rust_decimal::Decimal;
 
 /// Each maximal run of consecutive seconds of `runs`: (first second, end, quantity of the
-/// last second).
-pub fn consecutive_runs(runs: &Runs) -> Vec<(i64, i64, Decimal)> {
-    let mut out: Vec<(i64, i64, Decimal)> = Vec::new();
-    for r in runs.as_slice() {
-        match out.last_mut() {
-            Some(last) if last.1 == r.from => {
-                last.1 = r.to;
-                last.2 = r.quantity;
-            }
-            _ => out.push((r.from, r.to, r.quantity)),
+/// last second), in time order, without collecting them (rating reads them once per key).
+pub fn consecutive_runs(runs: &Runs) -> impl Iterator<Item = (i64, i64, Decimal)> + '_ {
+    let mut it = runs.as_slice().iter().peekable();
+    std::iter::from_fn(move || {
+        let first = it.next()?;
+        let (from, mut to, mut quantity) = (first.from, first.to, first.quantity);
+        while let Some(next) = it.next_if(|r| r.from == to) {
+            to = next.to;
+            quantity = next.quantity;
         }
-    }
-    out
+        Some((from, to, quantity))
+    })
 }
 
 /// Unit-seconds the resource with (left) `runs` owes in `period` for increments of
-/// `increment` seconds: the padding of every run whose last second is in the period.
+/// `increment` seconds: the padding of every run whose last second is in the period. A run
+/// of whole increments owes nothing and costs no decimal arithmetic.
 pub fn owed_unit_seconds(runs: &Runs, increment: i64, period: &Period) -> Decimal {
     consecutive_runs(runs)
-        .into_iter()
         .filter(|&(_, to, _)| period.contains(to - 1))
-        .map(|(from, to, quantity)| {
+        .filter_map(|(from, to, quantity)| {
             let length = to - from;
-            let padded = (length + increment - 1) / increment * increment;
-            Decimal::from(padded - length) * quantity
+            let padding = (length + increment - 1) / increment * increment - length;
+            (padding > 0).then(|| Decimal::from(padding) * quantity)
         })
         .sum()
 }
@@ -104,7 +103,7 @@ mod tests {
         assert_eq!(owed_unit_seconds(&before, 3600, &dec), Decimal::from(1800));
         let mut after = before.clone();
         after.insert(e - 600, e + 600, Decimal::ONE);
-        assert_eq!(consecutive_runs(&after).len(), 1);
+        assert_eq!(consecutive_runs(&after).count(), 1);
         assert_eq!(owed_unit_seconds(&after, 3600, &nov), Decimal::ZERO);
         assert_eq!(owed_unit_seconds(&after, 3600, &dec), Decimal::from(1200));
     }

@@ -2,7 +2,9 @@
 //! period is a rating error, never an overflow.
 
 use crate::ledger::AccountLedger;
+use crate::pricing::account_index::TermsOfAccount;
 use crate::pricing::egress::{bytes_in, gigabytes};
+use crate::pricing::pricebook::Subscription;
 use crate::pricing::rating_context::{RatingContext, RatingError};
 use crate::pricing::reservations::active_span;
 use rust_decimal::Decimal;
@@ -21,8 +23,12 @@ pub const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA764_0000, 0x0DE0_B6B3, 0,
 /// subscription price. Each line's amount is at most its share of this bound, so when it
 /// holds no multiplication or sum below can overflow and every amount keeps its 2 decimals
 /// (`Invoice::assert_adds_up` cannot fail).
+/// `terms` are the account's, `subscriptions` its subscriptions with their started bounds
+/// (up to the period's end at least: [`crate::pricing::subscriptions::started_bounds_until`]).
 pub fn check_magnitude(
     ctx: &RatingContext<'_>,
+    terms: &TermsOfAccount<'_>,
+    subscriptions: &[(&Subscription, Vec<i64>)],
     account: &str,
     ledger: &AccountLedger,
 ) -> Result<(), RatingError> {
@@ -45,9 +51,8 @@ pub fn check_magnitude(
             rate = rate.max(r);
         }
     }
-    let reserved = book.reservations.iter().filter(|r| r.account == account);
     let mut unit_seconds = Some(Decimal::ZERO);
-    for r in reserved {
+    for r in &terms.reservations {
         rate = rate.max(r.rate_per_hour);
         let span = active_span(r, period).map_or(0, |(a, b)| b - a);
         unit_seconds = add(unit_seconds, r.quantity.checked_mul(Decimal::from(span)));
@@ -62,42 +67,21 @@ pub fn check_magnitude(
         .map(|w| w.multiplier)
         .chain(sla)
         .fold(Decimal::ONE, Decimal::max);
-    for (key, runs) in ledger.usage() {
-        let used = runs
-            .clipped(period.start, period.end)
-            .map(|r| r.unit_seconds())
-            .try_fold(Decimal::ZERO, |a, b| a.checked_add(b));
-        unit_seconds = add(unit_seconds, used);
-        let minimum = book.skus.get(&*key.sku).and_then(|s| s.minimum_seconds);
-        if let (Some(m), Some(q)) = (minimum, runs.max_quantity()) {
-            unit_seconds = add(unit_seconds, q.checked_mul(Decimal::from(m)));
-        }
-        // Section 15: each run ending in the period pads less than one increment.
-        let increment = book.skus.get(&*key.sku).and_then(|s| s.increment_seconds);
-        if let (Some(n), Some(q)) = (increment, runs.max_quantity()) {
-            let ending = runs.clipped(period.start, period.end).count();
-            let padding = Decimal::from(n).checked_mul(Decimal::from(ending));
-            unit_seconds = add(unit_seconds, padding.and_then(|p| q.checked_mul(p)));
-        }
-        if let (Some(_), Some(q)) = (sla, runs.max_quantity()) {
-            unit_seconds = add(unit_seconds, q.checked_mul(Decimal::from(period.seconds())));
-        }
-    }
+    unit_seconds = add(unit_seconds, usage_bound(ctx, ledger, sla.is_some()));
     let per_hour = Decimal::from(3600);
     let mut bound = unit_seconds
         .and_then(|u| u.checked_mul(rate))
         .and_then(|u| u.checked_mul(multiplier))
         .map(|u| u / per_hour);
     bound = add(bound, egress_bound(ctx, ledger));
-    for p in book.packages.iter().filter(|p| p.account == account) {
+    for p in &terms.packages {
         bound = add(bound, Some(p.price));
     }
-    for c in book.charges.iter().filter(|c| c.account == account) {
+    for c in &terms.charges {
         bound = add(bound, Some(c.amount));
     }
-    for s in book.subscriptions.iter().filter(|s| s.account == account) {
+    for (s, bounds) in subscriptions {
         // The cycles starting in the period (an auto-renewing one has many more).
-        let bounds = crate::pricing::subscriptions::started_bounds(s, book.timezone);
         let starting = bounds[..bounds.len() - 1]
             .iter()
             .filter(|&&b| period.contains(b))
@@ -108,6 +92,33 @@ pub fn check_magnitude(
         Some(b) if b <= MAX_AMOUNT => Ok(()),
         other => Err(too_large(other)),
     }
+}
+
+/// The unit-seconds the usage keys can bill: their usage in the period and, at each key's
+/// largest quantity, the minimum charge (4.6), a padding of one increment per run ending in
+/// the period (15) and, with SLA compensation, the whole period (10). The seconds at the
+/// largest quantity are summed as integers first: one decimal product per key.
+fn usage_bound(ctx: &RatingContext<'_>, ledger: &AccountLedger, sla: bool) -> Option<Decimal> {
+    let (book, period) = (ctx.book, &ctx.period);
+    let mut unit_seconds = Decimal::ZERO;
+    for (key, runs) in ledger.usage() {
+        let mut ending: i128 = 0;
+        for r in runs.clipped(period.start, period.end) {
+            unit_seconds = unit_seconds.checked_add(r.unit_seconds())?;
+            ending += 1;
+        }
+        let sku = book.skus.get(&*key.sku);
+        let minimum = sku.and_then(|s| s.minimum_seconds).unwrap_or(0);
+        let increment = sku.and_then(|s| s.increment_seconds).unwrap_or(0);
+        let whole_period = if sla { period.seconds() } else { 0 };
+        let seconds =
+            i128::from(minimum) + i128::from(increment) * ending + i128::from(whole_period);
+        if let (true, Some(q)) = (seconds > 0, runs.max_quantity()) {
+            let seconds = Decimal::try_from_i128_with_scale(seconds, 0).ok()?;
+            unit_seconds = unit_seconds.checked_add(q.checked_mul(seconds)?)?;
+        }
+    }
+    Some(unit_seconds)
 }
 
 /// Every GB of the period's egress (counters included) at its dest's highest rate.

@@ -14,6 +14,7 @@ use crate::events::event::Class;
 use crate::finance::credits::CreditPool;
 use crate::ledger::meter::Meter;
 use crate::ledger::{AccountLedger, Runs};
+use crate::pricing::account_index::TermsOfAccount;
 use crate::pricing::egress::{bytes_in, egress_lines, gigabytes};
 use crate::pricing::invoice::{Component, Invoice, Line, LineDiscount, Terms, Unit};
 use crate::pricing::minimum::owed_unit_seconds;
@@ -22,7 +23,9 @@ use crate::pricing::period::Period;
 use crate::pricing::pricebook::{Package, PriceBook, Subscription};
 pub use crate::pricing::rating_context::{RateMonthError, RatingContext, RatingError, Unpriced};
 use crate::pricing::reservations::commitment_line;
-use crate::pricing::subscriptions::{cycle_lines, refund_line, reserved_span, started_bounds};
+use crate::pricing::subscriptions::{
+    cycle_lines, refund_line, reserved_span, started_bounds_until,
+};
 use crate::rental::states::{KeyView, split_keys};
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
@@ -82,8 +85,9 @@ fn assemble(
         tax_rate: book.tax_rate,
     };
     let period = ctx.period.to_json();
-    let scoped: Vec<&dyn LineDiscount> = book
-        .scoped_discounts(account, ctx.period.start, ctx.period.end)
+    let scoped: Vec<&dyn LineDiscount> = ctx
+        .terms_of(account)
+        .scoped_discounts(ctx.period.start, ctx.period.end)
         .into_iter()
         .map(|d| d as &dyn LineDiscount)
         .collect();
@@ -106,26 +110,26 @@ pub fn account_lines(
 ) -> Result<AccountLines, RatingError> {
     let empty = AccountLedger::new();
     let ledger = ledger.unwrap_or(&empty);
-    crate::pricing::magnitude::check_magnitude(ctx, account, ledger)?;
+    let terms = ctx.terms_of(account);
+    let subscriptions: Vec<(&Subscription, Vec<i64>)> = terms
+        .subscriptions
+        .iter()
+        .map(|&s| {
+            let bounds = started_bounds_until(s, ctx.book.timezone, ctx.period.end);
+            (s, bounds)
+        })
+        .collect();
+    crate::pricing::magnitude::check_magnitude(ctx, &terms, &subscriptions, account, ledger)?;
     let mut lines = Vec::new();
     let mut unpriced = Vec::new();
     let keys = split_keys(ctx.book, ledger, &ctx.period, &mut lines);
-    let subscriptions: Vec<(&Subscription, Vec<i64>)> = ctx
-        .book
-        .subscriptions
-        .iter()
-        .filter(|s| s.account == account)
-        .map(|s| (s, started_bounds(s, ctx.book.timezone)))
-        .collect();
-    on_demand_lines(
-        ctx,
+    let mine = Mine {
         account,
-        &keys,
-        &subscriptions,
-        &mut lines,
-        &mut unpriced,
-    );
-    let refunds = term_lines(ctx, account, &subscriptions, &mut lines);
+        terms: &terms,
+        subscriptions: &subscriptions,
+    };
+    on_demand_lines(ctx, &mine, &keys, &mut lines, &mut unpriced);
+    let refunds = term_lines(ctx, &mine, &mut lines);
     crate::pricing::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
     egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
     let compensation = crate::rental::sla::sla_lines(ctx, ledger, &mut lines);
@@ -137,26 +141,28 @@ pub fn account_lines(
     })
 }
 
+/// The account being rated, its terms and its subscriptions' started bounds.
+struct Mine<'m, 'a> {
+    account: &'m str,
+    terms: &'m TermsOfAccount<'a>,
+    subscriptions: &'m [(&'a Subscription, Vec<i64>)],
+}
+
 /// Sections 4.1 to 4.4, 4.6, 12 and 13 for every on-demand sku of the account.
 fn on_demand_lines(
     ctx: &RatingContext<'_>,
-    account: &str,
+    mine: &Mine<'_, '_>,
     keys: &[KeyView<'_>],
-    subscriptions: &[(&Subscription, Vec<i64>)],
     lines: &mut Vec<Line>,
     unpriced: &mut Vec<Unpriced>,
 ) {
-    let book = ctx.book;
+    let (book, account, subscriptions) = (ctx.book, mine.account, mine.subscriptions);
     let mut by_sku: BTreeMap<&str, Vec<&Runs>> = BTreeMap::new();
     for k in keys.iter().filter(|k| k.key.class == Class::OnDemand) {
         by_sku.entry(&k.key.sku).or_default().push(&k.left);
     }
-    let reservations = book.reservations.iter().filter(|r| r.account == account);
-    let packages: Vec<&Package> = book
-        .packages
-        .iter()
-        .filter(|p| p.account == account)
-        .collect();
+    let reservations = mine.terms.reservations.iter().copied();
+    let packages: &[&Package] = &mine.terms.packages;
     let mut skus: BTreeSet<&str> = by_sku.keys().copied().collect();
     skus.extend(reservations.clone().map(|r| r.sku.as_str()));
     skus.extend(subscriptions.iter().map(|(s, _)| s.sku.as_str()));
@@ -271,16 +277,15 @@ fn push_unpriced(
 /// credited in the period, by subscription id.
 fn term_lines(
     ctx: &RatingContext<'_>,
-    account: &str,
-    subscriptions: &[(&Subscription, Vec<i64>)],
+    mine: &Mine<'_, '_>,
     lines: &mut Vec<Line>,
 ) -> Vec<(String, Decimal)> {
     let mut refunds = Vec::new();
-    let (book, period) = (ctx.book, &ctx.period);
-    for r in book.reservations.iter().filter(|r| r.account == account) {
+    let period = &ctx.period;
+    for r in &mine.terms.reservations {
         lines.extend(commitment_line(r, period));
     }
-    for (s, bounds) in subscriptions {
+    for (s, bounds) in mine.subscriptions {
         lines.extend(cycle_lines(s, bounds, period));
         if let Some(line) = refund_line(s, bounds, period) {
             refunds.push((s.id.clone(), line.refund.unwrap_or_default()));
@@ -288,7 +293,7 @@ fn term_lines(
         }
     }
     refunds.sort();
-    for p in book.packages.iter().filter(|p| p.account == account) {
+    for p in &mine.terms.packages {
         if period.contains(p.from) {
             let mut line = Line::usage(
                 Component::Package,
@@ -303,7 +308,7 @@ fn term_lines(
             lines.push(line);
         }
     }
-    for c in book.charges.iter().filter(|c| c.account == account) {
+    for c in &mine.terms.charges {
         if period.contains(c.at) {
             lines.push(c.line());
         }
@@ -390,11 +395,13 @@ pub fn rate_all(
         .for_region(None)
         .unwrap_or(std::borrow::Cow::Borrowed(book));
     let book = &*home;
-    let ctx = RatingContext::with_platform(book, period, meter.platform());
+    let ctx = RatingContext::with_platform(book, period, meter.platform()).indexed();
     accounts_of(book, meter, only)
         .into_iter()
         .map(|a| {
-            let credit = book.credit_total_for(a, ctx.period.start, ctx.period.end);
+            let credit = ctx
+                .terms_of(a)
+                .credit_total_for(ctx.period.start, ctx.period.end);
             rate_account(&ctx, a, meter.account(a), credit)
         })
         .collect()
@@ -478,8 +485,13 @@ pub fn rate_month(
     }
     let mut books: BTreeMap<Option<&str>, Cow<'_, PriceBook>> = BTreeMap::new();
     let mut platforms = BTreeMap::new();
+    // One book per region, built once: a region's copies every term of the book (issue 26:
+    // building it for every invoice made rating quadratic in the accounts).
     for region in jobs.iter().map(|(_, r)| *r) {
-        if let (None, Some(b)) = (books.get(&region), book.for_region(region)) {
+        if books.contains_key(&region) {
+            continue;
+        }
+        if let Some(b) = book.for_region(region) {
             books.insert(region, b);
             platforms.insert(region, meter.platform().in_region(region));
         }
@@ -496,10 +508,12 @@ pub fn rate_month(
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 let period = Period::month(label, tz)?;
-                e.insert(RatingContext::with_platform(rbook, period, platform))
+                e.insert(RatingContext::with_platform(rbook, period, platform).indexed())
             }
         };
-        let credit = rbook.credit_total_for(account, ctx.period.start, ctx.period.end);
+        let credit = ctx
+            .terms_of(account)
+            .credit_total_for(ctx.period.start, ctx.period.end);
         let ledger = meter.account_in(account, region);
         let mut r = rate_account(ctx, account, ledger.as_deref(), credit)?;
         if show_region {

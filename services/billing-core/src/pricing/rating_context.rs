@@ -3,6 +3,7 @@
 //! [`crate::pricing::rating`] and the modules of its rules, which all read them.
 
 use crate::events::event_fields::Class;
+use crate::pricing::account_index::{TermsIndex, TermsOfAccount};
 use crate::pricing::invoice::Unit;
 use crate::pricing::offpeak::Schedule;
 use crate::pricing::period::Period;
@@ -10,6 +11,7 @@ use crate::pricing::pricebook::PriceBook;
 use crate::rental::platform::{NO_PLATFORM, Platform};
 use rust_decimal::Decimal;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,6 +77,8 @@ pub struct RatingContext<'a> {
     pub platform: &'a Platform,
     /// Per node, its merged faults.
     pub(crate) faults: BTreeMap<&'a str, Vec<(i64, i64)>>,
+    /// Every account's terms, when the context rates many accounts ([`RatingContext::indexed`]).
+    terms: Option<TermsIndex<'a>>,
 }
 
 impl<'a> RatingContext<'a> {
@@ -92,6 +96,25 @@ impl<'a> RatingContext<'a> {
             schedule,
             platform,
             faults: platform.faults().collect(),
+            terms: None,
+        }
+    }
+
+    /// The same context with every account's terms indexed once, for rating many accounts
+    /// with it: each then finds its terms without a pass over the whole book.
+    pub fn indexed(mut self) -> Self {
+        self.terms = Some(TermsOfAccount::index(self.book));
+        self
+    }
+
+    /// The account's terms in the book: from the index if the context has one, else by one
+    /// pass over the book.
+    pub fn terms_of(&self, account: &str) -> Cow<'_, TermsOfAccount<'a>> {
+        match &self.terms {
+            Some(index) => index
+                .get(account)
+                .map_or_else(|| Cow::Owned(TermsOfAccount::default()), Cow::Borrowed),
+            None => Cow::Owned(TermsOfAccount::of(self.book, account)),
         }
     }
 }

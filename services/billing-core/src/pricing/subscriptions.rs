@@ -28,27 +28,42 @@ use rust_decimal::Decimal;
 
 const WEEK_SECONDS: i64 = 7 * 86_400;
 
+/// `start_k`: where cycle `k` starts (before any `end`).
+fn cycle_start(sub: &Subscription, k: i64, tz: Tz) -> i64 {
+    match sub.cycle {
+        Cycle::Week => sub.start + k * WEEK_SECONDS,
+        Cycle::Month => add_months(sub.start, k, tz),
+        Cycle::Year => add_months(sub.start, 12 * k, tz),
+    }
+}
+
 /// `start_0 ..= start_cycles`: the bounds of every cycle (before any `end`).
 pub fn cycle_bounds(sub: &Subscription, tz: Tz) -> Vec<i64> {
     (0..=i64::from(sub.cycles))
-        .map(|k| match sub.cycle {
-            Cycle::Week => sub.start + k * WEEK_SECONDS,
-            Cycle::Month => add_months(sub.start, k, tz),
-            Cycle::Year => add_months(sub.start, 12 * k, tz),
-        })
+        .map(|k| cycle_start(sub, k, tz))
         .collect()
 }
 
 /// The bounds of the cycles that start (section 17: none at or after `end`):
 /// `start_0 ..= start_n`, `n` the number of them (just `[start_0]` when none does).
 pub fn started_bounds(sub: &Subscription, tz: Tz) -> Vec<i64> {
-    let mut bounds = cycle_bounds(sub, tz);
-    if let Some(end) = sub.end {
-        let starting = bounds[..bounds.len() - 1]
-            .iter()
-            .take_while(|&&b| b < end)
-            .count();
-        bounds.truncate(starting + 1);
+    started_bounds_until(sub, tz, i64::MAX)
+}
+
+/// The bounds of [`started_bounds`] up to the first at or after `until`: all that rating a
+/// period ending at `until` reads (the cycles starting before it with their ends, `R(s)` for
+/// `s < until`, and the refund of an `end` before it). An auto-renewing subscription has
+/// cycles up to [`AUTO_RENEW_HORIZON`]; a period needs only a few of them (issue 26: the 76
+/// bounds of a yearly plan made a third of what part-3 terms added to rating a month).
+pub fn started_bounds_until(sub: &Subscription, tz: Tz, until: i64) -> Vec<i64> {
+    let stop = sub.end.map_or(until, |end| end.min(until));
+    let mut bounds = Vec::new();
+    for k in 0..=i64::from(sub.cycles) {
+        let bound = cycle_start(sub, k, tz);
+        bounds.push(bound);
+        if bound >= stop {
+            break;
+        }
     }
     bounds
 }
@@ -287,6 +302,34 @@ mod tests {
         assert_eq!(prorata_refund(&s, &started_bounds(&s, Tz::UTC)), None);
         s.end = Some(at("2030-06-01T00:00:00Z"));
         assert_eq!(prorata_refund(&s, &started_bounds(&s, Tz::UTC)), None);
+    }
+
+    #[test]
+    fn started_bounds_until_an_instant_are_those_up_to_the_first_at_or_after_it() {
+        let tz = chrono_tz::Asia::Shanghai;
+        let mut s = sub(Cycle::Month, at("2026-01-31T00:00:00+08:00"), 0);
+        s.cycles = auto_renew_cycles(Cycle::Month, s.start);
+        s.auto_renew = true;
+        let until = at("2026-05-01T00:00:00+08:00");
+        let all = started_bounds(&s, tz);
+        let few = started_bounds_until(&s, tz, until);
+        // Jan 31, Feb 28, Mar 31, Apr 30 start before May 1; May 31 is the first after.
+        assert_eq!(few.len(), 5);
+        assert_eq!(few[..], all[..5]);
+        assert_eq!(few[4], at("2026-05-31T00:00:00+08:00"));
+        // An instant on a bound stops there; an end before `until` stops at the end as
+        // `started_bounds` does, and with a refund both give the same one.
+        assert_eq!(started_bounds_until(&s, tz, few[2]), all[..3]);
+        s.end = Some(at("2026-03-15T00:00:00+08:00"));
+        s.refund = Refund::Prorata;
+        let ended = started_bounds_until(&s, tz, until);
+        assert_eq!(ended, started_bounds(&s, tz));
+        assert_eq!(ended, all[..3]);
+        assert_eq!(
+            prorata_refund(&s, &ended),
+            prorata_refund(&s, &started_bounds(&s, tz))
+        );
+        assert!(prorata_refund(&s, &ended).is_some());
     }
 
     #[test]
