@@ -190,13 +190,18 @@ fn sorted_section6(issued: &[billing_store::IssuedInvoice]) -> Vec<Value> {
         .iter()
         .map(|i| section6(&serde_json::to_value(&i.invoice).unwrap()))
         .collect();
-    v.sort_by_key(|i| {
+    sort_by_domain(&mut v);
+    v
+}
+
+/// Invoices in `gpubill rate`'s order: account, then region (home first).
+fn sort_by_domain(invoices: &mut [Value]) {
+    invoices.sort_by_key(|i| {
         (
             i["account"].as_str().unwrap_or_default().to_string(),
             i["region"].as_str().map(str::to_string),
         )
     });
-    v
 }
 
 /// Three accounts in three domains each, shuffled, 20% redelivered, in batches of 61, the
@@ -383,12 +388,7 @@ async fn regions_through_kafka_bill_like_gpubill_rate_and_replay_identically() {
     consume_until_offsets(&a, &topic, events.len() as i64, Some(records.len() as i64)).await;
     let closed = a.close("2026-11").await;
     let mut issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
-    issued.sort_by_key(|i| {
-        (
-            i["account"].as_str().unwrap_or_default().to_string(),
-            i["region"].as_str().map(str::to_string),
-        )
-    });
+    sort_by_domain(&mut issued);
     assert_eq!(issued, rate_offline(&events));
 
     // A late usage event in us-west, after the close.
