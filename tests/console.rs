@@ -307,6 +307,17 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         let answer = t.ingest(batch).await;
         assert_eq!(answer["rejected"], 0, "{answer}");
     }
+    // A monthly plan from December 1st that renews, refunded pro rata when ended: on the
+    // clock's 2026-12-02T00:00Z its first cycle (Nov 30 16:00Z to Dec 31 16:00Z, 744 h) has
+    // 712 h left, so ending it now refunds round(300.00 x 712 / 744, 2) = 287.10.
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/terms/subscriptions/plan-m",
+            r#"{"sku":"gpu.h100-80g","quantity":"1","cycle":"month","start":"2026-12-01T00:00:00+08:00","auto_renew":true,"refund":"prorata","price":"300.00"}"#,
+        )
+        .await;
+    assert!(s.is_success(), "{v}");
     // One record the engine refuses, for the dead letters page.
     let bad = usage(
         "bad-1",
@@ -336,6 +347,20 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
     assert!(decisions > 0, "acme's November crossed its limits");
     let (s, balance) = t.get("/v1/balance", &acme).await;
     assert_eq!(s, StatusCode::OK, "{balance}");
+    let plan = &balance["subscriptions"][0];
+    assert_eq!(
+        (
+            &plan["id"],
+            &plan["next_cycle_start"],
+            &plan["refund_if_ended_now"]
+        ),
+        (
+            &json!("plan-m"),
+            &json!("2026-12-31T16:00:00Z"),
+            &json!("287.10")
+        ),
+        "{balance}"
+    );
     let (s, prices) = t.get("/v1/prices", &acme).await;
     assert_eq!(s, StatusCode::OK, "{prices}");
     // November in the price book's timezone (Asia/Shanghai), as the console finds it from the
@@ -367,6 +392,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         "spend_limit": balance["quotas"]["spend_limit"],
         "prepaid_balance": balance["prepaid_balance"],
         "wallet_balance": balance["wallet"]["balance"],
+        "subscriptions": balance["subscriptions"],
         "dead_letter_reason": reason,
         "november": november,
         "accounts": ["acme", "beta", "gamma"],

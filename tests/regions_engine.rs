@@ -8,6 +8,7 @@
 //! wallet, a region's invoice is settled from the region's wallet).
 
 use axum::http::StatusCode;
+use billing_store::Store;
 use gpubill_tests::*;
 use serde_json::Value;
 
@@ -356,6 +357,229 @@ async fn a_region_is_invoiced_and_settled_in_its_own_currency(db: Db) {
     assert_eq!(home.balance.to_string(), "0.00");
 }
 on_both!(a_region_is_invoiced_and_settled_in_its_own_currency);
+
+/// Section 19 for rental backends: quotas, holds, cost, usage and balances are a billing
+/// domain's. acme has a spend limit of 40.00 USD in us-west and none at home. It rents 10 h
+/// at home (240.00 CNY) and 10 h in us-west (32.00 USD) in the open December: the us-west
+/// quota warns at 32.00 (80% of 40.00) and names its region; home usage moves nothing. Its
+/// current cost and usage answer per region. A 1 h hold in us-west reserves 3.20 (the region's
+/// rate) and fits (35.20); a 2 h one (6.40) would reach 41.60 and is denied by us-west's
+/// spend_limit, while 10 h at home (240.00 CNY) is allowed. A prepaid balance of 50.00 in
+/// us-west is the us-west wallet's (50.00 - 32.00 - 3.20 held = 14.80 available); the home
+/// wallet stays at 0. A region the price book does not name is a 422 naming it.
+async fn quotas_holds_and_costs_are_a_regions_own(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(SMALL_BOOK).await;
+    let key = t.account("acme").await;
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas?region=mars",
+            r#"{"spend_limit":"40.00"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(v.to_string().contains("mars"), "{v}");
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas?region=us-west",
+            r#"{"spend_limit":"40.00"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let usage = |id: &str, region: Option<&str>, start: &str, end: &str| {
+        let data = serde_json::json!({"lease":id,"resource":"g0","sku":"gpu.h100",
+            "start":start,"end":end});
+        serde_json::json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage",
+            "subject":"acme","data":with_region(data, region)})
+        .to_string()
+    };
+    t.ingest(&[
+        usage("h", None, "2026-12-01T00:00:00Z", "2026-12-01T10:00:00Z"),
+        usage(
+            "u",
+            Some("us-west"),
+            "2026-12-01T10:00:00Z",
+            "2026-12-01T20:00:00Z",
+        ),
+    ])
+    .await;
+
+    let (s, d) = t.get("/v1/quota/decisions", &key).await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    let decisions = d["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 1, "{d}");
+    assert_eq!(
+        (
+            &decisions[0]["account"],
+            &decisions[0]["region"],
+            &decisions[0]["quota"],
+            &decisions[0]["kind"],
+            &decisions[0]["used"],
+        ),
+        (
+            &Value::from("acme"),
+            &Value::from("us-west"),
+            &Value::from("spend_limit"),
+            &Value::from("warn"),
+            &Value::from("32")
+        ),
+        "{d}"
+    );
+
+    for (query, currency, total) in [("", "CNY", "240.00"), ("?region=us-west", "USD", "32.00")] {
+        let (s, c) = t.get(&format!("/v1/cost/current{query}"), &key).await;
+        assert_eq!(s, StatusCode::OK, "{c}");
+        assert_eq!(c["invoice"]["currency"], currency, "{c}");
+        assert_eq!(c["invoice"]["total"], total, "{c}");
+    }
+    let (s, c) = t.get("/v1/cost/current?region=mars", &key).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{c}");
+    let (s, u) = t
+        .get(
+            "/v1/usage?from=2026-12-01T00:00:00Z&to=2026-12-02T00:00:00Z&granularity=day&region=us-west",
+            &key,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{u}");
+    assert_eq!(u["region"], "us-west", "{u}");
+    assert_eq!(u["groups"][0]["key"], "gpu.h100", "{u}");
+    assert_eq!(u["groups"][0]["buckets"][0]["unit_seconds"], "36000", "{u}");
+
+    let authorize = |region: Option<&str>, seconds: i64| {
+        let mut body = serde_json::json!({"account":"acme","sku":"gpu.h100","quantity":"1",
+            "seconds":seconds});
+        if let Some(r) = region {
+            body["region"] = r.into();
+        }
+        t.admin("POST", "/v1/authorize", body.to_string())
+    };
+    let (s, a) = authorize(Some("us-west"), 3600).await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    assert_eq!(
+        (&a["decision"], &a["amount"]),
+        (&"allowed".into(), &"3.20".into()),
+        "{a}"
+    );
+    let (s, a) = authorize(Some("us-west"), 7200).await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    assert_eq!(a["decision"], "denied", "{a}");
+    assert_eq!(a["quota"], "spend_limit", "{a}");
+    assert_eq!(a["used"], "35.20", "{a}");
+    assert_eq!(a["requested"], "6.40", "{a}");
+    let (s, a) = authorize(None, 36000).await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    assert_eq!(
+        (&a["decision"], &a["amount"]),
+        (&"allowed".into(), &"240.00".into()),
+        "{a}"
+    );
+    let (s, a) = authorize(Some("mars"), 60).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{a}");
+    assert!(a.to_string().contains("mars"), "{a}");
+
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas?region=us-west",
+            r#"{"prepaid_balance":"50.00"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, b) = t.get("/v1/balance?region=us-west", &key).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["region"], "us-west", "{b}");
+    assert_eq!(b["period_cost"], "32.00", "{b}");
+    assert_eq!(b["held"], "3.20", "{b}");
+    assert_eq!(b["prepaid_balance"], "50.00", "{b}");
+    assert_eq!(b["available"], "14.80", "{b}");
+    let (s, b) = t.get("/v1/balance", &key).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b.get("region"), None, "{b}");
+    assert_eq!(b["period_cost"], "240.00", "{b}");
+    assert_eq!(b["held"], "240.00", "{b}");
+    assert_eq!(b["wallet"]["balance"], "0.00", "{b}");
+}
+on_both!(quotas_holds_and_costs_are_a_regions_own);
+
+/// Section 19, numbering per region: with `us-west` numbered in series of its own (`USW`,
+/// `USWCN`), November's close numbers the us-west invoices USW-2026-000001 and 000002 (acme,
+/// beta, in domain order) and the home invoice INV-2026-000001: each series gapless on its own.
+/// A prefix that names another series, or is not 1 to 16 of A-Z 0-9, is refused naming it.
+async fn a_region_numbers_its_invoices_in_its_own_series(db: Db) {
+    let open = || async { Store::open(&fresh_db(db).await).await.unwrap() };
+    let store = open()
+        .await
+        .with_dedupe_horizon(CENTURY_S)
+        .with_region_prefixes("us-west", "USW", "USWCN")
+        .unwrap();
+    for (invoice, note) in [
+        ("INV", "EUCN"),
+        ("EU", "CN"),
+        ("USW", "EUCN"),
+        ("eu", "EUCN"),
+        ("EU", "EU"),
+    ] {
+        let refused = open()
+            .await
+            .with_region_prefixes("us-west", "USW", "USWCN")
+            .unwrap()
+            .with_region_prefixes("eu-frankfurt", invoice, note);
+        let e = refused
+            .err()
+            .unwrap_or_else(|| panic!("{invoice}/{note} accepted"));
+        assert!(e.contains("eu-frankfurt"), "{e}");
+    }
+    store
+        .admin()
+        .put_pricebook(SMALL_BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
+    let usage = |id: &str, subject: &str, region: Option<&str>| {
+        let data = serde_json::json!({"lease":id,"resource":"g0","sku":"gpu.h100",
+            "start":"2026-11-10T00:00:00Z","end":"2026-11-10T01:00:00Z"});
+        serde_json::json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage",
+            "subject":subject,"data":with_region(data, region)})
+        .to_string()
+        .into_bytes()
+    };
+    let events = vec![
+        usage("a-home", "acme", None),
+        usage("a-usw", "acme", Some("us-west")),
+        usage("b-usw", "beta", Some("us-west")),
+    ];
+    store.log().ingest(events, DEC_2_2026_MS).await.unwrap();
+    let closed = store
+        .finance()
+        .close_period("2026-11", DEC_2_2026_MS)
+        .await
+        .unwrap();
+    let mut numbers: Vec<(String, String)> = closed
+        .iter()
+        .map(|i| {
+            let v = serde_json::to_value(i).unwrap();
+            (
+                format!(
+                    "{}@{}",
+                    v["account"].as_str().unwrap(),
+                    v["region"].as_str().unwrap_or("")
+                ),
+                v["number"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    numbers.sort();
+    assert_eq!(
+        numbers,
+        [
+            ("acme@".to_string(), "INV-2026-000001".to_string()),
+            ("acme@us-west".to_string(), "USW-2026-000001".to_string()),
+            ("beta@us-west".to_string(), "USW-2026-000002".to_string()),
+        ]
+    );
+}
+on_both!(a_region_numbers_its_invoices_in_its_own_series);
 
 /// Through Kafka (tansu): the regional workload keyed by subject, consumed into PostgreSQL,
 /// closes to `gpubill rate`'s invoices; a replay of the usage topic and the commands topic

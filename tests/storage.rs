@@ -325,7 +325,7 @@ async fn an_unknown_stored_word_is_an_error_naming_table_column_and_value() {
     let quotas: Quotas = serde_json::from_str(r#"{"spend_limit":"1.00"}"#).unwrap();
     store
         .quota()
-        .set_quotas("acme", &quotas, now)
+        .set_quotas("acme", None, &quotas, now)
         .await
         .unwrap();
     let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
@@ -341,11 +341,12 @@ async fn an_unknown_stored_word_is_an_error_naming_table_column_and_value() {
     let quotas: Quotas = serde_json::from_str("{}").unwrap();
     store
         .quota()
-        .set_quotas("acme", &quotas, now)
+        .set_quotas("acme", None, &quotas, now)
         .await
         .unwrap();
     let request = HoldRequest {
         account: "acme".into(),
+        region: None,
         sku: "gpu.h100".into(),
         quantity: "1".parse().unwrap(),
         seconds: 60,

@@ -1025,6 +1025,76 @@ price = "50.00"
 }
 on_both!(scoped_discounts_and_ending_subscriptions_by_put_equal_the_price_book);
 
+/// Section 17 by command, ending a started plan early: a yearly plan from 2026-01-01 at
+/// 1,200.00 that renews is set by command; on 2026-11-16 (the clock) an `end` on 11-10 is a
+/// 409 (elapsed seconds stay billed), and `end` = now with `refund = "prorata"` is accepted:
+/// the balance showed that ending it now refunds round(1200 x 46 / 365, 2) = 151.23 (46 of
+/// 365 days unused) and that it renews on 2027-01-01. November's close equals `gpubill rate`
+/// with the plan so ended: a `subscription_refund` line of 151.23, credited against the 4 h
+/// of on-demand usage on 11-20 after the plan ended (96.00 + 6 % tax).
+async fn a_started_plan_ended_by_command_refunds_like_the_price_book(db: Db) {
+    let (app, key) = setup(db, NOV_1 + 15 * DAY).await;
+    let plan = json!({"sku":"gpu.h100","quantity":"1","cycle":"year",
+        "start":"2026-01-01T00:00:00Z","auto_renew":true,"refund":"prorata","price":"1200.00"});
+    let (s, v) = put(&app, "subscriptions/y", plan.clone()).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, b) = app.get("/v1/balance", &key).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let status = &b["subscriptions"][0];
+    assert_eq!(status["next_cycle_start"], "2027-01-01T00:00:00Z", "{b}");
+    assert_eq!(status["refund_if_ended_now"], "151.23", "{b}");
+    let mut early = plan.clone();
+    early["end"] = json!("2026-11-10T00:00:00Z");
+    let (s, v) = put(&app, "subscriptions/y", early).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(v.to_string().contains("2026-11-10T00:00:00Z"), "{v}");
+    let mut sold = plan.clone();
+    sold["price"] = json!("1000.00");
+    let (s, v) = put(&app, "subscriptions/y", sold).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let mut ended = plan.clone();
+    ended["end"] = json!("2026-11-16T00:00:00Z");
+    let (s, v) = put(&app, "subscriptions/y", ended).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+
+    let book = format!(
+        r#"{BOOK}
+[[subscriptions]]
+account = "acme"
+id = "y"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "year"
+start = "2026-01-01T00:00:00Z"
+auto_renew = true
+refund = "prorata"
+price = "1200.00"
+end = "2026-11-16T00:00:00Z"
+"#
+    );
+    let events = vec![usage("acme", "u1", NOV_1 + 19 * DAY, 4)];
+    let app = app.at(DEC_2_2026_MS);
+    app.ingest(&events).await;
+    let closed = app.close("2026-11").await;
+    let engine = section6(&closed[0]);
+    assert_eq!(
+        engine,
+        offline_invoices(&book, &events, "2026-11")[0],
+        "engine differs from gpubill rate"
+    );
+    let refund = engine["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["component"] == "subscription_refund")
+        .cloned()
+        .unwrap_or_else(|| panic!("no refund line: {engine}"));
+    assert_eq!(refund["refund"], "151.23", "{refund}");
+    assert_eq!(engine["subtotal"], "96.00", "{engine}");
+    assert_eq!(engine["credit"], "96.00", "{engine}");
+}
+on_both!(a_started_plan_ended_by_command_refunds_like_the_price_book);
+
 /// Issue 24.1 with section 16's dates: November is closed (10 h, 254.40), then a 10 %
 /// discount dated November (from 11-01 to 12-01) is set. It is dated into November, so the
 /// December close adjusts November by it: -24.00 and its tax -1.44, with no late event;

@@ -341,6 +341,13 @@ await step('balance shows the wallet, the quotas and what the account holds', as
   await go('#/balance');
   equalDecimal(await text('wallet-balance'), expect.wallet_balance, 'wallet balance');
   equalDecimal(await page.locator('[data-testid=quota-row][data-quota=spend_limit] [data-testid=quota-limit]').textContent(), expect.spend_limit, 'spend limit quota');
+  // Section 17: each plan with its next cycle (a renewal) and what ending it now would refund.
+  for (const sub of expect.subscriptions) {
+    const r = page.locator(`[data-testid=subscription-row][data-subscription="${sub.id}"]`);
+    check((await r.count()) === 1, `a row for plan ${sub.id}`);
+    check((await r.getAttribute('data-next-cycle')) === (sub.next_cycle_start || ''), `plan ${sub.id} renews on ${sub.next_cycle_start}`);
+    equalDecimal(await r.locator('[data-testid=subscription-refund]').textContent(), sub.refund_if_ended_now, `plan ${sub.id}: the refund ending it now gives`);
+  }
   await shot('balance');
 });
 

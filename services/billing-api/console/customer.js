@@ -421,15 +421,26 @@ export function balanceView(b) {
     section(
       t('balance.subscriptions'),
       b.subscriptions.map((s) =>
-        row({ testid: 'subscription-row' }, [
+        row({ testid: 'subscription-row', 'data-subscription': s.id, 'data-next-cycle': s.next_cycle_start || '' }, [
           s.id,
           s.sku,
           s.current_cycle === null ? '—' : String(s.current_cycle),
           s.cycle_start === null ? '—' : `${when(s.cycle_start)} – ${when(s.cycle_end)}`,
-          [{ class: 'num' }, `${s.cycles_left} / ${s.cycles}`],
+          // Section 17: a plan that renews has no count; one with `end` stops there.
+          [{ class: 'num' }, s.auto_renew ? t('balance.renews') : `${s.cycles_left} / ${s.cycles}`],
+          [{ testid: 'subscription-next' }, s.next_cycle_start ? `${when(s.next_cycle_start)}${s.auto_renew ? ` (${t('balance.renewal')})` : ''}` : s.end ? `${t('balance.ends')} ${when(s.end)}` : '—'],
+          [{ class: 'num', testid: 'subscription-refund' }, s.refund === 'prorata' ? s.refund_if_ended_now : t('balance.no_refund')],
         ]),
       ),
-      [t('balance.id'), t('usage.sku'), t('balance.cycle'), t('balance.cycle_dates'), [{ class: 'num' }, t('balance.cycles_left')]],
+      [
+        t('balance.id'),
+        t('usage.sku'),
+        t('balance.cycle'),
+        t('balance.cycle_dates'),
+        [{ class: 'num' }, t('balance.cycles_left')],
+        t('balance.next_cycle'),
+        [{ class: 'num' }, t('balance.refund_if_ended')],
+      ],
       'subscriptions-table',
     ),
     section(

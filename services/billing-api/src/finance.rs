@@ -485,6 +485,45 @@ pub async fn export_journal(
     }
 }
 
+/// Section 19: the currency of `region` (`None`: home) in the price book in force (`None`
+/// before any price book); a 422 naming the region and the book's regions when the book does
+/// not name it.
+pub(crate) async fn region_currency(
+    s: &AppState,
+    region: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    let now_s = (s.clock)().div_euclid(1000);
+    let book = s.store.admin().pricebook_at(now_s).await?;
+    match (&book, region) {
+        (None, None) => Ok(None),
+        (None, Some(r)) => Err(ApiError::Unprocessable(format!(
+            "region {r:?} is not a region of the price book (no price book is in force)"
+        ))),
+        (Some(book), r) => match book.for_region(r) {
+            Some(b) => Ok(Some(b.currency.clone())),
+            None => Err(ApiError::Unprocessable(format!(
+                "region {:?} is not a region of the price book (regions: {})",
+                r.unwrap_or_default(),
+                book.regions.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))),
+        },
+    }
+}
+
+/// Section 19: the billing domain `account` has in `region` (`None`: home), after checking
+/// that the price book in force names the region (else a 422 naming it): `account` or
+/// `account@region`, the id its cost, usage, quotas, holds and wallet are kept under.
+pub(crate) async fn domain_of(
+    s: &AppState,
+    account: &str,
+    region: Option<&str>,
+) -> Result<String, ApiError> {
+    if region.is_some() {
+        region_currency(s, region).await?;
+    }
+    Ok(Domain { account, region }.id().into_owned())
+}
+
 /// Section 19 wallets: an account has a wallet per billing domain, home or a region, each in
 /// that domain's currency (a USD invoice is never settled from a CNY balance). The body's
 /// optional `region` (a region of the price book in force; absent: home) picks the wallet;
@@ -510,26 +549,7 @@ async fn wallet_of(
         )));
     }
     let (region, currency) = (text("region")?, text("currency")?);
-    let now_s = (s.clock)().div_euclid(1000);
-    let book = s.store.admin().pricebook_at(now_s).await?;
-    let wallet_currency = match (&book, region.as_deref()) {
-        (None, None) => None,
-        (None, Some(r)) => {
-            return Err(ApiError::Unprocessable(format!(
-                "region {r:?} is not a region of the price book (no price book is in force)"
-            )));
-        }
-        (Some(book), r) => match book.for_region(r) {
-            Some(b) => Some(b.currency.clone()),
-            None => {
-                return Err(ApiError::Unprocessable(format!(
-                    "region {:?} is not a region of the price book (regions: {})",
-                    r.unwrap_or_default(),
-                    book.regions.keys().cloned().collect::<Vec<_>>().join(", ")
-                )));
-            }
-        },
-    };
+    let wallet_currency = region_currency(s, region.as_deref()).await?;
     if let (Some(given), Some(held)) = (&currency, &wallet_currency)
         && given != held
     {

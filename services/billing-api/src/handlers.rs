@@ -405,8 +405,11 @@ pub async fn cost_current(
     principal: Principal,
     State(s): State<AppState>,
     Query(q): Query<crate::finance::KnownAtQuery>,
+    Query(r): Query<crate::query::RegionQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let account = principal.customer()?.to_string();
+    let home = principal.customer()?.to_string();
+    // Section 19: `?region=` answers the region's billing domain (its invoice, currency).
+    let account = crate::finance::domain_of(&s, &home, r.region.as_deref()).await?;
     let now_ms = (s.clock)();
     if let Some(t_ms) = crate::finance::known_at(q.as_known_at.as_ref(), now_ms)? {
         return crate::finance::cost_known_at(&s, &account, t_ms).await;

@@ -126,9 +126,10 @@ fn ingest() {}
 #[allow(dead_code)]
 fn usage() {}
 
-#[utoipa::path(get, path = "/v1/cost/current", security(("bearer" = [])), params(crate::finance::KnownAtQuery),
+#[utoipa::path(get, path = "/v1/cost/current", security(("bearer" = [])), params(crate::finance::KnownAtQuery, crate::query::RegionQuery),
     responses((status = 200, description = "the current period rated so far, shaped like an invoice; with as_known_at, what it said then from the events ingested by then", body = CostCurrent),
-        (status = 400, description = "as_known_at not RFC 3339 or in the future"), (status = 403, description = "not a customer key"), (status = 409, description = "no price book applies")))]
+        (status = 400, description = "as_known_at not RFC 3339 or in the future"), (status = 403, description = "not a customer key"), (status = 409, description = "no price book applies"),
+        (status = 422, description = "a region the price book does not name")))]
 #[allow(dead_code)]
 fn cost_current() {}
 
@@ -244,10 +245,10 @@ fn dead_letters() {}
 #[allow(dead_code)]
 fn adjustments() {}
 
-#[utoipa::path(put, path = "/v1/admin/accounts/{id}/quotas", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+#[utoipa::path(put, path = "/v1/admin/accounts/{id}/quotas", security(("bearer" = [])), params(("id" = String, Path, description = "account id"), crate::query::RegionQuery),
     request_body = Quotas,
     responses((status = 200, description = "the quotas set", body = Quotas), (status = 400, description = "not a quotas object"), (status = 403, description = "not the admin token"),
-        (status = 404, description = "unknown account"), (status = 422, description = "invalid: the message names the field")))]
+        (status = 404, description = "unknown account"), (status = 422, description = "invalid: the message names the field, or a region the price book does not name")))]
 #[allow(dead_code)]
 fn put_quotas() {}
 
@@ -268,9 +269,10 @@ fn extend_hold() {}
 #[allow(dead_code)]
 fn release_hold() {}
 
-#[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), params(("account" = Option<String>, Query, description = "the admin token names the account; a customer key reads its own")),
+#[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), params(("account" = Option<String>, Query, description = "the admin token names the account; a customer key reads its own"), crate::query::RegionQuery),
     responses((status = 200, description = "wallet {balance, outstanding, movements [{seq, kind, amount, reference, document_id, at}]}, prepaid balance, period cost, live holds, available, quotas; packages {id, sku, remaining_unit_seconds, from, to}, credits {id, amount, remaining, from, to}, subscriptions {id, sku, current_cycle, cycle_start, cycle_end, cycles_left, cycles}, sla_compensation_credited, sla_compensation_left (instants RFC 3339, like every date of the API)", body = Object),
-        (status = 400, description = "the admin token without account"), (status = 403, description = "the ingest token"), (status = 404, description = "unknown account")))]
+        (status = 400, description = "the admin token without account"), (status = 403, description = "the ingest token"), (status = 404, description = "unknown account"),
+        (status = 422, description = "a region the price book does not name")))]
 #[allow(dead_code)]
 fn balance() {}
 
@@ -278,7 +280,7 @@ fn balance() {}
     params(("account" = Option<String>, Query, description = "admin: one account"), ("quota" = Option<String>, Query, description = "admin: one quota"),
         ("kind" = Option<String>, Query, description = "warn, limit or clear"), ("after" = Option<i64>, Query, description = "a seq: the decisions after it"),
         ("limit" = Option<i64>, Query, description = "1 to 1000 (default 100)")),
-    responses((status = 200, description = "{\"decisions\":[{id, account, quota, period, kind, used, limit, position, at_ms}], \"next_after\"}: oldest first; a customer key reads its own", body = Object),
+    responses((status = 200, description = "{\"decisions\":[{id, account, region (a region's billing domain; absent: home), quota, period, kind, used, limit, position, at_ms}], \"next_after\"}: oldest first; a customer key reads its own", body = Object),
         (status = 400, description = "bad kind or limit"), (status = 403, description = "the ingest token")))]
 #[allow(dead_code)]
 fn quota_decisions() {}

@@ -11,3 +11,12 @@ pub struct PeriodQuery {
     /// `csv` or `jsonl` (exports)
     pub format: Option<String>,
 }
+
+/// `?region=`: the billing domain of section 19 (absent: home).
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RegionQuery {
+    /// Section 19: a region of the price book in force (absent: home): the billing domain
+    /// whose quotas, cost, holds and wallet (in the region's currency) are meant.
+    pub region: Option<String>,
+}

@@ -2,12 +2,16 @@
 //!
 //! - `PUT /v1/admin/accounts/{id}/quotas` (admin): sets the account's quotas.
 //! - `POST /v1/authorize` (admin or ingest token): `{account, sku, quantity, seconds,
-//!   lease?, ttl_seconds?}` → `{"decision":"allowed","hold":ID,"amount":..,"expires_at":..}` or
+//!   lease?, region?, ttl_seconds?}` → `{"decision":"allowed","hold":ID,"amount":..,"expires_at":..}` or
 //!   `{"decision":"denied","quota":NAME,"used":..,"requested":..,"limit":..}`. A hold lives
 //!   `ttl_seconds` (default [`billing_core::quota::DEFAULT_HOLD_TTL_S`], at most
 //!   [`MAX_HOLD_TTL_S`]) unless extended; then it expires by itself.
 //! - `POST /v1/holds/{id}/extend` (`{ttl_seconds?}`), `POST /v1/holds/{id}/release`.
 //! - `GET /v1/balance`: a customer's own (the admin names `?account=`).
+//!
+//! Section 19: quotas, holds and balances are a billing domain's: `region` (a query parameter,
+//! or a field of the authorization) names the region (absent: home), whose cost, wallet and
+//! currency they measure; a region the price book does not name is a 422 naming it.
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -27,13 +31,16 @@ pub async fn put_quotas(
     principal: Principal,
     State(s): State<AppState>,
     Path(account): Path<String>,
+    Query(r): Query<crate::query::RegionQuery>,
     JsonBody(quotas): JsonBody<Quotas>,
 ) -> Result<Json<Quotas>, ApiError> {
     principal.admin()?;
     let quotas = quotas?;
+    // A region the price book does not name is a 422 naming it.
+    crate::finance::domain_of(&s, &account, r.region.as_deref()).await?;
     s.store
         .quota()
-        .set_quotas(&account, &quotas, (s.clock)())
+        .set_quotas(&account, r.region.as_deref(), &quotas, (s.clock)())
         .await?;
     Ok(Json(quotas))
 }
@@ -48,6 +55,9 @@ pub(crate) struct AuthorizeBody {
     seconds: i64,
     #[serde(default)]
     lease: Option<String>,
+    /// Section 19: the region the lease runs in (absent: home).
+    #[serde(default)]
+    region: Option<String>,
     #[serde(default)]
     ttl_seconds: Option<i64>,
 }
@@ -87,6 +97,7 @@ pub async fn authorize(
     };
     let req = HoldRequest {
         account: b.account,
+        region: b.region,
         sku: b.sku,
         quantity,
         seconds: b.seconds,
@@ -166,6 +177,8 @@ pub async fn release_hold(
 #[derive(Deserialize)]
 pub struct BalanceQuery {
     account: Option<String>,
+    /// Section 19: the region's billing domain (absent: home).
+    region: Option<String>,
 }
 
 pub async fn balance(
@@ -173,7 +186,7 @@ pub async fn balance(
     State(s): State<AppState>,
     Query(q): Query<BalanceQuery>,
 ) -> Result<Json<Balance>, ApiError> {
-    let account = match (&principal, q.account) {
+    let account = match (&principal, q.account.clone()) {
         (Principal::Customer(a), _) => a.clone(),
         (Principal::Admin, Some(a)) => {
             if !s.store.admin().account_exists(&a).await? {
@@ -192,7 +205,13 @@ pub async fn balance(
             ));
         }
     };
-    Ok(Json(s.store.quota().balance(&account, (s.clock)()).await?))
+    crate::finance::domain_of(&s, &account, q.region.as_deref()).await?;
+    Ok(Json(
+        s.store
+            .quota()
+            .balance(&account, q.region.as_deref(), (s.clock)())
+            .await?,
+    ))
 }
 
 #[derive(Deserialize)]

@@ -38,6 +38,8 @@ pub struct UsageQuery {
     /// `vgpu`): the unit-seconds of one unit, as a chart of one unit needs them when grouped
     /// by lease or resource (a lease's GPU-seconds and GB-seconds never add up).
     pub family: Option<String>,
+    /// Section 19: the usage of this region (absent: home).
+    pub region: Option<String>,
 }
 
 fn instant(v: Option<&String>, name: &str) -> Result<i64, ApiError> {
@@ -66,7 +68,9 @@ pub async fn usage(
     State(s): State<AppState>,
     Query(q): Query<UsageQuery>,
 ) -> Result<Response, ApiError> {
-    let account = principal.customer()?.to_string();
+    let home = principal.customer()?.to_string();
+    // Section 19: a region's usage is its billing domain's ledger.
+    let account = crate::finance::domain_of(&s, &home, q.region.as_deref()).await?;
     let bad = |e: usage::UsageQueryError| ApiError::BadRequest(e.to_string());
     let step = usage::granularity_step(q.granularity.as_deref()).map_err(bad)?;
     let group_by = q.group_by.as_deref().unwrap_or("sku");
@@ -155,7 +159,8 @@ pub async fn usage(
         })
         .collect();
     let body: axum::body::Bytes = serde_json::to_vec(&json!({
-        "account": account,
+        "account": home,
+        "region": q.region,
         "from": format_secs(from),
         "to": format_secs(page.end),
         "granularity": q.granularity.as_deref().unwrap_or("hour"),

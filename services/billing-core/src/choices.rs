@@ -230,7 +230,7 @@
 //!   is a billing domain ([`crate::pricing::domain`]) stored under the account's id at home and
 //!   `account@region` in a region (`@` is outside the account id grammar): its own usage keys,
 //!   egress, counters, provisional cost, invoices (one per domain and period, numbered in the
-//!   one invoice series), credit balance, adjustments and wallet. A region's spot curve is
+//!   one invoice series unless the region has its own), credit balance, adjustments and wallet. A region's spot curve is
 //!   kept under `["sku","region"]`. Lease states are kept at home and join every regional
 //!   ledger of the account when it is read; a regional ledger is therefore never kept in the
 //!   ledger cache (a lease state stamps the home account only). Every rating of the engine
@@ -254,6 +254,22 @@
 //!   wallet's (else 422 naming both); a region's invoice is settled from that region's wallet
 //!   only. Two regions in one currency keep two wallets (a wallet per region, never mixing
 //!   currencies, rather than a wallet per currency shared across regions).
+//! - Quotas, holds and balances are a domain's too: quotas are set per (account, region)
+//!   (`?region=`), in the region's currency, and measure that domain's provisional cost,
+//!   unit-hours, holds and wallet; an authorization names its `region` and holds at the region's
+//!   first-tier rate. There is no account-wide limit summed across regions: that would add
+//!   amounts in different currencies (an exchange rate is outside the rules). A quota decision
+//!   names its account and region apart and is keyed by the account on the quota topic.
+//!   Periods of quota decisions and holds are labelled in the price book's timezone, as at home.
+//! - Numbering: one invoice series and one credit note series for every domain, unless a region
+//!   is given series of its own (`serve --region-prefix REGION=INVOICE:NOTE`); within a close,
+//!   each series numbers its documents in domain order.
+//! - A started subscription (section 17 by command): what it sold stays (sku, quantity, cycle,
+//!   start, price, region); until its `end` has passed, `end` (no earlier than now: elapsed
+//!   seconds stay billed), `refund` and `auto_renew` may change, and `cycles` never below the
+//!   cycles started. Once its `end` has passed only `cycles` may change: the refund was given.
+//!   A DELETE of a started plan still keeps its started cycles and refunds nothing (ending with
+//!   a refund is an explicit `end` with `refund = "prorata"`).
 //!
 //! Account terms as commands (issue 10, [`crate::pricing::pricebook::AccountTerm`],
 //! [`crate::finance::term_changes`], [`crate::finance::holdings`])

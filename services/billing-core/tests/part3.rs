@@ -798,3 +798,63 @@ fn regions_and_accounts_are_checked() {
     );
     assert!(PriceBook::from_toml(&own).is_ok());
 }
+
+/// What `GET /v1/balance` shows of a plan (the console's subscription view): a yearly plan
+/// from 2026-01-01 (UTC) at 1,200.00 that renews, `refund = "prorata"`, seen on 2026-11-16:
+/// cycle 0 `[2026-01-01, 2027-01-01)`, renewing on 2027-01-01; ending it now would refund
+/// `round(1200 x 46 / 365, 2)` = 151.23 (46 days of 365 unused). Once ended on 2026-11-16
+/// it has no current cycle, no renewal and nothing more to refund; a plan with
+/// `refund = "none"` refunds 0; a fixed plan in its last cycle does not renew.
+#[test]
+fn a_plans_status_shows_its_renewal_and_the_refund_ending_it_would_give() {
+    use billing_core::holdings::subscription_statuses;
+    let plan = |extra: &str| {
+        let book = with(&format!(
+            r#"
+[[subscriptions]]
+account = "acme"
+id = "y"
+sku = "gpu.h100"
+quantity = "1"
+cycle = "year"
+start = "2026-01-01T00:00:00Z"
+price = "1200.00"
+{extra}
+"#
+        ));
+        PriceBook::from_toml(&book).unwrap()
+    };
+    let nov_16 = 1_794_787_200; // 2026-11-16T00:00:00Z
+    let renewing = plan("auto_renew = true\nrefund = \"prorata\"");
+    let s = &subscription_statuses(&renewing, "acme", nov_16)[0];
+    assert_eq!(s.current_cycle, Some(0));
+    assert_eq!(s.cycle_start, Some(1_767_225_600)); // 2026-01-01
+    assert_eq!(s.cycle_end, Some(1_798_761_600)); // 2027-01-01
+    assert_eq!(s.next_cycle_start, Some(1_798_761_600));
+    assert!(s.auto_renew);
+    assert_eq!(
+        (s.refund, s.refund_if_ended_now.to_string().as_str()),
+        ("prorata", "151.23")
+    );
+    let json = serde_json::to_value(s).unwrap();
+    assert_eq!(json["next_cycle_start"], "2027-01-01T00:00:00Z");
+    assert_eq!(json["refund_if_ended_now"], "151.23");
+
+    let ended = plan("auto_renew = true\nrefund = \"prorata\"\nend = \"2026-11-16T00:00:00Z\"");
+    let s = &subscription_statuses(&ended, "acme", nov_16)[0];
+    assert_eq!((s.current_cycle, s.next_cycle_start), (None, None));
+    assert_eq!(s.refund_if_ended_now.to_string(), "0");
+    assert_eq!(s.end, Some(nov_16));
+
+    let no_refund = plan("auto_renew = true");
+    let s = &subscription_statuses(&no_refund, "acme", nov_16)[0];
+    assert_eq!(
+        (s.refund, s.refund_if_ended_now.to_string().as_str()),
+        ("none", "0")
+    );
+
+    let one_year = plan("cycles = 1\nrefund = \"prorata\"");
+    let s = &subscription_statuses(&one_year, "acme", nov_16)[0];
+    assert_eq!((s.current_cycle, s.next_cycle_start), (Some(0), None));
+    assert_eq!(s.refund_if_ended_now.to_string(), "151.23");
+}

@@ -404,7 +404,7 @@ async fn decision_latency(
             .await?;
         store
             .quota()
-            .set_quotas(&account, &quotas, now_ms())
+            .set_quotas(&account, None, &quotas, now_ms())
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }

@@ -26,6 +26,13 @@ pub struct ReplayArgs {
     /// The credit note number prefix the engines used (`serve --credit-note-prefix`).
     #[arg(long, env = "GPUBILL_CREDIT_NOTE_PREFIX", default_value = billing_core::numbering::CREDIT_NOTE_PREFIX)]
     pub credit_note_prefix: String,
+    /// The regions' own series the engines used (`serve --region-prefix`).
+    #[arg(
+        long = "region-prefix",
+        env = "GPUBILL_REGION_PREFIXES",
+        value_delimiter = ','
+    )]
+    pub region_prefixes: Vec<String>,
 }
 
 pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
@@ -33,16 +40,15 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         commands: args.commands_topic.clone(),
         ..Topics::default()
     };
-    let store = Arc::new(
+    let store = Arc::new(crate::settings::with_numbering(
         Store::open(&args.database)
             .await
             .context("cannot open the database")?
-            .with_topics(topics)
-            .with_invoice_prefix(&args.invoice_prefix)
-            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?
-            .with_credit_note_prefix(&args.credit_note_prefix)
-            .map_err(|e| anyhow::anyhow!("--credit-note-prefix: {e}"))?,
-    );
+            .with_topics(topics),
+        &args.invoice_prefix,
+        &args.credit_note_prefix,
+        &args.region_prefixes,
+    )?);
     let clock = billing_api::system_clock();
     let started = std::time::Instant::now();
     let report = billing_kafka::replay(

@@ -31,14 +31,16 @@ impl Application {
             .with_max_future(settings.max_future_s)
             .with_dedupe_horizon(settings.dedupe_horizon_s)
             .with_durable_holds(settings.durable_holds)
-            .with_ledger_cache_keys(settings.ledger_cache_keys)
-            .with_invoice_prefix(&settings.invoice_prefix)
-            .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?
-            .with_credit_note_prefix(&settings.credit_note_prefix)
-            .map_err(|e| anyhow::anyhow!("--credit-note-prefix: {e}"))?
-            .with_payment_days(settings.payment_days)
-            .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?
-            .with_topup_settlement(settings.topup_settlement);
+            .with_ledger_cache_keys(settings.ledger_cache_keys);
+        let store = crate::settings::with_numbering(
+            store,
+            &settings.invoice_prefix,
+            &settings.credit_note_prefix,
+            &settings.region_prefixes,
+        )?
+        .with_payment_days(settings.payment_days)
+        .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?
+        .with_topup_settlement(settings.topup_settlement);
         let clock = system_clock();
         // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
         // `run`).

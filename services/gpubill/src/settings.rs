@@ -119,6 +119,15 @@ pub struct ServeArgs {
     /// and different from their prefix. Every engine and `gpubill replay` must use the same.
     #[arg(long, env = "GPUBILL_CREDIT_NOTE_PREFIX", default_value = billing_core::numbering::CREDIT_NOTE_PREFIX)]
     pub credit_note_prefix: String,
+    /// A region's own invoice and credit note series (section 19), `REGION=INVOICE:NOTE`
+    /// (e.g. `us-west=USW:USWCN`), repeated or comma-separated; regions without one use the
+    /// prefixes above. Every engine and `gpubill replay` must use the same.
+    #[arg(
+        long = "region-prefix",
+        env = "GPUBILL_REGION_PREFIXES",
+        value_delimiter = ','
+    )]
+    pub region_prefixes: Vec<String>,
     /// Days after issue an unpaid invoice is `overdue` (0 to 3650).
     #[arg(long, default_value_t = billing_core::adjustment::DEFAULT_PAYMENT_DAYS)]
     pub payment_days: i64,
@@ -232,6 +241,8 @@ pub struct Settings {
     pub rate_limits: billing_api::limits::RateLimits,
     pub invoice_prefix: String,
     pub credit_note_prefix: String,
+    /// `REGION=INVOICE:NOTE` series of `--region-prefix`.
+    pub region_prefixes: Vec<String>,
     pub payment_days: i64,
     /// Whether a top-up settles the account's unpaid invoices (issue 24.2).
     pub topup_settlement: bool,
@@ -300,6 +311,7 @@ impl Settings {
             ledger_cache_keys: args.ledger_cache_keys,
             invoice_prefix: args.invoice_prefix.clone(),
             credit_note_prefix: args.credit_note_prefix.clone(),
+            region_prefixes: args.region_prefixes.clone(),
             payment_days: args.payment_days,
             topup_settlement: !args.no_topup_settlement && file.topup_settlement.unwrap_or(true),
             rate_limits: args.rate_limits(),
@@ -335,6 +347,36 @@ pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(f, "{contents}")?;
     Ok(())
+}
+
+/// The store numbering with the store-wide prefixes and each region's own series of
+/// `--region-prefix REGION=INVOICE:NOTE` (`serve` and `replay` take the same flags).
+pub fn with_numbering(
+    store: billing_store::Store,
+    invoice_prefix: &str,
+    credit_note_prefix: &str,
+    region_prefixes: &[String],
+) -> anyhow::Result<billing_store::Store> {
+    let mut store = store
+        .with_invoice_prefix(invoice_prefix)
+        .map_err(|e| anyhow::anyhow!("--invoice-prefix: {e}"))?
+        .with_credit_note_prefix(credit_note_prefix)
+        .map_err(|e| anyhow::anyhow!("--credit-note-prefix: {e}"))?;
+    for spec in region_prefixes.iter().filter(|s| !s.trim().is_empty()) {
+        let parsed = spec
+            .trim()
+            .split_once('=')
+            .and_then(|(region, series)| Some((region, series.split_once(':')?)));
+        let Some((region, (invoice, note))) = parsed else {
+            anyhow::bail!(
+                "--region-prefix {spec:?}: write REGION=INVOICE:NOTE, e.g. us-west=USW:USWCN"
+            );
+        };
+        store = store
+            .with_region_prefixes(region, invoice, note)
+            .map_err(|e| anyhow::anyhow!("--region-prefix {spec:?}: {e}"))?;
+    }
+    Ok(store)
 }
 
 #[cfg(test)]

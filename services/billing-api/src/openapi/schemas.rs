@@ -228,6 +228,9 @@ pub struct PriceBookVersion {
 #[derive(ToSchema)]
 pub struct Usage {
     pub account: String,
+    /// Section 19: the region asked for (null: home).
+    #[schema(required = true)]
+    pub region: Option<String>,
     /// The first bucket's start (the asked `from` floored to the granularity).
     pub from: String,
     /// The end of this page (the asked `to`, or earlier when `next_from` is set).
@@ -615,6 +618,10 @@ pub struct AuthorizeRequest {
     pub seconds: i64,
     #[schema(required = false)]
     pub lease: String,
+    /// Section 19: the region the lease runs in (absent: home): the hold is that billing
+    /// domain's, at the region's rate, against its quotas and wallet.
+    #[schema(required = false)]
+    pub region: String,
     // 86,400 and 300: the core's MAX_HOLD_TTL_S and DEFAULT_HOLD_TTL_S (the test
     // `hold_ttls_are_documented_as_the_core_has_them` in openapi.rs checks this text).
     /// The hold's life, 1 to 86,400 (default 300).

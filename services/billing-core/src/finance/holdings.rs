@@ -14,7 +14,6 @@ use crate::pricing::invoice::Component;
 use crate::pricing::period::Period;
 use crate::pricing::pricebook::PriceBook;
 use crate::pricing::rating::{RatingContext, RatingError, account_lines};
-use crate::pricing::subscriptions::cycle_bounds;
 use crate::rental::platform::Platform;
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -61,6 +60,21 @@ pub struct SubscriptionStatus {
     /// Cycles after the current one (all of them before the start, none after the end).
     pub cycles_left: u32,
     pub cycles: u32,
+    /// Section 17: it renews by itself, cycle after cycle, until an `end`.
+    pub auto_renew: bool,
+    /// Section 17: when it ends before its cycles do (RFC 3339), if it does.
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub end: Option<i64>,
+    /// Section 17: what ending it inside a cycle gives back: `none` or `prorata`.
+    pub refund: &'static str,
+    /// When the next cycle starts (and, for a plan that renews, is billed): none when the
+    /// current cycle is its last one, or it has not started or is over.
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub next_cycle_start: Option<i64>,
+    /// What ending it at the instant (`end` = now, by command) would refund: with
+    /// `refund = "prorata"`, the unused part of the current cycle's price, rounded to the cent
+    /// (section 17, [`crate::pricing::subscriptions::prorata_refund`]); else 0.
+    pub refund_if_ended_now: Decimal,
 }
 
 /// Unix seconds as the API writes instants: `2026-11-01T00:00:00Z`.
@@ -143,23 +157,53 @@ pub fn credit_balances(
     (credits, pool.compensation_left())
 }
 
-/// The account's subscriptions at `at`, in the book's order.
+/// The account's subscriptions at `at`, in the book's order. Cycles are those that start
+/// (section 17: none at or after `end`; an auto-renewing plan's up to the horizon), in the
+/// book's timezone (for a region's plan, pass the region's book).
 pub fn subscription_statuses(book: &PriceBook, account: &str, at: i64) -> Vec<SubscriptionStatus> {
+    use crate::pricing::pricebook::Refund;
+    use crate::pricing::subscriptions::{prorata_refund, started_bounds_until};
+    let tz = book.timezone;
     book.subscriptions
         .iter()
         .filter(|s| s.account == account)
         .map(|s| {
-            let bounds = cycle_bounds(s, book.timezone);
-            let started = started_cycles(s, book.timezone, at);
-            let current = (started > 0 && at < bounds[s.cycles as usize]).then(|| started - 1);
+            // The bounds up to the first after `at` (or the last, or the first at `end`).
+            let bounds = started_bounds_until(s, tz, at.saturating_add(1));
+            let starts = &bounds[..bounds.len() - 1];
+            let started = starts.iter().filter(|&&b| b <= at).count();
+            let live = started > 0 && at < bounds[started] && s.end.is_none_or(|e| at < e);
+            let current = live.then(|| started - 1);
+            let cycle_end = current.map(|k| bounds[k + 1]);
+            let next = current.and_then(|k| {
+                let start = bounds[k + 1];
+                (k + 1 < s.cycles as usize && s.end.is_none_or(|e| start < e)).then_some(start)
+            });
+            let refund_if_ended_now = match (current, s.refund) {
+                (Some(_), Refund::Prorata) => {
+                    let mut ended = s.clone();
+                    ended.end = Some(at);
+                    let cut = started_bounds_until(&ended, tz, at.saturating_add(1));
+                    prorata_refund(&ended, &cut).map_or(Decimal::ZERO, |r| r.2)
+                }
+                _ => Decimal::ZERO,
+            };
             SubscriptionStatus {
                 id: s.id.clone(),
                 sku: s.sku.clone(),
-                current_cycle: current,
-                cycle_start: current.map(|k| bounds[k as usize]),
-                cycle_end: current.map(|k| bounds[k as usize + 1]),
-                cycles_left: s.cycles - started,
+                current_cycle: current.map(|k| k as u32),
+                cycle_start: current.map(|k| bounds[k]),
+                cycle_end,
+                cycles_left: s.cycles.saturating_sub(started_cycles(s, tz, at)),
                 cycles: s.cycles,
+                auto_renew: s.auto_renew,
+                end: s.end,
+                refund: match s.refund {
+                    Refund::None => "none",
+                    Refund::Prorata => "prorata",
+                },
+                next_cycle_start: next,
+                refund_if_ended_now,
             }
         })
         .collect()

@@ -11,11 +11,13 @@
 //!   change, to no less than what was drawn; it cannot be ended.
 //! - Package: before its `from`, anything. Once started (`from <= now`) only `to` may be
 //!   extended and `hours` increased (consumed seconds stay consumed); it cannot be ended.
-//! - Subscription: before its `start`, anything. Once started only `cycles` may change, to no
-//!   fewer than the cycles started by now (a renewal adds cycles); ending it keeps the started
-//!   cycles and drops the future ones (see [`ended_subscription_cycles`]). Part 3's `end`,
-//!   `refund`, `auto_renew` and `region` are part of what was sold: they do not change either
-//!   (ending a started plan early with a refund by command is not built yet).
+//! - Subscription: before its `start`, anything. Once started, what it sold (sku, quantity,
+//!   cycle, start, price, region) stays; `cycles` may change to no fewer than the cycles
+//!   started by now (a renewal adds cycles); until its `end` has passed it may be ended early
+//!   (section 17: `end` no earlier than now, with `refund = "prorata"` the unused part of the
+//!   cycle is refunded), its end moved or dropped, its renewal turned on or off
+//!   ([`check_started_subscription`]). DELETE keeps the started cycles and drops the future
+//!   ones (see [`ended_subscription_cycles`]).
 //! - Charge (section 20): while the period holding its `at` is open, anything (it is billed
 //!   at that period's close). Once that period is closed it was invoiced: it may neither
 //!   change nor be ended (a correction is a credit or a new charge). Which periods are closed
@@ -146,26 +148,59 @@ pub fn check_change(
                 "the package has started: its consumed seconds stay consumed, it cannot be ended",
             ),
         },
-        (ParsedTerm::Subscription(o), n) if o.start <= now => {
-            let started = started_cycles(o, tz, now);
-            match n {
-                Some(ParsedTerm::Subscription(n))
-                    if Sub2::from(n) == Sub2::from(o) && n.cycles >= started =>
-                {
-                    Ok(())
-                }
-                Some(ParsedTerm::Subscription(n)) if Sub2::from(n) == Sub2::from(o) => {
-                    conflict(format!(
-                        "the subscription has started {started} cycles: `cycles` may not go below {started}"
-                    ))
-                }
-                Some(_) => conflict("the subscription has started: only `cycles` may change"),
-                // Ending is turned into keeping the started cycles by the caller.
-                None => Ok(()),
-            }
-        }
+        (ParsedTerm::Subscription(o), n) if o.start <= now => match n {
+            Some(ParsedTerm::Subscription(n)) => check_started_subscription(o, n, now, tz),
+            Some(_) => conflict("the subscription has started: it stays a subscription"),
+            // Ending is turned into keeping the started cycles by the caller.
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
+}
+
+/// A started subscription (`o`, started by `now`) replaced by `n`: what was sold (sku,
+/// quantity, cycle, start, price, region) stays; `cycles` may not drop below the cycles
+/// started; and until it has ended, it may be ended early or later, or not at all, by `end`
+/// (no earlier than now: elapsed seconds stay billed), with its `refund` (section 17: with
+/// `"prorata"` the unused part of the cycle holding `end` is refunded in the period holding
+/// it), and its renewal turned on or off (`auto_renew`). Once its `end` has passed, only
+/// `cycles` may change (the refund was given).
+fn check_started_subscription(
+    o: &Subscription,
+    n: &Subscription,
+    now: i64,
+    tz: Tz,
+) -> Result<(), TermConflict> {
+    if Sold::from(n) != Sold::from(o) {
+        return conflict(
+            "the subscription has started: only `cycles`, `end`, `refund` and `auto_renew` may change",
+        );
+    }
+    let ended = o.end.filter(|&e| e <= now);
+    if let Some(e) = ended
+        && (n.end, n.refund, n.auto_renew) != (o.end, o.refund, o.auto_renew)
+    {
+        return conflict(format!(
+            "the subscription ended at {}: only `cycles` may change",
+            format_secs(e)
+        ));
+    }
+    if n.end != o.end
+        && let Some(e) = n.end.filter(|&e| e < now)
+    {
+        return conflict(format!(
+            "`end` = {} is before now ({}): a started subscription ends now or later (elapsed seconds stay billed)",
+            format_secs(e),
+            format_secs(now)
+        ));
+    }
+    let started = started_cycles(o, tz, now);
+    if !n.auto_renew && n.cycles < started {
+        return conflict(format!(
+            "the subscription has started {started} cycles: `cycles` may not go below {started}"
+        ));
+    }
+    Ok(())
 }
 
 /// A charge whose `at` lies in a closed period was invoiced: it stays as it is.
@@ -298,31 +333,25 @@ impl From<&crate::pricing::pricebook::Reservation> for Reservation2 {
     }
 }
 
-/// A subscription's fields other than `cycles`.
+/// What a subscription sold: the fields a started one keeps.
 #[derive(PartialEq)]
-struct Sub2<'a> {
+struct Sold<'a> {
     sku: &'a str,
     quantity: Decimal,
     cycle: Cycle,
     start: i64,
     price: Decimal,
-    auto_renew: bool,
-    end: Option<i64>,
-    refund: crate::pricing::pricebook::Refund,
     region: Option<&'a str>,
 }
 
-impl<'a> From<&'a Subscription> for Sub2<'a> {
+impl<'a> From<&'a Subscription> for Sold<'a> {
     fn from(s: &'a Subscription) -> Self {
-        Sub2 {
+        Sold {
             sku: &s.sku,
             quantity: s.quantity,
             cycle: s.cycle,
             start: s.start,
             price: s.price,
-            auto_renew: s.auto_renew,
-            end: s.end,
-            refund: s.refund,
             region: s.region.as_deref(),
         }
     }
@@ -551,33 +580,60 @@ mod tests {
         assert!(check_change(Some(&weekly(4)), None, 999_999, tz, z).is_ok());
     }
 
-    /// Section 17's terms of a started subscription are part of what it sold: `end` (with its
-    /// refund), `refund`, `auto_renew` and `region` may not change by command once it started
-    /// (day 9 here), only before.
+    /// Section 17 by command: a started subscription (day 9 of a weekly one here) keeps what
+    /// it sold (sku, quantity, cycle, start, price, region), but may be ended early with its
+    /// refund, its end moved or dropped, and its renewal turned on or off, until its end has
+    /// passed; an `end` before now is refused (elapsed seconds stay billed).
     #[test]
-    fn a_started_subscription_keeps_its_end_refund_renewal_and_region() {
+    fn a_started_subscription_may_be_ended_early_with_a_refund() {
         let now = 1_000_000 + 9 * 86_400;
         let (tz, z) = (Tz::UTC, Consumed::default());
-        let changed = |f: &dyn Fn(&mut Subscription)| {
-            let ParsedTerm::Subscription(mut s) = weekly(4) else {
+        let changed = |from: &ParsedTerm, f: &dyn Fn(&mut Subscription)| {
+            let ParsedTerm::Subscription(mut s) = from.clone() else {
                 unreachable!()
             };
             f(&mut s);
             ParsedTerm::Subscription(s)
         };
-        let cases = [
-            changed(&|s| s.end = Some(1_000_000 + 10 * 86_400)),
-            changed(&|s| s.refund = crate::pricing::pricebook::Refund::Prorata),
-            changed(&|s| s.auto_renew = true),
-            changed(&|s| s.region = Some("us-east".into())),
-        ];
-        for new in &cases {
-            let refused = check_change(Some(&weekly(4)), Some(new), now, tz, z);
+        let plan = weekly(4);
+        let refused = |new: &ParsedTerm, old: &ParsedTerm| {
+            check_change(Some(old), Some(new), now, tz, z).map_err(|e| e.0)
+        };
+        for sold in [
+            changed(&plan, &|s| s.region = Some("us-east".into())),
+            changed(&plan, &|s| s.price = Decimal::from(90)),
+            changed(&plan, &|s| s.start += 1),
+        ] {
             assert_eq!(
-                refused.map_err(|e| e.0),
-                Err("the subscription has started: only `cycles` may change".to_string())
+                refused(&sold, &plan),
+                Err("the subscription has started: only `cycles`, `end`, `refund` and `auto_renew` may change".to_string())
             );
-            assert!(check_change(Some(&weekly(4)), Some(new), 999_999, tz, z).is_ok());
+            assert!(check_change(Some(&plan), Some(&sold), 999_999, tz, z).is_ok());
         }
+        let ended_now = changed(&plan, &|s| {
+            s.end = Some(now);
+            s.refund = crate::pricing::pricebook::Refund::Prorata;
+        });
+        assert_eq!(refused(&ended_now, &plan), Ok(()));
+        assert_eq!(
+            refused(&changed(&plan, &|s| s.auto_renew = true), &plan),
+            Ok(())
+        );
+        let before_now = changed(&plan, &|s| s.end = Some(now - 1));
+        assert_eq!(
+            refused(&before_now, &plan),
+            Err("`end` = 1970-01-21T13:46:39Z is before now (1970-01-21T13:46:40Z): a started subscription ends now or later (elapsed seconds stay billed)".to_string())
+        );
+        // Once its end has passed, the refund was given: only `cycles` may change.
+        let ended = changed(&plan, &|s| s.end = Some(now - 86_400));
+        let resumed = changed(&ended, &|s| s.end = None);
+        assert_eq!(
+            refused(&resumed, &ended),
+            Err(
+                "the subscription ended at 1970-01-20T13:46:40Z: only `cycles` may change"
+                    .to_string()
+            )
+        );
+        assert_eq!(refused(&changed(&ended, &|s| s.cycles = 3), &ended), Ok(()));
     }
 }

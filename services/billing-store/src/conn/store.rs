@@ -50,6 +50,9 @@ pub struct Store {
     /// The prefix of credit note numbers (`CN-2026-000007`; see
     /// [`Store::with_credit_note_prefix`]).
     pub(crate) credit_note_prefix: String,
+    /// Section 19 (issue 26): a region's own invoice and credit note series (region →
+    /// (invoice prefix, credit note prefix)); a region without one uses the store's.
+    pub(crate) region_prefixes: std::collections::BTreeMap<String, (String, String)>,
     /// Days after issue an unpaid invoice becomes `overdue` (see [`Store::with_payment_days`]).
     pub(crate) payment_days: i64,
     /// Whether a top-up settles the account's unpaid invoices (see
@@ -111,6 +114,7 @@ impl Store {
             invoice_prefix: billing_core::numbering::INVOICE_PREFIX.to_string(),
             failpoints: Default::default(),
             credit_note_prefix: billing_core::numbering::CREDIT_NOTE_PREFIX.to_string(),
+            region_prefixes: Default::default(),
             payment_days: billing_core::adjustment::DEFAULT_PAYMENT_DAYS,
             topup_settlement: true,
             authorizations: std::sync::Mutex::new(Vec::new()),
@@ -150,6 +154,52 @@ impl Store {
         }
         self.credit_note_prefix = prefix.to_string();
         Ok(self)
+    }
+
+    /// The same store numbering `region`'s invoices and credit notes in series of their own,
+    /// `{invoice}-{year}-{nnnnnn}` and `{credit_note}-{year}-{nnnnnn}` (section 19: a region
+    /// may be a legal entity of its own). Each prefix follows [`Store::with_invoice_prefix`]'s
+    /// rules, and no prefix may name two series (an invoice series is never a credit note
+    /// series; two regions may share neither). Call after the store-wide prefixes; every
+    /// engine on one database and every replay must be given the same.
+    pub fn with_region_prefixes(
+        mut self,
+        region: &str,
+        invoice: &str,
+        credit_note: &str,
+    ) -> Result<Store, String> {
+        for p in [invoice, credit_note] {
+            if !billing_core::numbering::is_prefix(p) {
+                return Err(format!(
+                    "region {region:?}: prefix {p:?} must be 1 to 16 of A-Z 0-9"
+                ));
+            }
+        }
+        let mut taken: Vec<&str> = vec![&self.invoice_prefix, &self.credit_note_prefix];
+        for (r, (i, c)) in &self.region_prefixes {
+            if r != region {
+                taken.extend([i.as_str(), c.as_str()]);
+            }
+        }
+        if invoice == credit_note || taken.contains(&invoice) || taken.contains(&credit_note) {
+            return Err(format!(
+                "region {region:?}: prefixes {invoice:?} and {credit_note:?} must differ from each other and from every other series' ({})",
+                taken.join(", ")
+            ));
+        }
+        self.region_prefixes.insert(
+            region.to_string(),
+            (invoice.to_string(), credit_note.to_string()),
+        );
+        Ok(self)
+    }
+
+    /// The invoice and credit note prefixes of a domain's documents (`region` `None`: home).
+    pub(crate) fn prefixes_of(&self, region: Option<&str>) -> (&str, &str) {
+        match region.and_then(|r| self.region_prefixes.get(r)) {
+            Some((i, c)) => (i, c),
+            None => (&self.invoice_prefix, &self.credit_note_prefix),
+        }
     }
 
     /// The same store calling an invoice `overdue` when it is not paid `days` days after its

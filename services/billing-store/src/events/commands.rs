@@ -59,6 +59,9 @@ pub enum Command {
     #[serde(rename = "quotas.set")]
     SetQuotas {
         account: String,
+        /// Section 19: the region of the billing domain the quotas are for (absent: home).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        region: Option<String>,
         quotas: billing_core::quota::Quotas,
         at_ms: i64,
     },
@@ -200,7 +203,18 @@ impl Command {
             Command::PutTerm { rev, .. } => format!("terms.put:{rev}"),
             Command::DeleteTerm { rev, .. } => format!("terms.delete:{rev}"),
             // Quotas are set again and again: the time tells the settings apart.
-            Command::SetQuotas { account, at_ms, .. } => format!("quotas.set:{account}:{at_ms}"),
+            Command::SetQuotas {
+                account,
+                region,
+                at_ms,
+                ..
+            } => {
+                let domain = billing_core::domain::Domain {
+                    account,
+                    region: region.as_deref(),
+                };
+                format!("quotas.set:{}:{at_ms}", domain.id())
+            }
             // Likewise; setting the same profile again records nothing.
             Command::PutProfile { account, at_ms, .. } => {
                 format!("profile.put:{account}:{at_ms}")
@@ -275,11 +289,12 @@ impl LogHandle<'_> {
             }
             Command::SetQuotas {
                 account,
+                region,
                 quotas,
                 at_ms,
             } => self
                 .quota()
-                .set_quotas(account, quotas, *at_ms)
+                .set_quotas(account, region.as_deref(), quotas, *at_ms)
                 .await
                 .map_err(|e| match e {
                     crate::quota::holds::HoldError::Store(s) => s,

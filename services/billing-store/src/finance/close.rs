@@ -265,45 +265,54 @@ impl FinanceHandle<'_> {
         let issued_at = format_secs(issued_s);
         let year = numbering::year_of(issued_s, tz)
             .ok_or_else(|| StoreError::Corrupt(format!("no calendar year for {issued_at}")))?;
-        let first = take_numbers(tx, &self.invoice_prefix, year, prepared.len()).await?;
-        let notes = prepared
-            .iter()
-            .filter(|p| !settle(p.invoice.total, &p.adjusted.lines).1.is_zero())
-            .count();
-        let mut next_note = take_numbers(tx, &self.credit_note_prefix, year, notes).await?;
+        // Each series (the store's, or a region's own) takes a block of numbers, in prefix
+        // order: per series, documents are numbered in the order prepared.
+        let mut wanted: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in &prepared {
+            let (invoice_prefix, note_prefix) = self.prefixes_of(Domain::parse(&p.id).region);
+            *wanted.entry(invoice_prefix).or_default() += 1;
+            if !settle(p.invoice.total, &p.adjusted.lines).1.is_zero() {
+                *wanted.entry(note_prefix).or_default() += 1;
+            }
+        }
+        let mut next: BTreeMap<&str, i64> = BTreeMap::new();
+        for (prefix, n) in wanted {
+            next.insert(prefix, take_numbers(tx, prefix, year, n).await?);
+        }
+        let mut take = |prefix: &str| -> Result<DocumentNumber, CloseError> {
+            let n = next.get_mut(prefix).ok_or_else(|| {
+                StoreError::Corrupt(format!("no numbers taken for series {prefix:?}"))
+            })?;
+            *n += 1;
+            Ok(DocumentNumber::new(numbering::number(prefix, year, *n - 1)))
+        };
         let mut out = Vec::new();
         let mut credit_notes = Vec::new();
         let mut adjustment_rows = Vec::new();
-        for (n, p) in prepared.into_iter().enumerate() {
+        for p in prepared {
             let invoice = p.invoice;
             let id = invoice_id(&p.id, period_label);
-            let number = DocumentNumber::new(numbering::number(
-                &self.invoice_prefix,
-                year,
-                first + n as i64,
-            ));
+            let (invoice_prefix, note_prefix) = self.prefixes_of(Domain::parse(&p.id).region);
+            let number = take(invoice_prefix)?;
             let (amount_due, note_amount) = settle(invoice.total, &p.adjusted.lines);
-            let note = (!note_amount.is_zero()).then(|| {
-                next_note += 1;
-                CreditNote {
-                    kind: crate::finance::documents::DocumentKind::CreditNote,
-                    id: credit_note_id(&p.id, period_label),
-                    number: DocumentNumber::new(numbering::number(
-                        &self.credit_note_prefix,
-                        year,
-                        next_note - 1,
-                    )),
-                    account: invoice.account.clone(),
-                    region: invoice.region.clone().flatten(),
-                    currency: invoice.currency.clone(),
-                    period: period_label.to_string(),
-                    issued_at: issued_at.clone(),
-                    invoice_id: id.clone(),
-                    invoice_number: number.clone(),
-                    references: negative_references(&p.adjusted.lines),
-                    amount: note_amount,
-                    status: crate::finance::documents::CreditNoteStatus::Credited,
-                }
+            let note_number = match note_amount.is_zero() {
+                true => None,
+                false => Some(take(note_prefix)?),
+            };
+            let note = note_number.map(|note_number| CreditNote {
+                kind: crate::finance::documents::DocumentKind::CreditNote,
+                id: credit_note_id(&p.id, period_label),
+                number: note_number,
+                account: invoice.account.clone(),
+                region: invoice.region.clone().flatten(),
+                currency: invoice.currency.clone(),
+                period: period_label.to_string(),
+                issued_at: issued_at.clone(),
+                invoice_id: id.clone(),
+                invoice_number: number.clone(),
+                references: negative_references(&p.adjusted.lines),
+                amount: note_amount,
+                status: crate::finance::documents::CreditNoteStatus::Credited,
             });
             for (label, recomputed) in &p.adjusted.recomputed {
                 adjustment_rows.push(vec![

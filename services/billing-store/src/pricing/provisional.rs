@@ -39,6 +39,7 @@ use billing_core::rating::RateMonthError;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Unit-seconds per sku (on-demand, reserved and spot usage).
 pub type UnitSeconds = BTreeMap<String, Decimal>;
@@ -209,14 +210,22 @@ impl Loaded {
         book: &PriceBook,
         period: &Period,
     ) -> std::result::Result<(Invoice, UnitSeconds), RateMonthError> {
+        self.rate_in(&mut Domains::new(book, &self.platform), id, period)
+    }
+
+    /// [`Loaded::rate`] with the books and platforms of `domains` (one price book version's
+    /// regions, made once for every domain a batch rates with it).
+    fn rate_in(
+        &self,
+        domains: &mut Domains<'_>,
+        id: &str,
+        period: &Period,
+    ) -> std::result::Result<(Invoice, UnitSeconds), RateMonthError> {
         let issued = self.issued.get(id).map_or(&[][..], Vec::as_slice);
         let domain = Domain::parse(id);
-        let rated = Domains::new(book, &self.platform).rate(
-            domain,
-            &period.label,
-            self.ledgers.get(id),
-            |rbook, p| credit_balance(rbook, domain.account, issued, p),
-        )?;
+        let rated = domains.rate(domain, &period.label, self.ledgers.get(id), |rbook, p| {
+            credit_balance(rbook, domain.account, issued, p)
+        })?;
         let rated = match rated {
             DomainRated::Rated(r) => *r,
             DomainRated::UnknownRegion(_) => {
@@ -265,16 +274,25 @@ async fn rate_one(
     let Some((book, period)) = books.for_period(conn, label).await? else {
         return Ok(None);
     };
-    match loaded.rate(account, &book, &period) {
-        Ok((invoice, unit_seconds)) => Ok(Some(Some(Rated {
+    stored(account, label, loaded.rate(account, &book, &period)).map(Some)
+}
+
+/// A rating's outcome as stored: the row's values, or None when it failed (logged).
+fn stored(
+    account: &str,
+    label: &str,
+    rated: std::result::Result<(Invoice, UnitSeconds), RateMonthError>,
+) -> Result<Option<Rated>> {
+    match rated {
+        Ok((invoice, unit_seconds)) => Ok(Some(Rated {
             total: invoice.total,
             body: to_json(&invoice)?,
             units: to_json(&unit_seconds)?,
             unit_seconds,
-        }))),
+        })),
         Err(e) => {
             tracing::warn!(account, period = label, error = %e, "provisional cost not rated");
-            Ok(Some(None))
+            Ok(None)
         }
     }
 }
@@ -494,12 +512,31 @@ pub(crate) async fn update(
         .with_ledgers(ledgers);
     let position = position.to_string();
     let mut rows = Vec::new();
+    // Each period's version and period once, and its regions' books once per batch (a
+    // book with regional terms is copied per region).
+    let mut views: BTreeMap<&str, (Arc<PriceBook>, Period)> = BTreeMap::new();
+    for label in touched.iter().flat_map(|(_, labels)| labels) {
+        if !views.contains_key(label.as_str())
+            && let Some(view) = books.for_period(conn, label).await?
+        {
+            views.insert(label, view);
+        }
+    }
+    let mut domains: HashMap<&str, Domains<'_>> = views
+        .iter()
+        .map(|(label, (book, _))| (*label, Domains::new(book, &loaded.platform)))
+        .collect();
     for (account, labels) in &touched {
         for label in labels {
-            match rate_one(conn, books, &loaded, account, label).await? {
-                None => {}
-                Some(None) => delete_one(conn, account, label).await?,
-                Some(Some(mut r)) => {
+            let (Some((_, period)), Some(domains)) =
+                (views.get(label.as_str()), domains.get_mut(label.as_str()))
+            else {
+                continue;
+            };
+            let rated = stored(account, label, loaded.rate_in(domains, account, period))?;
+            match rated {
+                None => delete_one(conn, account, label).await?,
+                Some(mut r) => {
                     let measure = (r.total, std::mem::take(&mut r.unit_seconds));
                     rows.push(upsert_row(account, label, r, &position, now_ms));
                     out.insert((account.to_string(), label.clone()), measure);
@@ -507,6 +544,7 @@ pub(crate) async fn update(
             }
         }
     }
+    drop(domains);
     let t_rated = t0.elapsed();
     insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, rows).await?;
     tracing::debug!(

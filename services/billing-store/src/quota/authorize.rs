@@ -172,30 +172,51 @@ impl QuotaHandle<'_> {
         };
         let mut answers = Vec::with_capacity(group.len());
         let mut placed: Vec<Hold> = Vec::new();
+        // Each region's book made once per group.
+        let mut rbooks: HashMap<Option<String>, Option<std::borrow::Cow<'_, PriceBook>>> =
+            HashMap::new();
         for q in group {
             let Some((label, book)) = &open else {
                 answers.push(Err(HoldError::NoPriceBook));
                 continue;
             };
-            // Each account read once per group (None: no such account).
-            if !accounts.contains_key(&q.req.account) {
+            // Section 19: a hold is its billing domain's (quotas, wallet, holds, cost), at
+            // the rate of the region's book.
+            let rbook = rbooks
+                .entry(q.req.region.clone())
+                .or_insert_with(|| book.for_region(q.req.region.as_deref()));
+            let Some(rbook) = rbook.as_deref() else {
+                answers.push(Err(HoldError::Invalid(unknown_region(
+                    book,
+                    q.req.region.as_deref().unwrap_or_default(),
+                ))));
+                continue;
+            };
+            let domain = billing_core::domain::Domain {
+                account: &q.req.account,
+                region: q.req.region.as_deref(),
+            }
+            .id()
+            .into_owned();
+            // Each domain read once per group (None: no such account).
+            if !accounts.contains_key(&domain) {
                 let state = account_state(
                     &mut *tx,
                     self.backend,
                     &self.held_cache,
                     books,
-                    &q.req.account,
+                    &domain,
                     label,
                     now_ms,
                 )
                 .await?;
-                accounts.insert(q.req.account.clone(), state);
+                accounts.insert(domain.clone(), state);
             }
-            let Some(state) = accounts.get_mut(&q.req.account).and_then(Option::as_mut) else {
+            let Some(state) = accounts.get_mut(&domain).and_then(Option::as_mut) else {
                 answers.push(Err(HoldError::UnknownAccount(q.req.account.clone())));
                 continue;
             };
-            let answer = decide(&q.req, book, state, q.ttl_ms, q.now_ms)?;
+            let answer = decide(&q.req, &domain, rbook, state, q.ttl_ms, q.now_ms)?;
             if let Ok(Authorization::Allowed(h)) = &answer {
                 add_hold(&mut state.spent, h);
                 state.holds.push(h.clone());
@@ -290,6 +311,7 @@ fn new_hold_id() -> Result<crate::quota::holds::HoldId> {
 /// finds the rate and makes the hold.
 fn decide(
     req: &HoldRequest,
+    domain: &str,
     book: &PriceBook,
     state: &AccountState,
     ttl_ms: i64,
@@ -324,7 +346,7 @@ fn decide(
     };
     Ok(Ok(Authorization::Allowed(Hold {
         id: new_hold_id()?,
-        account: req.account.clone(),
+        account: domain.to_string(),
         sku: req.sku.clone(),
         quantity: req.quantity.normalize(),
         seconds: req.seconds,
@@ -334,6 +356,14 @@ fn decide(
         created_at_ms: now_ms,
         expires_at_ms: now_ms + ttl_ms,
     })))
+}
+
+/// The message for a region `book` does not name.
+pub(crate) fn unknown_region(book: &PriceBook, region: &str) -> String {
+    format!(
+        "region = {region:?}: not a region of the price book (regions: {})",
+        book.regions.keys().cloned().collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// Records an authorization's latency (`gpubill_authorize_duration_seconds`) when dropped,

@@ -44,6 +44,9 @@ pub struct Decision {
     pub seq: i64,
     pub id: String,
     pub account: String,
+    /// Section 19: the region of the billing domain whose quota moved (absent: home).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
     pub quota: String,
     pub period: String,
     pub kind: DecisionKind,
@@ -222,18 +225,24 @@ async fn record(
     .bind(now_ms)
     .execute(&mut *conn)
     .await?;
-    let payload = serde_json::json!({
-        "id": id, "account": account, "quota": quota, "period": label, "kind": kind,
+    // Section 19: a regional domain's decision names its account and region apart, and is
+    // keyed by the account (one order per account on the topic).
+    let domain = billing_core::domain::Domain::parse(account);
+    let mut payload = serde_json::json!({
+        "id": id, "account": domain.account, "quota": quota, "period": label, "kind": kind,
         "used": used, "limit": limit, "position": position,
         "at": billing_core::timestamp::format_secs(now_ms.div_euclid(1000)),
     });
+    if let Some(region) = domain.region {
+        payload["region"] = serde_json::Value::from(region);
+    }
     insert_rows(
         conn,
         include_str!("../../queries/shared/insert_outbox.sql"),
         "",
         vec![vec![
             Val::Text(quota_topic.to_string()),
-            Val::Text(account.to_string()),
+            Val::Text(domain.account.to_string()),
             Val::Text(payload.to_string()),
             Val::I64(now_ms),
         ]],
@@ -277,10 +286,13 @@ impl QuotaHandle<'_> {
                 };
                 let kind: String = r.get("kind");
                 let position: String = r.get("position");
+                let domain: String = r.get("account");
+                let domain = billing_core::domain::Domain::parse(&domain);
                 Ok(Decision {
                     seq: r.get("seq"),
                     id: r.get("id"),
-                    account: r.get("account"),
+                    account: domain.account.to_string(),
+                    region: domain.region.map(str::to_string),
                     quota: r.get("quota"),
                     period: r.get("period"),
                     kind: crate::conn::error::stored(

@@ -9,6 +9,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoldRequest {
     pub account: String,
+    /// Section 19: the region the lease runs in (`None`: home); the hold is the billing
+    /// domain's (its quotas, wallet and the region's rate).
+    pub region: Option<String>,
     pub sku: String,
     pub quantity: Decimal,
     pub seconds: i64,

@@ -56,6 +56,9 @@ pub use billing_core::quota::RUNNING_WINDOW_S;
 #[derive(Debug, Clone, Serialize)]
 pub struct Balance {
     pub account: String,
+    /// Section 19: the region whose billing domain this is (absent: home).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
     pub period_label: Option<String>,
     /// The open period's provisional invoice total.
     pub period_cost: Decimal,
@@ -92,30 +95,40 @@ struct Holdings {
 }
 
 /// The account's holdings at `now_s` under `book` (the merged version rating the open period).
+///
+/// `(account, domain)`: the account names its terms in `book` (the domain's region's book);
+/// the domain's id (`account` or `account@region`) holds its issued invoices and ledger.
 async fn holdings(
     conn: &mut dyn Conn,
     book: &billing_core::PriceBook,
-    account: &str,
+    (account, domain): (&str, &str),
     now_s: i64,
 ) -> Result<Holdings> {
     use billing_core::holdings::{credit_balances, package_balances, subscription_statuses};
     let issued = crate::pricing::provisional::issued_credits(
         conn,
         crate::conn::sql::ONE_ACCOUNT,
-        &account.into(),
+        &domain.into(),
     )
     .await?;
     let resolved = billing_core::credits::resolve_labels(
         book,
-        crate::pricing::provisional::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
+        crate::pricing::provisional::labelled(issued.get(domain).map_or(&[][..], Vec::as_slice)),
     );
     let sla_credited = resolved.iter().map(|r| r.1.compensation).sum();
     let (credits, sla_left) = credit_balances(book, account, &resolved);
     let packages = if book.packages.iter().any(|p| p.account == account) {
-        let ledger = crate::ledger::ledgers::load_ledger(conn, account).await?;
+        let ledger = crate::ledger::ledgers::load_ledger(conn, domain).await?;
         let platform = crate::ledger::rental::load_platform(conn).await?;
-        package_balances(book, account, Some(&ledger), &platform, now_s)
-            .map_err(|e| StoreError::Corrupt(format!("package balances of {account:?}: {e}")))?
+        let region = billing_core::domain::Domain::parse(domain).region;
+        package_balances(
+            book,
+            account,
+            Some(&ledger),
+            &platform.in_region(region),
+            now_s,
+        )
+        .map_err(|e| StoreError::Corrupt(format!("package balances of {account:?}: {e}")))?
     } else {
         Vec::new()
     };
@@ -130,9 +143,14 @@ async fn holdings(
 
 impl QuotaHandle<'_> {
     /// Sets an account's quotas (replacing the previous set) and records the command.
+    ///
+    /// Section 19: quotas are a billing domain's: `region` (`None`: home) names the domain
+    /// whose cost, holds and wallet they measure, in its currency (the caller checks that the
+    /// price book names it).
     pub async fn set_quotas(
         &self,
         account: &str,
+        region: Option<&str>,
         quotas: &Quotas,
         now_ms: i64,
     ) -> Result<(), HoldError> {
@@ -140,6 +158,9 @@ impl QuotaHandle<'_> {
         if !self.admin().account_exists(account).await? {
             return Err(HoldError::UnknownAccount(account.to_string()));
         }
+        let home = account;
+        let domain = billing_core::domain::Domain { account, region }.id();
+        let account: &str = &domain;
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         // Found by the simulation (issue 14): two settings in one millisecond got one command
@@ -170,7 +191,8 @@ impl QuotaHandle<'_> {
         self.record_command(
             &mut tx,
             &Command::SetQuotas {
-                account: account.to_string(),
+                account: home.to_string(),
+                region: region.map(str::to_string),
                 quotas: quotas.clone(),
                 at_ms: now_ms,
             },
@@ -256,7 +278,21 @@ impl QuotaHandle<'_> {
     }
 
     /// The account's balance, quotas and live holds.
-    pub async fn balance(&self, account: &str, now_ms: i64) -> Result<Balance, HoldError> {
+    ///
+    /// Section 19: `region` (`None`: home) picks the billing domain, whose quotas, holds,
+    /// cost, wallet and terms (in the region's book) the balance shows.
+    pub async fn balance(
+        &self,
+        home: &str,
+        region: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Balance, HoldError> {
+        let domain = billing_core::domain::Domain {
+            account: home,
+            region,
+        }
+        .id();
+        let account: &str = &domain;
         let mut conn = self.pool.acquire().await?;
         let (quotas, _) = quotas_of(&mut conn, account).await?.unwrap_or_default();
         // Holds before the cost: a fold committing in between can only make both count.
@@ -274,8 +310,14 @@ impl QuotaHandle<'_> {
             Some(l) => books.1.for_period(&mut conn, l).await?,
             None => None,
         };
-        let held_terms = match rating {
-            Some((book, _)) => holdings(&mut conn, &book, account, now_ms.div_euclid(1000)).await?,
+        let held_terms = match rating
+            .as_ref()
+            .and_then(|(book, _)| book.for_region(region))
+        {
+            Some(rbook) => {
+                let whose = (home, account);
+                holdings(&mut conn, &rbook, whose, now_ms.div_euclid(1000)).await?
+            }
             None => Holdings::default(),
         };
         // Prepaid: the wallet's balance less what invoices still owe, the open period's
@@ -287,7 +329,8 @@ impl QuotaHandle<'_> {
         let available =
             prepaid.map(|w| billing_core::quota::prepaid_available(w, owed, period_cost, held));
         Ok(Balance {
-            account: account.to_string(),
+            account: home.to_string(),
+            region: region.map(str::to_string),
             period_label: label,
             period_cost: cents(period_cost),
             prepaid_balance: prepaid.map(cents),

@@ -45,8 +45,9 @@ async fn running_units(
     Ok(out)
 }
 
-/// What the checks of an account need, read once per group (None: no such account); see the
-/// module docs for the order of the reads.
+/// What the checks of a billing domain need (`account`: the domain's id, the account at home
+/// or `account@region`: its quotas, cost, wallet and holds are the domain's), read once per
+/// group (None: no such account); see the module docs for the order of the reads.
 pub(crate) async fn account_state(
     conn: &mut dyn Conn,
     backend: crate::conn::backend::Backend,
@@ -56,13 +57,15 @@ pub(crate) async fn account_state(
     label: &str,
     now_ms: i64,
 ) -> Result<Option<AccountState>> {
-    // The account, its quotas, its stored provisional cost, its hold revision (and on
-    // its wallet's balance and outstanding) in one statement.
+    // The account, the domain's quotas, its stored provisional cost, its hold revision (and
+    // on its wallet's balance and outstanding) in one statement.
     let sql = backend.sql(crate::conn::dialect::Statement::SelectAccountState);
+    let home = billing_core::domain::Domain::parse(account).account;
     let read = async |conn: &mut dyn Conn| {
         crate::conn::db::query(sql)
-            .bind(account)
+            .bind(home)
             .bind(label)
+            .bind(account)
             .fetch_optional(conn)
             .await
     };
