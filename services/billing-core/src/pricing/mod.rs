@@ -10,6 +10,7 @@
 //! [`crate::finance::credits`].
 
 pub mod account_index;
+pub mod allocation;
 pub mod domain;
 pub mod egress;
 pub mod estimate;
