@@ -574,6 +574,7 @@ fn usage_data(fields: json::DataMembers<'_>) -> Check<Usage<'_>> {
         quantity_,
         ..,
         region,
+        _tags,
     ] = fields;
     let region = optional_str(region, "data.region")?;
     let lease = required_str(lease, "data.lease", RejectReason::MissingField)?;
@@ -610,7 +611,7 @@ fn usage_data(fields: json::DataMembers<'_>) -> Check<Usage<'_>> {
 
 /// `data` of a `net.egress`, rated at the event's `time` (required here).
 fn egress_data(fields: json::DataMembers<'_>, time: Option<Timestamp>) -> Check<Egress<'_>> {
-    let [lease, _, _, _, _, _, _, dest, bytes_, .., region] = fields;
+    let [lease, _, _, _, _, _, _, dest, bytes_, .., region, _tags] = fields;
     let region = optional_str(region, "data.region")?;
     let lease = optional_str(lease, "data.lease")?;
     let dest = required_str(dest, "data.dest", RejectReason::MissingField)?;
