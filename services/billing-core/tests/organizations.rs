@@ -455,3 +455,341 @@ fn only_payers_are_rated_by_name() {
     let m = rate_month(&book, "2026-11", &Meter::new(), Some("org")).unwrap();
     assert_eq!(accounts_of(&m), ["org"]);
 }
+
+mod properties {
+    //! Random organization workloads: two payers (one inside the other's tree), members two
+    //! levels deep, pooled reservation, packages, a subscription, scoped and plain discounts,
+    //! credits, a charge, tiers (graduated and volume), off-peak, increments, a minimum, spot,
+    //! stopped leases, egress with and without a lease, and tags changing at any second.
+
+    use super::*;
+    use billing_core::invoice::{AllocatedLine, Invoice};
+    use proptest::prelude::*;
+
+    /// 2026-11-29T00:00:00Z: the window crosses into December in Asia/Shanghai.
+    const BASE: i64 = 1_795_910_400;
+    const WINDOW: i64 = 3 * 86_400;
+    const ACCOUNTS: [&str; 5] = ["p", "c1", "c2", "s", "sc"];
+
+    const BOOK: &str = r#"
+currency = "CNY"
+timezone = "Asia/Shanghai"
+allocation_tag = "project"
+
+[skus.g1]
+increment_seconds = 600
+tiers = [ { up_to_hours = 2, rate_per_hour = "24.00" }, { rate_per_hour = "20.00" } ]
+spot_rate_per_hour = "9.60"
+state_rates = { stopped = "0.50" }
+
+[skus.g2]
+minimum_seconds = 900
+tier_mode = "volume"
+tiers = [ { up_to_hours = 1, rate_per_hour = "7.00" }, { rate_per_hour = "5.00" } ]
+
+[[offpeak]]
+from = "00:00"
+to = "08:00"
+multiplier = "0.70"
+
+[egress.internet]
+rate_per_gb = "0.50"
+
+[tax]
+rate = "0.06"
+
+[[accounts]]
+id = "c1"
+parent = "p"
+pays = "parent"
+
+[[accounts]]
+id = "c2"
+parent = "c1"
+pays = "parent"
+
+[[accounts]]
+id = "s"
+parent = "p"
+
+[[accounts]]
+id = "sc"
+parent = "s"
+pays = "parent"
+
+[[reservations]]
+account = "c1"
+sku = "g1"
+quantity = "1"
+from = "2026-11-29T00:00:00Z"
+to = "2026-11-30T12:00:00Z"
+rate_per_hour = "15.00"
+
+[[packages]]
+account = "c2"
+id = "pk"
+sku = "g2"
+hours = "1"
+from = "2026-11-29T00:00:00Z"
+to = "2026-12-31T00:00:00Z"
+price = "3.00"
+
+[[packages]]
+account = "sc"
+id = "pk"
+sku = "g2"
+hours = "2"
+from = "2026-11-29T00:00:00Z"
+to = "2026-12-31T00:00:00Z"
+price = "5.00"
+
+[[subscriptions]]
+account = "s"
+id = "sub"
+sku = "g1"
+quantity = "1"
+cycle = "week"
+start = "2026-11-30T00:00:00Z"
+cycles = 2
+price = "100.00"
+
+[[discounts]]
+account = "p"
+percent = "5"
+
+[[discounts]]
+account = "p"
+id = "promo"
+skus = ["g1"]
+components = ["on_demand", "increment"]
+percent = "30"
+cap = "10.00"
+
+[[credits]]
+account = "p"
+amount = "20.00"
+
+[[credits]]
+account = "s"
+amount = "3.00"
+
+[[charges]]
+account = "c1"
+id = "setup"
+amount = "2.50"
+at = "2026-11-30T00:00:00Z"
+"#;
+
+    fn rfc(secs: i64) -> String {
+        chrono::DateTime::from_timestamp(secs, 0)
+            .unwrap()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    }
+
+    #[derive(Debug, Clone)]
+    enum Ev {
+        Usage {
+            account: usize,
+            lease: u8,
+            g2: bool,
+            spot: bool,
+            start: i64,
+            len: i64,
+            quantity: &'static str,
+        },
+        Tags {
+            account: usize,
+            lease: u8,
+            project: Option<&'static str>,
+            at: i64,
+        },
+        Egress {
+            account: usize,
+            lease: Option<u8>,
+            bytes: u64,
+            at: i64,
+        },
+        Stop {
+            account: usize,
+            lease: u8,
+            stopped: bool,
+            at: i64,
+        },
+    }
+
+    impl Ev {
+        fn json(&self, id: usize) -> String {
+            let id = format!("e{id}");
+            match *self {
+                Ev::Usage {
+                    account,
+                    lease,
+                    g2,
+                    spot,
+                    start,
+                    len,
+                    quantity,
+                } => {
+                    let lease = format!("L{lease}");
+                    let (start, end) = (rfc(BASE + start), rfc(BASE + start + len));
+                    U {
+                        id: &id,
+                        account: ACCOUNTS[account],
+                        lease: &lease,
+                        resource: "r0",
+                        sku: if g2 { "g2" } else { "g1" },
+                        class: if spot { "spot" } else { "on_demand" },
+                        start: &start,
+                        end: &end,
+                        quantity,
+                    }
+                    .json()
+                }
+                Ev::Tags {
+                    account,
+                    lease,
+                    project,
+                    at,
+                } => {
+                    let tags = match project {
+                        Some(p) => format!(r#"{{"project":"{p}","team":"t"}}"#),
+                        None => r#"{"team":"t"}"#.to_string(),
+                    };
+                    format!(
+                        r#"{{"specversion":"1.0","id":"{id}","source":"ctl","type":"lease.tags","subject":"{}","data":{{"lease":"L{lease}","tags":{tags},"at":"{}"}}}}"#,
+                        ACCOUNTS[account],
+                        rfc(BASE + at)
+                    )
+                }
+                Ev::Egress {
+                    account,
+                    lease,
+                    bytes,
+                    at,
+                } => {
+                    let lease = lease.map_or(String::new(), |l| format!(r#""lease":"L{l}","#));
+                    format!(
+                        r#"{{"specversion":"1.0","id":"{id}","source":"gw/1","type":"net.egress","subject":"{}","time":"{}","data":{{{lease}"dest":"internet","bytes":{bytes}}}}}"#,
+                        ACCOUNTS[account],
+                        rfc(BASE + at)
+                    )
+                }
+                Ev::Stop {
+                    account,
+                    lease,
+                    stopped,
+                    at,
+                } => lease_state(
+                    &id,
+                    ACCOUNTS[account],
+                    &format!("L{lease}"),
+                    if stopped { "stopped" } else { "running" },
+                    &rfc(BASE + at),
+                ),
+            }
+        }
+    }
+
+    fn event() -> impl Strategy<Value = Ev> {
+        prop_oneof![
+            6 => (0..5usize, 0..3u8, any::<bool>(), prop::bool::weighted(0.2), 0..WINDOW,
+                  1..9_000i64, prop::sample::select(vec!["1", "0.5", "2", "0.25"]))
+                .prop_map(|(account, lease, g2, spot, start, len, quantity)| Ev::Usage {
+                    account, lease, g2, spot, start, len, quantity,
+                }),
+            4 => (0..5usize, 0..3u8,
+                  prop::sample::select(vec![Some("a"), Some("b"), Some(""), None]),
+                  -86_400..WINDOW)
+                .prop_map(|(account, lease, project, at)| Ev::Tags { account, lease, project, at }),
+            2 => (0..5usize, prop::option::of(0..3u8), 1..3_000_000_000u64, 0..WINDOW)
+                .prop_map(|(account, lease, bytes, at)| Ev::Egress { account, lease, bytes, at }),
+            1 => (0..5usize, 0..3u8, any::<bool>(), 0..WINDOW)
+                .prop_map(|(account, lease, stopped, at)| Ev::Stop { account, lease, stopped, at }),
+        ]
+    }
+
+    /// The allocation of `inv` adds up to it exactly: per line identity, subtotal, discount,
+    /// credit, tax and total; each row adds up; rows are sorted by (account, tag).
+    fn check_allocation(inv: &Invoice) {
+        let rows = inv.allocation.as_ref().expect("an allocation_tag book allocates");
+        type Id = (String, Option<String>, Option<String>, usize, Option<Decimal>, Option<Decimal>,
+                   Option<String>, Option<String>, Option<String>);
+        let id = |l: &AllocatedLine| -> Id {
+            (l.component.as_str().to_string(), l.sku.clone(), l.dest.clone(), l.tier,
+             l.multiplier, l.price, l.package.clone(), l.subscription.clone(), l.charge.clone())
+        };
+        let mut want: std::collections::BTreeMap<Id, Decimal> = Default::default();
+        for l in inv.lines.iter().filter(|l| !l.amount.is_zero()) {
+            *want.entry(id(&AllocatedLine::part_of(l, l.amount))).or_default() += l.amount;
+        }
+        let mut got: std::collections::BTreeMap<Id, Decimal> = Default::default();
+        for r in rows {
+            for l in &r.lines {
+                assert!(!l.amount.is_zero(), "a row shows only non-zero parts");
+                *got.entry(id(l)).or_default() += l.amount;
+            }
+            let lines: Decimal = r.lines.iter().map(|l| l.amount).sum();
+            assert_eq!(lines, r.subtotal, "{}/{}: lines add up", r.account, r.tag);
+            assert_eq!(r.subtotal - r.discount - r.credit + r.tax, r.total);
+            for x in [r.subtotal, r.discount, r.credit, r.tax, r.total] {
+                assert!(x >= Decimal::ZERO && x.scale() == 2, "{x}");
+            }
+        }
+        assert_eq!(got, want, "the rows add up to every line");
+        let sum = |f: fn(&billing_core::invoice::AllocationRow) -> Decimal| -> Decimal {
+            rows.iter().map(f).sum()
+        };
+        assert_eq!(sum(|r| r.subtotal), inv.subtotal);
+        assert_eq!(sum(|r| r.discount), inv.discount);
+        assert_eq!(sum(|r| r.credit), inv.credit);
+        assert_eq!(sum(|r| r.tax), inv.tax);
+        assert_eq!(sum(|r| r.total), inv.total);
+        let keys: Vec<(&str, &str)> = rows.iter().map(|r| (&*r.account, &*r.tag)).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "sorted, one row per cell: {keys:?}");
+    }
+
+    /// Every invoice of the two months the window touches, as JSON, each checked.
+    fn rate_json(book: &PriceBook, records: &[String]) -> String {
+        let meter = meter(records);
+        let mut out = String::new();
+        for label in ["2026-11", "2026-12"] {
+            let month = rate_month(book, label, &meter, None).unwrap();
+            for r in &month.rated {
+                let inv = &r.invoice;
+                assert!(book.is_payer(&inv.account), "only payers: {}", inv.account);
+                check_allocation(inv);
+                out.push_str(&serde_json::to_string(inv).unwrap());
+                out.push_str(&serde_json::to_string(&r.unpriced).unwrap());
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn allocations_add_up_and_invoices_are_a_function_of_the_set_of_events(
+            events in prop::collection::vec(event(), 1..40),
+            seed in any::<u64>(),
+            redeliver in prop::collection::vec(any::<prop::sample::Index>(), 0..10),
+        ) {
+            let book = PriceBook::from_toml(BOOK).unwrap();
+            let records: Vec<String> =
+                events.iter().enumerate().map(|(i, e)| e.json(i)).collect();
+            let want = rate_json(&book, &records);
+            let mut sent = records.clone();
+            for i in &redeliver {
+                sent.push(records[i.index(records.len())].clone());
+            }
+            let mut state = seed | 1;
+            for i in (1..sent.len()).rev() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                sent.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            prop_assert_eq!(rate_json(&book, &sent), want);
+        }
+    }
+}
