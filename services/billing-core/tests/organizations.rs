@@ -150,8 +150,22 @@ fn graduated_tiers_pool_over_two_children() {
         &book,
         "2026-11",
         &[
-            usage("u1", "c1", "L1", "2026-11-02T00:00:00Z", "2026-11-02T00:45:00Z", "1"),
-            usage("u2", "c2", "L2", "2026-11-02T00:30:00Z", "2026-11-02T01:30:00Z", "1"),
+            usage(
+                "u1",
+                "c1",
+                "L1",
+                "2026-11-02T00:00:00Z",
+                "2026-11-02T00:45:00Z",
+                "1",
+            ),
+            usage(
+                "u2",
+                "c2",
+                "L2",
+                "2026-11-02T00:30:00Z",
+                "2026-11-02T01:30:00Z",
+                "1",
+            ),
         ],
     );
     assert_eq!(accounts_of(&m), ["org"], "only the payer is invoiced");
@@ -174,14 +188,27 @@ fn a_parents_reservation_covers_a_childs_usage() {
     let m = month(
         &book,
         "2026-11",
-        &[usage("u1", "c1", "L1", "2026-11-02T00:00:00Z", "2026-11-02T01:00:00Z", "1")],
+        &[usage(
+            "u1",
+            "c1",
+            "L1",
+            "2026-11-02T00:00:00Z",
+            "2026-11-02T01:00:00Z",
+            "1",
+        )],
     );
     assert_eq!(accounts_of(&m), ["org"]);
     let inv = one(&m, "org");
     let comps: Vec<(&str, String, String)> = inv
         .lines
         .iter()
-        .map(|l| (l.component.as_str(), l.quantity.to_string(), l.amount.to_string()))
+        .map(|l| {
+            (
+                l.component.as_str(),
+                l.quantity.to_string(),
+                l.amount.to_string(),
+            )
+        })
         .collect();
     assert_eq!(
         comps,
@@ -217,9 +244,30 @@ pays = "parent"
         book,
         "2026-11",
         &[
-            usage("u1", "m", "M", "2026-11-02T00:00:00Z", "2026-11-02T00:30:00Z", "1"),
-            usage("u2", "l", "L", "2026-11-02T00:00:00Z", "2026-11-02T01:00:00Z", "1"),
-            usage("u3", "k", "K", "2026-11-02T00:00:00Z", "2026-11-02T02:00:00Z", "1"),
+            usage(
+                "u1",
+                "m",
+                "M",
+                "2026-11-02T00:00:00Z",
+                "2026-11-02T00:30:00Z",
+                "1",
+            ),
+            usage(
+                "u2",
+                "l",
+                "L",
+                "2026-11-02T00:00:00Z",
+                "2026-11-02T01:00:00Z",
+                "1",
+            ),
+            usage(
+                "u3",
+                "k",
+                "K",
+                "2026-11-02T00:00:00Z",
+                "2026-11-02T02:00:00Z",
+                "1",
+            ),
         ],
     );
     assert_eq!(accounts_of(&m), ["m", "r"]);
@@ -266,8 +314,22 @@ fn an_allocation_over_two_projects_where_the_remainder_cents_decide() {
         &[
             tags("t1", "a", "L1", "p1", "2026-11-01T00:00:00Z"),
             tags("t2", "a", "L2", "p2", "2026-11-01T00:00:00Z"),
-            usage("u1", "a", "L1", "2026-11-02T00:00:00Z", "2026-11-02T00:20:00Z", "1"),
-            usage("u2", "a", "L2", "2026-11-02T00:00:00Z", "2026-11-02T00:20:00Z", "2"),
+            usage(
+                "u1",
+                "a",
+                "L1",
+                "2026-11-02T00:00:00Z",
+                "2026-11-02T00:20:00Z",
+                "1",
+            ),
+            usage(
+                "u2",
+                "a",
+                "L2",
+                "2026-11-02T00:00:00Z",
+                "2026-11-02T00:20:00Z",
+                "2",
+            ),
         ],
     );
     let inv = one(&m, "a");
@@ -305,7 +367,8 @@ fn tags_changing_mid_lease_split_to_the_second() {
     // p2 from 10:20:30.9 (floored to 10:20:30): p1 holds 1,230 s, p2 2,370 s; 360 cents x
     // 1,230 / 3,600 = 123 exactly, p2 237. A point at 10:20:30 whose tags lack `project`
     // loses to p2 at that second (a missing value counts as "", the greatest wins).
-    let book = "currency = \"CNY\"\nallocation_tag = \"project\"\n[skus.g]\nrate_per_hour = \"3.60\"\n";
+    let book =
+        "currency = \"CNY\"\nallocation_tag = \"project\"\n[skus.g]\nrate_per_hour = \"3.60\"\n";
     let m = month(
         book,
         "2026-11",
@@ -326,7 +389,10 @@ fn tags_changing_mid_lease_split_to_the_second() {
         .collect();
     assert_eq!(
         rows,
-        [("p1".to_string(), "1.23".to_string()), ("p2".into(), "2.37".into())]
+        [
+            ("p1".to_string(), "1.23".to_string()),
+            ("p2".into(), "2.37".into())
+        ]
     );
 }
 
@@ -342,9 +408,14 @@ fn price_book_errors_name_the_key_and_the_accounts() {
         "{base}{ORG}\n[[discounts]]\naccount = \"org\"\npercent = \"5\"\n[[discounts]]\naccount = \"c2\"\npercent = \"5\"\n"
     ));
     assert_eq!(e.key(), "discounts[1].account", "{e}");
-    assert!(e.to_string().contains("\"c2\"") && e.to_string().contains("\"org\""), "{e}");
+    assert!(
+        e.to_string().contains("\"c2\"") && e.to_string().contains("\"org\""),
+        "{e}"
+    );
     // A credit likewise.
-    let e = book_error(&format!("{base}{ORG}\n[[credits]]\naccount = \"c1\"\namount = \"5\"\n"));
+    let e = book_error(&format!(
+        "{base}{ORG}\n[[credits]]\naccount = \"c1\"\namount = \"5\"\n"
+    ));
     assert_eq!(e.key(), "credits[0].account", "{e}");
     // A cycle, named.
     let e = book_error(&format!(
@@ -451,7 +522,10 @@ fn only_payers_are_rated_by_name() {
     ))
     .unwrap();
     let e = rate_month(&book, "2026-11", &Meter::new(), Some("c1")).unwrap_err();
-    assert!(e.to_string().contains("\"c1\"") && e.to_string().contains("\"org\""), "{e}");
+    assert!(
+        e.to_string().contains("\"c1\"") && e.to_string().contains("\"org\""),
+        "{e}"
+    );
     let m = rate_month(&book, "2026-11", &Meter::new(), Some("org")).unwrap();
     assert_eq!(accounts_of(&m), ["org"]);
 }
@@ -711,16 +785,39 @@ at = "2026-11-30T00:00:00Z"
     /// The allocation of `inv` adds up to it exactly: per line identity, subtotal, discount,
     /// credit, tax and total; each row adds up; rows are sorted by (account, tag).
     fn check_allocation(inv: &Invoice) {
-        let rows = inv.allocation.as_ref().expect("an allocation_tag book allocates");
-        type Id = (String, Option<String>, Option<String>, usize, Option<Decimal>, Option<Decimal>,
-                   Option<String>, Option<String>, Option<String>);
+        let rows = inv
+            .allocation
+            .as_ref()
+            .expect("an allocation_tag book allocates");
+        type Id = (
+            String,
+            Option<String>,
+            Option<String>,
+            usize,
+            Option<Decimal>,
+            Option<Decimal>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
         let id = |l: &AllocatedLine| -> Id {
-            (l.component.as_str().to_string(), l.sku.clone(), l.dest.clone(), l.tier,
-             l.multiplier, l.price, l.package.clone(), l.subscription.clone(), l.charge.clone())
+            (
+                l.component.as_str().to_string(),
+                l.sku.clone(),
+                l.dest.clone(),
+                l.tier,
+                l.multiplier,
+                l.price,
+                l.package.clone(),
+                l.subscription.clone(),
+                l.charge.clone(),
+            )
         };
         let mut want: std::collections::BTreeMap<Id, Decimal> = Default::default();
         for l in inv.lines.iter().filter(|l| !l.amount.is_zero()) {
-            *want.entry(id(&AllocatedLine::part_of(l, l.amount))).or_default() += l.amount;
+            *want
+                .entry(id(&AllocatedLine::part_of(l, l.amount)))
+                .or_default() += l.amount;
         }
         let mut got: std::collections::BTreeMap<Id, Decimal> = Default::default();
         for r in rows {
@@ -745,7 +842,10 @@ at = "2026-11-30T00:00:00Z"
         assert_eq!(sum(|r| r.tax), inv.tax);
         assert_eq!(sum(|r| r.total), inv.total);
         let keys: Vec<(&str, &str)> = rows.iter().map(|r| (&*r.account, &*r.tag)).collect();
-        assert!(keys.windows(2).all(|w| w[0] < w[1]), "sorted, one row per cell: {keys:?}");
+        assert!(
+            keys.windows(2).all(|w| w[0] < w[1]),
+            "sorted, one row per cell: {keys:?}"
+        );
     }
 
     /// Every invoice of the two months the window touches, as JSON, each checked.

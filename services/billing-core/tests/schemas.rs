@@ -59,7 +59,10 @@ fn rental_event_schemas_and_the_decoder_agree_on_every_example() {
                 let r = decode_any(text.trim().as_bytes()).unwrap_err();
                 assert_eq!(r.reason, billing_core::RejectReason::UnknownType);
             } else {
-                assert_eq!(decode_any(text.trim().as_bytes()).unwrap().data_type(), name);
+                assert_eq!(
+                    decode_any(text.trim().as_bytes()).unwrap().data_type(),
+                    name
+                );
             }
         }
         for (file, text) in examples(name, "invalid") {

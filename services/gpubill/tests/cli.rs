@@ -184,7 +184,11 @@ fn account_of_a_member_paid_by_its_parent_is_a_usage_error() {
         "names the account and its payer: {err}"
     );
     let out = rate("acme");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got.as_array().unwrap().len(), 1);
     assert_eq!(got[0]["total"], "357.45");

@@ -379,7 +379,8 @@ impl AccountLedger {
                 .insert(member_lease(member, lease), timeline.clone());
         }
         for (lease, timeline) in &other.tags {
-            self.tags.insert(member_lease(member, lease), timeline.clone());
+            self.tags
+                .insert(member_lease(member, lease), timeline.clone());
         }
         for (key, samples) in &other.counters {
             let mut key = key.clone();

@@ -170,7 +170,12 @@ impl Allocator {
     }
 
     /// Section 8's `state:*` lines: the cell's unit-seconds in each.
-    pub fn states(&mut self, ctx: &RatingContext<'_>, ledger: &AccountLedger, keys: &[KeyView<'_>]) {
+    pub fn states(
+        &mut self,
+        ctx: &RatingContext<'_>,
+        ledger: &AccountLedger,
+        keys: &[KeyView<'_>],
+    ) {
         let period = &ctx.period;
         for k in keys {
             let Some(sku) = ctx.book.skus.get(&*k.key.sku) else {

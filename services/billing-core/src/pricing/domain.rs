@@ -10,7 +10,7 @@ use crate::ledger::AccountLedger;
 use crate::pricing::period::{Period, PeriodError};
 use crate::pricing::pricebook::PriceBook;
 use crate::pricing::rating::{Rated, rate_payer};
-use crate::pricing::rating_context::{RateMonthError, RatingContext, Unpriced};
+use crate::pricing::rating_context::{RateMonthError, RatingContext, RatingError, Unpriced};
 use crate::rental::platform::Platform;
 use rust_decimal::Decimal;
 use std::borrow::Cow;
@@ -159,7 +159,7 @@ impl<'b> Domains<'b> {
     /// [`crate::rating::rate_month`] rates it: the payer's timezone sets the period, the
     /// members' keys stay distinct and their terms pool, and with an `allocation_tag` the
     /// invoice carries its allocation. A domain whose account is not a payer is
-    /// [`RateMonthError::NotAPayer`].
+    /// `RatingError::NotAPayer`.
     pub fn rate_members(
         &mut self,
         domain: Domain<'_>,
@@ -168,10 +168,10 @@ impl<'b> Domains<'b> {
         credit: impl FnOnce(&PriceBook, &Period) -> Decimal,
     ) -> Result<DomainRated, RateMonthError> {
         if !self.book.is_payer(domain.account) {
-            return Err(RateMonthError::NotAPayer {
+            return Err(RateMonthError::Rating(RatingError::NotAPayer {
                 account: domain.account.to_string(),
                 payer: self.book.payer_of(domain.account).to_string(),
-            });
+            }));
         }
         let show_region = self.book.uses_part3();
         let Some((rbook, platform, period)) = self.view(domain, label)? else {

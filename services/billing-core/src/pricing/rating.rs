@@ -201,7 +201,14 @@ fn account_lines_traced(
         a.spot(ctx, ledger, &keys);
         a.egress(members, &ctx.period);
     }
-    on_demand_lines(ctx, &mine, &keys, &mut lines, &mut unpriced, alloc.as_deref_mut());
+    on_demand_lines(
+        ctx,
+        &mine,
+        &keys,
+        &mut lines,
+        &mut unpriced,
+        alloc.as_deref_mut(),
+    );
     let refunds = term_lines(ctx, &mine, &mut lines, alloc.as_deref_mut());
     crate::pricing::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
     egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
@@ -492,7 +499,11 @@ fn accounts_of<'m>(
     if let Some(one) = only {
         return BTreeSet::from([one]);
     }
-    let mut accounts: BTreeSet<&str> = book.accounts().into_iter().map(|a| book.payer_of(a)).collect();
+    let mut accounts: BTreeSet<&str> = book
+        .accounts()
+        .into_iter()
+        .map(|a| book.payer_of(a))
+        .collect();
     accounts.extend(meter.accounts().map(|(a, _)| book.payer_of(a)));
     accounts
 }
@@ -598,10 +609,10 @@ pub fn rate_month(
     if let Some(one) = only
         && !book.is_payer(one)
     {
-        return Err(RateMonthError::NotAPayer {
+        return Err(RateMonthError::Rating(RatingError::NotAPayer {
             account: one.to_string(),
             payer: book.payer_of(one).to_string(),
-        });
+        }));
     }
     let show_region = book.uses_part3() || meter.regions().next().is_some();
     let payer = |a: &'_ str| -> String { book.payer_of(a).to_string() };

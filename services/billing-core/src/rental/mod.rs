@@ -312,7 +312,12 @@ pub(crate) fn lease_tags_data(fields: DataMembers<'_>) -> Check<LeaseTagsData<'_
         let value = match value {
             Scalar::Str(_) => crate::events::event_fields::optional_str(value, &where_)?
                 .unwrap_or(Cow::Borrowed("")),
-            _ => return reject(RejectReason::WrongType, format!("{where_} must be a string")),
+            _ => {
+                return reject(
+                    RejectReason::WrongType,
+                    format!("{where_} must be a string"),
+                );
+            }
         };
         tags.push((name, value));
     }

@@ -105,9 +105,9 @@ impl OrgProblem {
                 account,
                 ..
             } => (format!("{kind}[{index}].account"), quoted(account)),
-            OrgProblem::DuplicateId { kind, index, id, .. } => {
-                (format!("{kind}[{index}].id"), quoted(id))
-            }
+            OrgProblem::DuplicateId {
+                kind, index, id, ..
+            } => (format!("{kind}[{index}].id"), quoted(id)),
         };
         PriceBookError::Invalid {
             key,
@@ -138,7 +138,9 @@ impl OrgProblem {
             } => format!(
                 "{kind} belong to payers: account {account:?} does not pay for itself (its payer is {payer:?})"
             ),
-            OrgProblem::DuplicateId { kind, id, payer, .. } => format!(
+            OrgProblem::DuplicateId {
+                kind, id, payer, ..
+            } => format!(
                 "another term of {kind} of payer {payer:?} (itself or an account it pays for) has the id {id:?}"
             ),
         }
