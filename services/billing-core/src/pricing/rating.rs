@@ -209,7 +209,7 @@ fn account_lines_traced(
         &mut unpriced,
         alloc.as_deref_mut(),
     );
-    let refunds = term_lines(ctx, &mine, &mut lines, alloc.as_deref_mut());
+    let refunds = term_lines(ctx, &mine, &mut lines, alloc);
     crate::pricing::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
     egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
     let compensation = crate::rental::sla::sla_lines(ctx, ledger, &mut lines);
