@@ -9,6 +9,8 @@
 //!
 //! [[accounts]]
 //! id = "acme-ml"
+//! parent = "acme"                  # section 18: optional, a tree
+//! pays = "parent"                  # section 18: "self" (default) or "parent"
 //! timezone = "Europe/Berlin"       # the periods of its invoices, in every region
 //! ```
 //!
