@@ -168,9 +168,9 @@
 //!   usage from its beginning up to the period's end (package balances and the coverage
 //!   before a fault read it); without them, only the keys with a second in the period.
 //!
-//! Part 3: the commercial terms (sections 15 to 21, without 18)
+//! Part 3: the commercial terms (sections 15 to 21)
 //! - Invoices name their `region` (section 19, `null` for home) only when the price book uses a
-//!   part-3 feature (regions, `[[accounts]]`, `increment_seconds`, charges, a discount with an
+//!   part-3 feature (regions, `[[accounts]]`, `allocation_tag`, `increment_seconds`, charges, a discount with an
 //!   `id` or that is not plain, a subscription with `cycle = "year"`, `auto_renew`, `end`,
 //!   `refund` or `region`, any term with a `region`) or when an event names a region: a price
 //!   book and events of parts 1 and 2 keep giving byte-identical invoices (worked example 1 has
@@ -219,13 +219,55 @@
 //!   as before) and its invoices in every region where it has an event or a term.
 //!   `rate_all` (the engine's entry point) stays home-only, with the home book's terms;
 //!   [`crate::pricing::rating::rate_month`] is the whole of section 19.
-//! - Section 18 is not implemented: `[[accounts]]` takes `id`, `timezone`, `parent` and
-//!   `pays`; `pays = "self"` (the default) with or without a `parent` is every account paying
-//!   for itself and is accepted (`parent` has no effect), `pays = "parent"` is refused with an
-//!   error naming it (billing its members on their own invoices would be wrong without
-//!   saying so). `allocation_tag` and `lease.tags` stay unknown (a price book key error, an
-//!   `unknown_type` event). Each account is its own payer: `PriceBook::for_region` and
-//!   `rate_month` take an account where a payer will stand.
+//! - Section 18 ([`crate::pricing::pricebook::Org`], [`crate::pricing::allocation`]):
+//!   `[[accounts]]` takes `parent` and `pays` (`"self"`, the default, or `"parent"`);
+//!   `pays = "parent"` without a `parent` is invalid; `pays = "self"` with a parent is an
+//!   account of the tree paying for itself (its own invoices, for itself and the accounts
+//!   that pay through it). A parent need not have an `[[accounts]]` entry (it is a root
+//!   paying for itself). A cycle is refused at its first member in `[[accounts]]` order,
+//!   named from it (`a -> b -> c -> a`), before any depth rule; a path of more than 8
+//!   accounts at its first leaf, key `accounts[i].parent`. The rules are checked again when
+//!   account terms come as commands (each command term in turn, its errors naming the term:
+//!   `discounts.d1.account`, `accounts.x.parent`): an account's settings by command that would
+//!   leave a discount or credit on a non-payer are refused like the discount itself.
+//! - Section 18: the ids that must be unique per payer (part 3's preamble) are checked for
+//!   packages, subscriptions and charges across a payer's members (credits and discounts are
+//!   on payers only, so per account is per payer); without any `pays = "parent"` the check is
+//!   the per-account one of before.
+//! - Section 18: a payer's members are rated as one account on one ledger where each lease
+//!   is prefixed with its member (`member` NUL `lease`: neither an account id nor an event
+//!   string holds a NUL), so keys, resources (minimum, increments), lease states, tags and
+//!   counters of two members never merge, while `U(s)`, tiers, egress tiers and the pooled
+//!   terms see them together. A payer without other members is rated on its own ledger,
+//!   exactly as before. Unpriced usage of a member is listed under the payer's account (the
+//!   invoice it would be on). Packages draw by (`to`, `id`, account).
+//! - Section 18: `gpubill rate --account` naming an account that does not pay for itself
+//!   exits 2 before reading events, naming the account and its payer;
+//!   [`crate::pricing::rating::rate_month`] refuses it as `RatingError::NotAPayer` (in `RateMonthError::Rating`).
+//!   `rate_all` and `rate_periods` rate payers with their members at home;
+//!   [`crate::pricing::domain::Domains::rate_members`] is the engine's entry point for a
+//!   payer with its members' ledgers (`Domains::rate` rates an account on its ledger alone,
+//!   as before). The engine (store, API, Kafka) does not implement section 18 yet: it still
+//!   reads `lease.tags` as `unknown_type` ([`crate::events::event::decode_any`]); only the
+//!   meter of `gpubill rate` reads it ([`crate::events::event::decode_meter`]).
+//! - Section 18, `lease.tags`: `tags` is required and an object whose members are strings
+//!   (at most 256 bytes, no control character; a name not empty); a missing `tags` is
+//!   `missing_field`, another type or a member that is not a string `wrong_type`, a repeated
+//!   name `malformed_json`. An empty value is `""` (as a missing one). `time` is optional.
+//!   Content (dedupe) is the lease, the tags as a set of (name, value) and `at` (with its
+//!   nanoseconds); `at` is floored to the second when metered.
+//! - Section 18, allocation: weights are exact rationals (a share `q / U` is not a decimal),
+//!   so a split never misses a cent by rounding; the `on_demand` walk is cut where a key's
+//!   tag changes (cutting changes no amount). `reserved_usage`, `package_usage`,
+//!   `spot_interrupted`, `sla_compensation` and `subscription_refund` lines have amount 0 and
+//!   are not split. A row is a cell with a positive weight in some line of non-zero amount,
+//!   even when all its parts round to 0.00 (then its `lines` are empty). The `allocation`
+//!   field is shown only when the book has an `allocation_tag` (every payer invoice then has
+//!   one, possibly empty); `allocation_tag` alone makes a book a part-3 one (its invoices name
+//!   their region). In the discount's split, "the parts would give a cell more discount than
+//!   its line total" is judged on the sum of the cell's parts of every discount. A line of
+//!   non-zero amount without weights (none is known) would go to the payer's own cell with
+//!   tag `""`, so the allocation always adds up.
 //! - Part 3 in the engine (billing-store, billing-api, billing-kafka): each (account, region)
 //!   is a billing domain ([`crate::pricing::domain`]) stored under the account's id at home and
 //!   `account@region` in a region (`@` is outside the account id grammar): its own usage keys,

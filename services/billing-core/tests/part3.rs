@@ -765,10 +765,11 @@ fn regions_and_accounts_are_checked() {
             "unknown timezone",
         ),
         (
+            // Section 18 (since implemented): `pays = "parent"` needs a parent.
             "id = \"acme\"\ntimezone",
-            "id = \"acme\"\npays = \"parent\"\nparent = \"org\"\ntimezone",
+            "id = \"acme\"\npays = \"parent\"\ntimezone",
             "accounts[0].pays",
-            "not supported",
+            "no parent",
         ),
     ];
     for (from, to, key, message) in cases {

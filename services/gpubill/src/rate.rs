@@ -1,11 +1,13 @@
 //! `gpubill rate --prices FILE --events FILE --period YYYY-MM [--account ID]`
 //! (billing-semantics.md section 6).
 //!
-//! stdout: a JSON array, one invoice per account and region (section 19), sorted by account,
-//! then region (home first, then by name).
+//! stdout: a JSON array, one invoice per payer and region (sections 18 and 19: an account
+//! paid for by its parent's payer is on that payer's invoice), sorted by account, then region
+//! (home first, then by name).
 //! stderr: one JSON object per line for every rejected event (`{"line":..,"reason":..}`) and
 //! every unpriced usage (`{"reason":"unpriced",..}`).
-//! Exit status 0, unless an input file cannot be read or the price book is invalid (2).
+//! Exit status 0, unless an input file cannot be read, the price book is invalid or
+//! `--account` names an account that is not a payer (2).
 
 use anyhow::Context;
 use billing_core::event::{OVERSIZE_KEPT_BYTES, oversize_stand_in};
@@ -32,7 +34,7 @@ pub struct RateArgs {
     /// invoice's region's (the price book's for home).
     #[arg(long)]
     pub period: String,
-    /// Only this account's invoice.
+    /// Only this payer's invoices (an account paid for by another is a usage error).
     #[arg(long)]
     pub account: Option<String>,
 }
@@ -137,6 +139,16 @@ pub fn run(args: RateArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("invalid price book {}", args.prices.display()))?;
     // A bad month is refused before reading any event.
     Period::month(&args.period, book.timezone)?;
+    // Section 18: only payers get invoices.
+    if let Some(account) = args.account.as_deref()
+        && !book.is_payer(account)
+    {
+        eprintln!(
+            "gpubill: --account {account:?} is not a payer: it is paid for by {:?}, whose invoice holds it (name that payer instead)",
+            book.payer_of(account)
+        );
+        return Ok(ExitCode::from(2));
+    }
     let mut meter = Meter::new();
     let stderr = std::io::stderr();
     let mut err = stderr.lock();

@@ -140,7 +140,7 @@ fn check_worked_example(name: &str) {
         let got = rate_fixture(&dir, "events.jsonl", period);
         shows(&got, invoices, &format!("{name} {period}"));
     }
-    for (events, by_period) in want["variants"].as_object().unwrap() {
+    for (events, by_period) in want["variants"].as_object().into_iter().flatten() {
         for (period, invoices) in by_period.as_object().unwrap() {
             let got = rate_fixture(&dir, events, period);
             shows(&got, invoices, &format!("{name} {events} {period}"));
@@ -151,6 +151,48 @@ fn check_worked_example(name: &str) {
 #[test]
 fn worked_example_3_increments_rates_to_the_expected_figures() {
     check_worked_example("worked-3-increments");
+}
+
+#[test]
+fn worked_example_3_organization_rates_to_the_expected_figures() {
+    // Section 18: one invoice, the payer's, with its allocation to (member, project) cells.
+    check_worked_example("worked-3-organization");
+}
+
+#[test]
+fn account_of_a_member_paid_by_its_parent_is_a_usage_error() {
+    let dir = fixture("worked-3-organization");
+    let rate = |account: &str| {
+        gpubill(&[
+            "rate",
+            "--prices",
+            dir.join("pricebook.toml").to_str().unwrap(),
+            "--events",
+            dir.join("events.jsonl").to_str().unwrap(),
+            "--period",
+            "2026-11",
+            "--account",
+            account,
+        ])
+    };
+    let out = rate("acme-ml");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"acme-ml\"") && err.contains("\"acme\""),
+        "names the account and its payer: {err}"
+    );
+    let out = rate("acme");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got.as_array().unwrap().len(), 1);
+    assert_eq!(got[0]["total"], "357.45");
+    assert_eq!(got[0]["allocation"].as_array().unwrap().len(), 5);
 }
 
 #[test]

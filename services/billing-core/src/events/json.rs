@@ -29,10 +29,13 @@ pub enum Scalar<'a> {
     Bool,
     /// An object or an array.
     Compound,
+    /// An object read member by member (only `data.tags`, section 18): its members as
+    /// scalars, in record order (an object or array inside is [`Scalar::Compound`]).
+    Members(Vec<(Cow<'a, str>, Scalar<'a>)>),
 }
 
 pub const EVENT_MEMBERS: [&str; 6] = ["specversion", "id", "source", "type", "subject", "time"];
-pub const DATA_MEMBERS: [&str; 17] = [
+pub const DATA_MEMBERS: [&str; 18] = [
     "lease",
     "resource",
     "sku",
@@ -52,10 +55,15 @@ pub const DATA_MEMBERS: [&str; 17] = [
     "bytes_total",
     // Part 3 (section 19): the region of usage, egress, counters and spot prices.
     "region",
+    // Part 3 (section 18): the tags of `lease.tags`, an object of strings.
+    "tags",
 ];
 
+/// The position of `tags` in [`DATA_MEMBERS`]: read as [`Scalar::Members`] when an object.
+pub const TAGS_MEMBER: usize = 17;
+
 /// The data members of a record, in the order of [`DATA_MEMBERS`].
-pub type DataMembers<'a> = [Scalar<'a>; 17];
+pub type DataMembers<'a> = [Scalar<'a>; 18];
 
 /// The members of an event record.
 #[derive(Debug, Default, PartialEq)]
@@ -90,6 +98,7 @@ fn data_member(k: &str) -> Option<usize> {
         "interface" => 14,
         "bytes_total" => 15,
         "region" => 16,
+        "tags" => 17,
         _ => return None,
     })
 }
@@ -193,6 +202,9 @@ pub fn read_event(text: &str) -> R<EventObject<'_>> {
                             Some(k) if !matches!(data[k], Scalar::Absent) => {
                                 return r.err("duplicate member");
                             }
+                            Some(TAGS_MEMBER) if r.peek() == Some(b'{') => {
+                                data[TAGS_MEMBER] = r.object_members(1)?
+                            }
                             Some(k) => data[k] = r.scalar(1)?,
                             None => r.skip(1)?,
                         }
@@ -282,6 +294,22 @@ impl<'a> Reader<'a> {
             Some(b'-' | b'0'..=b'9') => self.number(),
             _ => self.err("expected a value"),
         }
+    }
+
+    /// An object's members as scalars (nested objects and arrays validated and skipped as
+    /// [`Scalar::Compound`]), in record order; a repeated name is kept (the caller refuses it).
+    fn object_members(&mut self, depth: usize) -> R<Scalar<'a>> {
+        if depth >= MAX_DEPTH {
+            return self.err("nested too deeply");
+        }
+        self.i += 1;
+        let mut out = Vec::new();
+        self.members(|r, key| {
+            let key: Cow<'a, str> = Cow::Owned(key.to_string());
+            out.push((key, r.scalar(depth + 1)?));
+            Ok(())
+        })?;
+        Ok(Scalar::Members(out))
     }
 
     fn literal(&mut self, word: &'static str, v: Scalar<'a>) -> R<Scalar<'a>> {

@@ -19,6 +19,7 @@ use crate::common::timestamp::Timestamp;
 use crate::events::event::Class;
 pub use crate::ledger::runs::{Run, Runs};
 use crate::rental::lease::{LeaseState, Timeline};
+use crate::rental::tags::{TagTimeline, Tags};
 use hashbrown::{Equivalent, HashMap};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -148,6 +149,24 @@ impl KeyRuns {
     }
 }
 
+/// What separates a member from its lease in the ledger of a payer's members (section 18):
+/// events never hold a NUL (`control_character`), and account ids never do.
+pub const MEMBER_SEPARATOR: char = '\u{0}';
+
+/// A lease of `member` in the ledger of a payer's members: `member`, NUL, `lease`.
+pub fn member_lease(member: &str, lease: &str) -> String {
+    format!("{member}{MEMBER_SEPARATOR}{lease}")
+}
+
+/// The member and lease of a lease of the ledger of a payer's members (`None`: a ledger of
+/// one account, whose leases carry no member).
+pub fn split_member_lease(lease: &str) -> (Option<&str>, &str) {
+    match lease.split_once(MEMBER_SEPARATOR) {
+        Some((member, lease)) => (Some(member), lease),
+        None => (None, lease),
+    }
+}
+
 /// The (lease, interface, dest) of a byte counter (section 11).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CounterKey {
@@ -168,6 +187,11 @@ pub struct AccountLedger {
     leases: BTreeMap<String, Timeline>,
     /// Section 11: per counter, its distinct (at, bytes_total) samples.
     counters: BTreeMap<CounterKey, BTreeSet<(i64, u64)>>,
+    /// Section 18: per lease, its `lease.tags` points.
+    tags: BTreeMap<String, TagTimeline>,
+    /// Section 18: per dest, the egress records that name a lease, with it (the allocation
+    /// reads the lease's tag at the record's time); also in `egress`.
+    egress_leases: BTreeMap<String, Vec<(EgressRecord, Box<str>)>>,
 }
 
 impl AccountLedger {
@@ -276,12 +300,92 @@ impl AccountLedger {
     }
 
     /// Section 19: the lease timelines of `other` (an account's home ledger) added to this one
-    /// (its ledger in a region): lease states apply to the keys of their lease in every region.
+    /// (its ledger in a region): lease states (and section 18's tags) apply to the keys of
+    /// their lease in every region.
     pub fn merge_leases(&mut self, other: &AccountLedger) {
         for (lease, timeline) in &other.leases {
             for (at, state) in timeline.points() {
                 self.add_lease_state(lease, at, state);
             }
+        }
+        for (lease, timeline) in &other.tags {
+            for (at, tags) in timeline.points() {
+                self.add_lease_tags(lease, *at, tags.clone());
+            }
+        }
+    }
+
+    /// Section 18: a `lease.tags` point (`at` floored to the second, tags sorted by name).
+    pub fn add_lease_tags(&mut self, lease: &str, at: i64, tags: Tags) {
+        match self.tags.get_mut(lease) {
+            Some(t) => t.insert(at, tags),
+            None => {
+                let mut t = TagTimeline::new();
+                t.insert(at, tags);
+                self.tags.insert(lease.to_string(), t);
+            }
+        }
+    }
+
+    /// Section 18: the lease's tag points, if it has any.
+    pub fn tag_timeline(&self, lease: &str) -> Option<&TagTimeline> {
+        self.tags.get(lease)
+    }
+
+    /// Section 18: every lease's tag points.
+    pub fn tags(&self) -> &BTreeMap<String, TagTimeline> {
+        &self.tags
+    }
+
+    /// Section 18: per dest, the egress records that name a lease, with the lease.
+    pub fn egress_leases(&self) -> &BTreeMap<String, Vec<(EgressRecord, Box<str>)>> {
+        &self.egress_leases
+    }
+
+    /// [`AccountLedger::add_egress`] of a record naming `lease` (section 18 reads its tag).
+    pub fn add_egress_of_lease(&mut self, dest: &str, record: EgressRecord, lease: &str) {
+        self.add_egress(dest, record);
+        self.egress_leases
+            .entry(dest.to_string())
+            .or_default()
+            .push((record, lease.into()));
+    }
+
+    /// Section 18: `member`'s ledger added to this one (a payer's members rated as one
+    /// account): every usage key with its coverage by source, lease timeline, tag points and
+    /// counter keeps the member as the prefix of its lease ([`member_lease`]), so the keys of
+    /// two members never merge; egress records join their dest.
+    pub fn absorb_member(&mut self, member: &str, other: &AccountLedger) {
+        for (key, k) in &other.usage {
+            let mut key = key.clone();
+            key.lease = member_lease(member, &key.lease).into();
+            self.usage.insert(key, k.clone());
+        }
+        for (dest, records) in &other.egress {
+            self.egress
+                .entry(dest.clone())
+                .or_default()
+                .extend_from_slice(records);
+        }
+        for (dest, records) in &other.egress_leases {
+            self.egress_leases.entry(dest.clone()).or_default().extend(
+                records
+                    .iter()
+                    .map(|(r, lease)| (*r, member_lease(member, lease).into())),
+            );
+        }
+        for (lease, timeline) in &other.leases {
+            self.leases
+                .insert(member_lease(member, lease), timeline.clone());
+        }
+        for (lease, timeline) in &other.tags {
+            self.tags
+                .insert(member_lease(member, lease), timeline.clone());
+        }
+        for (key, samples) in &other.counters {
+            let mut key = key.clone();
+            key.lease = member_lease(member, &key.lease);
+            self.counters.insert(key, samples.clone());
         }
     }
 
@@ -373,13 +477,28 @@ impl AccountLedger {
             })
             .filter(|(_, records)| !records.is_empty())
             .collect();
+        let egress_leases = self
+            .egress_leases
+            .iter()
+            .map(|(dest, records)| {
+                let inside: Vec<(EgressRecord, Box<str>)> = records
+                    .iter()
+                    .filter(|(r, _)| start <= r.time.secs && r.time.secs < end)
+                    .cloned()
+                    .collect();
+                (dest.clone(), inside)
+            })
+            .filter(|(_, records)| !records.is_empty())
+            .collect();
         // Part 2: timelines and counters are small and read whole (a state or a counter's
-        // baseline may lie before the period).
+        // baseline may lie before the period); so are section 18's tags.
         AccountLedger {
             usage,
             egress,
             leases: self.leases.clone(),
             counters: self.counters.clone(),
+            tags: self.tags.clone(),
+            egress_leases,
         }
     }
 

@@ -30,9 +30,11 @@ pub struct TermsOfAccount<'a> {
 pub type TermsIndex<'a> = HashMap<&'a str, TermsOfAccount<'a>>;
 
 impl<'a> TermsOfAccount<'a> {
-    /// The terms of `account` in `book`, by one pass over each kind.
+    /// The terms of `account` in `book`, by one pass over each kind: section 18, the terms
+    /// of every account it pays for too (pooled; none for an account that does not pay for
+    /// itself), each kind in price book order.
     pub fn of(book: &'a PriceBook, account: &str) -> Self {
-        let mine = |a: &String| a == account;
+        let mine = |a: &String| book.payer_of(a) == account;
         TermsOfAccount {
             reservations: book
                 .reservations
@@ -59,7 +61,8 @@ impl<'a> TermsOfAccount<'a> {
         }
     }
 
-    /// Every account's terms in `book`, by one pass over each kind.
+    /// Every payer's terms in `book` (its members' pooled, section 18), by one pass over
+    /// each kind.
     pub fn index(book: &'a PriceBook) -> TermsIndex<'a> {
         fn of<'i, 'a>(
             index: &'i mut TermsIndex<'a>,
@@ -67,24 +70,25 @@ impl<'a> TermsOfAccount<'a> {
         ) -> &'i mut TermsOfAccount<'a> {
             index.entry(account).or_default()
         }
+        let payer = |a: &'a String| book.payer_of(a);
         let mut index: TermsIndex<'a> = HashMap::new();
         for x in &book.reservations {
-            of(&mut index, &x.account).reservations.push(x);
+            of(&mut index, payer(&x.account)).reservations.push(x);
         }
         for x in &book.packages {
-            of(&mut index, &x.account).packages.push(x);
+            of(&mut index, payer(&x.account)).packages.push(x);
         }
         for x in &book.subscriptions {
-            of(&mut index, &x.account).subscriptions.push(x);
+            of(&mut index, payer(&x.account)).subscriptions.push(x);
         }
         for x in &book.charges {
-            of(&mut index, &x.account).charges.push(x);
+            of(&mut index, payer(&x.account)).charges.push(x);
         }
         for x in &book.discount_terms {
-            of(&mut index, &x.account).discounts.push(x);
+            of(&mut index, payer(&x.account)).discounts.push(x);
         }
         for x in &book.credit_terms {
-            of(&mut index, &x.account).credits.push(x);
+            of(&mut index, payer(&x.account)).credits.push(x);
         }
         index
     }

@@ -9,8 +9,8 @@
 use crate::ledger::AccountLedger;
 use crate::pricing::period::{Period, PeriodError};
 use crate::pricing::pricebook::PriceBook;
-use crate::pricing::rating::{Rated, rate_account};
-use crate::pricing::rating_context::{RateMonthError, RatingContext, Unpriced};
+use crate::pricing::rating::{Rated, rate_payer};
+use crate::pricing::rating_context::{RateMonthError, RatingContext, RatingError, Unpriced};
 use crate::rental::platform::Platform;
 use rust_decimal::Decimal;
 use std::borrow::Cow;
@@ -142,6 +142,8 @@ impl<'b> Domains<'b> {
     /// Rates `domain` for the month `label` with `credit` (what the caller's credit pool,
     /// given the domain's book and period, has available): the invoice in the region's
     /// currency naming its region when the book uses part 3, as [`crate::rating::rate_month`].
+    /// The account is rated on `ledger` alone; [`Domains::rate_members`] rates a payer with
+    /// its members (section 18).
     pub fn rate(
         &mut self,
         domain: Domain<'_>,
@@ -149,6 +151,28 @@ impl<'b> Domains<'b> {
         ledger: Option<&AccountLedger>,
         credit: impl FnOnce(&PriceBook, &Period) -> Decimal,
     ) -> Result<DomainRated, RateMonthError> {
+        self.rate_members(domain, label, &[(domain.account, ledger)], credit)
+    }
+
+    /// Section 18: rates the payer of `domain` for the month `label` with its `members` (each
+    /// with its ledger in the domain's region, the payer among them), as
+    /// [`crate::rating::rate_month`] rates it: the payer's timezone sets the period, the
+    /// members' keys stay distinct and their terms pool, and with an `allocation_tag` the
+    /// invoice carries its allocation. A domain whose account is not a payer is
+    /// `RatingError::NotAPayer`.
+    pub fn rate_members(
+        &mut self,
+        domain: Domain<'_>,
+        label: &str,
+        members: &[(&str, Option<&AccountLedger>)],
+        credit: impl FnOnce(&PriceBook, &Period) -> Decimal,
+    ) -> Result<DomainRated, RateMonthError> {
+        if !self.book.is_payer(domain.account) {
+            return Err(RateMonthError::Rating(RatingError::NotAPayer {
+                account: domain.account.to_string(),
+                payer: self.book.payer_of(domain.account).to_string(),
+            }));
+        }
         let show_region = self.book.uses_part3();
         let Some((rbook, platform, period)) = self.view(domain, label)? else {
             let region = domain.region.unwrap_or_default();
@@ -157,14 +181,19 @@ impl<'b> Domains<'b> {
                 .account_timezone(domain.account)
                 .unwrap_or(self.book.timezone);
             let period = Period::month(label, tz)?;
-            let unpriced = ledger.map_or_else(Vec::new, |l| {
-                crate::pricing::rating::unknown_region(domain.account, region, l, &period)
-            });
+            let mut unpriced = Vec::new();
+            for (member, ledger) in members {
+                if let Some(l) = ledger {
+                    unpriced.extend(crate::pricing::rating::unknown_region(
+                        member, region, l, &period,
+                    ));
+                }
+            }
             return Ok(DomainRated::UnknownRegion(unpriced));
         };
         let credit = credit(rbook, &period);
         let ctx = RatingContext::with_platform(rbook, period, platform);
-        let mut rated = rate_account(&ctx, domain.account, ledger, credit)?;
+        let mut rated = rate_payer(&ctx, domain.account, members, credit)?;
         if show_region {
             rated.invoice.region = Some(domain.region.map(str::to_string));
         }

@@ -199,6 +199,23 @@ impl Line {
         }
     }
 
+    /// What tells the line from the invoice's others (section 18's allocation finds a line's
+    /// weights by it): every identifying field and the price book order of its term.
+    pub fn identity(&self) -> LineId {
+        (
+            self.component,
+            self.sku.clone(),
+            self.dest.clone(),
+            self.tier,
+            self.multiplier,
+            self.price,
+            self.package.clone(),
+            self.subscription.clone(),
+            self.charge.clone(),
+            self.seq,
+        )
+    }
+
     /// Sections 14 and 21: (component, sku or dest, tier, multiplier, price, package,
     /// subscription, charge), a missing field first, then the price book order of equal
     /// reservations.
@@ -231,6 +248,76 @@ impl Line {
     }
 }
 
+/// A line's identity ([`Line::identity`]): component, sku, dest, tier, multiplier, price,
+/// package, subscription, charge, and the price book order of its term.
+pub type LineId = (
+    Component,
+    Option<String>,
+    Option<String>,
+    usize,
+    Option<Decimal>,
+    Option<Decimal>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    usize,
+);
+
+/// Section 18: one cell's part of an invoice line: the line's identifying fields and the
+/// cell's amount (no quantity). Field order is the JSON order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocatedLine {
+    pub component: Component,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sku: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dest: Option<String>,
+    pub tier: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiplier: Option<Decimal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Decimal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charge: Option<String>,
+    pub amount: Decimal,
+}
+
+impl AllocatedLine {
+    /// `line`'s identifying fields with `amount`.
+    pub fn part_of(line: &Line, amount: Decimal) -> AllocatedLine {
+        AllocatedLine {
+            component: line.component,
+            sku: line.sku.clone(),
+            dest: line.dest.clone(),
+            tier: line.tier,
+            multiplier: line.multiplier,
+            price: line.price,
+            package: line.package.clone(),
+            subscription: line.subscription.clone(),
+            charge: line.charge.clone(),
+            amount,
+        }
+    }
+}
+
+/// Section 18: one cell (member, tag value) of a payer invoice's allocation. Field order is
+/// the JSON order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocationRow {
+    pub account: String,
+    pub tag: String,
+    pub lines: Vec<AllocatedLine>,
+    pub subtotal: Decimal,
+    pub discount: Decimal,
+    pub credit: Decimal,
+    pub tax: Decimal,
+    pub total: Decimal,
+}
+
 /// An invoice for one account and period (section 6). Field order is the JSON order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Invoice {
@@ -252,6 +339,10 @@ pub struct Invoice {
     pub credit: Decimal,
     pub tax: Decimal,
     pub total: Decimal,
+    /// Section 18: with the price book's `allocation_tag`, every amount split over the
+    /// (member, tag value) cells, sorted by (account, tag). Not shown without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<Vec<AllocationRow>>,
 }
 
 /// `"region": null` reads as a shown home region, a missing `region` as not shown.
@@ -334,6 +425,7 @@ impl Invoice {
             credit,
             tax,
             total,
+            allocation: None,
         };
         invoice.assert_adds_up();
         invoice

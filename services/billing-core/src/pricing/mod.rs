@@ -5,11 +5,13 @@
 //! ([`offpeak`]), reservations ([`reservations`]), subscriptions ([`subscriptions`]), on-demand
 //! usage with packages ([`ondemand`]), spot ([`spot`]), the minimum charge ([`minimum`]) and egress
 //! ([`egress`]), billing increments ([`increment`]); lines, rounding and totals ([`invoice`]); and
-//! the price list a customer reads ([`prices`]). The rules of part 2 that read lease states, node
+//! the price list a customer reads ([`prices`]); section 18's allocation of a payer's invoice to
+//! (member, tag value) cells ([`allocation`]). The rules of part 2 that read lease states, node
 //! faults and counters are in [`crate::rental`]; credits across periods in
 //! [`crate::finance::credits`].
 
 pub mod account_index;
+pub mod allocation;
 pub mod domain;
 pub mod egress;
 pub mod estimate;

@@ -32,8 +32,34 @@ pub struct SkuInputs<'a> {
     pub keys: Vec<&'a Runs>,
     /// Reserved capacity `[from, to)` x quantity: reservations and subscriptions.
     pub capacity: Vec<(i64, i64, Decimal)>,
-    /// The account's packages of the sku, in drawing order: earliest `to`, then smaller `id`.
+    /// The account's packages of the sku, in drawing order: earliest `to`, then smaller `id`
+    /// (then account order, section 18).
     pub packages: Vec<&'a Package>,
+    /// More instants to cut the walk at (section 18: where a key's tag changes, so that each
+    /// segment's usage belongs to one cell); cutting never changes an amount.
+    pub cuts: Vec<i64>,
+    /// Whether to record where each segment's overflow went ([`OnDemandTrace`]).
+    pub trace: bool,
+}
+
+/// Section 18: where the overflow of each segment of the period went, for the allocation of
+/// the `on_demand` lines over the keys in use at that segment.
+#[derive(Debug, Clone, Default)]
+pub struct OnDemandTrace {
+    pub parts: Vec<TracePart>,
+    /// With volume tiers: the tier the period's total chose (parts have `tier` `None`).
+    pub volume_tier: Option<usize>,
+}
+
+/// Overflow unit-seconds of the segment starting at `t` that went to the `on_demand` line of
+/// (`tier`, `multiplier`).
+#[derive(Debug, Clone)]
+pub struct TracePart {
+    pub t: i64,
+    /// `None`: volume tiers (the tier is [`OnDemandTrace::volume_tier`]).
+    pub tier: Option<usize>,
+    pub multiplier: Decimal,
+    pub unit_seconds: Decimal,
 }
 
 /// Sums of the walk over the period.
@@ -53,6 +79,7 @@ struct Acc<'c, 'a> {
     /// (tier, multiplier) -> unit-seconds. Multipliers compare as numbers.
     buckets: BTreeMap<(usize, Decimal), Decimal>,
     volume: BTreeMap<Decimal, Decimal>,
+    trace: Option<OnDemandTrace>,
 }
 
 impl Acc<'_, '_> {
@@ -89,18 +116,37 @@ impl Acc<'_, '_> {
             .multiplier(&self.ctx.book.offpeak, self.name, segment);
         match self.sku.tier_mode {
             TierMode::Volume if self.sku.tiers.len() > 1 => {
-                *self.volume.entry(m).or_default() += overflow
+                *self.volume.entry(m).or_default() += overflow;
+                if let Some(trace) = &mut self.trace {
+                    trace.parts.push(TracePart {
+                        t,
+                        tier: None,
+                        multiplier: m,
+                        unit_seconds: overflow,
+                    });
+                }
             }
             _ => split_graduated(self.tiers, self.filled, overflow, |tier, part| {
                 *self.buckets.entry((tier, m)).or_default() += part;
+                if let Some(trace) = &mut self.trace {
+                    trace.parts.push(TracePart {
+                        t,
+                        tier: Some(tier),
+                        multiplier: m,
+                        unit_seconds: part,
+                    });
+                }
             }),
         }
         self.filled += overflow;
     }
 
-    fn into_lines(mut self, lines: &mut Vec<Line>) {
+    fn into_lines(mut self, lines: &mut Vec<Line>) -> Option<OnDemandTrace> {
         if !self.volume.is_empty() {
             let tier = volume_tier(self.tiers, self.filled);
+            if let Some(trace) = &mut self.trace {
+                trace.volume_tier = Some(tier);
+            }
             for (m, q) in std::mem::take(&mut self.volume) {
                 *self.buckets.entry((tier, m)).or_default() += q;
             }
@@ -129,12 +175,17 @@ impl Acc<'_, '_> {
             line.package = Some(p.id.clone());
             lines.push(line);
         }
+        self.trace
     }
 }
 
 /// Sections 4.1 to 4.4 and 12 for one sku: its `on_demand`, `reserved_usage` and
-/// `package_usage` lines.
-pub fn rate_sku(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec<Line>) {
+/// `package_usage` lines; with `inputs.trace`, where the overflow went (section 18).
+pub fn rate_sku(
+    ctx: &RatingContext<'_>,
+    inputs: &SkuInputs<'_>,
+    lines: &mut Vec<Line>,
+) -> Option<OnDemandTrace> {
     let period = &ctx.period;
     let walk_start = inputs
         .packages
@@ -164,6 +215,7 @@ pub fn rate_sku(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec
     for p in &inputs.packages {
         cuts.extend([p.from, p.to]);
     }
+    cuts.extend(inputs.cuts.iter().copied());
     cuts.sort_unstable();
     cuts.dedup();
     let mut acc = Acc {
@@ -178,11 +230,12 @@ pub fn rate_sku(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec
         filled: Decimal::ZERO,
         buckets: BTreeMap::new(),
         volume: BTreeMap::new(),
+        trace: inputs.trace.then(OnDemandTrace::default),
     };
     segments(&deltas, &cuts, walk_start, period.end, |t, next, u, r| {
         acc.segment(t, next, u, r)
     });
-    acc.into_lines(lines);
+    acc.into_lines(lines)
 }
 
 /// Calls `f(t, next, u, r)` for every segment of `[from, to)` with usage, cut at every delta

@@ -15,6 +15,7 @@ use crate::finance::credits::CreditPool;
 use crate::ledger::meter::Meter;
 use crate::ledger::{AccountLedger, Runs};
 use crate::pricing::account_index::TermsOfAccount;
+use crate::pricing::allocation::Allocator;
 use crate::pricing::egress::{bytes_in, egress_lines, gigabytes};
 use crate::pricing::invoice::{Component, Invoice, Line, LineDiscount, Terms, Unit};
 use crate::pricing::minimum::owed_unit_seconds;
@@ -60,16 +61,66 @@ impl AccountLines {
 
 /// Rates `account` (whose ledger may be empty) with `credit_balance` still available from
 /// credits and earlier compensation; the SLA compensation earned in this period (section 10)
-/// and the subscription refunds of the period (section 17) are added to it.
+/// and the subscription refunds of the period (section 17) are added to it. The account is
+/// rated alone: [`rate_payer`] rates a payer with its members (section 18).
 pub fn rate_account(
     ctx: &RatingContext<'_>,
     account: &str,
     ledger: Option<&AccountLedger>,
     credit_balance: Decimal,
 ) -> Result<Rated, RatingError> {
-    let lines = account_lines(ctx, account, ledger)?;
+    rate_payer(ctx, account, &[(account, ledger)], credit_balance)
+}
+
+/// Section 18: rates `payer` for its `members` (each with its ledger, the payer among them)
+/// as one account: their keys stay distinct ([`AccountLedger::absorb_member`]), their terms
+/// pool (the context's terms of a payer are its members'), and with the book's
+/// `allocation_tag` the invoice carries its allocation to (member, tag value) cells.
+pub fn rate_payer(
+    ctx: &RatingContext<'_>,
+    payer: &str,
+    members: &[(&str, Option<&AccountLedger>)],
+    credit_balance: Decimal,
+) -> Result<Rated, RatingError> {
+    let ledger = members_ledger(payer, members);
+    let mut alloc = allocator(ctx, payer, members);
+    let lines = account_lines_traced(ctx, payer, ledger.as_deref(), alloc.as_mut(), members)?;
     let balance = credit_balance + lines.credited();
-    Ok(assemble(ctx, account, lines, balance))
+    Ok(assemble(ctx, payer, lines, balance, alloc))
+}
+
+/// Section 18: the allocator of `payer`'s invoice when the book has an `allocation_tag`.
+fn allocator(
+    ctx: &RatingContext<'_>,
+    payer: &str,
+    members: &[(&str, Option<&AccountLedger>)],
+) -> Option<Allocator> {
+    let tag = ctx.book.allocation_tag.as_deref()?;
+    Some(Allocator::new(payer, tag, members))
+}
+
+/// Section 18: the ledger a payer is rated on: its own when it has no other member (borrowed,
+/// exactly as before section 18), else every member's absorbed into one, each lease prefixed
+/// with its member so that keys never merge.
+pub fn members_ledger<'l>(
+    payer: &str,
+    members: &[(&str, Option<&'l AccountLedger>)],
+) -> Option<std::borrow::Cow<'l, AccountLedger>> {
+    use std::borrow::Cow;
+    if let [(only, ledger)] = members
+        && *only == payer
+    {
+        return ledger.map(Cow::Borrowed);
+    }
+    let mut merged = AccountLedger::new();
+    let mut any = false;
+    for (member, ledger) in members {
+        if let Some(l) = ledger {
+            merged.absorb_member(member, l);
+            any = true;
+        }
+    }
+    any.then_some(Cow::Owned(merged))
 }
 
 fn assemble(
@@ -77,6 +128,7 @@ fn assemble(
     account: &str,
     lines: AccountLines,
     balance: Decimal,
+    alloc: Option<Allocator>,
 ) -> Rated {
     let book = ctx.book;
     let terms = Terms {
@@ -85,16 +137,20 @@ fn assemble(
         tax_rate: book.tax_rate,
     };
     let period = ctx.period.to_json();
-    let scoped: Vec<&dyn LineDiscount> = ctx
+    let scoped_terms = ctx
         .terms_of(account)
-        .scoped_discounts(ctx.period.start, ctx.period.end)
-        .into_iter()
-        .map(|d| d as &dyn LineDiscount)
+        .scoped_discounts(ctx.period.start, ctx.period.end);
+    let scoped: Vec<&dyn LineDiscount> = scoped_terms
+        .iter()
+        .map(|d| *d as &dyn LineDiscount)
         .collect();
     let mut invoice =
         Invoice::assemble_with(account, &book.currency, period, lines.lines, terms, &scoped);
     if book.uses_part3() {
         invoice.region = Some(None);
+    }
+    if let Some(alloc) = alloc {
+        invoice.allocation = Some(alloc.finish(&invoice, terms.discount_percent, &scoped_terms));
     }
     Rated {
         invoice,
@@ -107,6 +163,18 @@ pub fn account_lines(
     ctx: &RatingContext<'_>,
     account: &str,
     ledger: Option<&AccountLedger>,
+) -> Result<AccountLines, RatingError> {
+    account_lines_traced(ctx, account, ledger, None, &[])
+}
+
+/// [`account_lines`], recording each line's weights in `alloc` (section 18) when given;
+/// `members` are the payer's members with their own ledgers (egress reads them there).
+fn account_lines_traced(
+    ctx: &RatingContext<'_>,
+    account: &str,
+    ledger: Option<&AccountLedger>,
+    mut alloc: Option<&mut Allocator>,
+    members: &[(&str, Option<&AccountLedger>)],
 ) -> Result<AccountLines, RatingError> {
     let empty = AccountLedger::new();
     let ledger = ledger.unwrap_or(&empty);
@@ -128,8 +196,20 @@ pub fn account_lines(
         terms: &terms,
         subscriptions: &subscriptions,
     };
-    on_demand_lines(ctx, &mine, &keys, &mut lines, &mut unpriced);
-    let refunds = term_lines(ctx, &mine, &mut lines);
+    if let Some(a) = alloc.as_deref_mut() {
+        a.states(ctx, ledger, &keys);
+        a.spot(ctx, ledger, &keys);
+        a.egress(members, &ctx.period);
+    }
+    on_demand_lines(
+        ctx,
+        &mine,
+        &keys,
+        &mut lines,
+        &mut unpriced,
+        alloc.as_deref_mut(),
+    );
+    let refunds = term_lines(ctx, &mine, &mut lines, alloc);
     crate::pricing::spot::spot_lines(ctx, account, ledger, &keys, &mut lines, &mut unpriced);
     egress_lines_of(ctx, account, ledger, &mut lines, &mut unpriced)?;
     let compensation = crate::rental::sla::sla_lines(ctx, ledger, &mut lines);
@@ -155,6 +235,7 @@ fn on_demand_lines(
     keys: &[KeyView<'_>],
     lines: &mut Vec<Line>,
     unpriced: &mut Vec<Unpriced>,
+    mut alloc: Option<&mut Allocator>,
 ) {
     let (book, account, subscriptions) = (ctx.book, mine.account, mine.subscriptions);
     let mut by_sku: BTreeMap<&str, Vec<&Runs>> = BTreeMap::new();
@@ -194,7 +275,22 @@ fn on_demand_lines(
                 }),
         );
         let mut pkgs: Vec<&Package> = packages.iter().copied().filter(|p| p.sku == name).collect();
-        pkgs.sort_by(|a, b| (a.to, a.id.as_bytes()).cmp(&(b.to, b.id.as_bytes())));
+        // Section 18: packages tied on `to` and `id` (of two members) draw in account order.
+        pkgs.sort_by(|a, b| {
+            (a.to, a.id.as_bytes(), a.account.as_bytes()).cmp(&(
+                b.to,
+                b.id.as_bytes(),
+                b.account.as_bytes(),
+            ))
+        });
+        let sku_keys = crate::pricing::allocation::on_demand_keys(keys, name);
+        let cuts = match &alloc {
+            Some(a) => sku_keys
+                .iter()
+                .flat_map(|k| a.tag_cuts(&k.key.lease, i64::MIN, ctx.period.end))
+                .collect(),
+            None => Vec::new(),
+        };
         let inputs = SkuInputs {
             name,
             sku,
@@ -202,10 +298,23 @@ fn on_demand_lines(
             keys: runs,
             capacity,
             packages: pkgs,
+            cuts,
+            trace: alloc.is_some(),
         };
-        rate_sku(ctx, &inputs, lines);
+        let trace = rate_sku(ctx, &inputs, lines);
         minimum_line(ctx, &inputs, lines);
         increment_line(ctx, &inputs, lines);
+        if let Some(a) = alloc.as_deref_mut() {
+            if let Some(trace) = &trace {
+                a.on_demand(name, &sku_keys, trace);
+            }
+            if let (Some(minimum), Some(_)) = (sku.minimum_seconds, sku.first_rate()) {
+                a.minimum(name, &sku_keys, minimum, &ctx.period);
+            }
+            if let (Some(increment), Some(_)) = (sku.increment_seconds, sku.first_rate()) {
+                a.increment(name, &sku_keys, increment, &ctx.period);
+            }
+        }
     }
 }
 
@@ -279,14 +388,26 @@ fn term_lines(
     ctx: &RatingContext<'_>,
     mine: &Mine<'_, '_>,
     lines: &mut Vec<Line>,
+    mut alloc: Option<&mut Allocator>,
 ) -> Vec<(String, Decimal)> {
     let mut refunds = Vec::new();
     let period = &ctx.period;
+    let mut held = |line: &Line, holder: &str| {
+        if let Some(a) = alloc.as_deref_mut() {
+            a.term_line(line, holder);
+        }
+    };
     for r in &mine.terms.reservations {
-        lines.extend(commitment_line(r, period));
+        if let Some(line) = commitment_line(r, period) {
+            held(&line, &r.account);
+            lines.push(line);
+        }
     }
     for (s, bounds) in mine.subscriptions {
-        lines.extend(cycle_lines(s, bounds, period));
+        for line in cycle_lines(s, bounds, period) {
+            held(&line, &s.account);
+            lines.push(line);
+        }
         if let Some(line) = refund_line(s, bounds, period) {
             refunds.push((s.id.clone(), line.refund.unwrap_or_default()));
             lines.push(line);
@@ -305,12 +426,15 @@ fn term_lines(
             line.unit = Unit::Package;
             line.package = Some(p.id.clone());
             line.seq = p.index;
+            held(&line, &p.account);
             lines.push(line);
         }
     }
     for c in &mine.terms.charges {
         if period.contains(c.at) {
-            lines.push(c.line());
+            let line = c.line();
+            held(&line, &c.account);
+            lines.push(line);
         }
     }
     refunds
@@ -365,8 +489,8 @@ fn unit_seconds_in(keys: &[&Runs], period: &Period) -> Decimal {
         .sum()
 }
 
-/// Every account to invoice: named by an accepted event or by the price book's account
-/// terms, sorted; or only `only`.
+/// Every payer to invoice: the payers of the accounts named by an accepted event or by the
+/// price book's account terms, sorted; or only `only`.
 fn accounts_of<'m>(
     book: &'m PriceBook,
     meter: &'m Meter,
@@ -375,16 +499,33 @@ fn accounts_of<'m>(
     if let Some(one) = only {
         return BTreeSet::from([one]);
     }
-    let mut accounts: BTreeSet<&str> = book.accounts();
-    accounts.extend(meter.accounts().map(|(a, _)| a));
+    let mut accounts: BTreeSet<&str> = book
+        .accounts()
+        .into_iter()
+        .map(|a| book.payer_of(a))
+        .collect();
+    accounts.extend(meter.accounts().map(|(a, _)| book.payer_of(a)));
     accounts
 }
 
-/// Rates every account named by an accepted event or by the price book's account terms
-/// (sorted by account), or only `only`, in the home region. Credits start from their full
-/// amounts, those that apply to the period (as `gpubill rate`), and only the compensation
-/// earned in the period is credited. [`rate_month`] adds the regions and account timezones
-/// of section 19.
+/// Section 18: the members of `payer` (itself included) with their ledgers in `meter` at
+/// home.
+fn home_members<'m>(
+    book: &'m PriceBook,
+    meter: &'m Meter,
+    payer: &'m str,
+) -> Vec<(&'m str, Option<&'m AccountLedger>)> {
+    book.members_of(payer)
+        .into_iter()
+        .map(|m| (m, meter.account(m)))
+        .collect()
+}
+
+/// Rates every payer of the accounts named by an accepted event or by the price book's
+/// account terms (sorted by account), or only `only`, in the home region. Credits start from
+/// their full amounts, those that apply to the period (as `gpubill rate`), and only the
+/// compensation earned in the period is credited. [`rate_month`] adds the regions and account
+/// timezones of section 19.
 pub fn rate_all(
     book: &PriceBook,
     period: Period,
@@ -402,14 +543,15 @@ pub fn rate_all(
             let credit = ctx
                 .terms_of(a)
                 .credit_total_for(ctx.period.start, ctx.period.end);
-            rate_account(&ctx, a, meter.account(a), credit)
+            rate_payer(&ctx, a, &home_members(book, meter, a), credit)
         })
         .collect()
 }
 
-/// Rates `account` over consecutive `periods` (in time order), carrying credit balances from
-/// one to the next: expiring credits, SLA compensation and subscription refunds, and open
-/// credits drawn in the order of sections 12 and 17 ([`CreditPool`]).
+/// Rates `account` (a payer, with its members: section 18) over consecutive `periods` (in
+/// time order), carrying credit balances from one to the next: expiring credits, SLA
+/// compensation and subscription refunds, and open credits drawn in the order of sections
+/// 12 and 17 ([`CreditPool`]).
 pub fn rate_periods(
     book: &PriceBook,
     periods: &[Period],
@@ -417,15 +559,19 @@ pub fn rate_periods(
     account: &str,
 ) -> Result<Vec<Rated>, RatingError> {
     let mut pool = CreditPool::for_account(book, account);
+    let members = home_members(book, meter, account);
+    let ledger = members_ledger(account, &members);
     let mut out = Vec::new();
     for period in periods {
         let ctx = RatingContext::with_platform(book, period.clone(), meter.platform());
-        let lines = account_lines(&ctx, account, meter.account(account))?;
+        let mut alloc = allocator(&ctx, account, &members);
+        let lines =
+            account_lines_traced(&ctx, account, ledger.as_deref(), alloc.as_mut(), &members)?;
         pool.add_compensation(period.start, lines.compensation);
         for (id, amount) in &lines.refunds {
             pool.add_refund(period.start, id, *amount);
         }
-        let rated = assemble(&ctx, account, lines, pool.available(period));
+        let rated = assemble(&ctx, account, lines, pool.available(period), alloc);
         pool.draw(period, rated.invoice.credit);
         out.push(rated);
     }
@@ -460,17 +606,26 @@ pub fn rate_month(
     use std::borrow::Cow;
     use std::collections::HashMap;
     Period::month(label, book.timezone)?;
+    if let Some(one) = only
+        && !book.is_payer(one)
+    {
+        return Err(RateMonthError::Rating(RatingError::NotAPayer {
+            account: one.to_string(),
+            payer: book.payer_of(one).to_string(),
+        }));
+    }
     let show_region = book.uses_part3() || meter.regions().next().is_some();
-    let wanted = |a: &str| only.is_none_or(|o| o == a);
-    // (account, region) of every invoice, in output order.
-    let mut jobs: BTreeSet<(&str, Option<&str>)> = BTreeSet::new();
+    let payer = |a: &'_ str| -> String { book.payer_of(a).to_string() };
+    let wanted = |p: &str| only.is_none_or(|o| o == p);
+    // (payer, region) of every invoice, in output order.
+    let mut jobs: BTreeSet<(String, Option<&str>)> = BTreeSet::new();
     match only {
         Some(one) => {
-            jobs.insert((one, None));
+            jobs.insert((one.to_string(), None));
         }
         None => {
-            jobs.extend(book.accounts_in(None).into_iter().map(|a| (a, None)));
-            jobs.extend(meter.accounts().map(|(a, _)| (a, None)));
+            jobs.extend(book.accounts_in(None).into_iter().map(|a| (payer(a), None)));
+            jobs.extend(meter.accounts().map(|(a, _)| (payer(a), None)));
         }
     }
     for region in book.regions.keys().map(String::as_str) {
@@ -479,8 +634,9 @@ pub fn rate_month(
         jobs.extend(
             named
                 .chain(used)
-                .filter(|a| wanted(a))
-                .map(|a| (a, Some(region))),
+                .map(payer)
+                .filter(|p| wanted(p))
+                .map(|p| (p, Some(region))),
         );
     }
     let mut books: BTreeMap<Option<&str>, Cow<'_, PriceBook>> = BTreeMap::new();
@@ -499,7 +655,8 @@ pub fn rate_month(
     // One context per region and timezone of the period, shared by its accounts.
     let mut contexts: HashMap<(Option<&str>, &str), RatingContext<'_>> = HashMap::new();
     let mut rated = Vec::with_capacity(jobs.len());
-    for &(account, region) in &jobs {
+    for (account, region) in &jobs {
+        let (account, region) = (account.as_str(), *region);
         let (Some(rbook), Some(platform)) = (books.get(&region), platforms.get(&region)) else {
             continue;
         };
@@ -514,8 +671,14 @@ pub fn rate_month(
         let credit = ctx
             .terms_of(account)
             .credit_total_for(ctx.period.start, ctx.period.end);
-        let ledger = meter.account_in(account, region);
-        let mut r = rate_account(ctx, account, ledger.as_deref(), credit)?;
+        let ledgers: Vec<(&str, Option<Cow<'_, AccountLedger>>)> = book
+            .members_of(account)
+            .into_iter()
+            .map(|m| (m, meter.account_in(m, region)))
+            .collect();
+        let members: Vec<(&str, Option<&AccountLedger>)> =
+            ledgers.iter().map(|(m, l)| (*m, l.as_deref())).collect();
+        let mut r = rate_payer(ctx, account, &members, credit)?;
         if show_region {
             r.invoice.region = Some(region.map(str::to_string));
         }
@@ -526,8 +689,14 @@ pub fn rate_month(
     }
     let mut unpriced = Vec::new();
     for region in meter.regions().filter(|r| !book.regions.contains_key(*r)) {
-        for account in meter.accounts_in(region).into_iter().filter(|a| wanted(a)) {
-            let tz = book.account_timezone(account).unwrap_or(book.timezone);
+        for account in meter
+            .accounts_in(region)
+            .into_iter()
+            .filter(|a| wanted(book.payer_of(a)))
+        {
+            let tz = book
+                .account_timezone(book.payer_of(account))
+                .unwrap_or(book.timezone);
             let period = Period::month(label, tz)?;
             if let Some(ledger) = meter.account_in(account, Some(region)) {
                 unpriced.extend(unknown_region(account, region, &ledger, &period));

@@ -28,6 +28,9 @@ pub enum RatingError {
         bound: String,
         max: Decimal,
     },
+    /// Section 18: only payers get invoices; `account` is paid for by `payer`.
+    #[error("account {account:?} is not a payer: its invoices are its payer {payer:?}'s")]
+    NotAPayer { account: String, payer: String },
     #[error("egress of account {account:?} to {dest:?} is too large to rate ({bytes} bytes)")]
     EgressOverflow {
         account: String,

@@ -131,7 +131,7 @@ pub fn spot_lines(
 }
 
 /// Calls `f(price, seconds)` for each piece of `[from, to)` at one price (None: unpriced).
-fn price_pieces(
+pub(crate) fn price_pieces(
     curve: Option<&BTreeMap<i64, Decimal>>,
     base: Option<Decimal>,
     from: i64,

@@ -31,6 +31,7 @@ pub mod lease;
 pub mod platform;
 pub mod sla;
 pub mod states;
+pub mod tags;
 
 use crate::common::limits::MAX_RATE;
 use crate::common::timestamp::Timestamp;
@@ -198,6 +199,7 @@ pub(crate) fn rental_data<'a>(kind: &str, fields: DataMembers<'a>) -> Check<Rent
         interface,
         bytes_total,
         region,
+        _tags,
     ] = fields;
     let region = crate::events::event_fields::optional_str(region, "data.region")?;
     let field = RejectReason::MissingField;
@@ -235,6 +237,99 @@ pub(crate) fn rental_data<'a>(kind: &str, fields: DataMembers<'a>) -> Check<Rent
         }),
         other => unreachable!("rental_data called for type {other:?}"),
     })
+}
+
+/// `lease.tags` (section 18): from `at` on, the lease's tags are `tags` (sorted by name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseTagsData<'a> {
+    pub lease: Cow<'a, str>,
+    /// (name, value), sorted by name, names unique; an empty value is `""`.
+    pub tags: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    pub at: Timestamp,
+}
+
+impl LeaseTagsData<'_> {
+    /// Canonical bytes of the meaning (tags in name order, whatever the record's order).
+    pub(crate) fn canon(&self, w: &mut Canon<'_>) {
+        w.put(b"T");
+        w.str(&self.lease);
+        w.put(&(self.tags.len() as u64).to_le_bytes());
+        for (name, value) in &self.tags {
+            w.str(name);
+            w.str(value);
+        }
+        w.time(self.at);
+    }
+
+    pub fn into_owned(self) -> LeaseTagsData<'static> {
+        let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
+        LeaseTagsData {
+            lease: own(self.lease),
+            tags: self
+                .tags
+                .into_iter()
+                .map(|(k, v)| (own(k), own(v)))
+                .collect(),
+            at: self.at,
+        }
+    }
+}
+
+/// Validates the `data` of a `lease.tags` (section 18): `lease` and `at` as `lease.state`'s;
+/// `tags` an object whose members are strings (each at most 256 bytes, no control character,
+/// a name not empty and not repeated). Errors name the field: `missing_field` for a missing
+/// `tags`, `wrong_type` for one that is not an object or a member that is not a string,
+/// `malformed_json` for a repeated name.
+pub(crate) fn lease_tags_data(fields: DataMembers<'_>) -> Check<LeaseTagsData<'_>> {
+    let [lease, .., at, _, _, _, _, _, _, tags] = fields;
+    let field = RejectReason::MissingField;
+    let lease = required_str(lease, "data.lease", field)?;
+    let at = required_time(at, "data.at")?;
+    let members = match tags {
+        Scalar::Absent | Scalar::Null => return reject(field, "data.tags is missing"),
+        Scalar::Members(m) => m,
+        _ => {
+            return reject(
+                RejectReason::WrongType,
+                "data.tags must be an object of strings",
+            );
+        }
+    };
+    let mut tags = Vec::with_capacity(members.len());
+    for (name, value) in members {
+        let shown: String = name.escape_debug().take(60).collect();
+        let Some(name) = crate::events::event_fields::optional_str(
+            Scalar::Str(name),
+            &format!("data.tags name \"{shown}\""),
+        )?
+        else {
+            return reject(
+                RejectReason::WrongType,
+                "data.tags has a member with an empty name",
+            );
+        };
+        let where_ = format!("data.tags.{shown}");
+        let value = match value {
+            Scalar::Str(_) => crate::events::event_fields::optional_str(value, &where_)?
+                .unwrap_or(Cow::Borrowed("")),
+            _ => {
+                return reject(
+                    RejectReason::WrongType,
+                    format!("{where_} must be a string"),
+                );
+            }
+        };
+        tags.push((name, value));
+    }
+    tags.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(w) = tags.windows(2).find(|w| w[0].0 == w[1].0) {
+        let shown: String = w[0].0.escape_debug().take(60).collect();
+        return reject(
+            RejectReason::MalformedJson,
+            format!("data.tags repeats the member \"{shown}\""),
+        );
+    }
+    Ok(LeaseTagsData { lease, tags, at })
 }
 
 fn lease_state(v: Scalar<'_>) -> Check<LeaseState> {

@@ -289,6 +289,7 @@ impl PriceBook {
         for term in terms {
             let parsed = self.parse_account_term(term)?;
             out.merge_term(term, parsed)?;
+            out.check_org_after(term)?;
         }
         out.credits.clear();
         for c in &out.credit_terms {
@@ -376,6 +377,56 @@ impl PriceBook {
 }
 
 impl PriceBook {
+    /// Section 18 after merging `term`: an account's settings must leave a valid organization
+    /// (no cycle, at most 8 accounts root to leaf, discounts and credits still on payers, ids
+    /// unique per payer); a discount or credit must name a payer; a package, subscription or
+    /// charge id must be unique among its payer's members. Errors name the command's term.
+    fn check_org_after(&mut self, term: &AccountTerm) -> Result<()> {
+        let named = |message: String, field: &str| PriceBookError::Invalid {
+            key: format!("{}.{field}", term.path()),
+            value: format!("{:?}", term.account),
+            message,
+        };
+        match term.kind {
+            TermKind::Accounts => {
+                if let Err(e) = self.reorganize() {
+                    let message = match e {
+                        PriceBookError::Invalid { key, message, .. } => {
+                            format!("{message} (at {key})")
+                        }
+                        other => other.to_string(),
+                    };
+                    return Err(named(message, "parent"));
+                }
+                Ok(())
+            }
+            TermKind::Discounts | TermKind::Credits => {
+                let account = term.account.as_str();
+                if self.is_payer(account) {
+                    return Ok(());
+                }
+                let payer = self.payer_of(account).to_string();
+                Err(named(
+                    format!(
+                        "{} belong to payers: account {account:?} does not pay for itself (its payer is {payer:?})",
+                        term.kind.as_str()
+                    ),
+                    "account",
+                ))
+            }
+            TermKind::Packages | TermKind::Subscriptions | TermKind::Charges => {
+                if !self.org.has_members() {
+                    return Ok(());
+                }
+                super::org::check_terms(&self.org, &self.term_lists()).map_err(|p| {
+                    let message = p.message();
+                    named(message, "id")
+                })
+            }
+            TermKind::Reservations => Ok(()),
+        }
+    }
+
     /// A discount joins the book's discounts (section 16); a plain one also adds its percent
     /// to the account's `P`, which stays at most 100.
     fn merge_discount(&mut self, term: &AccountTerm, mut d: Discount) -> Result<()> {

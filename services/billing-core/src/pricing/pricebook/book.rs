@@ -44,6 +44,10 @@ pub struct PriceBook {
     pub regions: BTreeMap<String, Region>,
     /// Sections 18 and 19: `[[accounts]]`, in price book order.
     pub account_settings: Vec<AccountSettings>,
+    /// Section 18: who pays for whom (from `[[accounts]]`).
+    pub org: super::org::Org,
+    /// Section 18: the tag whose values split payer invoices into (member, value) cells.
+    pub allocation_tag: Option<String>,
 }
 
 impl PriceBook {
@@ -89,6 +93,7 @@ impl PriceBook {
         !self.charges.is_empty()
             || !self.regions.is_empty()
             || !self.account_settings.is_empty()
+            || self.allocation_tag.is_some()
             || self.skus.values().any(|s| s.increment_seconds.is_some())
             || self.has_regional_terms()
             || self.subscriptions.iter().any(|s| {
@@ -209,6 +214,41 @@ impl PriceBook {
         a
     }
 
+    /// Section 18: the account's payer (itself unless `[[accounts]]` says its parent pays).
+    pub fn payer_of<'a>(&'a self, account: &'a str) -> &'a str {
+        self.org.payer_of(account)
+    }
+
+    /// Section 18: whether the account pays for itself (gets invoices).
+    pub fn is_payer(&self, account: &str) -> bool {
+        self.org.is_payer(account)
+    }
+
+    /// Section 18: the accounts `payer` pays for, itself included, sorted.
+    pub fn members_of<'a>(&'a self, payer: &'a str) -> Vec<&'a str> {
+        self.org.members_of(payer)
+    }
+
+    /// Section 18: checks the organization against the account terms again (after terms
+    /// were merged in) and keeps it.
+    pub(super) fn reorganize(&mut self) -> Result<()> {
+        let org = super::org::build(&self.account_settings).map_err(|p| p.in_book())?;
+        super::org::check_terms(&org, &self.term_lists()).map_err(|p| p.in_book())?;
+        self.org = org;
+        Ok(())
+    }
+
+    /// The terms section 18 checks.
+    pub(super) fn term_lists(&self) -> super::org::TermLists<'_> {
+        super::org::TermLists {
+            discounts: &self.discount_terms,
+            credits: &self.credit_terms,
+            packages: &self.packages,
+            subscriptions: &self.subscriptions,
+            charges: &self.charges,
+        }
+    }
+
     /// Section 19: the account's own timezone (`[[accounts]]`), if it has one.
     pub fn account_timezone(&self, account: &str) -> Option<Tz> {
         self.account_settings
@@ -266,6 +306,7 @@ fn parse(root: &Table) -> Result<PriceBook> {
             "charges",
             "regions",
             "accounts",
+            "allocation_tag",
         ],
     )?;
     let home = regions::parse_pricing(root, "", true)?;
@@ -309,6 +350,17 @@ fn parse(root: &Table) -> Result<PriceBook> {
     let packages = terms_parse::parse_packages(root, &pricing)?;
     let subscriptions = terms_parse::parse_subscriptions(root, &pricing)?;
     let charges = terms_parse::parse_charges(root, &pricing)?;
+    let org = super::org::validate(
+        &account_settings,
+        &super::org::TermLists {
+            discounts: &discount_terms,
+            credits: &credit_terms,
+            packages: &packages,
+            subscriptions: &subscriptions,
+            charges: &charges,
+        },
+    )?;
+    let allocation_tag = super::walk::string(root, "", "allocation_tag")?.map(str::to_string);
     Ok(PriceBook {
         currency,
         timezone,
@@ -328,5 +380,7 @@ fn parse(root: &Table) -> Result<PriceBook> {
         charges,
         regions,
         account_settings,
+        org,
+        allocation_tag,
     })
 }

@@ -19,6 +19,7 @@
 mod account_terms;
 mod book;
 mod model;
+mod org;
 mod regions;
 mod skus;
 mod terms;
@@ -30,6 +31,7 @@ mod walk;
 pub use account_terms::{AccountTerm, ParsedTerm, TermKind};
 pub use book::PriceBook;
 pub use model::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, PriceBookError, Reservation, Sku};
+pub use org::{MAX_DEPTH, Org};
 pub use regions::{AccountSettings, Region};
 pub use terms::{
     AUTO_RENEW_HORIZON, Charge, Credit, Cycle, Discount, Package, Refund, Sla, Subscription,

@@ -9,6 +9,8 @@
 //!
 //! [[accounts]]
 //! id = "acme-ml"
+//! parent = "acme"                  # section 18: optional, a tree
+//! pays = "parent"                  # section 18: "self" (default) or "parent"
 //! timezone = "Europe/Berlin"       # the periods of its invoices, in every region
 //! ```
 //!
@@ -44,15 +46,17 @@ pub struct Region {
     pub tax_rate: Decimal,
 }
 
-/// An `[[accounts]]` entry (sections 18 and 19). Only `id` and `timezone` change billing here:
-/// every account is its own payer (section 18 is not implemented; `pays = "parent"` is refused).
+/// An `[[accounts]]` entry (sections 18 and 19).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountSettings {
     /// Position in the price book's `[[accounts]]`.
     pub index: usize,
     pub id: String,
-    /// Section 18: kept, with no effect while every account pays for itself.
+    /// Section 18: the account's parent in its organization.
     pub parent: Option<String>,
+    /// Section 18: `pays = "parent"` (its parent's payer pays for it); `false` for `"self"`,
+    /// the default.
+    pub pays_parent: bool,
     /// Section 19: the periods of the account's invoices in every region.
     pub timezone: Option<Tz>,
 }
@@ -171,8 +175,9 @@ pub(super) fn parse_regions(root: &Table) -> Result<BTreeMap<String, Region>> {
     Ok(out)
 }
 
-/// `[[accounts]]`: `id` (unique), optional `timezone`; `parent` and `pays` of section 18
-/// are read, and `pays = "parent"` is refused (organizations are not implemented).
+/// `[[accounts]]`: `id` (unique), optional `timezone`, and section 18's `parent` and `pays`
+/// (`"self"`, the default, or `"parent"`). The organization they make is checked by
+/// [`super::org::build`].
 pub(super) fn parse_accounts(root: &Table) -> Result<Vec<AccountSettings>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
@@ -187,15 +192,9 @@ pub(super) fn parse_accounts(root: &Table) -> Result<Vec<AccountSettings>> {
             );
         }
         let parent = string(t, &path, "parent")?.map(str::to_string);
-        match string(t, &path, "pays")? {
-            None | Some("self") => {}
-            Some("parent") => {
-                return invalid(
-                    &join(&path, "pays"),
-                    &t["pays"],
-                    "an account paid for by its parent (section 18, organizations) is not supported yet: every account pays for itself",
-                );
-            }
+        let pays_parent = match string(t, &path, "pays")? {
+            None | Some("self") => false,
+            Some("parent") => true,
             Some(_) => {
                 return invalid(
                     &join(&path, "pays"),
@@ -203,12 +202,13 @@ pub(super) fn parse_accounts(root: &Table) -> Result<Vec<AccountSettings>> {
                     "must be \"self\" or \"parent\"",
                 );
             }
-        }
+        };
         let timezone = timezone(t, &path, "timezone")?;
         out.push(AccountSettings {
             index,
             id,
             parent,
+            pays_parent,
             timezone,
         });
     }
