@@ -604,6 +604,7 @@ async fn organizations_are_refused_by_the_engine_until_issue_27(db: Db) {
     assert!(v.to_string().contains("allocation_tag"), "{v}");
     t.put_pricebook(SMALL_BOOK).await;
     t.account("acme").await;
+    t.account("acme-ml").await;
     let (s, v) = t
         .admin(
             "PUT",
