@@ -109,12 +109,6 @@ amount = "2.50"
 at = "2026-11-30T23:30:00Z"
 "#;
 
-fn rfc(secs: i64) -> String {
-    chrono::DateTime::from_timestamp(secs, 0)
-        .unwrap()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 #[derive(Debug, Clone)]
 enum Ev {
     Usage {

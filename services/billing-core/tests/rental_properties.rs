@@ -28,12 +28,6 @@ const STATES: [&str; 6] = [
 ];
 const PRICES: [&str; 4] = ["3.20", "4.00", "8.00", "9.6"];
 
-fn rfc(secs: i64) -> String {
-    chrono::DateTime::from_timestamp(secs, 0)
-        .unwrap()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 /// One event of any type; `id` makes it unique.
 #[derive(Debug, Clone)]
 enum Ev {

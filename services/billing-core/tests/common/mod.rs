@@ -8,6 +8,13 @@ use billing_core::pricebook::PriceBook;
 use billing_core::rating::{Rated, rate_all};
 use rust_decimal::Decimal;
 
+/// Unix seconds as RFC 3339 (`2026-11-01T00:00:00Z`).
+pub fn rfc(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 pub fn d(s: &str) -> Decimal {
     s.parse().unwrap()
 }
