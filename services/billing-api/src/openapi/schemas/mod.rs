@@ -1,0 +1,22 @@
+//! The shapes of the API's JSON (see `openapi.rs`'s header). Decimals are [`Decimal`]: a JSON
+//! string such as `"12.30"`, never a number.
+
+#![allow(dead_code)]
+
+mod accounts;
+mod common;
+mod events;
+mod invoices;
+mod money;
+mod prices;
+mod profiles;
+mod usage;
+
+pub use accounts::*;
+pub use common::*;
+pub use events::*;
+pub use invoices::*;
+pub use money::*;
+pub use prices::*;
+pub use profiles::*;
+pub use usage::*;
