@@ -133,45 +133,12 @@ pub async fn replay(
             Some(Command::ClosePeriod {
                 positions, at_ms, ..
             }) => {
-                // Usage before the close that no recorded fold covers (a log written before
-                // folds were recorded) is folded with the close's time.
-                for at in positions
-                    .iter()
-                    .filter(|at| at.consumer == settings.usage_topic)
-                {
-                    let p = at.partition as i32;
-                    let from = next.get(&p).copied().unwrap_or(0);
-                    if from < at.next_offset {
-                        let records = usage.take(p, from, at.next_offset).await?;
-                        report.records +=
-                            fold_unrecorded(&store, &settings, p, from, &records, *at_ms).await?;
-                        next.insert(p, at.next_offset);
-                    }
-                }
+                report.records +=
+                    fold_before_close(&store, &mut usage, &mut next, positions, *at_ms).await?;
             }
             Some(_) => {}
             None => {
-                // Usage after the last recorded fold: folded now, as an engine starting now
-                // would fold it.
-                for (&p, &high) in &ends {
-                    let from = next.get(&p).copied().unwrap_or(0);
-                    let mut records = Vec::new();
-                    read_range(
-                        &consumer,
-                        &settings,
-                        &settings.usage_topic,
-                        p,
-                        from,
-                        End::Settled(high),
-                        |offset, msg| {
-                            records.push((offset, crate::record::usage_record(msg)));
-                            Ok(())
-                        },
-                    )
-                    .await?;
-                    report.records +=
-                        fold_unrecorded(&store, &settings, p, from, &records, clock()).await?;
-                }
+                report.records += fold_the_rest(&store, &usage, &next, clock()).await?;
             }
         }
         if let Some(c) = command {
@@ -182,6 +149,63 @@ pub async fn replay(
     // The outputs of the original run are on the topics already: nothing to relay again.
     store.log().outbox_mark_all_published(clock()).await?;
     Ok(report)
+}
+
+/// Usage before a close that no recorded fold covers (a log written before folds were
+/// recorded), folded with the close's time (`at_ms`); answers the records folded.
+async fn fold_before_close(
+    store: &Store,
+    usage: &mut Usage<'_>,
+    next: &mut BTreeMap<i32, i64>,
+    positions: &[billing_store::PartitionPosition],
+    at_ms: i64,
+) -> Result<u64, KafkaError> {
+    let settings = usage.settings;
+    let mut folded = 0;
+    for at in positions
+        .iter()
+        .filter(|at| at.consumer == settings.usage_topic)
+    {
+        let p = at.partition as i32;
+        let from = next.get(&p).copied().unwrap_or(0);
+        if from < at.next_offset {
+            let records = usage.take(p, from, at.next_offset).await?;
+            folded += fold_unrecorded(store, settings, p, from, &records, at_ms).await?;
+            next.insert(p, at.next_offset);
+        }
+    }
+    Ok(folded)
+}
+
+/// Usage after the last recorded fold, folded at `now_ms` as an engine starting now would
+/// fold it; answers the records folded.
+async fn fold_the_rest(
+    store: &Store,
+    usage: &Usage<'_>,
+    next: &BTreeMap<i32, i64>,
+    now_ms: i64,
+) -> Result<u64, KafkaError> {
+    let settings = usage.settings;
+    let mut folded = 0;
+    for (&p, &high) in &usage.ends {
+        let from = next.get(&p).copied().unwrap_or(0);
+        let mut records = Vec::new();
+        read_range(
+            usage.consumer,
+            settings,
+            &settings.usage_topic,
+            p,
+            from,
+            End::Settled(high),
+            |offset, msg| {
+                records.push((offset, crate::record::usage_record(msg)));
+                Ok(())
+            },
+        )
+        .await?;
+        folded += fold_unrecorded(store, settings, p, from, &records, now_ms).await?;
+    }
+    Ok(folded)
 }
 
 /// Every partition of `topic` with its low and high watermarks.
