@@ -98,19 +98,7 @@ impl Application {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settings = Settings::resolve(&args)?;
     if let Some(brokers) = &settings.kafka_brokers {
-        // Before anything writes to them: a topic auto-created by its first use gets the
-        // broker's default partitions (issue 24, item 10).
-        let plan = billing_kafka::TopicPlan {
-            usage: vec![settings.usage_topic.clone()],
-            usage_partitions: args.usage_partitions,
-            commands: settings.topics.commands.clone(),
-            outputs: vec![
-                settings.topics.invoices.clone(),
-                settings.topics.quota.clone(),
-                args.dead_letter_topic.clone(),
-            ],
-        };
-        billing_kafka::ensure_topics(brokers, &plan).await?;
+        ensure_topics(brokers, &settings, &args).await?;
     }
     let app = Application::build(&settings).await?;
     if app.admin_token_is_new {
@@ -126,19 +114,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, "gpubill serving");
     eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let maintenance = {
-        let (store, clock) = (app.state.store.clone(), app.state.clock.clone());
-        tokio::spawn(async move {
-            let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
-            hourly.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                hourly.tick().await;
-                if let Err(e) = store.log().maintain_partitions(clock()).await {
-                    tracing::error!(error = %e, "cannot make the monthly partitions of events");
-                }
-            }
-        })
-    };
+    let maintenance = spawn_maintenance(&app);
     let closer = args.close_grace.map(|grace_s| {
         let check = std::time::Duration::from_secs(args.close_check_seconds);
         crate::autoclose::spawn(
@@ -148,59 +124,19 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             check,
         )
     });
-    let consumer = args.kafka_brokers.as_ref().map(|brokers| {
-        let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
-        settings.dead_letter_topic = Some(args.dead_letter_topic.clone());
-        settings.batch_max = args.kafka_batch_max.max(1);
-        settings.lanes = args.kafka_fold_lanes.max(1);
-        settings.linger = std::time::Duration::from_millis(args.kafka_linger_ms);
-        settings.group = args.kafka_group.clone();
-        settings.session_timeout_ms = args.kafka_session_timeout_ms;
-        tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
-        let clock = app.state.clock.clone();
-        let store = app.state.store.clone();
-        tokio::spawn(async move {
-            let result = billing_kafka::run(store, settings, move || clock(), stop_rx).await;
-            if let Err(e) = &result {
-                tracing::error!(error = %e, "the Kafka consumer stopped");
-            }
-            result
-        })
-    });
-    let relay = args.kafka_brokers.as_ref().map(|brokers| {
-        let (store, clock, brokers, stop) = (
-            app.state.store.clone(),
-            app.state.clock.clone(),
-            brokers.clone(),
-            stop_tx.subscribe(),
-        );
-        tokio::spawn(async move {
-            let result = billing_kafka::relay(store, &brokers, move || clock(), stop).await;
-            if let Err(e) = &result {
-                tracing::error!(error = %e, "the outbox relay stopped");
-            }
-            result
-        })
-    });
+    let consumer = args
+        .kafka_brokers
+        .as_ref()
+        .map(|brokers| spawn_consumer(brokers, &args, &app, stop_rx));
+    let relay = args
+        .kafka_brokers
+        .as_ref()
+        .map(|brokers| spawn_relay(brokers, &app, stop_tx.subscribe()));
     billing_api::limits::serve(
         listener,
         router(app.state.clone()),
         args.server_limits(),
-        async {
-            // Ctrl-C, or SIGTERM from an orchestrator: stop taking requests, finish the batch.
-            #[cfg(unix)]
-            {
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                        .expect("install the SIGTERM handler");
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            #[cfg(not(unix))]
-            let _ = tokio::signal::ctrl_c().await;
-        },
+        shutdown_signal(),
     )
     .await?;
     let _ = stop_tx.send(true);
@@ -213,6 +149,97 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     app.state.store.close().await;
     Ok(())
+}
+
+/// Before anything writes to them: a topic auto-created by its first use gets the broker's
+/// default partitions (issue 24, item 10).
+async fn ensure_topics(brokers: &str, settings: &Settings, args: &ServeArgs) -> anyhow::Result<()> {
+    let plan = billing_kafka::TopicPlan {
+        usage: vec![settings.usage_topic.clone()],
+        usage_partitions: args.usage_partitions,
+        commands: settings.topics.commands.clone(),
+        outputs: vec![
+            settings.topics.invoices.clone(),
+            settings.topics.quota.clone(),
+            args.dead_letter_topic.clone(),
+        ],
+    };
+    billing_kafka::ensure_topics(brokers, &plan).await?;
+    Ok(())
+}
+
+/// Hourly: the monthly partitions of `events` around the clock.
+fn spawn_maintenance(app: &Application) -> tokio::task::JoinHandle<()> {
+    let (store, clock) = (app.state.store.clone(), app.state.clock.clone());
+    tokio::spawn(async move {
+        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
+        hourly.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            hourly.tick().await;
+            if let Err(e) = store.log().maintain_partitions(clock()).await {
+                tracing::error!(error = %e, "cannot make the monthly partitions of events");
+            }
+        }
+    })
+}
+
+type Task = tokio::task::JoinHandle<Result<(), billing_kafka::KafkaError>>;
+
+/// The consumer of the usage topic, until `stop`.
+fn spawn_consumer(
+    brokers: &str,
+    args: &ServeArgs,
+    app: &Application,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Task {
+    let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
+    settings.dead_letter_topic = Some(args.dead_letter_topic.clone());
+    settings.batch_max = args.kafka_batch_max.max(1);
+    settings.lanes = args.kafka_fold_lanes.max(1);
+    settings.linger = std::time::Duration::from_millis(args.kafka_linger_ms);
+    settings.group = args.kafka_group.clone();
+    settings.session_timeout_ms = args.kafka_session_timeout_ms;
+    tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
+    let clock = app.state.clock.clone();
+    let store = app.state.store.clone();
+    tokio::spawn(async move {
+        let result = billing_kafka::run(store, settings, move || clock(), stop).await;
+        if let Err(e) = &result {
+            tracing::error!(error = %e, "the Kafka consumer stopped");
+        }
+        result
+    })
+}
+
+/// The outbox relay to the output topics, until `stop`.
+fn spawn_relay(brokers: &str, app: &Application, stop: tokio::sync::watch::Receiver<bool>) -> Task {
+    let (store, clock, brokers) = (
+        app.state.store.clone(),
+        app.state.clock.clone(),
+        brokers.to_string(),
+    );
+    tokio::spawn(async move {
+        let result = billing_kafka::relay(store, &brokers, move || clock(), stop).await;
+        if let Err(e) = &result {
+            tracing::error!(error = %e, "the outbox relay stopped");
+        }
+        result
+    })
+}
+
+/// Ctrl-C, or SIGTERM from an orchestrator: stop taking requests, finish the batch.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("install the SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[derive(Args, Debug)]
