@@ -589,8 +589,14 @@ async fn organizations_are_refused_by_the_engine_until_issue_27(db: Db) {
     let put = |toml: String| {
         let t = &t;
         async move {
-            t.call("PUT", "/v1/admin/pricebook", Some(ADMIN), "application/toml", toml)
-                .await
+            t.call(
+                "PUT",
+                "/v1/admin/pricebook",
+                Some(ADMIN),
+                "application/toml",
+                toml,
+            )
+            .await
         }
     };
     let org = format!(
