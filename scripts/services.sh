@@ -20,7 +20,10 @@
 #   python-tools: a Python venv in ~/.cache/gpubill/venv-openapi with openapi-spec-validator
 #             and openapi-python-client pinned by tests/openapi/requirements.txt (PyPI; Python
 #             3.11 or later), made when missing or when that file changed; tests/openapi_client.rs
-#             validates /openapi.json and generates a client with them.
+#             validates /openapi.json and generates a client with them. And a second venv,
+#             ~/.cache/gpubill/venv-focus, with the FinOps Foundation's focus-validator pinned by
+#             tests/focus/requirements.txt, made the same way; tests/focus.rs runs it on the
+#             FOCUS export.
 #   browser-deps: Node.js (20 or later; Debian's nodejs and npm when missing) and the browser
 #             test's npm packages (playwright-core, pinned by tests/browser/package-lock.json),
 #             installed with `npm ci` when tests/browser/node_modules is missing or older than
@@ -185,6 +188,29 @@ ensure_python_tools() {
     printf '%s\n' "$want" >"$venv/.requirements.sha256"
 }
 
+ensure_focus_validator() {
+    local venv="$cache/venv-focus" req want
+    req="$(cd "$(dirname "$0")/.." && pwd)/tests/focus/requirements.txt"
+    want=$(sha256sum "$req" | cut -d ' ' -f 1)
+    if [ -x "$venv/bin/focus-validator" ] &&
+        [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" = "$want" ]; then
+        return 0
+    fi
+    log "installing focus-validator into $venv (PyPI, pinned by $req)"
+    rm -rf "$venv"
+    mkdir -p "$cache"
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    "$venv/bin/focus-validator" --supported-versions >/dev/null ||
+        { log "focus-validator in $venv does not run after installing it"; return 1; }
+    printf '%s\n' "$want" >"$venv/.requirements.sha256"
+}
+
 ensure_browser_deps() {
     local dir major
     dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
@@ -215,7 +241,7 @@ for service in "${@:-postgres}"; do
         kafka-fresh) ensure_tansu fresh ;;
         chromium) ensure_chromium ;;
         ops-tools) ensure_ops_tools ;;
-        python-tools) ensure_python_tools ;;
+        python-tools) ensure_python_tools && ensure_focus_validator ;;
         browser-deps) ensure_browser_deps ;;
         *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium, ops-tools, python-tools, browser-deps)"; exit 2 ;;
     esac

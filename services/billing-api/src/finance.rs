@@ -485,6 +485,102 @@ pub async fn export_journal(
     }
 }
 
+/// `GET /v1/admin/exports/focus?period=YYYY-MM`: the closed period's invoices as a FinOps
+/// FOCUS 1.0 CSV (issue 27; the rows are `billing_core::focus`'s): one row per line, or per
+/// allocation row's line when the invoice carries an allocation (section 18), then the
+/// discount, credit and tax, then the adjustment lines. Provider, publisher and invoice issuer
+/// are the seller's profile name (else `gpubill`), account names their profiles' names.
+pub async fn export_focus(
+    principal: Principal,
+    State(s): State<AppState>,
+    Query(q): Query<crate::query::PeriodQuery>,
+) -> Result<Response, ApiError> {
+    use billing_core::focus::{FocusContext, FocusInvoice, billed_total, focus_csv, focus_rows};
+    use std::collections::BTreeMap;
+    principal.admin()?;
+    let period = q
+        .period
+        .clone()
+        .ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
+    billing_core::Period::month(&period, chrono_tz::Tz::UTC)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    if !s.store.finance().period_closed(&period).await? {
+        return Err(ApiError::Conflict(format!(
+            "period {period} is not closed: its FOCUS export is its issued invoices, written at its close"
+        )));
+    }
+    let invoices = s.store.finance().invoices(None, Some(&period)).await?;
+    let name = |p: Option<billing_store::StoredProfile>| p.map(|p| p.profile.name);
+    let issuer = name(
+        s.store
+            .admin()
+            .profile(billing_store::SELLER_PROFILE)
+            .await?,
+    )
+    .unwrap_or_else(|| billing_core::focus::DEFAULT_ISSUER.to_string());
+    // Every account a row names: payers, and the members of their allocations.
+    let mut names = BTreeMap::new();
+    let mut tags: BTreeMap<i64, Option<String>> = BTreeMap::new();
+    for i in &invoices {
+        let members = i.invoice.allocation.iter().flatten().map(|a| &a.account);
+        for account in std::iter::once(&i.invoice.account).chain(members) {
+            if names.contains_key(account) {
+                continue;
+            }
+            match s.store.admin().profile(account).await {
+                Ok(p) => {
+                    if let Some(n) = name(p) {
+                        names.insert(account.clone(), n);
+                    }
+                }
+                // An account named by events only: no profile, its id is its name.
+                Err(billing_store::ProfileStoreError::UnknownAccount(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if i.invoice.allocation.is_some() && !tags.contains_key(&i.pricebook_version) {
+            let v = i.pricebook_version;
+            let book = s
+                .store
+                .admin()
+                .uploaded_pricebook(Some(v))
+                .await?
+                .ok_or_else(|| ApiError::Internal(format!("price book version {v} is missing")))?;
+            let book = billing_core::PriceBook::from_toml(&book.toml)
+                .map_err(|e| ApiError::Internal(format!("stored price book {v}: {e}")))?;
+            tags.insert(v, book.allocation_tag);
+        }
+    }
+    let mut rows = Vec::new();
+    for i in &invoices {
+        let f = FocusInvoice {
+            invoice: &i.invoice,
+            number: Some(i.number.as_str()),
+            adjustments: &i.adjustments,
+        };
+        let ctx = FocusContext {
+            issuer: &issuer,
+            allocation_tag: tags.get(&i.pricebook_version).and_then(|t| t.as_deref()),
+            names: &names,
+        };
+        let mine = focus_rows(&f, &ctx);
+        let billed: Decimal = mine.iter().map(|r| r.billed_cost).sum();
+        if billed != billed_total(&f) {
+            return Err(ApiError::Internal(format!(
+                "the FOCUS rows of invoice {} bill {billed}, not its {}",
+                i.id,
+                billed_total(&f)
+            )));
+        }
+        rows.extend(mine);
+    }
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+        focus_csv(&rows),
+    )
+        .into_response())
+}
+
 /// Section 19: the currency of `region` (`None`: home) in the price book in force (`None`
 /// before any price book); a 422 naming the region and the book's regions when the book does
 /// not name it.

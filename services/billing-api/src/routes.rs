@@ -57,6 +57,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/dead-letters", get(handlers::dead_letters))
         .route("/v1/admin/adjustments", get(finance::pending_adjustments))
         .route("/v1/admin/exports/journal", get(finance::export_journal))
+        .route("/v1/admin/exports/focus", get(finance::export_focus))
         .route(
             "/v1/admin/accounts/{id}/keys",
             get(admin::list_keys).post(admin::add_key),

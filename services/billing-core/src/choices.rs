@@ -576,3 +576,51 @@
 //!   `gpu.usage` event. The price book is the version in force at the lease's start. Each
 //!   refusal names its field (`sku`, `quantity`, `class`, `region`, `start`,
 //!   `duration_seconds`); an estimate writes nothing.
+//!
+//! ## FOCUS export (issue 27, [`crate::finance::focus`])
+//!
+//! - Version and columns: what the FinOps Foundation's `focus-validator` 1.0.0 checks with its
+//!   default FOCUS 1.0 rule set. That rule set still names some columns as FOCUS 1.0's preview
+//!   did (`Provider`, `Publisher`, `InvoiceIssuer`, `ResourceID`), and its `SkuPriceId` rule
+//!   reads the preview's `ChargeType`: each is written, and beside it the name of the final
+//!   FOCUS 1.0 text (`ProviderName`, `PublisherName`, `InvoiceIssuerName`, `ResourceId`) with
+//!   the same value; `ChargeType` repeats `ChargeCategory`. `InvoiceId` (FOCUS 1.1) is the
+//!   document number; `x_Component` is gpubill's name of the row. Costs and quantities are
+//!   exact decimals always written with a `.` (`36000.0`): the validator reads a column of
+//!   whole numbers as integers and refuses it as not decimal. Instants are UTC with `Z`
+//!   (the invoice's period, whatever its timezone).
+//! - Rows of an invoice: one per line (`SubAccountId` the invoice's account, no `Tags`);
+//!   with an `allocation` (section 18) one per allocation row's line instead (`SubAccountId`
+//!   the row's account, `Tags` `{"<allocation_tag>": "<tag>"}`, `{}` for the empty tag, no
+//!   quantities: allocated parts have none), and lines of amount 0, which the allocation does
+//!   not split, have no row. Then the discount and the credit (`ChargeCategory` `Credit`,
+//!   negative), the tax (`Tax`), per allocation row when there is one, each only when not
+//!   zero; then one `Adjustment` row (`ChargeClass` `Correction`) per adjustment line, for
+//!   the invoice's account, its charge period the invoice's (the original period is in
+//!   `ChargeDescription`). The rows' `BilledCost` adds up to `total` plus the adjustment
+//!   lines (the handler refuses to answer otherwise); a credit note is not a row (it is what
+//!   negative adjustment rows leave below zero, already in them).
+//! - Categories: `Usage` for on_demand, spot, reserved_usage, package_usage, state:*,
+//!   egress, increment, minimum and spot_interrupted (frequency `Usage-Based`); `Purchase`
+//!   for reserved_commitment and subscription (`Recurring`), package and charge
+//!   (`One-Time`); `Credit` for sla_compensation and subscription_refund (amount 0 here:
+//!   the money reaches a later invoice's `credit`). `PricingCategory`: `Standard` (on-demand
+//!   rates, egress, minimum, increment, states), `Dynamic` (spot), `Committed`
+//!   (reservations, packages, subscriptions), `Other` (charges).
+//! - Costs: gpubill rates at the price book's prices and takes discounts off the invoice, so
+//!   a line row's `ListCost` = `ContractedCost` = `EffectiveCost` = `BilledCost` = its
+//!   amount. The discount row (a negotiated term) has `ListCost` 0 and the discount in
+//!   `ContractedCost`, `EffectiveCost` and `BilledCost`; the credit row has `ListCost` and
+//!   `ContractedCost` 0; tax rows carry the tax in all four. So per invoice `EffectiveCost`
+//!   and `BilledCost` both add up to the total, `ListCost` to subtotal plus tax. Nothing is
+//!   amortized: packages and reservations are billed in the period that charges them, and
+//!   `CommitmentDiscount*`, `ListUnitPrice` and `ContractedUnitPrice` are null.
+//! - Names: provider, publisher and invoice issuer are the seller's profile name, else
+//!   `gpubill`; `ServiceName` `GPU Compute` (`Compute`), egress `Data Transfer`
+//!   (`Networking`). `BillingAccountId` is the invoice's account (the payer),
+//!   `BillingAccountName` and `SubAccountName` the account's profile name, else its id.
+//!   `RegionId` and `RegionName` are the invoice's region, null at home. `SkuId` is the sku
+//!   (`egress:<dest>` for egress, the component for a line without one); `SkuPriceId` the
+//!   sku, component and tier (and multiplier or spot price); `ResourceId` the package,
+//!   subscription or charge id of its line, else null (lines sum over leases). Units:
+//!   `Unit-Seconds`, `GB`, `Package`, `Charge`; `ConsumedQuantity` only on `Usage` rows.

@@ -50,7 +50,8 @@ pub mod rental;
 pub use common::{decimal, limits, money, text, timestamp};
 pub use events::{binary_mode, dedupe, event, event_fields, json, oversize, reject};
 pub use finance::{
-    adjustment, credits, export, holdings, journal, numbering, profile, settlement, term_changes,
+    adjustment, credits, export, focus, holdings, journal, numbering, profile, settlement,
+    term_changes,
 };
 pub use ledger::{meter, runs};
 pub use pricing::{
