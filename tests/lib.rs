@@ -580,6 +580,33 @@ impl TestApp {
     }
 }
 
+/// `events` with every fourth redelivered, shuffled by `seed`, produced to `topic`'s 4
+/// partitions keyed by subject as producers key them (a redelivery shares its first copy's
+/// partition); answers how many records were produced.
+pub async fn produce_redelivered_by_subject(topic: &str, events: &[String], seed: u64) -> i64 {
+    let mut sent = events.to_vec();
+    sent.extend(events.iter().step_by(4).cloned());
+    shuffle(&mut sent, seed);
+    let records: Vec<(i32, String)> = sent
+        .into_iter()
+        .map(|e| (subject_partition(&e), e))
+        .collect();
+    produce(topic, &records).await;
+    records.len() as i64
+}
+
+/// The partition of 4 an event keyed by its subject goes to (the sum of its bytes mod 4).
+pub fn subject_partition(event: &str) -> i32 {
+    let v: Value = serde_json::from_str(event).unwrap();
+    (v["subject"]
+        .as_str()
+        .unwrap()
+        .bytes()
+        .map(u32::from)
+        .sum::<u32>()
+        % 4) as i32
+}
+
 pub async fn produce(topic: &str, records: &[(i32, String)]) {
     let records: Vec<(i32, &str, Option<i64>)> = records
         .iter()

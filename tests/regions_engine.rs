@@ -633,25 +633,11 @@ on_both!(organizations_are_refused_by_the_engine_until_issue_27);
 async fn regions_through_kafka_bill_like_gpubill_rate_and_replay_identically() {
     let (topic, topics) = replayable_topics().await;
     let events = workload(31, 400);
-    let mut sent = events.clone();
-    sent.extend(events.iter().step_by(4).cloned());
-    shuffle(&mut sent, 31);
-    let partition = |e: &str| {
-        let v: Value = serde_json::from_str(e).unwrap();
-        (v["subject"]
-            .as_str()
-            .unwrap()
-            .bytes()
-            .map(u32::from)
-            .sum::<u32>()
-            % 4) as i32
-    };
-    let records: Vec<(i32, String)> = sent.into_iter().map(|e| (partition(&e), e)).collect();
-    produce(&topic, &records).await;
+    let produced = produce_redelivered_by_subject(&topic, &events, 31).await;
 
     let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     a.put_pricebook(BOOK).await;
-    consume_until_offsets(&a, &topic, events.len() as i64, Some(records.len() as i64)).await;
+    consume_until_offsets(&a, &topic, events.len() as i64, Some(produced)).await;
     let closed = a.close("2026-11").await;
     let mut issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
     sort_by_domain(&mut issued);
@@ -663,14 +649,8 @@ async fn regions_through_kafka_bill_like_gpubill_rate_and_replay_identically() {
         "subject":"gamma","data":{"lease":"L9","resource":"g9","sku":"gpu.a100","region":"us-west",
         "start":"2026-11-15T00:00:00Z","end":"2026-11-15T05:00:00Z"}})
         .to_string();
-    produce(&topic, &[(partition(&late), late.clone())]).await;
-    consume_until_offsets(
-        &a,
-        &topic,
-        events.len() as i64 + 1,
-        Some(records.len() as i64 + 1),
-    )
-    .await;
+    produce(&topic, &[(subject_partition(&late), late.clone())]).await;
+    consume_until_offsets(&a, &topic, events.len() as i64 + 1, Some(produced + 1)).await;
     let pending = a
         .state
         .store

@@ -314,26 +314,11 @@ on_both!(late_rental_events_are_pending_adjustments);
 async fn rental_events_through_kafka_bill_like_gpubill_rate_and_replay_identically() {
     let (topic, topics) = replayable_topics().await;
     let events = workload(4242, 400);
-    let mut sent = events.clone();
-    sent.extend(events.iter().step_by(4).cloned());
-    shuffle(&mut sent, 4242);
-    // Keyed by subject, as producers key them: a redelivery shares its first copy's partition.
-    let partition = |e: &str| {
-        let v: Value = serde_json::from_str(e).unwrap();
-        (v["subject"]
-            .as_str()
-            .unwrap()
-            .bytes()
-            .map(u32::from)
-            .sum::<u32>()
-            % 4) as i32
-    };
-    let records: Vec<(i32, String)> = sent.into_iter().map(|e| (partition(&e), e)).collect();
-    produce(&topic, &records).await;
+    let produced = produce_redelivered_by_subject(&topic, &events, 4242).await;
 
     let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
     a.put_pricebook(BOOK).await;
-    consume_until_offsets(&a, &topic, events.len() as i64, Some(records.len() as i64)).await;
+    consume_until_offsets(&a, &topic, events.len() as i64, Some(produced)).await;
     let closed = a.close("2026-11").await;
     let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
     assert_eq!(issued, offline_invoices(BOOK, &events, "2026-11"));
