@@ -88,227 +88,284 @@ fn unique_id(
     Ok(())
 }
 
-pub(super) fn parse_packages(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Package>> {
+/// What every account term reads first of one `[[kind]]` entry: its position, its path
+/// (`credits[2]`), its table, its region with that region's skus, and its account.
+struct Entry<'t, 'a> {
+    index: usize,
+    path: String,
+    t: &'t Table,
+    region: Option<String>,
+    skus: &'a BTreeMap<String, Sku>,
+    account: String,
+}
+
+/// Parses each `[[kind]]` entry in order with `parse`, after what every account term checks
+/// first: its keys (only `keys`), its `region` and its `account`.
+fn each_term<'t, 'a, T>(
+    root: &'t Table,
+    kind: &str,
+    keys: &[&str],
+    pricing: &Pricing<'a>,
+    mut parse: impl FnMut(Entry<'t, 'a>) -> Result<T>,
+) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    let mut seen = BTreeSet::new();
-    for (index, (path, t)) in entries(root, "packages")?.into_iter().enumerate() {
-        only_keys(
-            t,
-            &path,
-            &[
-                "account", "id", "sku", "hours", "from", "to", "price", "region",
-            ],
-        )?;
+    for (index, (path, t)) in entries(root, kind)?.into_iter().enumerate() {
+        only_keys(t, &path, keys)?;
         let (region, skus) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
-        let id = required_string(t, &path, "id")?.to_string();
-        unique_id(&mut seen, t, &path, &account, &id)?;
-        let sku = on_demand_sku(t, &path, skus, "a package's sku")?;
-        let hours = bounded(t, &path, "hours", Decimal::ZERO, false, MAX_PACKAGE_HOURS)?;
-        let hours = required(hours, &path, "hours")?;
-        let from = whole_second(t, &path, "from")?;
-        let to = whole_second(t, &path, "to")?;
-        if from >= to {
-            return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
-        }
-        let price = money(t, &path, "price", MAX_TERM_PRICE)?;
-        out.push(Package {
+        out.push(parse(Entry {
             index,
-            account,
-            id,
-            sku,
-            unit_seconds: hours * Decimal::from(3600),
-            from,
-            to,
-            price,
+            path,
+            t,
             region,
-        });
+            skus,
+            account,
+        })?);
     }
     Ok(out)
+}
+
+pub(super) fn parse_packages(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Package>> {
+    let mut seen = BTreeSet::new();
+    each_term(
+        root,
+        "packages",
+        &[
+            "account", "id", "sku", "hours", "from", "to", "price", "region",
+        ],
+        pricing,
+        |entry| {
+            let Entry {
+                index,
+                path,
+                t,
+                region,
+                skus,
+                account,
+            } = entry;
+            let id = required_string(t, &path, "id")?.to_string();
+            unique_id(&mut seen, t, &path, &account, &id)?;
+            let sku = on_demand_sku(t, &path, skus, "a package's sku")?;
+            let hours = bounded(t, &path, "hours", Decimal::ZERO, false, MAX_PACKAGE_HOURS)?;
+            let hours = required(hours, &path, "hours")?;
+            let from = whole_second(t, &path, "from")?;
+            let to = whole_second(t, &path, "to")?;
+            if from >= to {
+                return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
+            }
+            let price = money(t, &path, "price", MAX_TERM_PRICE)?;
+            Ok(Package {
+                index,
+                account,
+                id,
+                sku,
+                unit_seconds: hours * Decimal::from(3600),
+                from,
+                to,
+                price,
+                region,
+            })
+        },
+    )
 }
 
 pub(super) fn parse_subscriptions(
     root: &Table,
     pricing: &Pricing<'_>,
 ) -> Result<Vec<Subscription>> {
-    let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    for (index, (path, t)) in entries(root, "subscriptions")?.into_iter().enumerate() {
-        only_keys(
-            t,
-            &path,
-            &[
-                "account",
-                "id",
-                "sku",
-                "quantity",
-                "cycle",
-                "start",
-                "cycles",
-                "price",
-                "auto_renew",
-                "end",
-                "refund",
-                "region",
-            ],
-        )?;
-        let (region, skus) = pricing.region_of(t, &path)?;
-        let account = required_string(t, &path, "account")?.to_string();
-        let id = required_string(t, &path, "id")?.to_string();
-        unique_id(&mut seen, t, &path, &account, &id)?;
-        let sku = on_demand_sku(t, &path, skus, "a subscription's sku")?;
-        let quantity = bounded(
-            t,
-            &path,
+    each_term(
+        root,
+        "subscriptions",
+        &[
+            "account",
+            "id",
+            "sku",
             "quantity",
-            Decimal::ZERO,
-            false,
-            MAX_RESERVED_QUANTITY,
-        )?;
-        let quantity = required(quantity, &path, "quantity")?;
-        let cycle = match required_string(t, &path, "cycle")? {
-            "week" => Cycle::Week,
-            "month" => Cycle::Month,
-            "year" => Cycle::Year,
-            _ => {
-                return invalid(
-                    &join(&path, "cycle"),
-                    &t["cycle"],
-                    "must be \"week\" or \"month\" or \"year\"",
-                );
-            }
-        };
-        let start = whole_second(t, &path, "start")?;
-        let auto_renew = match t.get("auto_renew") {
-            None => false,
-            Some(Value::Boolean(b)) => *b,
-            Some(v) => return invalid(&join(&path, "auto_renew"), v, "must be true or false"),
-        };
-        let cycles = match (t.get("cycles"), auto_renew) {
-            (None, false) => {
-                return missing(&join(&path, "cycles"), "is required (or auto_renew = true)");
-            }
-            (None, true) => auto_renew_cycles(cycle, start),
-            (Some(v), true) => {
-                return invalid(
-                    &join(&path, "cycles"),
-                    v,
-                    "give either cycles or auto_renew = true, not both",
-                );
-            }
-            (Some(Value::Integer(n)), false) if (1..=MAX_SUBSCRIPTION_CYCLES).contains(n) => {
-                *n as u32
-            }
-            (Some(v), false) => {
-                return invalid(
-                    &join(&path, "cycles"),
-                    v,
-                    format!("must be a whole number from 1 to {MAX_SUBSCRIPTION_CYCLES}"),
-                );
-            }
-        };
-        let price = money(t, &path, "price", MAX_TERM_PRICE)?;
-        let end = optional_whole_second(t, &path, "end")?;
-        let refund = match string(t, &path, "refund")? {
-            None | Some("none") => Refund::None,
-            Some("prorata") => Refund::Prorata,
-            Some(_) => {
-                return invalid(
-                    &join(&path, "refund"),
-                    &t["refund"],
-                    "must be \"none\" or \"prorata\"",
-                );
-            }
-        };
-        out.push(Subscription {
-            index,
-            account,
-            id,
-            sku,
-            quantity,
-            cycle,
-            start,
-            cycles,
-            price,
-            auto_renew,
-            end,
-            refund,
-            region,
-        });
-    }
-    Ok(out)
+            "cycle",
+            "start",
+            "cycles",
+            "price",
+            "auto_renew",
+            "end",
+            "refund",
+            "region",
+        ],
+        pricing,
+        |entry| {
+            let Entry {
+                index,
+                path,
+                t,
+                region,
+                skus,
+                account,
+            } = entry;
+            let id = required_string(t, &path, "id")?.to_string();
+            unique_id(&mut seen, t, &path, &account, &id)?;
+            let sku = on_demand_sku(t, &path, skus, "a subscription's sku")?;
+            let quantity = bounded(
+                t,
+                &path,
+                "quantity",
+                Decimal::ZERO,
+                false,
+                MAX_RESERVED_QUANTITY,
+            )?;
+            let quantity = required(quantity, &path, "quantity")?;
+            let cycle = match required_string(t, &path, "cycle")? {
+                "week" => Cycle::Week,
+                "month" => Cycle::Month,
+                "year" => Cycle::Year,
+                _ => {
+                    return invalid(
+                        &join(&path, "cycle"),
+                        &t["cycle"],
+                        "must be \"week\" or \"month\" or \"year\"",
+                    );
+                }
+            };
+            let start = whole_second(t, &path, "start")?;
+            let auto_renew = match t.get("auto_renew") {
+                None => false,
+                Some(Value::Boolean(b)) => *b,
+                Some(v) => return invalid(&join(&path, "auto_renew"), v, "must be true or false"),
+            };
+            let cycles = match (t.get("cycles"), auto_renew) {
+                (None, false) => {
+                    return missing(&join(&path, "cycles"), "is required (or auto_renew = true)");
+                }
+                (None, true) => auto_renew_cycles(cycle, start),
+                (Some(v), true) => {
+                    return invalid(
+                        &join(&path, "cycles"),
+                        v,
+                        "give either cycles or auto_renew = true, not both",
+                    );
+                }
+                (Some(Value::Integer(n)), false) if (1..=MAX_SUBSCRIPTION_CYCLES).contains(n) => {
+                    *n as u32
+                }
+                (Some(v), false) => {
+                    return invalid(
+                        &join(&path, "cycles"),
+                        v,
+                        format!("must be a whole number from 1 to {MAX_SUBSCRIPTION_CYCLES}"),
+                    );
+                }
+            };
+            let price = money(t, &path, "price", MAX_TERM_PRICE)?;
+            let end = optional_whole_second(t, &path, "end")?;
+            let refund = match string(t, &path, "refund")? {
+                None | Some("none") => Refund::None,
+                Some("prorata") => Refund::Prorata,
+                Some(_) => {
+                    return invalid(
+                        &join(&path, "refund"),
+                        &t["refund"],
+                        "must be \"none\" or \"prorata\"",
+                    );
+                }
+            };
+            Ok(Subscription {
+                index,
+                account,
+                id,
+                sku,
+                quantity,
+                cycle,
+                start,
+                cycles,
+                price,
+                auto_renew,
+                end,
+                refund,
+                region,
+            })
+        },
+    )
 }
 
 pub(super) fn parse_credits(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Credit>> {
-    let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    for (index, (path, t)) in entries(root, "credits")?.into_iter().enumerate() {
-        only_keys(
-            t,
-            &path,
-            &["account", "amount", "id", "from", "to", "region"],
-        )?;
-        let (region, _) = pricing.region_of(t, &path)?;
-        let account = required_string(t, &path, "account")?.to_string();
-        let amount = money(t, &path, "amount", MAX_CREDIT)?;
-        let id = string(t, &path, "id")?.map(str::to_string);
-        if let Some(id) = &id {
-            unique_id(&mut seen, t, &path, &account, id)?;
-        }
-        let from = optional_whole_second(t, &path, "from")?;
-        let to = optional_whole_second(t, &path, "to")?;
-        if let (Some(f), Some(to_s)) = (from, to)
-            && f >= to_s
-        {
-            return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
-        }
-        out.push(Credit {
-            index,
-            account,
-            id,
-            amount,
-            from,
-            to,
-            region,
-        });
-    }
-    Ok(out)
+    each_term(
+        root,
+        "credits",
+        &["account", "amount", "id", "from", "to", "region"],
+        pricing,
+        |entry| {
+            let Entry {
+                index,
+                path,
+                t,
+                region,
+                skus: _,
+                account,
+            } = entry;
+            let amount = money(t, &path, "amount", MAX_CREDIT)?;
+            let id = string(t, &path, "id")?.map(str::to_string);
+            if let Some(id) = &id {
+                unique_id(&mut seen, t, &path, &account, id)?;
+            }
+            let from = optional_whole_second(t, &path, "from")?;
+            let to = optional_whole_second(t, &path, "to")?;
+            if let (Some(f), Some(to_s)) = (from, to)
+                && f >= to_s
+            {
+                return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
+            }
+            Ok(Credit {
+                index,
+                account,
+                id,
+                amount,
+                from,
+                to,
+                region,
+            })
+        },
+    )
 }
 
 pub(super) fn parse_charges(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Charge>> {
-    let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    for (index, (path, t)) in entries(root, "charges")?.into_iter().enumerate() {
-        only_keys(
-            t,
-            &path,
-            &["account", "id", "description", "amount", "at", "region"],
-        )?;
-        let (region, _) = pricing.region_of(t, &path)?;
-        let account = required_string(t, &path, "account")?.to_string();
-        let id = required_string(t, &path, "id")?.to_string();
-        unique_id(&mut seen, t, &path, &account, &id)?;
-        let description = string(t, &path, "description")?.map(str::to_string);
-        let amount = money(t, &path, "amount", MAX_TERM_PRICE)?;
-        if amount <= Decimal::ZERO {
-            return invalid(
-                &join(&path, "amount"),
-                &t["amount"],
-                "must be positive (a refund is a credit)",
-            );
-        }
-        let at = whole_second(t, &path, "at")?;
-        out.push(Charge {
-            index,
-            account,
-            id,
-            description,
-            amount,
-            at,
-            region,
-        });
-    }
-    Ok(out)
+    each_term(
+        root,
+        "charges",
+        &["account", "id", "description", "amount", "at", "region"],
+        pricing,
+        |entry| {
+            let Entry {
+                index,
+                path,
+                t,
+                region,
+                skus: _,
+                account,
+            } = entry;
+            let id = required_string(t, &path, "id")?.to_string();
+            unique_id(&mut seen, t, &path, &account, &id)?;
+            let description = string(t, &path, "description")?.map(str::to_string);
+            let amount = money(t, &path, "amount", MAX_TERM_PRICE)?;
+            if amount <= Decimal::ZERO {
+                return invalid(
+                    &join(&path, "amount"),
+                    &t["amount"],
+                    "must be positive (a refund is a credit)",
+                );
+            }
+            let at = whole_second(t, &path, "at")?;
+            Ok(Charge {
+                index,
+                account,
+                id,
+                description,
+                amount,
+                at,
+                region,
+            })
+        },
+    )
 }
 
 pub(super) fn parse_sla(root: &Table) -> Result<Sla> {
@@ -343,145 +400,155 @@ pub(super) fn parse_sla(root: &Table) -> Result<Sla> {
 }
 
 pub(super) fn parse_reservations(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Reservation>> {
-    let mut out = Vec::new();
-    for (index, (path, t)) in entries(root, "reservations")?.into_iter().enumerate() {
-        only_keys(
-            t,
-            &path,
-            &[
-                "account",
-                "sku",
-                "quantity",
-                "from",
-                "to",
-                "rate_per_hour",
-                "region",
-            ],
-        )?;
-        let (region, skus) = pricing.region_of(t, &path)?;
-        let account = required_string(t, &path, "account")?.to_string();
-        let sku = required_string(t, &path, "sku")?.to_string();
-        match skus.get(&sku) {
-            None => {
-                return invalid(
-                    &join(&path, "sku"),
-                    &t["sku"],
-                    "unknown sku: not defined under [skus]",
-                );
-            }
-            Some(s) if s.on_demand_tiers().is_none() => {
-                return invalid(
-                    &join(&path, "sku"),
-                    &t["sku"],
-                    "a reserved sku needs an on-demand price (rate_per_hour or tiers)",
-                );
-            }
-            Some(_) => {}
-        }
-        let quantity = bounded(
-            t,
-            &path,
+    each_term(
+        root,
+        "reservations",
+        &[
+            "account",
+            "sku",
             "quantity",
-            Decimal::ZERO,
-            false,
-            MAX_RESERVED_QUANTITY,
-        )?;
-        let quantity = required(quantity, &path, "quantity")?;
-        let from = whole_second(t, &path, "from")?;
-        let to = whole_second(t, &path, "to")?;
-        if from >= to {
-            return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
-        }
-        let rate_per_hour = required(rate(t, &path, "rate_per_hour")?, &path, "rate_per_hour")?;
-        out.push(Reservation {
-            index,
-            account,
-            sku,
-            quantity,
-            from,
-            to,
-            rate_per_hour,
-            region,
-        });
-    }
-    Ok(out)
+            "from",
+            "to",
+            "rate_per_hour",
+            "region",
+        ],
+        pricing,
+        |entry| {
+            let Entry {
+                index,
+                path,
+                t,
+                region,
+                skus,
+                account,
+            } = entry;
+            let sku = required_string(t, &path, "sku")?.to_string();
+            match skus.get(&sku) {
+                None => {
+                    return invalid(
+                        &join(&path, "sku"),
+                        &t["sku"],
+                        "unknown sku: not defined under [skus]",
+                    );
+                }
+                Some(s) if s.on_demand_tiers().is_none() => {
+                    return invalid(
+                        &join(&path, "sku"),
+                        &t["sku"],
+                        "a reserved sku needs an on-demand price (rate_per_hour or tiers)",
+                    );
+                }
+                Some(_) => {}
+            }
+            let quantity = bounded(
+                t,
+                &path,
+                "quantity",
+                Decimal::ZERO,
+                false,
+                MAX_RESERVED_QUANTITY,
+            )?;
+            let quantity = required(quantity, &path, "quantity")?;
+            let from = whole_second(t, &path, "from")?;
+            let to = whole_second(t, &path, "to")?;
+            if from >= to {
+                return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
+            }
+            let rate_per_hour = required(rate(t, &path, "rate_per_hour")?, &path, "rate_per_hour")?;
+            Ok(Reservation {
+                index,
+                account,
+                sku,
+                quantity,
+                from,
+                to,
+                rate_per_hour,
+                region,
+            })
+        },
+    )
 }
 
 pub(super) fn parse_discounts(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<Discount>> {
-    let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    for (index, (path, t)) in entries(root, "discounts")?.into_iter().enumerate() {
-        only_keys(
-            t,
-            &path,
-            &[
-                "account",
-                "percent",
-                "id",
-                "skus",
-                "components",
-                "from",
-                "to",
-                "cap",
-                "region",
-            ],
-        )?;
-        let (region, skus) = pricing.region_of(t, &path)?;
-        let account = required_string(t, &path, "account")?.to_string();
-        let percent = bounded(
-            t,
-            &path,
+    each_term(
+        root,
+        "discounts",
+        &[
+            "account",
             "percent",
-            Decimal::ZERO,
-            true,
-            Decimal::ONE_HUNDRED,
-        )?;
-        let percent = required(percent, &path, "percent")?;
-        let id = string(t, &path, "id")?.map(str::to_string);
-        if let Some(id) = &id {
-            unique_id(&mut seen, t, &path, &account, id)?;
-        }
-        let skus = match t.get("skus") {
-            None => None,
-            Some(v) => Some(names(v, &join(&path, "skus"), "sku", |name| {
-                skus.contains_key(name)
-                    .then(|| name.to_string())
-                    .ok_or("unknown sku: not defined under [skus]".to_string())
-            })?),
-        };
-        let components = match t.get("components") {
-            None => None,
-            Some(v) => Some(names(v, &join(&path, "components"), "component", |name| {
-                Component::parse(name).ok_or_else(|| {
+            "id",
+            "skus",
+            "components",
+            "from",
+            "to",
+            "cap",
+            "region",
+        ],
+        pricing,
+        |entry| {
+            let Entry {
+                index,
+                path,
+                t,
+                region,
+                skus,
+                account,
+            } = entry;
+            let percent = bounded(
+                t,
+                &path,
+                "percent",
+                Decimal::ZERO,
+                true,
+                Decimal::ONE_HUNDRED,
+            )?;
+            let percent = required(percent, &path, "percent")?;
+            let id = string(t, &path, "id")?.map(str::to_string);
+            if let Some(id) = &id {
+                unique_id(&mut seen, t, &path, &account, id)?;
+            }
+            let skus = match t.get("skus") {
+                None => None,
+                Some(v) => Some(names(v, &join(&path, "skus"), "sku", |name| {
+                    skus.contains_key(name)
+                        .then(|| name.to_string())
+                        .ok_or("unknown sku: not defined under [skus]".to_string())
+                })?),
+            };
+            let components = match t.get("components") {
+                None => None,
+                Some(v) => Some(names(v, &join(&path, "components"), "component", |name| {
+                    Component::parse(name).ok_or_else(|| {
                     "unknown component (a line's component, such as \"on_demand\", \"spot\" or \"state:stopped\")".to_string()
                 })
-            })?),
-        };
-        let from = optional_whole_second(t, &path, "from")?;
-        let to = optional_whole_second(t, &path, "to")?;
-        if let (Some(f), Some(to_s)) = (from, to)
-            && f >= to_s
-        {
-            return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
-        }
-        let cap = match t.get("cap") {
-            None => None,
-            Some(_) => Some(money(t, &path, "cap", MAX_CREDIT)?),
-        };
-        out.push(Discount {
-            index,
-            account,
-            id,
-            percent,
-            skus,
-            components,
-            from,
-            to,
-            cap,
-            region,
-        });
-    }
-    Ok(out)
+                })?),
+            };
+            let from = optional_whole_second(t, &path, "from")?;
+            let to = optional_whole_second(t, &path, "to")?;
+            if let (Some(f), Some(to_s)) = (from, to)
+                && f >= to_s
+            {
+                return invalid(&join(&path, "to"), &t["to"], "must be after `from`");
+            }
+            let cap = match t.get("cap") {
+                None => None,
+                Some(_) => Some(money(t, &path, "cap", MAX_CREDIT)?),
+            };
+            Ok(Discount {
+                index,
+                account,
+                id,
+                percent,
+                skus,
+                components,
+                from,
+                to,
+                cap,
+                region,
+            })
+        },
+    )
 }
 
 /// A non-empty array of strings, each turned into a `T` by `read` (its error names the entry).
