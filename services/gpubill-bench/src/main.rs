@@ -10,8 +10,11 @@
 
 mod bench;
 mod bench_copy;
+mod bench_decisions;
 mod bench_kafka;
+mod bench_lag;
 mod bench_part3;
+mod kafka_kit;
 mod load;
 mod soak;
 
@@ -35,7 +38,7 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Benchmark the Kafka pipeline: bare consume rate vs the engine's end-to-end rate into
     /// PostgreSQL, or the lag recovery after a stop (see docs/benchmarks.md).
-    BenchKafka(bench_kafka::BenchKafkaArgs),
+    BenchKafka(kafka_kit::BenchKafkaArgs),
     /// Fixed-rate GETs against a running server, with latency percentiles (benchmarks).
     Load(load::LoadArgs),
 }
@@ -46,10 +49,10 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// `gpubill-bench bench-kafka`: a fresh topic and database ([`bench_kafka::prepare`]), then
+/// `gpubill-bench bench-kafka`: a fresh topic and database ([`kafka_kit::prepare`]), then
 /// the soak run (`soak.rs`) or the run of `bench_kafka.rs` the arguments choose.
-async fn bench_kafka(args: bench_kafka::BenchKafkaArgs) -> anyhow::Result<()> {
-    let (topic, db, store) = bench_kafka::prepare(&args).await?;
+async fn bench_kafka(args: kafka_kit::BenchKafkaArgs) -> anyhow::Result<()> {
+    let (topic, db, store) = kafka_kit::prepare(&args).await?;
     if let Some(seconds) = args.soak_seconds {
         return soak::soak(&args, &topic, store, seconds).await;
     }

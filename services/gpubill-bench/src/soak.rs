@@ -87,27 +87,27 @@ fn produce(
 type Sample = (f64, u64, i64);
 
 pub async fn soak(
-    args: &crate::bench_kafka::BenchKafkaArgs,
+    args: &crate::kafka_kit::BenchKafkaArgs,
     topic: &str,
     store: Arc<Store>,
     seconds: u64,
 ) -> anyhow::Result<()> {
     let rate = args.rate;
-    let base_s = crate::bench_kafka::now_ms() / 1000 - 30;
+    let base_s = crate::kafka_kit::now_ms() / 1000 - 30;
     let produced = Arc::new(AtomicI64::new(0));
     let production = produce(
-        crate::bench_kafka::producer(&args.brokers)?,
+        crate::kafka_kit::producer(&args.brokers)?,
         topic.to_string(),
         rate,
         base_s,
         produced.clone(),
     );
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let settings = crate::bench_kafka::engine_settings(args, topic);
+    let settings = crate::kafka_kit::engine_settings(args, topic);
     let engine = tokio::spawn(billing_kafka::run(
         store.clone(),
         settings,
-        crate::bench_kafka::now_ms,
+        crate::kafka_kit::now_ms,
         stop_rx,
     ));
     println!(
@@ -121,7 +121,7 @@ pub async fn soak(
         tokio::time::sleep(Duration::from_secs(10)).await;
         anyhow::ensure!(!engine.is_finished(), "the engine stopped");
         let p = produced.load(Ordering::Relaxed);
-        let f = crate::bench_kafka::folded(&store, topic, args.partitions).await?;
+        let f = crate::kafka_kit::folded(&store, topic, args.partitions).await?;
         let s = (t0.elapsed().as_secs_f64(), resident_bytes(), p - f);
         if samples.len() % 6 == 5 || t0.elapsed() >= Duration::from_secs(seconds) {
             println!(
