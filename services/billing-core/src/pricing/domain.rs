@@ -7,6 +7,7 @@
 //! month in the account's timezone, else the region's ([`domain_period`]).
 
 use crate::ledger::AccountLedger;
+use crate::pricing::account_index::{TermsIndex, TermsOfAccount};
 use crate::pricing::period::{Period, PeriodError};
 use crate::pricing::pricebook::PriceBook;
 use crate::pricing::rating::{Rated, rate_payer};
@@ -103,6 +104,12 @@ pub struct Domains<'b> {
     book: &'b PriceBook,
     platform: &'b Platform,
     regions: HashMap<Option<String>, Option<RegionView<'b>>>,
+    /// Every account's home terms, indexed once a second home domain is rated (a close, a
+    /// batch): each then finds its terms without a pass over the whole book. Only for a book
+    /// without regional terms, whose home book is the book itself.
+    index: Option<TermsIndex<'b>>,
+    /// Home domains rated so far.
+    home_rated: usize,
 }
 
 /// A region's book and platform (`None` in [`Domains`]: a region the book does not name).
@@ -114,6 +121,8 @@ impl<'b> Domains<'b> {
             book,
             platform,
             regions: HashMap::new(),
+            index: None,
+            home_rated: 0,
         }
     }
 
@@ -124,19 +133,7 @@ impl<'b> Domains<'b> {
         domain: Domain<'_>,
         label: &str,
     ) -> Result<Option<(&PriceBook, &Platform, Period)>, PeriodError> {
-        let (book, platform) = (self.book, self.platform);
-        let entry = self
-            .regions
-            .entry(domain.region.map(str::to_string))
-            .or_insert_with(|| {
-                let rbook = book.for_region(domain.region)?;
-                Some((rbook, platform.in_region(domain.region)))
-            });
-        let Some((rbook, rplatform)) = entry else {
-            return Ok(None);
-        };
-        let period = domain_period(book, rbook, domain.account, label)?;
-        Ok(Some((&**rbook, &**rplatform, period)))
+        view_in(&mut self.regions, (self.book, self.platform), domain, label)
     }
 
     /// Rates `domain` for the month `label` with `credit` (what the caller's credit pool,
@@ -174,7 +171,14 @@ impl<'b> Domains<'b> {
             }));
         }
         let show_region = self.book.uses_part3();
-        let Some((rbook, platform, period)) = self.view(domain, label)? else {
+        if domain.region.is_none() {
+            self.home_rated += 1;
+            if self.home_rated == 2 && !self.book.has_regional_terms() {
+                self.index = Some(TermsOfAccount::index(self.book));
+            }
+        }
+        let view = view_in(&mut self.regions, (self.book, self.platform), domain, label)?;
+        let Some((rbook, platform, period)) = view else {
             let region = domain.region.unwrap_or_default();
             let tz = self
                 .book
@@ -192,7 +196,12 @@ impl<'b> Domains<'b> {
             return Ok(DomainRated::UnknownRegion(unpriced));
         };
         let credit = credit(rbook, &period);
-        let ctx = RatingContext::with_platform(rbook, period, platform);
+        let mut ctx = RatingContext::with_platform(rbook, period, platform);
+        if domain.region.is_none()
+            && let Some(index) = &self.index
+        {
+            ctx = ctx.with_index(index);
+        }
         let mut rated = rate_payer(&ctx, domain.account, members, credit)?;
         if show_region {
             rated.invoice.region = Some(domain.region.map(str::to_string));
@@ -204,9 +213,74 @@ impl<'b> Domains<'b> {
     }
 }
 
+/// [`Domains::view`] on its fields: the region views are made once each.
+fn view_in<'s, 'b>(
+    regions: &'s mut HashMap<Option<String>, Option<RegionView<'b>>>,
+    (book, platform): (&'b PriceBook, &'b Platform),
+    domain: Domain<'_>,
+    label: &str,
+) -> Result<Option<(&'s PriceBook, &'s Platform, Period)>, PeriodError> {
+    let entry = regions
+        .entry(domain.region.map(str::to_string))
+        .or_insert_with(|| {
+            let rbook = book.for_region(domain.region)?;
+            Some((rbook, platform.in_region(domain.region)))
+        });
+    let Some((rbook, rplatform)) = entry else {
+        return Ok(None);
+    };
+    let period = domain_period(book, rbook, domain.account, label)?;
+    Ok(Some((&**rbook, &**rplatform, period)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One `Domains` rating many home domains indexes the terms from the second on: every
+    /// invoice is the one a fresh `Domains` (a pass over the book) gives.
+    #[test]
+    fn rating_with_the_index_equals_rating_by_a_pass_over_the_book() {
+        let book = PriceBook::from_toml(
+            r#"
+currency = "CNY"
+timezone = "UTC"
+[skus."gpu"]
+rate_per_hour = "10.00"
+[[discounts]]
+account = "b"
+percent = "10"
+[[credits]]
+account = "c"
+amount = "5.00"
+[[reservations]]
+account = "a"
+sku = "gpu"
+quantity = "1"
+from = "2026-11-01T00:00:00Z"
+to = "2026-12-01T00:00:00Z"
+rate_per_hour = "6.00"
+"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let platform = Platform::default();
+        let mut shared = Domains::new(&book, &platform);
+        for account in ["a", "b", "c", "d", "a"] {
+            let domain = Domain {
+                account,
+                region: None,
+            };
+            let rate = |d: &mut Domains<'_>| match d
+                .rate(domain, "2026-11", None, |_, _| Decimal::from(5))
+            {
+                Ok(DomainRated::Rated(r)) => r.invoice,
+                other => panic!("{other:?}"),
+            };
+            let alone = rate(&mut Domains::new(&book, &platform));
+            assert_eq!(rate(&mut shared), alone, "{account}");
+        }
+        assert!(shared.index.is_some());
+    }
 
     #[test]
     fn a_domain_id_reads_back_as_the_domain() {

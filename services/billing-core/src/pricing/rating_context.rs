@@ -80,8 +80,9 @@ pub struct RatingContext<'a> {
     pub platform: &'a Platform,
     /// Per node, its merged faults.
     pub(crate) faults: BTreeMap<&'a str, Vec<(i64, i64)>>,
-    /// Every account's terms, when the context rates many accounts ([`RatingContext::indexed`]).
-    terms: Option<TermsIndex<'a>>,
+    /// Every account's terms, when the context rates many accounts ([`RatingContext::indexed`],
+    /// or one index shared by many contexts: [`RatingContext::with_index`]).
+    terms: Option<Cow<'a, TermsIndex<'a>>>,
 }
 
 impl<'a> RatingContext<'a> {
@@ -106,7 +107,14 @@ impl<'a> RatingContext<'a> {
     /// The same context with every account's terms indexed once, for rating many accounts
     /// with it: each then finds its terms without a pass over the whole book.
     pub fn indexed(mut self) -> Self {
-        self.terms = Some(TermsOfAccount::index(self.book));
+        self.terms = Some(Cow::Owned(TermsOfAccount::index(self.book)));
+        self
+    }
+
+    /// The same context finding each account's terms in `index`, made once of this
+    /// context's book with [`TermsOfAccount::index`] and shared by the contexts rating with it.
+    pub fn with_index(mut self, index: &'a TermsIndex<'a>) -> Self {
+        self.terms = Some(Cow::Borrowed(index));
         self
     }
 
