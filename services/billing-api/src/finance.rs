@@ -433,12 +433,7 @@ pub async fn export_journal(
     Query(q): Query<crate::query::PeriodQuery>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
-    let period = q
-        .period
-        .clone()
-        .ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
-    billing_core::Period::month(&period, chrono_tz::Tz::UTC)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let period = q.required_period()?;
     let entries = s
         .store
         .finance()
@@ -498,12 +493,7 @@ pub async fn export_focus(
     use billing_core::focus::{FocusContext, FocusInvoice, billed_total, focus_csv, focus_rows};
     use std::collections::BTreeMap;
     principal.admin()?;
-    let period = q
-        .period
-        .clone()
-        .ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
-    billing_core::Period::month(&period, chrono_tz::Tz::UTC)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let period = q.required_period()?;
     if !s.store.finance().period_closed(&period).await? {
         return Err(ApiError::Conflict(format!(
             "period {period} is not closed: its FOCUS export is its issued invoices, written at its close"

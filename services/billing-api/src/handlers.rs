@@ -11,7 +11,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use billing_core::export::{CsvCreditNote, CsvInvoice, CsvReference};
-use billing_core::period::Period;
 use billing_store::{CloseError, IssuedInvoice, MAX_BATCH_RECORDS, Outcome, hash_key};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -200,13 +199,6 @@ pub async fn put_pricebook(
     Ok((StatusCode::CREATED, Json(json!({ "version": version }))).into_response())
 }
 
-fn period_label(p: Option<&String>) -> Result<String, ApiError> {
-    let p =
-        p.ok_or_else(|| ApiError::BadRequest("query parameter period=YYYY-MM is required".into()))?;
-    Period::month(p, chrono_tz::Tz::UTC).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    Ok(p.clone())
-}
-
 /// `POST /v1/admin/invoices/close?period=YYYY-MM`
 pub async fn close_period(
     principal: Principal,
@@ -214,7 +206,7 @@ pub async fn close_period(
     Query(q): Query<PeriodQuery>,
 ) -> Result<Json<Vec<IssuedInvoice>>, ApiError> {
     principal.admin()?;
-    let period = period_label(q.period.as_ref())?;
+    let period = q.required_period()?;
     match s.store.finance().close_period(&period, (s.clock)()).await {
         Ok(v) => Ok(Json(v)),
         Err(
@@ -278,7 +270,7 @@ pub async fn export_invoices(
     Query(q): Query<PeriodQuery>,
 ) -> Result<Response, ApiError> {
     principal.admin()?;
-    let period = period_label(q.period.as_ref())?;
+    let period = q.required_period()?;
     let now = (s.clock)();
     let invoices: Vec<IssuedInvoice> = s
         .store

@@ -12,6 +12,18 @@ pub struct PeriodQuery {
     pub format: Option<String>,
 }
 
+impl PeriodQuery {
+    /// `period`, required and a `YYYY-MM` month: else a 400 naming what is wrong.
+    pub fn required_period(&self) -> Result<String, crate::error::ApiError> {
+        let p = self.period.as_ref().ok_or_else(|| {
+            crate::error::ApiError::BadRequest("query parameter period=YYYY-MM is required".into())
+        })?;
+        billing_core::Period::month(p, chrono_tz::Tz::UTC)
+            .map_err(|e| crate::error::ApiError::BadRequest(e.to_string()))?;
+        Ok(p.clone())
+    }
+}
+
 /// `?region=`: the billing domain of section 19 (absent: home).
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
