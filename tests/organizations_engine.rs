@@ -310,3 +310,149 @@ async fn a_move_reaches_only_the_periods_not_yet_closed(db: Db) {
     assert!(list.to_string().contains("240.00"), "{list}");
 }
 on_both!(a_move_reaches_only_the_periods_not_yet_closed);
+
+const ALLOC_BOOK: &str = r#"
+currency = "CNY"
+timezone = "UTC"
+allocation_tag = "project"
+
+[skus."gpu.o"]
+tiers = [ { up_to_hours = 10, rate_per_hour = "30.00" }, { rate_per_hour = "20.00" } ]
+"#;
+
+/// Over the API: `corp` created as a root, `ml` and `web` created under it with
+/// `pays = "parent"`, `solo` alone. November: ml 8 h, web 4 h, corp 1 h (13 h pooled: 10 at
+/// 30.00, 3 at 20.00 = 360.00). `GET /v1/allocation`: corp's key sees every cell, adding up to
+/// 360.00; by account the three rows are corp 1 h, ml 8 h and web 4 h of the pooled hours
+/// (each hour of the walk shared by the keys running then); ml's key sees only its own row,
+/// and naming corp or web is a 404; the admin names the account. A member's balance counts
+/// its own part; its cost/current is a 409 naming its payer. After the close the same rows
+/// come from the issued invoice (`status` `issued`).
+async fn allocation_is_seen_by_scope(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(ALLOC_BOOK).await;
+    let corp = t.account("corp").await;
+    let create = |id: &'static str| {
+        let t = &t;
+        async move {
+            let (s, v) = t
+                .call(
+                    "POST",
+                    "/v1/admin/accounts",
+                    Some(ADMIN),
+                    "application/json",
+                    format!(r#"{{"id":"{id}","parent":"corp","pays":"parent"}}"#),
+                )
+                .await;
+            assert_eq!(s, StatusCode::CREATED, "{v}");
+            assert_eq!(v["parent"], "corp");
+            v["api_key"].as_str().unwrap().to_string()
+        }
+    };
+    let ml = create("ml").await;
+    let _web = create("web").await;
+    let solo = t.account("solo").await;
+    // An unknown parent is a 404 naming it.
+    let (s, v) = t
+        .call(
+            "POST",
+            "/v1/admin/accounts",
+            Some(ADMIN),
+            "application/json",
+            r#"{"id":"x","parent":"nobody"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    assert!(v.to_string().contains("nobody"), "{v}");
+    t.ingest(&[
+        usage("a1", "ml", NOV_1 + 3600, 8),
+        usage("a2", "web", NOV_1 + 86_400, 4),
+        usage("a3", "corp", NOV_1 + 2 * 86_400, 1),
+        usage("a4", "solo", NOV_1 + 2 * 86_400, 2),
+    ])
+    .await;
+    let (s, v) = get(&t, &corp, "&group_by=account").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "provisional");
+    assert_eq!(v["invoice_total"], "360.00", "{v}");
+    assert_eq!(v["total"], "360.00", "{v}");
+    let rows: Vec<(String, String)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["account"].as_str().unwrap().to_string(),
+                r["total"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let accounts: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(accounts, ["corp", "ml", "web"], "{v}");
+    let (s, mine) = get(&t, &ml, "&group_by=account").await;
+    assert_eq!(s, StatusCode::OK, "{mine}");
+    assert_eq!(mine["payer"], "corp");
+    assert_eq!(mine["invoice_total"], Value::Null, "{mine}");
+    assert_eq!(mine["rows"].as_array().unwrap().len(), 1, "{mine}");
+    assert_eq!(mine["rows"][0]["account"], "ml");
+    let ml_total = rows.iter().find(|r| r.0 == "ml").unwrap().1.clone();
+    assert_eq!(mine["total"], ml_total.as_str());
+    for other in ["corp", "web", "solo"] {
+        let (s, v) = get(&t, &ml, &format!("&account={other}")).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "ml reads {other}: {v}");
+    }
+    let (s, v) = get(&t, &solo, "").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["rows"][0]["account"], "solo");
+    assert_eq!(v["total"], "60.00", "{v}");
+    let (s, v) = get(&t, ADMIN, "").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let (s, v) = get(&t, ADMIN, "&account=web&group_by=tag").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["rows"][0]["tag"], "", "{v}");
+    assert_eq!(v["total"], "360.00", "{v}");
+    let (s, v) = get(&t, &corp, "&group_by=project").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    // A member's own cost (in November): its balance counts its part; its cost/current
+    // names its payer.
+    let t = t.at((NOV_1 + 20 * 86_400) * 1000);
+    let (s, v) = t
+        .call("GET", "/v1/balance", Some(&ml), "application/json", "")
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["period_cost"], ml_total.as_str(), "{v}");
+    let (s, v) = t
+        .call("GET", "/v1/cost/current", Some(&ml), "application/json", "")
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(v.to_string().contains("corp"), "{v}");
+    // Closed: the issued invoice's allocation, the same rows.
+    let t = t.at(DEC_2_2026_MS);
+    let (s, v) = t
+        .admin("POST", "/v1/admin/invoices/close?period=2026-11", "")
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = get(&t, &corp, "&group_by=account").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "issued");
+    let again: Vec<(String, String)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["account"].as_str().unwrap().to_string(),
+                r["total"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(again, rows);
+}
+on_both!(allocation_is_seen_by_scope);
+
+/// `GET /v1/allocation?period=2026-11` with `q` appended, as `token`.
+async fn get(t: &TestApp, token: &str, q: &str) -> (StatusCode, Value) {
+    let uri = format!("/v1/allocation?period=2026-11{q}");
+    t.call("GET", &uri, Some(token), "application/json", "")
+        .await
+}
