@@ -82,14 +82,28 @@ const PAYERS: [&str; 3] = ["corp", "lab", "solo"];
 const SKUS: [&str; 2] = ["gpu.o", "gpu.s"];
 
 /// `n` events over November 2026: usage of two skus by every account (several keys each,
-/// overlapping, so that pooled seconds and shares matter) and egress.
+/// overlapping, so that pooled seconds and shares matter), egress (half of it naming its
+/// lease) and `lease.tags` moving leases between three projects.
 fn workload(seed: u64, n: usize) -> Vec<String> {
     let mut g = Gen(seed | 1);
     let mut out = Vec::new();
     for i in 0..n {
         let id = format!("o{seed}-{i}");
         let account = ACCOUNTS[g.below(ACCOUNTS.len() as u64) as usize];
-        let e = if g.below(6) < 5 {
+        let kind = g.below(8);
+        if kind == 7 {
+            // Section 18: a lease's project from `at` on.
+            let at = NOV_1 + g.below(WINDOW as u64) as i64;
+            let project = ["p-x", "p-y", "p-z"][g.below(3) as usize];
+            out.push(
+                serde_json::json!({"specversion":"1.0","id":id,"source":"ctl/1","type":"lease.tags",
+                    "subject":account,"data":{"lease":format!("L{}", g.below(3)),
+                    "tags":{"project":project,"team":"t"},"at":rfc(at)}})
+                .to_string(),
+            );
+            continue;
+        }
+        let e = if kind < 6 {
             let sku = SKUS[g.below(2) as usize];
             let start = NOV_1 + g.below((WINDOW - 8 * 3600) as u64) as i64;
             let end = start + 1 + g.below(6 * 3600) as i64;
@@ -99,8 +113,12 @@ fn workload(seed: u64, n: usize) -> Vec<String> {
                 "quantity":(1 + g.below(2)).to_string()}})
         } else {
             let at = NOV_1 + g.below(WINDOW as u64) as i64;
-            serde_json::json!({"specversion":"1.0","id":id,"source":"gw/1","type":"net.egress",
-                "subject":account,"time":rfc(at),"data":{"dest":"internet","bytes":g.below(4_000_000_000)}})
+            let mut e = serde_json::json!({"specversion":"1.0","id":id,"source":"gw/1","type":"net.egress",
+                "subject":account,"time":rfc(at),"data":{"dest":"internet","bytes":g.below(4_000_000_000)}});
+            if g.below(2) == 0 {
+                e["data"]["lease"] = format!("L{}", g.below(3)).into();
+            }
+            e
         };
         out.push(e.to_string());
     }
@@ -194,6 +212,12 @@ async fn payers_close_to_the_offline_invoices(db: Db) {
             members.into_iter().collect::<Vec<_>>(),
             ["corp", "corp-ml", "corp-web"],
             "seed {seed}: corp's allocation names its members (lab pays for itself)"
+        );
+        let tags: std::collections::BTreeSet<&str> =
+            rows.iter().map(|r| r["tag"].as_str().unwrap()).collect();
+        assert!(
+            tags.len() >= 3,
+            "seed {seed}: cells by project, and untagged: {tags:?}"
         );
         let total: Decimal = rows.iter().map(|r| dec(&r["total"])).sum();
         assert_eq!(total, dec(&corp["total"]), "seed {seed}");

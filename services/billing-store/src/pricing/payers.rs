@@ -87,9 +87,9 @@ pub(crate) async fn load_members(
 ) -> crate::conn::error::Result<()> {
     for book in books {
         for id in member_ids(book, payer) {
-            if !ledgers.contains_key(&id) {
-                let ledger = crate::ledger::ledgers::load_ledger(conn, &id).await?;
-                ledgers.insert(id, ledger);
+            if let std::collections::hash_map::Entry::Vacant(e) = ledgers.entry(id) {
+                let ledger = crate::ledger::ledgers::load_ledger(conn, e.key()).await?;
+                e.insert(ledger);
             }
         }
     }
