@@ -211,14 +211,14 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             .unwrap_or(0);
         PathBuf::from("data").join(format!("demo-{ms}"))
     });
-    let serve = ServeArgs {
+    let mut serve = ServeArgs {
         data_dir: Some(data_dir.clone()),
         listen: Some(args.listen),
-        // The demo's fleet is dated November 2026: a century of dedupe horizon keeps it
-        // accepted (not `too_late`) whenever the tour runs.
-        dedupe_horizon_days: 100 * 365,
         ..ServeArgs::default()
     };
+    // The demo's fleet is dated November 2026: a century of dedupe horizon keeps it
+    // accepted (not `too_late`) whenever the tour runs.
+    serve.intake.dedupe_horizon_days = 100 * 365;
     let settings = Settings::resolve(&serve)?;
     let app = Application::build(&settings).await?;
     let admin = app.admin_token.expose().to_string();

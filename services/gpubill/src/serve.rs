@@ -115,8 +115,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let maintenance = spawn_maintenance(&app);
-    let closer = args.close_grace.map(|grace_s| {
-        let check = std::time::Duration::from_secs(args.close_check_seconds);
+    let closer = args.closing.close_grace.map(|grace_s| {
+        let check = std::time::Duration::from_secs(args.closing.close_check_seconds);
         crate::autoclose::spawn(
             app.state.store.clone(),
             app.state.clock.clone(),
@@ -125,17 +125,19 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         )
     });
     let consumer = args
+        .kafka
         .kafka_brokers
         .as_ref()
         .map(|brokers| spawn_consumer(brokers, &args, &app, stop_rx));
     let relay = args
+        .kafka
         .kafka_brokers
         .as_ref()
         .map(|brokers| spawn_relay(brokers, &app, stop_tx.subscribe()));
     billing_api::limits::serve(
         listener,
         router(app.state.clone()),
-        args.server_limits(),
+        args.limits.server_limits(),
         shutdown_signal(),
     )
     .await?;
@@ -156,12 +158,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 async fn ensure_topics(brokers: &str, settings: &Settings, args: &ServeArgs) -> anyhow::Result<()> {
     let plan = billing_kafka::TopicPlan {
         usage: vec![settings.usage_topic.clone()],
-        usage_partitions: args.usage_partitions,
+        usage_partitions: args.kafka.usage_partitions,
         commands: settings.topics.commands.clone(),
         outputs: vec![
             settings.topics.invoices.clone(),
             settings.topics.quota.clone(),
-            args.dead_letter_topic.clone(),
+            args.kafka.dead_letter_topic.clone(),
         ],
     };
     billing_kafka::ensure_topics(brokers, &plan).await?;
@@ -192,14 +194,14 @@ fn spawn_consumer(
     app: &Application,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Task {
-    let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.usage_topic);
-    settings.dead_letter_topic = Some(args.dead_letter_topic.clone());
-    settings.batch_max = args.kafka_batch_max.max(1);
-    settings.lanes = args.kafka_fold_lanes.max(1);
-    settings.linger = std::time::Duration::from_millis(args.kafka_linger_ms);
-    settings.group = args.kafka_group.clone();
-    settings.session_timeout_ms = args.kafka_session_timeout_ms;
-    tracing::info!(brokers = %brokers, topic = %args.usage_topic, "consuming usage events from Kafka");
+    let mut settings = billing_kafka::ConsumerSettings::new(brokers, &args.kafka.usage_topic);
+    settings.dead_letter_topic = Some(args.kafka.dead_letter_topic.clone());
+    settings.batch_max = args.kafka.kafka_batch_max.max(1);
+    settings.lanes = args.kafka.kafka_fold_lanes.max(1);
+    settings.linger = std::time::Duration::from_millis(args.kafka.kafka_linger_ms);
+    settings.group = args.kafka.kafka_group.clone();
+    settings.session_timeout_ms = args.kafka.kafka_session_timeout_ms;
+    tracing::info!(brokers = %brokers, topic = %args.kafka.usage_topic, "consuming usage events from Kafka");
     let clock = app.state.clock.clone();
     let store = app.state.store.clone();
     tokio::spawn(async move {

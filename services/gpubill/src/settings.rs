@@ -26,6 +26,8 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// `gpubill serve`'s flags (also `migrate`'s and `compact`'s). The groups are flattened in
+/// this order, so `--help` lists every flag where it always stood.
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Settings file (TOML): data_dir, listen, prices, topup_settlement, [database] url.
@@ -43,6 +45,25 @@ pub struct ServeArgs {
     /// A price book to upload at start when it differs from the latest version.
     #[arg(long)]
     pub prices: Option<PathBuf>,
+    #[command(flatten)]
+    pub kafka: KafkaFlags,
+    #[command(flatten)]
+    pub intake: IntakeFlags,
+    #[command(flatten)]
+    pub closing: CloseFlags,
+    #[command(flatten)]
+    pub store: StoreFlags,
+    #[command(flatten)]
+    pub numbering: NumberingFlags,
+    #[command(flatten)]
+    pub payment: PaymentFlags,
+    #[command(flatten)]
+    pub limits: LimitsFlags,
+}
+
+/// Kafka mode: the brokers, the topics and how the usage topic is consumed.
+#[derive(Args, Debug, Clone)]
+pub struct KafkaFlags {
     /// Consume usage events from Kafka at HOST:PORT (offsets kept in the database).
     #[arg(long, env = "GPUBILL__KAFKA__BROKERS")]
     pub kafka_brokers: Option<String>,
@@ -82,6 +103,11 @@ pub struct ServeArgs {
     /// Kafka consumer group: engines of one deployment share it (they split the partitions).
     #[arg(long, default_value = "gpubill")]
     pub kafka_group: String,
+}
+
+/// Which events the engine accepts by their time.
+#[derive(Args, Debug, Clone)]
+pub struct IntakeFlags {
     /// How far past the engine's clock an event may end, in seconds; later ones are
     /// dead-lettered as `too_early` (a node agent with a wrong clock).
     #[arg(long, default_value_t = billing_store::DEFAULT_MAX_FUTURE_S)]
@@ -91,6 +117,11 @@ pub struct ServeArgs {
     /// identity is compacted away by `gpubill compact`).
     #[arg(long, default_value_t = billing_store::DEFAULT_DEDUPE_HORIZON_S / 86_400)]
     pub dedupe_horizon_days: i64,
+}
+
+/// Closing periods automatically.
+#[derive(Args, Debug, Clone)]
+pub struct CloseFlags {
     /// Close each period automatically once its end plus this grace has passed on the clock
     /// (e.g. `72h`, `3d`, `90m`, `0s`), checked every `--close-check-seconds`; still refused while usage is
     /// unpriced (logged, and `gpubill_close_blocked` is 1 on `/metrics`). Off when not given:
@@ -100,6 +131,11 @@ pub struct ServeArgs {
     /// How often `--close-grace` looks for periods due, in seconds.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub close_check_seconds: u64,
+}
+
+/// How the store keeps holds and ledgers.
+#[derive(Args, Debug, Clone)]
+pub struct StoreFlags {
     /// PostgreSQL: authorizations answer without waiting for their hold's WAL flush (lower
     /// p99 on slow disks); a crash of PostgreSQL may then forget the holds of its last
     /// ~0.6 s (see `Store::with_durable_holds`). Off by default: every granted hold survives
@@ -111,6 +147,11 @@ pub struct ServeArgs {
     /// database on every use; see `billing_store::Store::with_ledger_cache_keys`); 0: off.
     #[arg(long, default_value_t = billing_store::DEFAULT_LEDGER_CACHE_KEYS)]
     pub ledger_cache_keys: usize,
+}
+
+/// Document numbers: the invoice and credit note series.
+#[derive(Args, Debug, Clone)]
+pub struct NumberingFlags {
     /// Invoice numbers are `{prefix}-{year}-{nnnnnn}`, gapless per year (1 to 16 of A-Z 0-9).
     /// Every engine on one database, and `gpubill replay`, must use the same.
     #[arg(long, env = "GPUBILL_INVOICE_PREFIX", default_value = billing_core::numbering::INVOICE_PREFIX)]
@@ -128,6 +169,11 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub region_prefixes: Vec<String>,
+}
+
+/// Paying invoices: when they are overdue, whether a top-up settles them.
+#[derive(Args, Debug, Clone)]
+pub struct PaymentFlags {
     /// Days after issue an unpaid invoice is `overdue` (0 to 3650).
     #[arg(long, default_value_t = billing_core::adjustment::DEFAULT_PAYMENT_DAYS)]
     pub payment_days: i64,
@@ -135,6 +181,11 @@ pub struct ServeArgs {
     /// the wallet, oldest first; issue 24.2). Settings file: `topup_settlement = false`.
     #[arg(long)]
     pub no_topup_settlement: bool,
+}
+
+/// The HTTP server's limits: rates per token, timeouts, connections.
+#[derive(Args, Debug, Clone)]
+pub struct LimitsFlags {
     /// Requests per second per customer API key (burst twice as many); 0: unlimited.
     #[arg(long, default_value_t = 100)]
     pub rate_limit_customer: u32,
@@ -169,7 +220,7 @@ pub(crate) fn token_from(name: &str, value: Option<String>) -> anyhow::Result<Op
     }
 }
 
-impl ServeArgs {
+impl LimitsFlags {
     fn rate_limits(&self) -> billing_api::limits::RateLimits {
         let rate = |n: u32| {
             (n > 0).then_some(billing_api::limits::Rate {
@@ -297,24 +348,25 @@ impl Settings {
             database_url,
             listen,
             admin_token: token("GPUBILL_ADMIN_TOKEN")?,
-            kafka_brokers: args.kafka_brokers.clone(),
-            usage_topic: args.usage_topic.clone(),
+            kafka_brokers: args.kafka.kafka_brokers.clone(),
+            usage_topic: args.kafka.usage_topic.clone(),
             topics: billing_store::Topics {
-                commands: args.commands_topic.clone(),
-                invoices: args.invoices_topic.clone(),
-                quota: args.quota_topic.clone(),
+                commands: args.kafka.commands_topic.clone(),
+                invoices: args.kafka.invoices_topic.clone(),
+                quota: args.kafka.quota_topic.clone(),
             },
             ingest_token: token("GPUBILL_INGEST_TOKEN")?,
-            max_future_s: args.max_future_seconds,
-            dedupe_horizon_s: args.dedupe_horizon_days.saturating_mul(86_400),
-            durable_holds: !args.async_holds,
-            ledger_cache_keys: args.ledger_cache_keys,
-            invoice_prefix: args.invoice_prefix.clone(),
-            credit_note_prefix: args.credit_note_prefix.clone(),
-            region_prefixes: args.region_prefixes.clone(),
-            payment_days: args.payment_days,
-            topup_settlement: !args.no_topup_settlement && file.topup_settlement.unwrap_or(true),
-            rate_limits: args.rate_limits(),
+            max_future_s: args.intake.max_future_seconds,
+            dedupe_horizon_s: args.intake.dedupe_horizon_days.saturating_mul(86_400),
+            durable_holds: !args.store.async_holds,
+            ledger_cache_keys: args.store.ledger_cache_keys,
+            invoice_prefix: args.numbering.invoice_prefix.clone(),
+            credit_note_prefix: args.numbering.credit_note_prefix.clone(),
+            region_prefixes: args.numbering.region_prefixes.clone(),
+            payment_days: args.payment.payment_days,
+            topup_settlement: !args.payment.no_topup_settlement
+                && file.topup_settlement.unwrap_or(true),
+            rate_limits: args.limits.rate_limits(),
         })
     }
 }
@@ -432,13 +484,12 @@ mod tests {
         let file = dir.join("gpubill.toml");
         let with = |text: &str, flag: bool| {
             std::fs::write(&file, text).unwrap();
-            Settings::resolve(&ServeArgs {
+            let mut args = ServeArgs {
                 config: Some(file.clone()),
-                no_topup_settlement: flag,
                 ..ServeArgs::default()
-            })
-            .unwrap()
-            .topup_settlement
+            };
+            args.payment.no_topup_settlement = flag;
+            Settings::resolve(&args).unwrap().topup_settlement
         };
         assert!(with("", false));
         assert!(!with("", true));

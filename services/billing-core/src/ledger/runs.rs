@@ -200,3 +200,101 @@ fn push(out: &mut Vec<Run>, from: i64, to: i64, quantity: Decimal) {
         _ => out.push(Run { from, to, quantity }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ledger::runs::{Run, Runs};
+    use rust_decimal::Decimal;
+
+    fn dec(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    fn run(from: i64, to: i64, q: &str) -> Run {
+        Run {
+            from,
+            to,
+            quantity: dec(q),
+        }
+    }
+
+    #[test]
+    fn two_heartbeats_overlapping_by_5s_bill_the_union() {
+        let mut r = Runs::new();
+        r.insert(0, 30, dec("1"));
+        r.insert(25, 55, dec("1"));
+        assert_eq!(r.as_slice(), &[run(0, 55, "1")]);
+        assert_eq!(r.covered_seconds(), 55); // 30 + 30 - 5, not 60
+    }
+
+    #[test]
+    fn union_with_max_keeps_the_larger_share_per_second() {
+        // worked-1 beta: 0.25 over 09:00-10:00, 0.5 over 09:30-10:30 -> 1,800 x 0.25 + 3,600 x 0.5
+        let mut r = Runs::new();
+        r.insert(0, 3600, dec("0.25"));
+        r.insert(1800, 5400, dec("0.5"));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 1800, "0.25"), run(1800, 5400, "0.5")]
+        );
+        let total: Decimal = r.as_slice().iter().map(Run::unit_seconds).sum();
+        assert_eq!(total, dec("2250"));
+        // Redelivery and reverse order change nothing.
+        let mut back = Runs::new();
+        back.insert(1800, 5400, dec("0.5"));
+        back.insert(0, 3600, dec("0.25"));
+        back.insert(0, 3600, dec("0.25"));
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_smaller_quantity_inside_a_larger_changes_nothing() {
+        let mut r = Runs::from_runs([run(0, 100, "2")]);
+        assert!(!r.insert(10, 20, dec("1")));
+        assert_eq!(r.as_slice(), &[run(0, 100, "2")]);
+    }
+
+    #[test]
+    fn a_larger_quantity_inside_splits_the_run() {
+        let mut r = Runs::from_runs([run(0, 100, "1")]);
+        assert!(r.insert(10, 20, dec("3")));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 10, "1"), run(10, 20, "3"), run(20, 100, "1")]
+        );
+    }
+
+    #[test]
+    fn filling_a_gap_merges_three_runs_into_one() {
+        let mut r = Runs::from_runs([run(0, 10, "1"), run(20, 30, "1")]);
+        assert_eq!(r.as_slice().len(), 2);
+        r.insert(10, 20, dec("1"));
+        assert_eq!(r.as_slice(), &[run(0, 30, "1")]);
+        r.insert(40, 50, dec("1"));
+        r.insert(5, 45, dec("0.5"));
+        assert_eq!(
+            r.as_slice(),
+            &[run(0, 30, "1"), run(30, 40, "0.5"), run(40, 50, "1")]
+        );
+    }
+
+    #[test]
+    fn clip_and_lookups() {
+        let r = Runs::from_runs([run(0, 10, "1"), run(20, 30, "2")]);
+        let c: Vec<Run> = r.clipped(5, 25).collect();
+        assert_eq!(c, vec![run(5, 10, "1"), run(20, 25, "2")]);
+        assert_eq!(r.quantity_at(25), dec("2"));
+        assert_eq!(r.quantity_at(15), Decimal::ZERO);
+        assert_eq!(r.covered_seconds(), 20);
+        assert_eq!(r.max_quantity(), Some(dec("2")));
+    }
+
+    #[test]
+    fn equal_quantities_in_other_spellings_merge() {
+        let mut r = Runs::new();
+        r.insert(0, 10, dec("0.5"));
+        r.insert(10, 20, dec("0.50"));
+        assert_eq!(r.as_slice().len(), 1);
+        assert!(r.is_canonical());
+    }
+}

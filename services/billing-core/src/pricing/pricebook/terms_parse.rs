@@ -70,6 +70,20 @@ fn on_demand_sku(
     }
 }
 
+/// The quantity a reservation or a subscription reserves: above 0, at most
+/// [`MAX_RESERVED_QUANTITY`].
+fn reserved_quantity(t: &Table, path: &str) -> Result<Decimal> {
+    let quantity = bounded(
+        t,
+        path,
+        "quantity",
+        Decimal::ZERO,
+        false,
+        MAX_RESERVED_QUANTITY,
+    )?;
+    required(quantity, path, "quantity")
+}
+
 /// Term ids are unique per account (they name lines and order draws).
 fn unique_id(
     seen: &mut BTreeSet<(String, String)>,
@@ -88,39 +102,30 @@ fn unique_id(
     Ok(())
 }
 
-/// What every account term reads first of one `[[kind]]` entry: its position, its path
-/// (`credits[2]`), its table, its region with that region's skus, and its account.
-struct Entry<'t, 'a> {
-    index: usize,
-    path: String,
-    t: &'t Table,
-    region: Option<String>,
-    skus: &'a BTreeMap<String, Sku>,
-    account: String,
-}
-
 /// Parses each `[[kind]]` entry in order with `parse`, after what every account term checks
-/// first: its keys (only `keys`), its `region` and its `account`.
+/// first: its keys (only `keys`), its `region` and its `account`. `parse` is handed what every
+/// account term reads first: the entry's position, its path (`credits[2]`), its table, its
+/// region with that region's skus, and its account.
 fn each_term<'t, 'a, T>(
     root: &'t Table,
     kind: &str,
     keys: &[&str],
     pricing: &Pricing<'a>,
-    mut parse: impl FnMut(Entry<'t, 'a>) -> Result<T>,
+    mut parse: impl FnMut(
+        usize,
+        String,
+        &'t Table,
+        Option<String>,
+        &'a BTreeMap<String, Sku>,
+        String,
+    ) -> Result<T>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
     for (index, (path, t)) in entries(root, kind)?.into_iter().enumerate() {
         only_keys(t, &path, keys)?;
         let (region, skus) = pricing.region_of(t, &path)?;
         let account = required_string(t, &path, "account")?.to_string();
-        out.push(parse(Entry {
-            index,
-            path,
-            t,
-            region,
-            skus,
-            account,
-        })?);
+        out.push(parse(index, path, t, region, skus, account)?);
     }
     Ok(out)
 }
@@ -134,15 +139,7 @@ pub(super) fn parse_packages(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<
             "account", "id", "sku", "hours", "from", "to", "price", "region",
         ],
         pricing,
-        |entry| {
-            let Entry {
-                index,
-                path,
-                t,
-                region,
-                skus,
-                account,
-            } = entry;
+        |index, path, t, region, skus, account| {
             let id = required_string(t, &path, "id")?.to_string();
             unique_id(&mut seen, t, &path, &account, &id)?;
             let sku = on_demand_sku(t, &path, skus, "a package's sku")?;
@@ -192,27 +189,11 @@ pub(super) fn parse_subscriptions(
             "region",
         ],
         pricing,
-        |entry| {
-            let Entry {
-                index,
-                path,
-                t,
-                region,
-                skus,
-                account,
-            } = entry;
+        |index, path, t, region, skus, account| {
             let id = required_string(t, &path, "id")?.to_string();
             unique_id(&mut seen, t, &path, &account, &id)?;
             let sku = on_demand_sku(t, &path, skus, "a subscription's sku")?;
-            let quantity = bounded(
-                t,
-                &path,
-                "quantity",
-                Decimal::ZERO,
-                false,
-                MAX_RESERVED_QUANTITY,
-            )?;
-            let quantity = required(quantity, &path, "quantity")?;
+            let quantity = reserved_quantity(t, &path)?;
             let cycle = match required_string(t, &path, "cycle")? {
                 "week" => Cycle::Week,
                 "month" => Cycle::Month,
@@ -293,15 +274,7 @@ pub(super) fn parse_credits(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<C
         "credits",
         &["account", "amount", "id", "from", "to", "region"],
         pricing,
-        |entry| {
-            let Entry {
-                index,
-                path,
-                t,
-                region,
-                skus: _,
-                account,
-            } = entry;
+        |index, path, t, region, _, account| {
             let amount = money(t, &path, "amount", MAX_CREDIT)?;
             let id = string(t, &path, "id")?.map(str::to_string);
             if let Some(id) = &id {
@@ -334,15 +307,7 @@ pub(super) fn parse_charges(root: &Table, pricing: &Pricing<'_>) -> Result<Vec<C
         "charges",
         &["account", "id", "description", "amount", "at", "region"],
         pricing,
-        |entry| {
-            let Entry {
-                index,
-                path,
-                t,
-                region,
-                skus: _,
-                account,
-            } = entry;
+        |index, path, t, region, _, account| {
             let id = required_string(t, &path, "id")?.to_string();
             unique_id(&mut seen, t, &path, &account, &id)?;
             let description = string(t, &path, "description")?.map(str::to_string);
@@ -413,42 +378,9 @@ pub(super) fn parse_reservations(root: &Table, pricing: &Pricing<'_>) -> Result<
             "region",
         ],
         pricing,
-        |entry| {
-            let Entry {
-                index,
-                path,
-                t,
-                region,
-                skus,
-                account,
-            } = entry;
-            let sku = required_string(t, &path, "sku")?.to_string();
-            match skus.get(&sku) {
-                None => {
-                    return invalid(
-                        &join(&path, "sku"),
-                        &t["sku"],
-                        "unknown sku: not defined under [skus]",
-                    );
-                }
-                Some(s) if s.on_demand_tiers().is_none() => {
-                    return invalid(
-                        &join(&path, "sku"),
-                        &t["sku"],
-                        "a reserved sku needs an on-demand price (rate_per_hour or tiers)",
-                    );
-                }
-                Some(_) => {}
-            }
-            let quantity = bounded(
-                t,
-                &path,
-                "quantity",
-                Decimal::ZERO,
-                false,
-                MAX_RESERVED_QUANTITY,
-            )?;
-            let quantity = required(quantity, &path, "quantity")?;
+        |index, path, t, region, skus, account| {
+            let sku = on_demand_sku(t, &path, skus, "a reserved sku")?;
+            let quantity = reserved_quantity(t, &path)?;
             let from = whole_second(t, &path, "from")?;
             let to = whole_second(t, &path, "to")?;
             if from >= to {
@@ -486,15 +418,7 @@ pub(super) fn parse_discounts(root: &Table, pricing: &Pricing<'_>) -> Result<Vec
             "region",
         ],
         pricing,
-        |entry| {
-            let Entry {
-                index,
-                path,
-                t,
-                region,
-                skus,
-                account,
-            } = entry;
+        |index, path, t, region, skus, account| {
             let percent = bounded(
                 t,
                 &path,
