@@ -1,4 +1,5 @@
-//! The engine: price book versions in memory (issue 24, item 9) and Kafka topics (item 10).
+//! The engine: price book versions in memory (issue 24, item 9), Kafka topics (item 10) and
+//! organizations (issue 27).
 //!
 //! ## Price book versions in memory (issue 24, item 9)
 //!
@@ -24,3 +25,29 @@
 //!   metadata request never auto-creates one with the broker's defaults. Existing topics are
 //!   kept as they are, except a commands topic of more than one partition: `serve` refuses to
 //!   start, naming it. Brokers that do not answer within 30 s also stop the start.
+//!
+//! ## Organizations in the engine (issue 27)
+//!
+//! - **Who pays is the price book's, terms merged**: the organization that rates a period is
+//!   that of the price book version rating it, with the account terms set by command merged
+//!   in (`[[accounts]]`'s `parent` and `pays`, or the `accounts` term of
+//!   `POST`/`PATCH /v1/admin/accounts`). Ledgers, provisional costs and wallets stay per
+//!   billing domain; a payer's invoice is rated over its members' ledgers in its region.
+//! - **A move reaches every period not yet closed, never a closed one.** Moving an account (a
+//!   change of its `accounts` term, a command) re-rates the open periods with the new tree,
+//!   as any term change does; a closed period is re-rated (adjustments, `verify`) with the
+//!   terms it was closed with, so it keeps its payer. A move takes effect for whole periods:
+//!   moving during December moves December. Splitting one period between two payers at an
+//!   instant is not supported (the move's `effective_from` of the issue is the first period
+//!   not yet closed).
+//! - **A member's own cost is its allocated part.** The provisional invoice of a payer with
+//!   members carries its allocation (by member when the book has no `allocation_tag`, every
+//!   tag `""`), also without an `allocation_tag`; an issued invoice carries one only with the
+//!   tag, as `gpubill rate`'s. Each member has a provisional row of its own: its allocated
+//!   total, and its share of the usage lines' unit-seconds (by the allocation's weights,
+//!   rounded toward zero to 6 decimals), which its quotas and authorizations measure.
+//!   `GET /v1/cost/current` of a member is a 409 naming its payer; `GET /v1/allocation` is its
+//!   view.
+//! - **A member that stops paying for itself** keeps its issued invoices; adjustments of its
+//!   closed periods are made only while it is a payer (it has no invoice of its own to carry
+//!   them after it joins another payer).

@@ -79,9 +79,9 @@
 //!   `rate_all` and `rate_periods` rate payers with their members at home;
 //!   [`crate::pricing::domain::Domains::rate_members`] is the engine's entry point for a
 //!   payer with its members' ledgers (`Domains::rate` rates an account on its ledger alone,
-//!   as before). The engine (store, API, Kafka) does not implement section 18 yet: it still
-//!   reads `lease.tags` as `unknown_type` ([`crate::events::event::decode_any`]); only the
-//!   meter of `gpubill rate` reads it ([`crate::events::event::decode_meter`]).
+//!   as before). The engine and `gpubill rate` read `lease.tags` with the same reader
+//!   ([`crate::events::event::decode_any`]); the engine's choices are in
+//!   [`super::engine`], "Organizations in the engine".
 //! - Section 18, `lease.tags`: `tags` is required and an object whose members are strings
 //!   (at most 256 bytes, no control character; a name not empty); a missing `tags` is
 //!   `missing_field`, another type or a member that is not a string `wrong_type`, a repeated
