@@ -118,6 +118,121 @@ fn part3_events() -> Vec<String> {
     ]
 }
 
+/// Section 18: the enterprise `acme` pays for its two teams, `acme-train` and `acme-infer`;
+/// their leases are tagged by project. H100 hours pool on acme's one invoice, whose
+/// allocation splits it by team and by project to the cent.
+fn organization_events() -> Vec<String> {
+    let usage = |id: &str, team: &str, lease: &str, start: &str, end: &str| {
+        serde_json::json!({"specversion":"1.0","id":id,"source":"node/org","type":"gpu.usage",
+            "subject":team,"data":{"lease":lease,"resource":format!("{lease}-gpu0"),
+            "sku":"gpu.h100-80g","start":start,"end":end,"quantity":"8"}})
+        .to_string()
+    };
+    let tags = |id: &str, team: &str, lease: &str, project: &str, at: &str| {
+        serde_json::json!({"specversion":"1.0","id":id,"source":"ctl/org","type":"lease.tags",
+            "subject":team,"data":{"lease":lease,"tags":{"project":project},"at":at}})
+        .to_string()
+    };
+    vec![
+        tags(
+            "o1",
+            "acme-train",
+            "T-1",
+            "llm-pretrain",
+            "2026-11-05T00:00:00+08:00",
+        ),
+        usage(
+            "o2",
+            "acme-train",
+            "T-1",
+            "2026-11-05T08:00:00+08:00",
+            "2026-11-05T20:00:00+08:00",
+        ),
+        // The lease moves to another project at 14:00: its seconds after go there.
+        tags(
+            "o3",
+            "acme-train",
+            "T-1",
+            "rl-finetune",
+            "2026-11-05T14:00:00+08:00",
+        ),
+        tags(
+            "o4",
+            "acme-infer",
+            "I-1",
+            "chatbot",
+            "2026-11-06T00:00:00+08:00",
+        ),
+        usage(
+            "o5",
+            "acme-infer",
+            "I-1",
+            "2026-11-06T09:00:00+08:00",
+            "2026-11-06T21:00:00+08:00",
+        ),
+    ]
+}
+
+/// Section 18 in the tour: acme's invoice allocated by project and by team, as acme's key
+/// reads it, and what a team's own key sees.
+async fn organization_tour(client: &Client, acme: &str, team: (&str, &str)) -> anyhow::Result<()> {
+    println!(
+        "
+acme pays for acme-train and acme-infer (created with \"parent\":\"acme\",\"pays\":\"parent\"): one invoice,"
+    );
+    println!("allocated to (team, project) to the cent (GET /v1/allocation):");
+    for by in ["tag", "account"] {
+        let (s, v) = client
+            .call(
+                "GET",
+                &format!("/v1/allocation?period=2026-11&group_by={by}"),
+                acme,
+                "",
+                "application/json",
+            )
+            .await?;
+        anyhow::ensure!(s == StatusCode::OK, "allocation by {by}: {v}");
+        println!(
+            "  by {by} (invoice total {}):",
+            v["invoice_total"].as_str().unwrap_or("")
+        );
+        for r in v["rows"].as_array().into_iter().flatten() {
+            let name = match by {
+                "tag" => r["tag"]
+                    .as_str()
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or("(untagged)"),
+                _ => r["account"].as_str().unwrap_or(""),
+            };
+            println!(
+                "    {:<14} subtotal {:>9}  discount {:>7}  tax {:>6}  total {:>9}",
+                name,
+                r["subtotal"].as_str().unwrap_or(""),
+                r["discount"].as_str().unwrap_or(""),
+                r["tax"].as_str().unwrap_or(""),
+                r["total"].as_str().unwrap_or("")
+            );
+        }
+    }
+    let (s, v) = client
+        .call(
+            "GET",
+            "/v1/allocation?period=2026-11",
+            team.1,
+            "",
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "allocation of {}: {v}", team.0);
+    println!(
+        "  {}'s own key sees only its rows: {} row(s), total {}",
+        team.0,
+        v["rows"].as_array().map_or(0, Vec::len),
+        v["total"].as_str().unwrap_or("")
+    );
+    Ok(())
+}
+
 /// 2026-12-02T00:00:00Z and 2027-01-02T00:00:00Z: the tour's two closes.
 const DEC_2_2026_MS: i64 = 1_796_169_600_000;
 const JAN_2_2027_MS: i64 = DEC_2_2026_MS + 31 * 86_400_000;
@@ -276,6 +391,31 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         anyhow::ensure!(s == StatusCode::CREATED, "account {id}: {v}");
         keys.push((id, v["api_key"].as_str().unwrap_or_default().to_string()));
     }
+    // Section 18: an enterprise and its two teams, created under it.
+    let mut org_keys = Vec::new();
+    for (id, place) in [
+        ("acme", String::new()),
+        (
+            "acme-train",
+            r#","parent":"acme","pays":"parent""#.to_string(),
+        ),
+        (
+            "acme-infer",
+            r#","parent":"acme","pays":"parent""#.to_string(),
+        ),
+    ] {
+        let (s, v) = client
+            .call(
+                "POST",
+                "/v1/admin/accounts",
+                &admin,
+                format!("{{\"id\":\"{id}\"{place}}}"),
+                "application/json",
+            )
+            .await?;
+        anyhow::ensure!(s == StatusCode::CREATED, "account {id}: {v}");
+        org_keys.push((id, v["api_key"].as_str().unwrap_or_default().to_string()));
+    }
 
     let spec = FleetSpec {
         gpus: args.gpus,
@@ -292,6 +432,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     generate(&spec, |line| events.push(line.to_string()))?;
     events.extend(rental_events());
     events.extend(part3_events());
+    events.extend(organization_events());
     let (mut accepted, mut duplicates, mut rejected) = (0, 0, 0);
     for chunk in events.chunks(1000) {
         let body = format!("[{}]", chunk.join(","));
@@ -392,6 +533,13 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             }
         }
     }
+
+    organization_tour(
+        &client,
+        &org_keys[0].1,
+        (org_keys[1].0, org_keys[1].1.as_str()),
+    )
+    .await?;
 
     late_usage_tour(&at(JAN_2_2027_MS), &admin).await?;
 

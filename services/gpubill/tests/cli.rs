@@ -430,6 +430,17 @@ fn demo_runs_the_embedded_engine_end_to_end() {
     for account in ["acct-0", "acct-1", "acct-2", "acct-3", "acct-4"] {
         assert!(text.contains(account), "{text}");
     }
+    // Section 18: acme pays for its two teams: one invoice (8 GPUs x 12 h each, pooled), and
+    // its allocation by project: the training lease moved projects at 14:00 (6 h each side).
+    for line in [
+        "acme     home       USD  INV-2026-000007         1     631.68      0.00      0.00    37.90     669.58",
+        "    chatbot        subtotal    315.84  discount    0.00  tax  18.95  total    334.79",
+        "    llm-pretrain   subtotal    157.92  discount    0.00  tax   9.48  total    167.40",
+        "    rl-finetune    subtotal    157.92  discount    0.00  tax   9.47  total    167.39",
+        "  acme-train's own key sees only its rows: 2 row(s), total 334.79",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in {text}");
+    }
     // acct-3's rental story (billing-semantics part 2), with its worked numbers: 70 h of a
     // 500 GB volume stopped at 0.0000685/GB-h = 2.40; 40 min of spot waived; 30 min of node
     // fault x 5 x 3.29/h = 8.23 credited; the 2 h trial covering 7,200 GPU-seconds.
