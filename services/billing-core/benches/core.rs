@@ -134,7 +134,7 @@ rate_per_hour = "15.00"
         })
     });
     // Issue 26: the same ledger with part-3 terms added to the same sku and reservation.
-    let part3 = PriceBook::from_toml(PART3_BOOK).unwrap();
+    let part3 = PriceBook::from_toml(&part3_book()).unwrap();
     let ctx = RatingContext::new(&part3, period);
     c.bench_function("rate one account-month, part 3 terms", |b| {
         b.iter(|| {
@@ -146,12 +146,8 @@ rate_per_hour = "15.00"
     });
 }
 
-/// The part-2 book of "rate one account-month" with part-3 terms (billing-semantics.md
-/// sections 15 to 20): billing by the minute, a plain discount beside a scoped, dated and
-/// capped one, a yearly plan ended inside its cycle with a prorata refund, an auto-renewing
-/// yearly plan, a one-off charge, and a region (its own currency, timezone and prices; this
-/// ledger has no usage there, `gpubill-bench bench --part3` rates a fleet with some).
-const PART3_BOOK: &str = r#"currency = "CNY"
+/// The skus, off-peak window, region and reservation of [`part3_book`].
+const PART3_SKUS_AND_REGION: &str = r#"currency = "CNY"
 timezone = "Asia/Shanghai"
 [skus."gpu.h100-80g"]
 increment_seconds = 60
@@ -173,45 +169,24 @@ quantity = "4"
 from = "2026-11-01T00:00:00+08:00"
 to = "2026-12-01T00:00:00+08:00"
 rate_per_hour = "15.00"
-[[discounts]]
-account = "acme"
-percent = "5"
-[[discounts]]
-account = "acme"
-id = "h100-subsidy"
-skus = ["gpu.h100-80g"]
-components = ["on_demand", "increment"]
-from = "2026-11-10T00:00:00+08:00"
-to = "2027-01-01T00:00:00+08:00"
-percent = "20"
-cap = "300.00"
-[[subscriptions]]
-account = "acme"
-id = "year-ended"
-sku = "gpu.h100-80g"
-quantity = "2"
-cycle = "year"
-start = "2026-03-01T00:00:00+08:00"
-cycles = 2
-price = "120000.00"
-end = "2026-11-20T00:00:00+08:00"
-refund = "prorata"
-[[subscriptions]]
-account = "acme"
-id = "year-renewing"
-sku = "gpu.h100-80g"
-quantity = "1"
-cycle = "year"
-start = "2025-11-15T00:00:00+08:00"
-auto_renew = true
-price = "90000.00"
-[[charges]]
-account = "acme"
-id = "setup-2026-11"
-description = "数据迁移服务"
-amount = "800.00"
-at = "2026-11-12T00:00:00+08:00"
 "#;
+
+/// The part-3 terms of one account (`{a}` its name), the ones `gpubill-bench bench --part3`
+/// gives every account of its fleet.
+const PART3_ACCOUNT_TERMS: &str =
+    include_str!("../../../tests/fixtures/part3-bench/account-terms.toml");
+
+/// The part-2 book of "rate one account-month" with part-3 terms (billing-semantics.md
+/// sections 15 to 20): billing by the minute, a plain discount beside a scoped, dated and
+/// capped one, a yearly plan ended inside its cycle with a prorata refund, an auto-renewing
+/// yearly plan, a one-off charge, and a region (its own currency, timezone and prices; this
+/// ledger has no usage there, `gpubill-bench bench --part3` rates a fleet with some).
+fn part3_book() -> String {
+    format!(
+        "{PART3_SKUS_AND_REGION}{}",
+        PART3_ACCOUNT_TERMS.replace("{a}", "acme")
+    )
+}
 
 criterion_group!(benches, bench);
 criterion_main!(benches);

@@ -53,51 +53,9 @@ multiplier = "0.70"
 rate = "0"
 "#;
 
-/// Sections 16, 17 and 20: the part-3 terms of one account (`{a}` its name).
-const ACCOUNT_TERMS: &str = r#"
-[[discounts]]
-account = "{a}"
-percent = "5"
-
-[[discounts]]
-account = "{a}"
-id = "h100-subsidy"
-skus = ["gpu.h100-80g"]
-components = ["on_demand", "increment"]
-from = "2026-11-10T00:00:00+08:00"
-to = "2027-01-01T00:00:00+08:00"
-percent = "20"
-cap = "300.00"
-
-[[subscriptions]]
-account = "{a}"
-id = "year-ended"
-sku = "gpu.h100-80g"
-quantity = "2"
-cycle = "year"
-start = "2026-03-01T00:00:00+08:00"
-cycles = 2
-price = "120000.00"
-end = "2026-11-20T00:00:00+08:00"
-refund = "prorata"
-
-[[subscriptions]]
-account = "{a}"
-id = "year-renewing"
-sku = "gpu.h100-80g"
-quantity = "1"
-cycle = "year"
-start = "2025-11-15T00:00:00+08:00"
-auto_renew = true
-price = "90000.00"
-
-[[charges]]
-account = "{a}"
-id = "setup-2026-11"
-description = "数据迁移服务"
-amount = "800.00"
-at = "2026-11-12T00:00:00+08:00"
-"#;
+/// Sections 16, 17 and 20: the part-3 terms of one account (`{a}` its name), shared with
+/// billing-core's `benches/core.rs`.
+const ACCOUNT_TERMS: &str = include_str!("../../../tests/fixtures/part3-bench/account-terms.toml");
 
 /// The rating benchmark's price book (part 2).
 pub fn part2_book(accounts: u32) -> String {
