@@ -173,33 +173,31 @@ impl AdminHandle<'_> {
         Ok(true)
     }
 
-    /// The account's keys, oldest first.
+    /// The account's keys, revoked ones included, oldest first.
     pub async fn api_keys(&self, account: &str) -> Result<Vec<ApiKeyInfo>> {
-        Ok(
-            crate::conn::db::query(include_str!("../../queries/shared/select_account_keys.sql"))
-                .bind(account)
-                .fetch_all(&self.pool)
-                .await?
-                .iter()
-                .map(|r| {
-                    let word: String = r.get("role");
-                    Ok(ApiKeyInfo {
-                        key_id: key_id_of(&r.get::<String, _>("key_hash")),
-                        role: crate::conn::error::stored(
-                            KeyRole::parse(&word),
-                            "api_keys",
-                            "role",
-                            &word,
-                        )?,
-                        created_at: format_secs(r.get::<i64, _>("created_at_ms").div_euclid(1000)),
-                        created_by: r.get("created_by"),
-                        revoked_at: r
-                            .get::<Option<i64>, _>("revoked_at_ms")
-                            .map(|ms| format_secs(ms.div_euclid(1000))),
-                    })
+        crate::conn::db::query(include_str!("../../queries/shared/select_account_keys.sql"))
+            .bind(account)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                let word: String = r.get("role");
+                Ok(ApiKeyInfo {
+                    key_id: key_id_of(&r.get::<String, _>("key_hash")),
+                    role: crate::conn::error::stored(
+                        KeyRole::parse(&word),
+                        "api_keys",
+                        "role",
+                        &word,
+                    )?,
+                    created_at: format_secs(r.get::<i64, _>("created_at_ms").div_euclid(1000)),
+                    created_by: r.get("created_by"),
+                    revoked_at: r
+                        .get::<Option<i64>, _>("revoked_at_ms")
+                        .map(|ms| format_secs(ms.div_euclid(1000))),
                 })
-                .collect::<Result<_>>()?,
-        )
+            })
+            .collect()
     }
 
     /// The account and role of a live key, by its hash (None: unknown or revoked).
