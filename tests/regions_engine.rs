@@ -581,48 +581,6 @@ async fn a_region_numbers_its_invoices_in_its_own_series(db: Db) {
 }
 on_both!(a_region_numbers_its_invoices_in_its_own_series);
 
-/// Section 18 is not in the engine yet (issue 27): a price book where a parent pays for an
-/// account, or that allocates by a tag, and an `accounts` term with `pays = "parent"`, are
-/// refused (422) naming the key, rather than invoiced member by member.
-async fn organizations_are_refused_by_the_engine_until_issue_27(db: Db) {
-    let t = TestApp::fresh(db).await;
-    let put = |toml: String| {
-        let t = &t;
-        async move {
-            t.call(
-                "PUT",
-                "/v1/admin/pricebook",
-                Some(ADMIN),
-                "application/toml",
-                toml,
-            )
-            .await
-        }
-    };
-    let org = format!(
-        "{SMALL_BOOK}\n[[accounts]]\nid = \"acme\"\n[[accounts]]\nid = \"acme-ml\"\nparent = \"acme\"\npays = \"parent\"\n"
-    );
-    let (s, v) = put(org).await;
-    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
-    assert!(v.to_string().contains("accounts[1].pays"), "{v}");
-    let (s, v) = put(format!("allocation_tag = \"project\"\n{SMALL_BOOK}")).await;
-    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
-    assert!(v.to_string().contains("allocation_tag"), "{v}");
-    t.put_pricebook(SMALL_BOOK).await;
-    t.account("acme").await;
-    t.account("acme-ml").await;
-    let (s, v) = t
-        .admin(
-            "PUT",
-            "/v1/admin/accounts/acme-ml/terms/accounts/acme-ml",
-            r#"{"parent":"acme","pays":"parent"}"#,
-        )
-        .await;
-    assert!(s.is_client_error(), "{s}: {v}");
-    assert!(v.to_string().contains("issue 27"), "{v}");
-}
-on_both!(organizations_are_refused_by_the_engine_until_issue_27);
-
 /// Through Kafka (tansu): the regional workload keyed by subject, consumed into PostgreSQL,
 /// closes to `gpubill rate`'s invoices; a replay of the usage topic and the commands topic
 /// into an empty database rebuilds every table byte for byte (regional ledgers, invoices,

@@ -106,7 +106,9 @@ impl From<billing_store::StoreError> for ApiError {
     fn from(e: billing_store::StoreError) -> Self {
         use billing_store::StoreError as S;
         match e {
-            S::AccountExists(_) => ApiError::Conflict(e.to_string()),
+            S::AccountExists(_) | S::PaidByPayer { .. } | S::NoAllocation { .. } => {
+                ApiError::Conflict(e.to_string())
+            }
             S::PriceBook(_) => ApiError::Unprocessable(e.to_string()),
             S::BatchTooLarge(_) => ApiError::TooLarge(e.to_string()),
             S::Fenced { .. } | S::Group(_) => ApiError::Unavailable(e.to_string()),

@@ -156,6 +156,12 @@ async fn hand_off(
 pub struct NewAccount {
     /// 1 to 256 characters of `A-Z a-z 0-9 . _ -`.
     pub id: String,
+    /// Section 18: the account's parent in its organization (a registered account).
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Section 18: `self` (default) or `parent` (its parent's payer pays for it).
+    #[serde(default)]
+    pub pays: Option<crate::accounts::Pays>,
 }
 
 /// `POST /v1/admin/accounts`: the API key is shown once.
@@ -174,14 +180,24 @@ pub async fn create_account(
             req.id
         )));
     }
+    if let Some(p) = &req.parent
+        && !s.store.admin().account_exists(p).await?
+    {
+        return Err(ApiError::NotFound(format!("no parent account {p:?}")));
+    }
     let key = generate_secret("gbk_");
     s.store
         .admin()
         .create_account(&req.id, &hash_key(&key), (s.clock)())
         .await?;
+    if req.parent.is_some() || req.pays.is_some() {
+        // The account exists from here on; a place the price book refuses is an error
+        // naming why, and the account stays a root.
+        crate::accounts::place(&s, &req.id, req.parent.as_deref(), req.pays).await?;
+    }
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "id": req.id, "api_key": key })),
+        Json(json!({ "id": req.id, "api_key": key, "parent": req.parent })),
     )
         .into_response())
 }

@@ -7,7 +7,9 @@
 //! account: their own usage, cost and invoices, nobody else's).
 //! The web console (`console.rs`, issue 13) is served at `/` and calls these same routes.
 
+mod accounts;
 mod admin;
+mod allocation;
 mod answers;
 mod auth;
 mod catalog;

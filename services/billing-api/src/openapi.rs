@@ -15,7 +15,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -159,6 +159,21 @@ fn invoice() {}
     responses((status = 201, description = "created: the key is shown once", body = AccountCreated), (status = 400, description = "bad id"), (status = 403, description = "not the admin token"), (status = 409, description = "exists")))]
 #[allow(dead_code)]
 fn create_account() {}
+
+#[utoipa::path(patch, path = "/v1/admin/accounts/{id}", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+    request_body = crate::accounts::AccountMove,
+    responses((status = 200, description = "moved for every period not yet closed (an `accounts` term set by command; closed periods keep their payer)", body = AccountMoved),
+        (status = 400, description = "a cycle, more than 8 accounts root to leaf, pays = parent without a parent, or a discount or credit left on an account that would no longer pay for itself: the message names it"),
+        (status = 403, description = "not the admin token"), (status = 404, description = "no such account or parent")))]
+#[allow(dead_code)]
+fn patch_account() {}
+
+#[utoipa::path(get, path = "/v1/allocation", security(("bearer" = [])), params(crate::allocation::AllocationQuery),
+    responses((status = 200, description = "the allocation of the invoice holding the account's cost (its payer's): issued for a closed period, provisional for an open one; a customer key reads an account within its scope (`account`, default its own) and sees the rows of the accounts its scope holds (a paid-for account's key its own rows, never a sibling's), the invoice total only when its scope holds the payer", body = AllocationReport),
+        (status = 400, description = "bad period or group_by, or no account= with the admin token"), (status = 403, description = "not a customer key or the admin token"),
+        (status = 403, description = "a customer key whose role may not read the allocation"), (status = 404, description = "an account outside the key's scope or unknown, or no invoice holds the cost"), (status = 409, description = "an issued invoice without allocation (the price book had no allocation_tag), or no price book yet")))]
+#[allow(dead_code)]
+fn allocation() {}
 
 #[utoipa::path(get, path = "/v1/admin/accounts", security(("bearer" = [])), params(crate::handlers::AccountsQuery),
     responses((status = 200, description = "registered accounts in id order with their quotas", body = AccountList), (status = 400, description = "bad limit"), (status = 403, description = "not the admin token")))]

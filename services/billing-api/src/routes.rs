@@ -2,8 +2,8 @@
 
 use crate::state::AppState;
 use crate::{
-    admin, auth, catalog, console, estimate, finance, handlers, idempotency, limits, openapi,
-    printable, quota, terms, usage,
+    accounts, admin, allocation, auth, catalog, console, estimate, finance, handlers, idempotency,
+    limits, openapi, printable, quota, terms, usage,
 };
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -27,6 +27,11 @@ pub fn router(state: AppState) -> Router {
             "/v1/admin/accounts",
             post(handlers::create_account).get(handlers::list_accounts),
         )
+        .route(
+            "/v1/admin/accounts/{id}",
+            axum::routing::patch(accounts::patch_account),
+        )
+        .route("/v1/allocation", get(allocation::get_allocation))
         .route(
             "/v1/admin/pricebook",
             put(handlers::put_pricebook).get(catalog::get_pricebook),

@@ -61,6 +61,7 @@ pub use events::reads::{DeadLetter, LateUsage, OutboxRow};
 pub use events::records::{Part, Position};
 pub use events::sink::EventSink;
 pub use finance::adjust::PendingAdjustment;
+pub use finance::allocation::Allocation;
 pub use finance::close::AutoClose;
 pub use finance::close_error::CloseError;
 pub use finance::documents::{

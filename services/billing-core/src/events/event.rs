@@ -360,89 +360,9 @@ pub fn decode(record: &[u8]) -> Result<Event<'_>, Rejection> {
     }
 }
 
-/// Decodes and validates one record of any type [`decode_any`] reads. Never panics, whatever
-/// the bytes. Section 18's `lease.tags` is `unknown_type` here, as it was before section 18:
-/// the engine does not read it yet; the meter reads it with [`decode_meter`].
+/// Decodes and validates one record of any type gpubill reads ([`EVENT_TYPES`]: part 1, the
+/// rental events of part 2, and section 18's `lease.tags`). Never panics, whatever the bytes.
 pub fn decode_any(record: &[u8]) -> Result<AnyEvent<'_>, Rejection> {
-    match decode_with(record, false)?.into_any() {
-        Ok(e) => Ok(e),
-        Err(e) => {
-            // Not reached: without `lease.tags`, every decoded event is one of `AnyData`.
-            let mut r = Rejection::new(
-                RejectReason::UnknownType,
-                format!("type {:?} is not read here", e.data_type()),
-            );
-            r.source = Some(e.source.to_string());
-            r.id = Some(e.id.to_string());
-            Err(r)
-        }
-    }
-}
-
-/// The data of every event type the meter reads: those of [`AnyData`] and section 18's
-/// `lease.tags`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MeterData<'a> {
-    Any(AnyData<'a>),
-    LeaseTags(crate::rental::LeaseTagsData<'a>),
-}
-
-/// An event of any type the meter reads.
-pub type MeterEvent<'a> = Event<'a, MeterData<'a>>;
-
-impl<'a> MeterEvent<'a> {
-    /// The event of [`decode_any`], if it is one; else the event back, unchanged.
-    #[allow(clippy::result_large_err)]
-    pub fn into_any(self) -> Result<AnyEvent<'a>, Self> {
-        match self.data {
-            MeterData::Any(data) => Ok(Event {
-                source: self.source,
-                id: self.id,
-                subject: self.subject,
-                time: self.time,
-                data,
-            }),
-            MeterData::LeaseTags(_) => Err(self),
-        }
-    }
-
-    /// The CloudEvents `type`.
-    pub fn data_type(&self) -> &'static str {
-        match &self.data {
-            MeterData::Any(AnyData::Part1(EventData::Usage(_))) => "gpu.usage",
-            MeterData::Any(AnyData::Part1(EventData::Egress(_))) => "net.egress",
-            MeterData::Any(AnyData::Rental(r)) => r.data_type(),
-            MeterData::LeaseTags(_) => "lease.tags",
-        }
-    }
-
-    /// [`AnyEvent::fingerprint_with`] for every type: an event of [`decode_any`]
-    /// fingerprints exactly as there.
-    pub fn fingerprint_with(&self, scratch: &mut Vec<u8>) -> u128 {
-        scratch.clear();
-        let mut w = Canon { buf: scratch };
-        w.header(&self.subject, self.time);
-        match &self.data {
-            MeterData::Any(AnyData::Part1(d)) => w.part1(d),
-            MeterData::Any(AnyData::Rental(r)) => r.canon(&mut w),
-            MeterData::LeaseTags(t) => t.canon(&mut w),
-        }
-        xxhash_rust::xxh3::xxh3_128(scratch)
-    }
-
-    pub fn fingerprint(&self) -> u128 {
-        self.fingerprint_with(&mut Vec::new())
-    }
-}
-
-/// Decodes and validates one record of every type the meter reads ([`decode_any`]'s and
-/// `lease.tags`). Never panics, whatever the bytes.
-pub fn decode_meter(record: &[u8]) -> Result<MeterEvent<'_>, Rejection> {
-    decode_with(record, true)
-}
-
-/// [`decode_meter`], reading `lease.tags` only when `tags`.
-fn decode_with(record: &[u8], tags: bool) -> Result<MeterEvent<'_>, Rejection> {
     if record.len() > MAX_RECORD_BYTES {
         use sha2::Digest;
         let digest = hex::encode(sha2::Sha256::digest(record));
@@ -480,15 +400,14 @@ fn decode_with(record: &[u8], tags: bool) -> Result<MeterEvent<'_>, Rejection> {
         }
         r
     };
-    validate(raw, id.clone(), source.clone(), tags).map_err(ident)
+    validate(raw, id.clone(), source.clone()).map_err(ident)
 }
 
 fn validate<'a>(
     raw: EventObject<'a>,
     id: Check<Option<Cow<'a, str>>>,
     source: Check<Option<Cow<'a, str>>>,
-    tags: bool,
-) -> Check<MeterEvent<'a>> {
+) -> Check<AnyEvent<'a>> {
     let [specversion, _, _, kind, subject, time] = raw.attrs;
     match &specversion {
         Scalar::Str(v) if v == "1.0" => {}
@@ -510,7 +429,7 @@ fn validate<'a>(
     let source =
         source?.ok_or_else(|| Rejection::new(RejectReason::MissingSource, "source is missing"))?;
     let kind = match optional_str(kind, "type") {
-        Ok(Some(t)) if EVENT_TYPES.contains(&&*t) || (tags && t == "lease.tags") => t,
+        Ok(Some(t)) if EVENT_TYPES.contains(&&*t) => t,
         Ok(Some(t)) => {
             let shown: String = t.chars().take(40).collect();
             return reject(
@@ -536,12 +455,12 @@ fn validate<'a>(
         Some(Ok(d)) => d,
     };
     let data = match &*kind {
-        "gpu.usage" => MeterData::Any(AnyData::Part1(EventData::Usage(usage_data(fields)?))),
-        "net.egress" => MeterData::Any(AnyData::Part1(EventData::Egress(egress_data(
-            fields, time,
-        )?))),
-        "lease.tags" => MeterData::LeaseTags(crate::rental::lease_tags_data(fields)?),
-        other => MeterData::Any(AnyData::Rental(crate::rental::rental_data(other, fields)?)),
+        "gpu.usage" => AnyData::Part1(EventData::Usage(usage_data(fields)?)),
+        "net.egress" => AnyData::Part1(EventData::Egress(egress_data(fields, time)?)),
+        "lease.tags" => AnyData::Rental(crate::rental::RentalData::LeaseTags(
+            crate::rental::lease_tags_data(fields)?,
+        )),
+        other => AnyData::Rental(crate::rental::rental_data(other, fields)?),
     };
     Ok(Event {
         source,
@@ -552,14 +471,16 @@ fn validate<'a>(
     })
 }
 
-/// Every event type gpubill reads: part 1, then the rental events of part 2.
-pub const EVENT_TYPES: [&str; 6] = [
+/// Every event type gpubill reads: part 1, then the rental events of part 2 and section 18's
+/// `lease.tags`.
+pub const EVENT_TYPES: [&str; 7] = [
     "gpu.usage",
     "net.egress",
     "lease.state",
     "spot.price",
     "node.fault",
     "net.counter",
+    "lease.tags",
 ];
 
 /// `data` of a `gpu.usage` (its members in the order of [`json::DATA_MEMBERS`]).

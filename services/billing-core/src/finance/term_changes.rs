@@ -83,8 +83,17 @@ pub fn check_change(
 ) -> Result<(), TermConflict> {
     // Section 19: an account's timezone sets the bounds of its periods. Once it has an
     // invoice, a new timezone would leave seconds between a closed period and the next
-    // unbilled or billed twice: set it before the account's first close.
-    if matches!(old.or(new), Some(ParsedTerm::Account(_))) && consumed.invoiced {
+    // unbilled or billed twice: set it before the account's first close. Its place in its
+    // organization (section 18: `parent`, `pays`) may change at any time (issue 27: for the
+    // periods not yet closed).
+    let timezone = |t: Option<&ParsedTerm>| match t {
+        Some(ParsedTerm::Account(a)) => a.timezone,
+        _ => None,
+    };
+    if matches!(old.or(new), Some(ParsedTerm::Account(_)))
+        && timezone(old) != timezone(new)
+        && consumed.invoiced
+    {
         return conflict(
             "the account has issued invoices: its timezone sets their periods' bounds, so it may be set only before its first close",
         );

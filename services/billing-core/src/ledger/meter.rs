@@ -3,9 +3,7 @@
 //! [`AccountLedger`]s depend only on the set of accepted events, whatever their order.
 
 use crate::events::dedupe::{Dedupe, Seen};
-use crate::events::event::{
-    self, AnyData, AnyEvent, Event, EventData, MeterData, MeterEvent, RejectReason, Rejection,
-};
+use crate::events::event::{self, AnyData, AnyEvent, Event, EventData, RejectReason, Rejection};
 use crate::ledger::{AccountLedger, CounterKey, EgressRecord};
 use crate::rental::RentalData;
 use crate::rental::platform::Platform;
@@ -52,8 +50,8 @@ impl Meter {
 
     /// Decodes one record (a JSONL line or a Kafka record value) of any type and admits it.
     pub fn ingest(&mut self, record: &[u8]) -> Admission {
-        match event::decode_meter(record) {
-            Ok(e) => self.admit_meter(&e),
+        match event::decode_any(record) {
+            Ok(e) => self.admit_any(&e),
             Err(r) => Admission::Rejected(r),
         }
     }
@@ -62,10 +60,10 @@ impl Meter {
     /// [`Meter::ingest`] on each; faster, because the dedupe table's cache misses of the whole
     /// block overlap (see [`Dedupe::warm`]).
     pub fn ingest_block(&mut self, records: &[&[u8]]) -> Vec<Admission> {
-        let decoded: Vec<Result<(MeterEvent<'_>, u128, u128), Rejection>> = records
+        let decoded: Vec<Result<(AnyEvent<'_>, u128, u128), Rejection>> = records
             .iter()
             .map(|r| {
-                event::decode_meter(r).map(|e| {
+                event::decode_any(r).map(|e| {
                     let digest = crate::events::dedupe::identity_digest(&e.source, &e.id);
                     let fingerprint = e.fingerprint_with(&mut self.scratch);
                     (e, digest, fingerprint)
@@ -80,46 +78,10 @@ impl Meter {
         decoded
             .into_iter()
             .map(|d| match d {
-                Ok((e, digest, fingerprint)) => self.admit_meter_digested(&e, digest, fingerprint),
+                Ok((e, digest, fingerprint)) => self.admit_digested(&e, digest, fingerprint),
                 Err(r) => Admission::Rejected(r),
             })
             .collect()
-    }
-
-    /// Admits a decoded, valid event of any type the meter reads (section 18's `lease.tags`
-    /// too).
-    pub fn admit_meter(&mut self, e: &MeterEvent<'_>) -> Admission {
-        let fingerprint = e.fingerprint_with(&mut self.scratch);
-        self.admit_meter_digested(
-            e,
-            crate::events::dedupe::identity_digest(&e.source, &e.id),
-            fingerprint,
-        )
-    }
-
-    fn admit_meter_digested(
-        &mut self,
-        e: &MeterEvent<'_>,
-        digest: u128,
-        fingerprint: u128,
-    ) -> Admission {
-        if let Some(refused) = self.offer(e.source.as_ref(), e.id.as_ref(), digest, fingerprint) {
-            return refused;
-        }
-        match &e.data {
-            MeterData::Any(AnyData::Part1(d)) => self.fold_part1(&e.subject, &e.source, d),
-            MeterData::Any(AnyData::Rental(r)) => self.fold_rental(&e.subject, r),
-            MeterData::LeaseTags(t) => {
-                let tags = t
-                    .tags
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect();
-                self.ledger(&e.subject)
-                    .add_lease_tags(&t.lease, t.at.floor_secs(), tags)
-            }
-        }
-        Admission::Accepted
     }
 
     /// Admits a decoded, valid part-1 event.
@@ -255,6 +217,15 @@ impl Meter {
             RentalData::NodeFault(x) => {
                 self.platform
                     .add_fault(&x.node, x.start.floor_secs(), x.end.ceil_secs())
+            }
+            RentalData::LeaseTags(t) => {
+                let tags = t
+                    .tags
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                self.ledger(subject)
+                    .add_lease_tags(&t.lease, t.at.floor_secs(), tags)
             }
         }
     }

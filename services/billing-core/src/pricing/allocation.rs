@@ -50,6 +50,17 @@ pub type Cell = (String, String);
 /// Weights per cell.
 type Weights = BTreeMap<Cell, BigRational>;
 
+/// Decimal places of a member's share of a line's unit-seconds ([`Allocator::usage_shares`]).
+pub const SHARE_DECIMALS: u32 = 6;
+
+/// `r` rounded toward zero to `places` decimals.
+fn truncated(r: &BigRational, places: u32) -> Decimal {
+    let scale = BigInt::from(10u8).pow(places);
+    let n = (r * BigRational::from_integer(scale)).trunc().to_integer();
+    n.to_i128()
+        .map_or(Decimal::ZERO, |n| Decimal::from_i128_with_scale(n, places))
+}
+
 /// A decimal as an exact rational.
 fn rational(d: Decimal) -> BigRational {
     let scale = BigInt::from(10u8).pow(d.scale());
@@ -83,11 +94,16 @@ fn usage_id(
 }
 
 impl Allocator {
-    /// The allocator of `payer`'s invoice by `tag`, over its members' ledgers.
-    pub fn new(payer: &str, tag: &str, members: &[(&str, Option<&AccountLedger>)]) -> Allocator {
+    /// The allocator of `payer`'s invoice by `tag` (None: by member alone, every tag `""`),
+    /// over its members' ledgers.
+    pub fn new(
+        payer: &str,
+        tag: Option<&str>,
+        members: &[(&str, Option<&AccountLedger>)],
+    ) -> Allocator {
         let mut steps = HashMap::new();
-        for (member, ledger) in members {
-            let Some(ledger) = ledger else { continue };
+        let tagged = members.iter().filter_map(|(m, l)| Some((m, (*l)?, tag?)));
+        for (member, ledger, tag) in tagged {
             for (lease, timeline) in ledger.tags() {
                 let s: Vec<(i64, String)> = timeline
                     .steps(tag)
@@ -357,6 +373,43 @@ impl Allocator {
             (holder.to_string(), String::new()),
             BigRational::from_integer(BigInt::from(1)),
         );
+    }
+
+    /// Per member, per sku: its share of the unit-seconds of the `on_demand`,
+    /// `reserved_usage` and `spot` lines among `lines` (what `gpu_hours` quotas measure,
+    /// [`crate::quota::unit_seconds`]), by the lines' weights: each share exact, rounded
+    /// toward zero to [`SHARE_DECIMALS`] places.
+    pub fn usage_shares(&self, lines: &[Line]) -> BTreeMap<String, BTreeMap<String, Decimal>> {
+        let mut out: BTreeMap<String, BTreeMap<String, Decimal>> = BTreeMap::new();
+        for line in lines {
+            let Some(sku) = &line.sku else { continue };
+            if !matches!(
+                line.component,
+                Component::OnDemand | Component::ReservedUsage | Component::Spot
+            ) {
+                continue;
+            }
+            let Some(weights) = self.lines.get(&line.identity()) else {
+                continue;
+            };
+            let total: BigRational = weights.values().filter(|w| w.is_positive()).sum();
+            if total.is_zero() {
+                continue;
+            }
+            let mut per_member: BTreeMap<&str, BigRational> = BTreeMap::new();
+            for ((member, _), w) in weights.iter().filter(|(_, w)| w.is_positive()) {
+                *per_member.entry(member).or_insert_with(BigRational::zero) += w;
+            }
+            let quantity = rational(line.quantity);
+            for (member, w) in per_member {
+                let share = truncated(&(&quantity * w / &total), SHARE_DECIMALS);
+                *out.entry(member.to_string())
+                    .or_default()
+                    .entry(sku.clone())
+                    .or_default() += share;
+            }
+        }
+        out
     }
 
     /// The allocation of `invoice` (its lines sorted, its totals computed) with the plain

@@ -12,6 +12,7 @@
 
 pub mod account_index;
 pub mod allocation;
+pub mod allocation_report;
 pub mod domain;
 pub mod egress;
 pub mod estimate;

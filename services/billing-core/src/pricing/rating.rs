@@ -36,6 +36,34 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Rated {
     pub invoice: Invoice,
     pub unpriced: Vec<Unpriced>,
+    /// Section 18: the invoice's allocation to (member, tag value) cells, for a payer with
+    /// members besides itself or a book with an `allocation_tag` (the invoice carries it only
+    /// with the tag; without, every cell's tag is `""`: what each member costs, which an
+    /// engine's budgets and allocation reports read).
+    pub allocation: Option<Vec<crate::pricing::invoice::AllocationRow>>,
+    /// Section 18, with an allocation: per member, per sku, its share of what `gpu_hours`
+    /// quotas measure ([`Allocator::usage_shares`]).
+    pub usage_shares: BTreeMap<String, BTreeMap<String, Decimal>>,
+}
+
+impl Rated {
+    /// Section 18: what `member` costs on this (its payer's) invoice and its unit-seconds per
+    /// sku, from the allocation (the invoice's own figures for a payer rated alone).
+    pub fn member_measure(&self, member: &str) -> (Decimal, BTreeMap<String, Decimal>) {
+        match &self.allocation {
+            None => (
+                self.invoice.total,
+                crate::quota::unit_seconds(&self.invoice.lines),
+            ),
+            Some(rows) => (
+                rows.iter()
+                    .filter(|r| r.account == member)
+                    .map(|r| r.total)
+                    .sum(),
+                self.usage_shares.get(member).cloned().unwrap_or_default(),
+            ),
+        }
+    }
 }
 
 pub use crate::pricing::magnitude::MAX_AMOUNT;
@@ -89,14 +117,15 @@ pub fn rate_payer(
     Ok(assemble(ctx, payer, lines, balance, alloc))
 }
 
-/// Section 18: the allocator of `payer`'s invoice when the book has an `allocation_tag`.
+/// Section 18: the allocator of `payer`'s invoice when the book has an `allocation_tag` or
+/// the payer has members besides itself (then by member alone, every tag `""`).
 fn allocator(
     ctx: &RatingContext<'_>,
     payer: &str,
     members: &[(&str, Option<&AccountLedger>)],
 ) -> Option<Allocator> {
-    let tag = ctx.book.allocation_tag.as_deref()?;
-    Some(Allocator::new(payer, tag, members))
+    let tag = ctx.book.allocation_tag.as_deref();
+    (tag.is_some() || members.len() > 1).then(|| Allocator::new(payer, tag, members))
 }
 
 /// Section 18: the ledger a payer is rated on: its own when it has no other member (borrowed,
@@ -149,12 +178,19 @@ fn assemble(
     if book.uses_part3() {
         invoice.region = Some(None);
     }
-    if let Some(alloc) = alloc {
-        invoice.allocation = Some(alloc.finish(&invoice, terms.discount_percent, &scoped_terms));
+    let usage_shares = alloc
+        .as_ref()
+        .map(|a| a.usage_shares(&invoice.lines))
+        .unwrap_or_default();
+    let allocation = alloc.map(|a| a.finish(&invoice, terms.discount_percent, &scoped_terms));
+    if book.allocation_tag.is_some() {
+        invoice.allocation = allocation.clone();
     }
     Rated {
         invoice,
         unpriced: lines.unpriced,
+        allocation,
+        usage_shares,
     }
 }
 

@@ -49,6 +49,8 @@ pub enum RentalData<'a> {
     SpotPrice(SpotPrice<'a>),
     NodeFault(NodeFault<'a>),
     NetCounter(NetCounter<'a>),
+    /// Section 18: `lease.tags`.
+    LeaseTags(LeaseTagsData<'a>),
 }
 
 /// `lease.state`: the lease entered `state` at `at`.
@@ -96,6 +98,7 @@ impl RentalData<'_> {
             RentalData::SpotPrice(_) => "spot.price",
             RentalData::NodeFault(_) => "node.fault",
             RentalData::NetCounter(_) => "net.counter",
+            RentalData::LeaseTags(_) => "lease.tags",
         }
     }
 
@@ -111,6 +114,7 @@ impl RentalData<'_> {
             RentalData::SpotPrice(x) => x.from.ceil_secs(),
             RentalData::NodeFault(x) => x.end.ceil_secs(),
             RentalData::NetCounter(x) => x.at.ceil_secs(),
+            RentalData::LeaseTags(x) => x.at.ceil_secs(),
         }
     }
 
@@ -145,6 +149,7 @@ impl RentalData<'_> {
                 w.time(x.at);
                 w.region(x.region.as_deref());
             }
+            RentalData::LeaseTags(x) => x.canon(w),
         }
     }
 
@@ -175,6 +180,7 @@ impl RentalData<'_> {
                 at: x.at,
                 region: x.region.map(own),
             }),
+            RentalData::LeaseTags(x) => RentalData::LeaseTags(x.into_owned()),
         }
     }
 }

@@ -1,3 +1,3 @@
--- Egress records: source, id, account, dest, time_s, time_ns, bytes, ingested_ms, stamp (the rows
+-- Egress records: source, id, account, dest, time_s, time_ns, bytes, lease, ingested_ms, stamp (the rows
 -- follow: crate::sql::insert_rows).
-insert into egress (source, id, account, dest, time_s, time_ns, bytes, ingested_ms, stamp)
+insert into egress (source, id, account, dest, time_s, time_ns, bytes, lease, ingested_ms, stamp)

@@ -28,6 +28,17 @@ pub enum StoreError {
     Fenced { expected: i64 },
     #[error("account {0:?} already exists")]
     AccountExists(String),
+    /// Section 18: an account that does not pay for itself has no invoice of its own.
+    #[error(
+        "account {account:?} does not pay for itself: its cost is on the invoice of its payer {payer:?}, allocated by account (GET /v1/allocation)"
+    )]
+    PaidByPayer { account: String, payer: String },
+    /// Section 18: an issued invoice of a payer with members carries its allocation only when
+    /// the price book has an `allocation_tag`.
+    #[error(
+        "the invoice of {payer:?} for {period} was issued without an allocation: the price book had no allocation_tag"
+    )]
+    NoAllocation { payer: String, period: String },
     #[error("invalid price book: {0}")]
     PriceBook(#[from] PriceBookError),
     #[error("batch of {0} records is over the limit of {MAX_BATCH_RECORDS}")]

@@ -173,6 +173,7 @@ impl<'a> Sorted<'a> {
                     // u64 in a signed 64-bit column, bit for bit (read back `as u64`): counts
                     // above i64::MAX stay exact, as the offline rater keeps them.
                     Val::I64(x.bytes as i64),
+                    Val::OptText(x.lease.as_ref().map(|l| l.to_string())),
                 ]);
                 (x.time.secs, x.time.secs + 1)
             }

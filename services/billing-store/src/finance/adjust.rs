@@ -20,6 +20,7 @@ use crate::conn::store::Store;
 use crate::events::known::Known;
 use crate::finance::close_error::CloseError;
 use crate::finance::documents::parse_invoice;
+use crate::pricing::payers::{load_members, member_ids, members_with, payer_id};
 use crate::pricing::provisional::{IssuedCredit, credit_balance};
 use billing_core::adjustment::{AdjustmentLine, differences, needs_adjustment};
 use billing_core::domain::{Domain, DomainRated, Domains};
@@ -31,7 +32,7 @@ use billing_core::pricebook::{AccountTerm, PriceBook};
 use billing_core::rating::Unpriced;
 use billing_core::term_changes::terms_for_closed_period;
 use rust_decimal::Decimal;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// What an account's invoice of a closed period effectively says: the issued invoice (its id
@@ -98,7 +99,9 @@ impl FinanceHandle<'_> {
             return Err(CloseError::NotClosed(period_label.to_string()));
         };
         let platform = crate::ledger::rental::load_platform(&mut conn).await?;
-        let ledger = crate::ledger::ledgers::load_ledger(&mut conn, account).await?;
+        let books: Vec<&PriceBook> = closed[..=target].iter().map(|c| &*c.book).collect();
+        let mut ledgers = HashMap::new();
+        load_members(&mut conn, &books, account, &mut ledgers).await?;
         let mut unpriced = Vec::new();
         let until = closed[target].period.end;
         let adjusted = self
@@ -106,7 +109,7 @@ impl FinanceHandle<'_> {
                 &mut conn,
                 (&closed[..=target], &platform),
                 account,
-                &ledger,
+                &ledgers,
                 until,
                 &mut unpriced,
             )
@@ -125,7 +128,7 @@ impl FinanceHandle<'_> {
                     &c.period.label,
                     &platform,
                     account,
-                    &ledger,
+                    &ledgers,
                     &earlier,
                 )? {
                     DomainRated::Rated(r) => r.invoice,
@@ -203,11 +206,12 @@ impl FinanceHandle<'_> {
         let platform =
             crate::ledger::rental::load_platform_known_at(&mut conn, Known::ByTime(t_ms)).await?;
         drop(conn);
-        let ledger = self
-            .log()
-            .ledger_known_at(account, Known::ByTime(t_ms))
-            .await?;
-        match rate_domain(&book, &period.label, &platform, account, &ledger, &issued)? {
+        let mut ledgers = HashMap::new();
+        for id in member_ids(&book, &payer_id(&book, account)) {
+            let ledger = self.log().ledger_known_at(&id, Known::ByTime(t_ms)).await?;
+            ledgers.insert(id, ledger);
+        }
+        match rate_domain(&book, &period.label, &platform, account, &ledgers, &issued)? {
             DomainRated::Rated(rated) => Ok(Some((label, rated.invoice))),
             DomainRated::UnknownRegion(_) => Ok(None),
         }
@@ -216,7 +220,8 @@ impl FinanceHandle<'_> {
 
 impl Store {
     /// Recomputes `account`'s invoices of the `closed` periods (time order) that start before
-    /// `until`, over `ledger`, each against what it effectively says, and answers the
+    /// `until` (those it was a payer in: section 18), over its members' `ledgers` (by domain
+    /// id, see [`load_members`]), each against what it effectively says, and answers the
     /// adjustment lines, the recomputations that become effective and the effective invoices
     /// after them. Unpriced usage found on the way is added to `unpriced`.
     pub(crate) async fn adjust_account(
@@ -224,7 +229,7 @@ impl Store {
         conn: &mut dyn Conn,
         (closed, platform): (&[ClosedPeriod], &Platform),
         account: &str,
-        ledger: &AccountLedger,
+        ledgers: &HashMap<String, AccountLedger>,
         until: i64,
         unpriced: &mut Vec<Unpriced>,
     ) -> Result<Adjusted, CloseError> {
@@ -234,10 +239,14 @@ impl Store {
             .map(|c| (c.period.label.clone(), c.period.start))
             .collect();
         let mut out = Adjusted::default();
-        for c in closed.iter().filter(|c| c.period.start < until) {
+        let payer = Domain::parse(account).account;
+        for c in closed
+            .iter()
+            .filter(|c| c.period.start < until && c.book.is_payer(payer))
+        {
             let label = c.period.label.as_str();
             let earlier = credits_before(&effective, &starts, c.period.start);
-            let rated = match rate_domain(&c.book, label, platform, account, ledger, &earlier)? {
+            let rated = match rate_domain(&c.book, label, platform, account, ledgers, &earlier)? {
                 DomainRated::Rated(r) => *r,
                 DomainRated::UnknownRegion(u) => {
                     unpriced.extend(u);
@@ -399,21 +408,25 @@ impl Store {
 }
 
 /// Rates the billing domain `id` (section 19: an account, or `account@region` with the
-/// region's book, currency and period) for the month `label` of `book`, with the credit left
-/// after `issued` (the effective invoices before it): what every rating of a close, an
-/// adjustment, an as-known-at cost and `verify` goes through.
+/// region's book, currency and period; section 18: a payer, over its members' `ledgers` by
+/// domain id) for the month `label` of `book`, with the credit left after `issued` (the
+/// effective invoices before it): what every rating of an adjustment, an as-known-at cost
+/// and `verify` goes through.
 pub(crate) fn rate_domain(
     book: &PriceBook,
     label: &str,
     platform: &Platform,
     id: &str,
-    ledger: &AccountLedger,
+    ledgers: &HashMap<String, AccountLedger>,
     issued: &[IssuedCredit],
 ) -> Result<DomainRated, CloseError> {
     let domain = Domain::parse(id);
     Domains::new(book, platform)
-        .rate(domain, label, Some(ledger), |rbook, period| {
-            credit_balance(rbook, domain.account, issued, period)
-        })
+        .rate_members(
+            domain,
+            label,
+            &members_with(book, id, ledgers),
+            |rbook, period| credit_balance(rbook, domain.account, issued, period),
+        )
         .map_err(|e| CloseError::of_month(label, e))
 }

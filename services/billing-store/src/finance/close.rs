@@ -10,6 +10,7 @@ use crate::finance::adjust::{Adjusted, credits_before};
 use crate::finance::close_error::CloseError;
 use crate::finance::documents::DocumentNumber;
 use crate::finance::documents::{CreditNote, CreditReference, IssuedInvoice};
+use crate::pricing::payers::{load_members, members_with, payer_ids};
 use crate::pricing::provisional::credit_balance;
 use billing_core::adjustment::{AdjustmentLine, settle};
 use billing_core::domain::{Domain, DomainRated, Domains, term_domains};
@@ -17,7 +18,7 @@ use billing_core::invoice::Invoice;
 use billing_core::numbering;
 use billing_core::timestamp::format_secs;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What a close issues to one account: its new invoice and the adjustments with it.
 pub(crate) struct Prepared {
@@ -191,13 +192,18 @@ impl FinanceHandle<'_> {
             .iter()
             .map(|c| (c.period.label.clone(), c.period.start))
             .collect();
-        // Every billing domain (section 19): an account at home or `account@region`.
+        // Every billing domain (section 19): an account at home or `account@region`; each
+        // invoiced to its payer's (section 18), rated over the payer's members.
         let mut ids: BTreeSet<String> = self.admin().known_accounts().await?;
         ids.extend(term_domains(book).into_iter().map(|d| d.id().into_owned()));
+        let payers = payer_ids(book, ids.iter().map(String::as_str));
         let mut domains = Domains::new(book, &platform);
         let mut out = Vec::new();
         let mut unpriced = Vec::new();
-        for id in &ids {
+        let books: Vec<&billing_core::PriceBook> = std::iter::once(book)
+            .chain(closed.iter().map(|c| &*c.book))
+            .collect();
+        for id in &payers {
             let domain = Domain::parse(id);
             // A domain's month in its account's or region's timezone may end after home's.
             if let Ok(Some((_, _, p))) = domains.view(domain, period_label)
@@ -208,21 +214,23 @@ impl FinanceHandle<'_> {
                     ends: format_secs(p.end),
                 });
             }
-            let ledger = crate::ledger::ledgers::load_ledger(&mut conn, id).await?;
+            let mut ledgers = HashMap::new();
+            load_members(&mut conn, &books, id, &mut ledgers).await?;
             let adjusted = self
                 .adjust_account(
                     &mut conn,
                     (&closed, &platform),
                     id,
-                    &ledger,
+                    &ledgers,
                     period.start,
                     &mut unpriced,
                 )
                 .await?;
             // Every closed period's effective invoice counts, as at any close.
             let before = credits_before(&adjusted.effective, &starts, i64::MAX);
+            let members = members_with(book, id, &ledgers);
             let rated = domains
-                .rate(domain, period_label, Some(&ledger), |rbook, p| {
+                .rate_members(domain, period_label, &members, |rbook, p| {
                     credit_balance(rbook, domain.account, &before, p)
                 })
                 .map_err(|e| CloseError::of_month(period_label, e))?;

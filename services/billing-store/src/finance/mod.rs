@@ -1,6 +1,7 @@
 //! Closes, issued invoices and credit notes, adjustments, wallets, settlement, the journal and verification.
 
 pub(crate) mod adjust;
+pub(crate) mod allocation;
 pub(crate) mod close;
 pub(crate) mod close_error;
 pub(crate) mod documents;

@@ -313,16 +313,17 @@ impl FinanceHandle<'_> {
             })
             .map(|(label, (_, inv))| issued_credit(label, inv))
             .collect();
-        let ledger = self
-            .log()
-            .ledger_known_at(&issued.account, issued.known)
-            .await?;
+        let mut ledgers = std::collections::HashMap::new();
+        for id in crate::pricing::payers::member_ids(&c.book, &issued.account) {
+            let ledger = self.log().ledger_known_at(&id, issued.known).await?;
+            ledgers.insert(id, ledger);
+        }
         let rated = crate::finance::adjust::rate_domain(
             &c.book,
             &c.period.label,
             &platform,
             &issued.account,
-            &ledger,
+            &ledgers,
             &credits,
         )?;
         match rated {

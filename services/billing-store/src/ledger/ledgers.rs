@@ -146,13 +146,25 @@ pub(crate) async fn load_ledgers(
             // Stored bit for bit as a signed 64-bit integer (see `fold`): exact for every u64.
             bytes: r.get::<i64, _>("bytes") as u64,
         };
-        out.entry(r.get("account"))
-            .or_default()
-            .add_egress(&dest, record);
+        add_egress_row(out.entry(r.get("account")).or_default(), &dest, record, &r);
     }
     crate::ledger::rental::load_account_facts(conn, &filter, &param, &mut out).await?;
     crate::ledger::rental::add_home_lease_states(conn, "", &mut out).await?;
     Ok(out)
+}
+
+/// An egress row into its ledger: with the lease it names, if any (section 18 allocates
+/// egress by that lease's tag).
+fn add_egress_row(
+    ledger: &mut AccountLedger,
+    dest: &str,
+    record: EgressRecord,
+    r: &crate::conn::db::DbRow,
+) {
+    match r.get::<Option<String>, _>("lease") {
+        Some(lease) => ledger.add_egress_of_lease(dest, record, &lease),
+        None => ledger.add_egress(dest, record),
+    }
 }
 
 /// The `{windows}` of the ledger keys' and the egress statements: ` and (...)`, empty for none.
@@ -242,7 +254,7 @@ impl LogHandle<'_> {
                 bytes: r.get::<i64, _>("bytes") as u64,
             };
             if let Some(l) = all.get_mut(account) {
-                l.add_egress(&r.get::<String, _>("dest"), record);
+                add_egress_row(l, &r.get::<String, _>("dest"), record, &r);
             }
         }
         let filter = format!("{}{known}", crate::conn::sql::ONE_ACCOUNT);

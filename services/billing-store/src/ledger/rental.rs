@@ -55,6 +55,15 @@ pub(crate) fn row(subject: &str, r: &RentalData<'_>) -> Vec<Val> {
             x.end.ceil_secs(),
             String::new(),
         ),
+        // Section 18: the lease's tags from `at` on, as a JSON array of [name, value] pairs
+        // in name order (one fact per distinct set of tags at a second).
+        RentalData::LeaseTags(x) => (
+            subject,
+            x.lease.to_string(),
+            x.at.floor_secs(),
+            0,
+            serde_json::to_string(&x.tags).unwrap_or_default(),
+        ),
     };
     vec![
         Val::Text(r.data_type().to_string()),
@@ -73,6 +82,7 @@ crate::conn::words::stored_words! {
         NetCounter = "net.counter",
         SpotPrice = "spot.price",
         NodeFault = "node.fault",
+        LeaseTags = "lease.tags",
     }
 }
 
@@ -81,7 +91,10 @@ crate::conn::words::stored_words! {
 fn kind_of(r: &crate::conn::db::DbRow, account: bool) -> Result<RentalKind> {
     let raw: String = r.get("kind");
     let kind = crate::conn::error::stored(RentalKind::parse(&raw), "rental_events", "kind", &raw)?;
-    let of_account = matches!(kind, RentalKind::LeaseState | RentalKind::NetCounter);
+    let of_account = matches!(
+        kind,
+        RentalKind::LeaseState | RentalKind::NetCounter | RentalKind::LeaseTags
+    );
     if of_account != account {
         return Err(StoreError::Corrupt(format!(
             "rental_events.kind holds {raw:?} in a row of {}",
@@ -148,6 +161,11 @@ pub(crate) async fn load_account_facts(
                     bytes,
                 );
             }
+            RentalKind::LeaseTags => {
+                let tags: billing_core::rental::tags::Tags =
+                    serde_json::from_str(&value).map_err(|e| corrupt("lease tags", e))?;
+                ledger.add_lease_tags(&key, a, tags);
+            }
             // `kind_of` let only an account's facts through.
             RentalKind::SpotPrice | RentalKind::NodeFault => {}
         }
@@ -207,7 +225,7 @@ fn platform_of(rows: Vec<crate::conn::db::DbRow>) -> Result<Platform> {
                 }
             }
             // `kind_of` let only the platform's facts through.
-            RentalKind::LeaseState | RentalKind::NetCounter => {}
+            RentalKind::LeaseState | RentalKind::NetCounter | RentalKind::LeaseTags => {}
         }
     }
     Ok(platform)

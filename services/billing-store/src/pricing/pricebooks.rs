@@ -34,7 +34,6 @@ impl AdminHandle<'_> {
         } else {
             book.with_account_terms(&terms)?
         };
-        engine_rates(&book)?;
         let next: i64 = crate::conn::db::query(include_str!(
             "../../queries/shared/select_next_pricebook_version.sql"
         ))
@@ -165,29 +164,5 @@ impl Store {
             .books
             .compile_stored(version, &row.get::<String, _>("toml"))?;
         Ok(Some(Arc::new(book)))
-    }
-}
-
-/// Section 18 (organizations) is rated by `gpubill rate` and the core, not yet by the engine
-/// (issue 27): a book whose accounts are paid for by a parent, or that allocates by a tag,
-/// is refused by the engine, naming the key, rather than invoiced member by member.
-pub(crate) fn engine_rates(
-    book: &billing_core::PriceBook,
-) -> std::result::Result<(), billing_core::PriceBookError> {
-    let not_yet = "section 18 (organizations) is rated by `gpubill rate` but not yet by the engine (issue 27): it refuses such a price book rather than invoice members apart";
-    if let Some(tag) = &book.allocation_tag {
-        return Err(billing_core::PriceBookError::Invalid {
-            key: "allocation_tag".into(),
-            value: format!("{tag:?}"),
-            message: not_yet.into(),
-        });
-    }
-    match book.account_settings.iter().find(|a| a.pays_parent) {
-        Some(a) => Err(billing_core::PriceBookError::Invalid {
-            key: format!("accounts[{}].pays", a.index),
-            value: "\"parent\"".into(),
-            message: format!("{not_yet} (account {:?})", a.id),
-        }),
-        None => Ok(()),
     }
 }

@@ -28,14 +28,14 @@ use crate::conn::sql::{Val, insert_rows};
 use crate::ledger::ledger_cache::{ChangedKey, LedgerCache, Stamp};
 use crate::ledger::ledgers::load_ledgers;
 use crate::pricing::books::Books;
+use crate::pricing::payers::{member_ids, members_with, payer_first, payer_id};
 use billing_core::credits::{Contribution, CreditPool};
 use billing_core::domain::{Domain, DomainRated, Domains};
-use billing_core::invoice::Invoice;
 use billing_core::ledger::AccountLedger;
 use billing_core::period::Period;
 use billing_core::platform::Platform;
 use billing_core::pricebook::PriceBook;
-use billing_core::rating::RateMonthError;
+use billing_core::rating::{RateMonthError, Rated as CoreRated};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -144,15 +144,25 @@ pub(crate) fn credit_balance(
 }
 
 impl Loaded {
-    /// `accounts` as `conn` sees them (with `backend`, any number in one parameter; without,
-    /// exactly one).
+    /// `accounts` as `conn` sees them (with `backend`, in one parameter; without, the ledgers
+    /// one account at a time and the issued credits of the first only: a payer, then its
+    /// members).
     pub(crate) async fn read(
         conn: &mut dyn Conn,
         backend: Option<Backend>,
         accounts: &[&str],
         windows: &[(i64, i64)],
     ) -> Result<Loaded> {
-        let ledgers = load_ledgers(conn, backend, accounts, windows).await?;
+        let ledgers = match backend {
+            Some(_) => load_ledgers(conn, backend, accounts, windows).await?,
+            None => {
+                let mut all = HashMap::new();
+                for a in accounts {
+                    all.extend(load_ledgers(conn, None, &[a], windows).await?);
+                }
+                all
+            }
+        };
         let (filter, param) = match backend {
             Some(b) => (crate::conn::sql::in_list("account", b), Val::from(accounts)),
             None => (
@@ -209,49 +219,56 @@ impl Loaded {
         id: &str,
         book: &PriceBook,
         period: &Period,
-    ) -> std::result::Result<(Invoice, UnitSeconds), RateMonthError> {
-        self.rate_in(&mut Domains::new(book, &self.platform), id, period)
+    ) -> std::result::Result<CoreRated, RateMonthError> {
+        self.rate_in((&mut Domains::new(book, &self.platform), book), id, period)
     }
 
     /// [`Loaded::rate`] with the books and platforms of `domains` (one price book version's
-    /// regions, made once for every domain a batch rates with it).
+    /// regions, made once for every domain a batch rates with it; `book` that version). A
+    /// payer is rated over its members' ledgers (section 18: all of them must be loaded).
     fn rate_in(
         &self,
-        domains: &mut Domains<'_>,
+        (domains, book): (&mut Domains<'_>, &PriceBook),
         id: &str,
         period: &Period,
-    ) -> std::result::Result<(Invoice, UnitSeconds), RateMonthError> {
+    ) -> std::result::Result<CoreRated, RateMonthError> {
         let issued = self.issued.get(id).map_or(&[][..], Vec::as_slice);
         let domain = Domain::parse(id);
-        let rated = domains.rate(domain, &period.label, self.ledgers.get(id), |rbook, p| {
+        let members = members_with(book, id, &self.ledgers);
+        let rated = domains.rate_members(domain, &period.label, &members, |rbook, p| {
             credit_balance(rbook, domain.account, issued, p)
         })?;
-        let rated = match rated {
-            DomainRated::Rated(r) => *r,
-            DomainRated::UnknownRegion(_) => {
-                return Err(RateMonthError::UnknownRegion(
-                    domain.region.unwrap_or_default().to_string(),
-                ));
-            }
-        };
-        // What `gpu_hours` measures: the core's.
-        let unit_seconds = billing_core::quota::unit_seconds(&rated.invoice.lines);
-        Ok((rated.invoice, unit_seconds))
+        match rated {
+            DomainRated::Rated(r) => Ok(*r),
+            DomainRated::UnknownRegion(_) => Err(RateMonthError::UnknownRegion(
+                domain.region.unwrap_or_default().to_string(),
+            )),
+        }
     }
 }
 
-/// `account`'s period as `conn` sees it, rated (see [`Loaded::rate`]). Everything that
-/// measures an open period measures with this.
+/// The period of `account`'s payer (section 18; itself when it pays for itself) as `conn`
+/// sees it, rated (see [`Loaded::rate`]). Everything that measures an open period measures
+/// with this ([`CoreRated::member_measure`] for an account that does not pay for itself).
 pub(crate) async fn rate_period(
     conn: &mut dyn Conn,
     account: &str,
     book: &PriceBook,
     period: &Period,
-) -> Result<(Invoice, UnitSeconds)> {
-    Loaded::read(conn, None, &[account], &[(period.start, period.end)])
+) -> Result<CoreRated> {
+    let payer = payer_id(book, account);
+    let ids = payer_first(book, &payer);
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    Loaded::read(conn, None, &ids, &[(period.start, period.end)])
         .await?
-        .rate(account, book, period)
+        .rate(&payer, book, period)
         .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// What quotas measure of `account` in a rating of its payer: the payer's invoice, or the
+/// account's part of it (section 18).
+pub(crate) fn measure_of(rated: &CoreRated, account: &str) -> Measure {
+    rated.member_measure(Domain::parse(account).account)
 }
 
 /// An (account, period) rated for storing: the row's values, or None when the ledger cannot
@@ -270,31 +287,82 @@ async fn rate_one(
     loaded: &Loaded,
     account: &str,
     label: &str,
-) -> Result<Option<Option<Rated>>> {
+) -> Result<Option<Option<Vec<(String, Rated)>>>> {
     let Some((book, period)) = books.for_period(conn, label).await? else {
         return Ok(None);
     };
     stored(account, label, loaded.rate(account, &book, &period)).map(Some)
 }
 
-/// A rating's outcome as stored: the row's values, or None when it failed (logged).
+/// A rating's outcome as stored: the rows' values, or None when it failed (logged). The
+/// payer's row first (its invoice, with its allocation when it has members), then, section
+/// 18, a row per member with an allocation row: its allocated total and unit-seconds, and
+/// as body its part (`{"payer", "allocation"}`), which quotas and authorizations of the
+/// member measure.
 fn stored(
     account: &str,
     label: &str,
-    rated: std::result::Result<(Invoice, UnitSeconds), RateMonthError>,
-) -> Result<Option<Rated>> {
-    match rated {
-        Ok((invoice, unit_seconds)) => Ok(Some(Rated {
-            total: invoice.total,
-            body: to_json(&invoice)?,
-            units: to_json(&unit_seconds)?,
-            unit_seconds,
-        })),
+    rated: std::result::Result<CoreRated, RateMonthError>,
+) -> Result<Option<Vec<(String, Rated)>>> {
+    let mut rated = match rated {
+        Ok(r) => r,
         Err(e) => {
             tracing::warn!(account, period = label, error = %e, "provisional cost not rated");
-            Ok(None)
+            return Ok(None);
         }
+    };
+    let region = Domain::parse(account).region;
+    let mut rows = Vec::new();
+    let members: BTreeSet<&str> = rated
+        .allocation
+        .iter()
+        .flatten()
+        .map(|r| r.account.as_str())
+        .chain(rated.usage_shares.keys().map(String::as_str))
+        .filter(|m| Some(*m) != Some(Domain::parse(account).account))
+        .collect();
+    for member in members {
+        let (total, unit_seconds) = rated.member_measure(member);
+        let part: Vec<_> = rated
+            .allocation
+            .iter()
+            .flatten()
+            .filter(|r| r.account == member)
+            .collect();
+        let body = serde_json::json!({ "payer": account, "allocation": part });
+        let id = Domain {
+            account: member,
+            region,
+        }
+        .id()
+        .into_owned();
+        rows.push((
+            id,
+            Rated {
+                total,
+                body: to_json(&body)?,
+                units: to_json(&unit_seconds)?,
+                unit_seconds,
+            },
+        ));
     }
+    let unit_seconds = billing_core::quota::unit_seconds(&rated.invoice.lines);
+    if rated.invoice.allocation.is_none() {
+        rated.invoice.allocation = rated.allocation.take();
+    }
+    rows.insert(
+        0,
+        (
+            account.to_string(),
+            Rated {
+                total: rated.invoice.total,
+                body: to_json(&rated.invoice)?,
+                units: to_json(&unit_seconds)?,
+                unit_seconds,
+            },
+        ),
+    );
+    Ok(Some(rows))
 }
 
 async fn delete_one(conn: &mut dyn Conn, account: &str, label: &str) -> Result<()> {
@@ -325,7 +393,8 @@ fn upsert_row(account: &str, label: &str, r: Rated, position: &str, now_ms: i64)
     ]
 }
 
-/// Rates and stores one (account, period); `position` None keeps the stored one.
+/// Rates and stores one (account, period) and its members' rows; `position` None keeps the
+/// payer's stored one (a member's row then has none).
 async fn store_one(
     conn: &mut dyn Conn,
     books: &Books,
@@ -333,16 +402,21 @@ async fn store_one(
     (account, label): (&str, &str),
     position: Option<&serde_json::Value>,
     now_ms: i64,
-) -> Result<Option<Measure>> {
-    let rated = match rate_one(conn, books, loaded, account, label).await? {
-        None => return Ok(None),
+) -> Result<()> {
+    let mut rows = match rate_one(conn, books, loaded, account, label).await? {
+        None => return Ok(()),
         Some(None) => {
             delete_one(conn, account, label).await?;
-            return Ok(None);
+            return Ok(());
         }
         Some(Some(r)) => r,
     };
-    let measure = (rated.total, rated.unit_seconds.clone());
+    let (_, rated) = rows.remove(0);
+    let member_position = position.map_or_else(|| "null".to_string(), |p| p.to_string());
+    let members: Vec<Vec<Val>> = rows
+        .into_iter()
+        .map(|(id, r)| upsert_row(&id, label, r, &member_position, now_ms))
+        .collect();
     match position {
         Some(p) => {
             let row = upsert_row(account, label, rated, &p.to_string(), now_ms);
@@ -362,7 +436,10 @@ async fn store_one(
             .await?;
         }
     }
-    Ok(Some(measure))
+    if !members.is_empty() {
+        insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, members).await?;
+    }
+    Ok(())
 }
 
 fn to_json<T: Serialize>(v: &T) -> Result<String> {
@@ -378,6 +455,12 @@ pub(crate) async fn ensure(
     label: &str,
     now_ms: i64,
 ) -> Result<()> {
+    // Section 18: the row is the payer's, rated over its members.
+    let Some((book, _)) = books.for_period(conn, label).await? else {
+        return Ok(());
+    };
+    let ids = payer_first(&book, &payer_id(&book, account));
+    let account = ids[0].as_str();
     let present = crate::conn::db::query(include_str!(
         "../../queries/shared/select_provisional_cost_exists.sql"
     ))
@@ -388,7 +471,8 @@ pub(crate) async fn ensure(
     .is_some();
     if !present && !closed_periods(conn).await?.contains(label) {
         let windows = books.windows(conn, &[label]).await?;
-        let loaded = Loaded::read(conn, None, &[account], &windows).await?;
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let loaded = Loaded::read(conn, None, &ids, &windows).await?;
         let null = serde_json::Value::Null;
         store_one(conn, books, &loaded, (account, label), Some(&null), now_ms).await?;
     }
@@ -503,15 +587,6 @@ pub(crate) async fn update(
     if touched.is_empty() {
         return Ok(out);
     }
-    let t0 = std::time::Instant::now();
-    let ledgers = ledgers_for(conn, backend, books, &touched, memory).await?;
-    let t_ledgers = t0.elapsed();
-    let accounts: Vec<&str> = touched.iter().map(|(a, _)| a.as_str()).collect();
-    let (mut loaded, windows) = Loaded::read_without_ledgers(conn, backend, &accounts)
-        .await?
-        .with_ledgers(ledgers);
-    let position = position.to_string();
-    let mut rows = Vec::new();
     // Each period's version and period once, and its regions' books once per batch (a
     // book with regional terms is copied per region).
     let mut views: BTreeMap<&str, (Arc<PriceBook>, Period)> = BTreeMap::new();
@@ -522,24 +597,61 @@ pub(crate) async fn update(
             views.insert(label, view);
         }
     }
+    // Section 18: a moved domain re-rates its payer's invoice, over every member's ledger.
+    let mut payers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (id, labels) in &touched {
+        for label in labels {
+            let Some((book, _)) = views.get(label.as_str()) else {
+                continue;
+            };
+            let payer = payer_id(book, id);
+            for m in member_ids(book, &payer) {
+                members.entry(m).or_default().insert(label.clone());
+            }
+            let of_payer = payers.entry(payer).or_default();
+            if !of_payer.contains(label) {
+                of_payer.push(label.clone());
+            }
+        }
+    }
+    let to_load: Vec<(&String, Vec<String>)> = members
+        .iter()
+        .map(|(m, labels)| (m, labels.iter().cloned().collect()))
+        .collect();
+    let t0 = std::time::Instant::now();
+    let ledgers = ledgers_for(conn, backend, books, &to_load, memory).await?;
+    let t_ledgers = t0.elapsed();
+    let accounts: Vec<&str> = payers.keys().map(String::as_str).collect();
+    let (mut loaded, windows) = Loaded::read_without_ledgers(conn, backend, &accounts)
+        .await?
+        .with_ledgers(ledgers);
+    let position = position.to_string();
+    let mut rows = Vec::new();
     let mut domains: HashMap<&str, Domains<'_>> = views
         .iter()
         .map(|(label, (book, _))| (*label, Domains::new(book, &loaded.platform)))
         .collect();
-    for (account, labels) in &touched {
+    for (account, labels) in &payers {
         for label in labels {
-            let (Some((_, period)), Some(domains)) =
+            let (Some((book, period)), Some(domains)) =
                 (views.get(label.as_str()), domains.get_mut(label.as_str()))
             else {
                 continue;
             };
-            let rated = stored(account, label, loaded.rate_in(domains, account, period))?;
+            let rated = stored(
+                account,
+                label,
+                loaded.rate_in((domains, book), account, period),
+            )?;
             match rated {
                 None => delete_one(conn, account, label).await?,
-                Some(mut r) => {
-                    let measure = (r.total, std::mem::take(&mut r.unit_seconds));
-                    rows.push(upsert_row(account, label, r, &position, now_ms));
-                    out.insert((account.to_string(), label.clone()), measure);
+                Some(rated) => {
+                    for (id, mut r) in rated {
+                        let measure = (r.total, std::mem::take(&mut r.unit_seconds));
+                        rows.push(upsert_row(&id, label, r, &position, now_ms));
+                        out.insert((id, label.clone()), measure);
+                    }
                 }
             }
         }
@@ -548,14 +660,20 @@ pub(crate) async fn update(
     let t_rated = t0.elapsed();
     insert_rows(conn, UPSERT_HEAD, UPSERT_TAIL, rows).await?;
     tracing::debug!(
-        accounts = touched.len(),
+        accounts = payers.len(),
         ledgers_us = t_ledgers.as_micros() as u64,
         rate_us = (t_rated - t_ledgers).as_micros() as u64,
         write_us = (t0.elapsed() - t_rated).as_micros() as u64,
         "provisional costs"
     );
     let mut cache = memory.cache.lock().unwrap_or_else(|e| e.into_inner());
+    // Only the batch's own domains are kept: a member it did not move was read at its own
+    // token, not this batch's stamp.
+    let moved: BTreeSet<&str> = touched.iter().map(|(id, _)| id.as_str()).collect();
     for (account, ledger) in loaded.ledgers.drain() {
+        if !moved.contains(account.as_str()) {
+            continue;
+        }
         let w = windows.get(&account).cloned().unwrap_or_default();
         cache.put(account, memory.stamp.token, w, ledger);
     }
@@ -579,32 +697,45 @@ pub(crate) async fn refresh_all(
     .into_iter()
     .map(|r| (r.get("account"), r.get("period")))
     .collect();
-    let accounts: BTreeSet<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
-    let accounts: Vec<&str> = accounts.into_iter().collect();
     let open: Vec<&String> = rows
         .iter()
         .map(|(_, l)| l)
         .filter(|l| !closed.contains(*l))
         .collect();
+    // Section 18: a payer's row is rated over its members' ledgers, and writes its
+    // members' rows; a row of an account that no longer pays for itself goes first.
+    let mut payers: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut accounts: BTreeSet<String> = BTreeSet::new();
+    for (account, label) in &rows {
+        let book = match closed.contains(label) {
+            true => None,
+            false => books.for_period(conn, label).await?.map(|(b, _)| b),
+        };
+        let Some(book) = book else {
+            delete_one(conn, account, label).await?;
+            continue;
+        };
+        let payer = payer_id(&book, account);
+        if payer != *account {
+            delete_one(conn, account, label).await?;
+        }
+        accounts.extend(member_ids(&book, &payer));
+        payers.insert((payer, label.clone()));
+    }
+    let accounts: Vec<&str> = accounts.iter().map(String::as_str).collect();
     let mut windows = books.windows(conn, &open).await?;
     if windows.is_empty() {
-        // Every row is of a closed period: they go, nothing is rated (and "no windows" would
-        // load everything).
+        // Every row is of a closed period: they went, nothing is rated (and "no windows"
+        // would load everything).
         windows.push((0, 0));
     }
     let loaded = Loaded::read(conn, Some(backend), &accounts, &windows).await?;
-    for (account, label) in &rows {
-        if closed.contains(label) {
-            crate::conn::db::query(include_str!(
-                "../../queries/shared/delete_provisional_cost.sql"
-            ))
-            .bind(account.as_str())
-            .bind(label.as_str())
-            .execute(&mut *conn)
-            .await?;
-        } else {
-            store_one(conn, books, &loaded, (account, label), None, now_ms).await?;
-        }
+    let held: BTreeSet<(&str, &str)> = rows.iter().map(|(a, l)| (a.as_str(), l.as_str())).collect();
+    let null = serde_json::Value::Null;
+    for (payer, label) in &payers {
+        // A payer without a row of its own (its members had rows) gets one.
+        let position = (!held.contains(&(payer.as_str(), label.as_str()))).then_some(&null);
+        store_one(conn, books, &loaded, (payer, label), position, now_ms).await?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::FinanceHandle;
 use crate::conn::store::Store;
 use crate::pricing::books::{Books, BooksKey};
-use crate::pricing::provisional::{Measure, UnitSeconds, rate_period};
+use crate::pricing::provisional::{Measure, UnitSeconds, measure_of, rate_period};
 use billing_core::invoice::Invoice;
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -47,6 +47,18 @@ impl FinanceHandle<'_> {
         now_ms: i64,
     ) -> Result<Option<Provisional>> {
         let mut conn = self.pool.acquire().await?;
+        let books = self.books(&mut conn).await?;
+        let Some((book, period)) = books.1.for_period(&mut conn, period_label).await? else {
+            return Ok(None);
+        };
+        // Section 18: an account paid for by another has a part of its payer's invoice.
+        let payer = crate::pricing::payers::payer_id(&book, account);
+        if payer != account {
+            return Err(StoreError::PaidByPayer {
+                account: account.to_string(),
+                payer,
+            });
+        }
         let row = crate::conn::db::query(include_str!(
             "../../queries/shared/select_provisional_cost.sql"
         ))
@@ -69,11 +81,12 @@ impl FinanceHandle<'_> {
                 updated_at_ms: r.get("updated_at_ms"),
             }));
         }
-        let books = self.books(&mut conn).await?;
-        let Some((book, period)) = books.1.for_period(&mut conn, period_label).await? else {
-            return Ok(None);
-        };
-        let (invoice, unit_seconds) = rate_period(&mut conn, account, &book, &period).await?;
+        let rated = rate_period(&mut conn, account, &book, &period).await?;
+        let unit_seconds = billing_core::quota::unit_seconds(&rated.invoice.lines);
+        let mut invoice = rated.invoice;
+        if invoice.allocation.is_none() {
+            invoice.allocation = rated.allocation;
+        }
         Ok(Some(Provisional {
             account: account.to_string(),
             period: period_label.to_string(),
@@ -134,8 +147,8 @@ pub(crate) async fn rate_measure(
     let Some((book, period)) = books.for_period(conn, label).await? else {
         return Ok(None);
     };
-    let (invoice, units) = rate_period(conn, account, &book, &period).await?;
-    Ok(Some((invoice.total, units)))
+    let rated = rate_period(conn, account, &book, &period).await?;
+    Ok(Some(measure_of(&rated, account)))
 }
 
 impl Store {

@@ -300,7 +300,7 @@ impl AdminHandle<'_> {
         next.sort_by(|a, b| {
             (&a.account, a.kind, &a.term_id).cmp(&(&b.account, b.kind, &b.term_id))
         });
-        crate::pricing::pricebooks::engine_rates(&latest.with_account_terms(&next)?)?;
+        latest.with_account_terms(&next)?;
         if fields.is_some() && fields == stored {
             return Ok(None);
         }

@@ -1,6 +1,7 @@
 //! Accounts, API keys, the audit log, price book versions.
 
 #![allow(dead_code)]
+use super::common::*;
 use super::money::*;
 use utoipa::ToSchema;
 
@@ -10,6 +11,56 @@ pub struct AccountCreated {
     pub id: String,
     /// The account's bearer token (`gbk_...`) for its own usage, cost and invoices.
     pub api_key: String,
+    /// Section 18: its parent, when it was created with one.
+    #[schema(required = true)]
+    pub parent: Option<String>,
+}
+
+/// `PATCH /v1/admin/accounts/{id}`: the account's place from the first period not yet closed.
+#[derive(ToSchema)]
+pub struct AccountMoved {
+    pub id: String,
+    #[schema(required = true)]
+    pub parent: Option<String>,
+    /// `self` or `parent`.
+    pub pays: String,
+    /// False when the account was there already (no command recorded).
+    pub changed: bool,
+}
+
+/// `GET /v1/allocation`: a payer's invoice split to (account, tag value) cells, or grouped.
+#[derive(ToSchema)]
+pub struct AllocationReport {
+    /// The account whose invoice is allocated (section 18: the payer).
+    pub payer: String,
+    pub period: String,
+    /// `issued` or `provisional`.
+    pub status: String,
+    pub currency: String,
+    /// `cell`, `account` or `tag`.
+    pub group_by: String,
+    /// The invoice's total (null for a member's key: the invoice is its payer's).
+    #[schema(required = true)]
+    pub invoice_total: Option<Decimal>,
+    /// What the rows shown add up to.
+    pub total: Decimal,
+    pub rows: Vec<AllocationReportRow>,
+}
+
+/// One cell (or group) of an allocation: billing-semantics section 18's row.
+#[derive(ToSchema)]
+pub struct AllocationReportRow {
+    /// The member (`""` when grouped by tag).
+    pub account: String,
+    /// The allocation tag's value (`""` when grouped by account, or untagged).
+    pub tag: String,
+    /// The row's non-zero parts of the invoice's lines: identifying fields and `amount`.
+    pub lines: Vec<serde_json::Value>,
+    pub subtotal: Decimal,
+    pub discount: Decimal,
+    pub credit: Decimal,
+    pub tax: Decimal,
+    pub total: Decimal,
 }
 
 /// `GET /v1/admin/accounts`: one page of registered accounts, in id order.

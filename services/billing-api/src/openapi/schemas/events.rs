@@ -60,7 +60,7 @@ pub struct CloudEvent {
     #[schema(required = false)]
     pub time: String,
     /// gpu.usage: `{lease, resource, sku, class?, start, end, quantity?}`; net.egress:
-    /// `{lease?, resource?, dest, bytes, time}`; and the rental events of part 2.
+    /// `{lease?, resource?, dest, bytes, time}`; the rental events of part 2; `lease.tags`.
     #[schema(value_type = Object)]
     pub data: (),
 }
@@ -85,4 +85,7 @@ pub enum EventType {
     NodeFault,
     #[schema(rename = "net.counter")]
     NetCounter,
+    /// Section 18: `{lease, tags, at}`, a lease's tags from `at` on.
+    #[schema(rename = "lease.tags")]
+    LeaseTags,
 }
