@@ -77,6 +77,7 @@ enum Kind {
     Usage,
     Cost,
     Invoices,
+    Allocation,
     Wallet,
     Spend,
     Keys,
@@ -89,7 +90,7 @@ fn permitted(role: &str, kind: Kind) -> bool {
     use Kind::*;
     match role {
         "owner" => true,
-        "finance" => matches!(kind, Prices | Cost | Invoices | Wallet | Me),
+        "finance" => matches!(kind, Prices | Cost | Invoices | Allocation | Wallet | Me),
         "viewer" => matches!(kind, Prices | Usage | Cost | Me),
         "member" => kind != Keys,
         other => panic!("no role {other}"),
@@ -110,6 +111,7 @@ fn routes() -> BTreeMap<(&'static str, &'static str), Kind> {
         (("get", "/v1/quota/decisions"), Cost),
         (("get", "/v1/invoices"), Invoices),
         (("get", "/v1/invoices/{id}"), Invoices),
+        (("get", "/v1/allocation"), Allocation),
         (("get", "/v1/balance"), Wallet),
         (("post", "/v1/authorize"), Spend),
         (("post", "/v1/holds/{id}/extend"), Spend),
@@ -296,6 +298,15 @@ fn allowed_answer(path: &str, method: &str, s: StatusCode, v: &Value, target: &s
         }
         ("get", "/v1/cost/current") => s == StatusCode::OK && v["invoice"]["account"] == target,
         ("get", "/v1/balance") => s == StatusCode::OK && v["account"] == target,
+        // Nothing to allocate yet (no usage): the allocation's own 404.
+        ("get", "/v1/allocation") => {
+            s == StatusCode::OK
+                || s == StatusCode::NOT_FOUND
+                    && v["message"]
+                        .as_str()
+                        .unwrap_or("")
+                        .starts_with("no invoice holds")
+        }
         _ => s == StatusCode::OK,
     }
 }

@@ -182,6 +182,19 @@ impl CustomerKey {
         Err(unknown_account(asked))
     }
 
+    /// The accounts the key sees, to filter rows of several accounts (an allocation's) by:
+    /// its account and, unless it is a member's, every account below it.
+    pub async fn view(&self, s: &AppState) -> Result<ScopeView, ApiError> {
+        let org = match self.role {
+            Role::Member => None,
+            _ => Some(s.store.admin().org().await?),
+        };
+        Ok(ScopeView {
+            account: self.account.clone(),
+            org,
+        })
+    }
+
     /// A 403 naming the role when it may not `action`.
     pub fn may(&self, action: Action) -> Result<(), ApiError> {
         if self.role.may(action) {
@@ -192,6 +205,24 @@ impl CustomerKey {
             self.role,
             action.describe()
         )))
+    }
+}
+
+/// What a key sees ([`CustomerKey::view`]).
+#[derive(Debug, Clone)]
+pub struct ScopeView {
+    account: String,
+    /// The tree (None: a member key, which sees its own account only).
+    org: Option<billing_core::pricebook::Org>,
+}
+
+impl ScopeView {
+    /// Whether the key's scope holds `account`.
+    pub fn holds(&self, account: &str) -> bool {
+        match &self.org {
+            None => account == self.account,
+            Some(org) => org.within(&self.account, account),
+        }
     }
 }
 
