@@ -130,11 +130,12 @@ async fn a_bad_field_is_refused_naming_it(db: Db) {
             "{field} = {value}: {v}"
         );
     }
-    // A customer key cannot price for another account; the ingest token cannot ask.
+    // A customer key cannot price for an account outside its scope (a 404, as an unknown
+    // account: issue 27); the ingest token cannot ask.
     let mut other = lease();
     other["account"] = json!("acme");
     let (s, _) = post(&t, &key, &other).await;
-    assert_eq!(s, StatusCode::FORBIDDEN);
+    assert_eq!(s, StatusCode::NOT_FOUND);
     let (s, _) = post(&t, INGEST, &lease()).await;
     assert_eq!(s, StatusCode::FORBIDDEN);
     // The admin must name an account.

@@ -326,16 +326,21 @@ async fn bad_authorizations_and_quotas_get_clear_4xx_errors() {
             )
             .await;
         assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
-        let (s, _) = t
+        // A customer key authorizes only within its scope (issue 27; tests/keys.rs): another
+        // tenant's account is a 404, as an unknown one.
+        let mut other = one_gpu_100_s();
+        other["account"] = json!("beta");
+        let (s, v) = t
             .call(
                 "POST",
                 "/v1/authorize",
                 Some(&key),
                 "application/json",
-                one_gpu_100_s().to_string(),
+                other.to_string(),
             )
             .await;
-        assert_eq!(s, StatusCode::FORBIDDEN, "a customer key cannot authorize");
+        assert_eq!(s, StatusCode::NOT_FOUND, "outside the key's scope: {v}");
+        assert_eq!(v["message"], "unknown account \"beta\"");
         for (body, names) in [
             (json!({"prepaid_balance": "-5"}), "prepaid_balance"),
             (json!({"spend_limit": "0"}), "spend_limit"),

@@ -420,7 +420,8 @@ await step('a customer cannot reach admin pages or another account\'s data', asy
   const accounts = await apiStatus('/v1/admin/accounts');
   check(accounts.status === 403, `GET /v1/admin/accounts with a customer key: ${accounts.status}`);
   const other = await apiStatus('/v1/balance?account=beta');
-  check(other.status === 200 && JSON.parse(other.body).account === 'acme', `?account=beta with acme's key answers acme's own balance: ${other.body.slice(0, 120)}`);
+  // Issue 27: an account outside the key's scope is a 404, worded as an unknown account.
+  check(other.status === 404 && JSON.parse(other.body).message === 'unknown account "beta"', `?account=beta with acme's key is a 404 as for an unknown account: ${other.body.slice(0, 120)}`);
   const close = await page.evaluate(async () => {
     const s = JSON.parse(sessionStorage.getItem('gpubill.session'));
     return (await fetch('/v1/admin/invoices/close?period=2026-11', { method: 'POST', headers: { Authorization: `Bearer ${s.token}` } })).status;

@@ -3,9 +3,12 @@
 //! issued invoice) or the open one (its provisional invoice so far).
 //!
 //! Who sees what: the admin token names the account (`?account=`); a customer key reads the
-//! allocation that holds its own account's cost. A payer's key sees every row of its
-//! invoice; a member's key (an account paid for by another) sees its own rows only, never a
-//! sibling's.
+//! allocation that holds the cost of its own account or of the one `?account=` names within
+//! its scope (issue 27: outside it, a 404 as for an unknown account; a role without the
+//! allocation permission, a 403). It sees the rows of the accounts its scope holds: a payer's
+//! key every row of its invoice, a paid-for account's key its own rows (and those of the
+//! accounts below it), never a sibling's; the invoice's total only when its scope holds the
+//! payer.
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -44,13 +47,14 @@ pub async fn get_allocation(
             ))
         })?,
     };
-    let (account, admin) = match &principal {
-        Principal::Customer(own) => match q.account.as_deref() {
-            None => (own.clone(), false),
-            Some(a) if a == own => (own.clone(), false),
-            // Another account is another tenant's: as unknown as one that does not exist.
-            Some(a) => return Err(ApiError::NotFound(format!("no account {a:?}"))),
-        },
+    // The admin sees every row (None); a customer key the rows its scope holds.
+    let (account, view) = match &principal {
+        Principal::Customer(key) => {
+            let account = principal
+                .scoped(&s, q.account.as_deref(), crate::auth::Action::Allocation)
+                .await?;
+            (account, Some(key.view(&s).await?))
+        }
         _ => {
             principal.admin()?;
             let a = q.account.clone().ok_or_else(|| {
@@ -58,9 +62,10 @@ pub async fn get_allocation(
                     "query parameter account= is required with the admin token".into(),
                 )
             })?;
-            (a, true)
+            (a, None)
         }
     };
+    let sees = |a: &str| view.as_ref().is_none_or(|v| v.holds(a));
     let now_ms = (s.clock)();
     let label = match &q.period {
         Some(_) => crate::query::PeriodQuery {
@@ -85,12 +90,8 @@ pub async fn get_allocation(
                 "no invoice holds the cost of {account:?} for {label}"
             ))
         })?;
-    // A member's key sees its own cells only.
-    let rows: Vec<_> = a
-        .rows
-        .into_iter()
-        .filter(|r| admin || a.payer == account || r.account == account)
-        .collect();
+    // A key sees the cells of the accounts its scope holds.
+    let rows: Vec<_> = a.rows.into_iter().filter(|r| sees(&r.account)).collect();
     let total: rust_decimal::Decimal = rows.iter().map(|r| r.total).sum();
     Ok(Json(json!({
         "payer": a.payer,
@@ -98,7 +99,7 @@ pub async fn get_allocation(
         "status": a.status,
         "currency": a.currency,
         "group_by": by,
-        "invoice_total": (admin || a.payer == account).then_some(a.total),
+        "invoice_total": sees(&a.payer).then_some(a.total),
         "total": total,
         "rows": group(&rows, by),
     })))

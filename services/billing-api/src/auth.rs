@@ -1,5 +1,14 @@
 //! Who is calling: the bearer token decides. Tokens and keys are compared by their SHA-256
 //! hashes; the secrets themselves are never stored or logged.
+//!
+//! A customer key (issue 27, roles and scopes) has a **scope**, the account it was issued for
+//! and every account below it in the organization (`billing_core::pricebook::Org::within`,
+//! the tree of `billing_store`'s `AdminHandle::org`), and a **role** ([`Role`]): what it may
+//! do there ([`May::may`], the one table of permissions). A customer route answers for the
+//! key's own account, or for the account its `account` parameter names
+//! ([`Principal::scoped`]): one outside the scope is a 404 exactly like an unknown account
+//! (nothing tells that it exists), one inside it that the role may not act on a 403 naming
+//! the role and what it lacks.
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -7,12 +16,102 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use billing_store::hash_key;
 
+/// A customer key's role, as stored with the key (`owner` for the keys made before roles).
+pub use billing_store::KeyRole as Role;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Principal {
     Admin,
     Ingest,
-    /// A customer API key: the account comes only from the key.
-    Customer(String),
+    /// A customer API key: its scope and role come only from the key.
+    Customer(CustomerKey),
+}
+
+/// A live customer key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomerKey {
+    /// The account it was issued for: the root of its scope.
+    pub account: String,
+    pub role: Role,
+    pub key_id: billing_store::ApiKeyId,
+}
+
+/// What a customer route does, as the permission table ([`May::may`]) knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// `GET /v1/prices`: the price list (with the account's discounts).
+    Prices,
+    /// `GET /v1/usage`.
+    Usage,
+    /// `GET /v1/cost/current`, `POST /v1/estimate`, `GET /v1/quota/decisions`: the cost to
+    /// date, what a lease would cost, the quota decisions taken on that cost.
+    Cost,
+    /// `GET /v1/invoices`, `GET /v1/invoices/{id}` (JSON, CSV, HTML, PDF).
+    Invoices,
+    /// The allocation of invoices to accounts and projects (section 18).
+    Allocation,
+    /// `GET /v1/balance`: the wallet, prepaid balance, live holds and terms.
+    Wallet,
+    /// Exports of the subtree's documents.
+    Export,
+    /// `POST /v1/authorize`, `POST /v1/holds/{id}/extend|release`: spending.
+    Spend,
+    /// `/v1/accounts/{id}/keys...`: issuing, listing, rotating and revoking keys.
+    ManageKeys,
+}
+
+impl Action {
+    /// What the action is, for a 403's message.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Action::Prices => "read prices",
+            Action::Usage => "read usage",
+            Action::Cost => "read cost",
+            Action::Invoices => "read invoices",
+            Action::Allocation => "read the allocation",
+            Action::Wallet => "read the wallet",
+            Action::Export => "export",
+            Action::Spend => "authorize spending or change holds",
+            Action::ManageKeys => "manage API keys",
+        }
+    }
+}
+
+/// The permissions of a role: the one table (README, "Keys and roles", mirrors it).
+///
+/// | action      | owner | finance | viewer | member |
+/// |-------------|-------|---------|--------|--------|
+/// | Prices      | yes   | yes     | yes    | yes    |
+/// | Usage       | yes   |         | yes    | yes    |
+/// | Cost        | yes   | yes     | yes    | yes    |
+/// | Invoices    | yes   | yes     |        | yes    |
+/// | Allocation  | yes   | yes     |        | yes    |
+/// | Wallet      | yes   | yes     |        | yes    |
+/// | Export      | yes   | yes     |        | yes    |
+/// | Spend       | yes   |         |        | yes    |
+/// | ManageKeys  | yes   |         |        |        |
+///
+/// The scope is apart from it: an owner, finance or viewer key acts on its account and every
+/// account below it; a member key on its own account only (where it may do everything but
+/// manage keys). A role never issues a key of another role above its own: only owners manage
+/// keys, and owner is the top.
+pub trait May {
+    fn may(self, action: Action) -> bool;
+}
+
+impl May for Role {
+    fn may(self, action: Action) -> bool {
+        use Action::*;
+        match self {
+            Role::Owner => true,
+            Role::Finance => matches!(
+                action,
+                Prices | Cost | Invoices | Allocation | Wallet | Export
+            ),
+            Role::Viewer => matches!(action, Prices | Usage | Cost),
+            Role::Member => !matches!(action, ManageKeys),
+        }
+    }
 }
 
 impl Principal {
@@ -34,14 +133,103 @@ impl Principal {
         }
     }
 
+    /// The key's own account (a customer route that is not scoped: see [`Self::scoped`]).
     pub fn customer(&self) -> Result<&str, ApiError> {
+        Ok(&self.customer_key()?.account)
+    }
+
+    /// The customer key, or the 403 of a route that takes one.
+    pub fn customer_key(&self) -> Result<&CustomerKey, ApiError> {
         match self {
-            Principal::Customer(a) => Ok(a),
+            Principal::Customer(k) => Ok(k),
             _ => Err(ApiError::Forbidden(
                 "this route takes a customer API key".into(),
             )),
         }
     }
+
+    /// The account a customer route answers for and may `action` on: `asked` (the route's
+    /// `account` parameter; absent or empty: the key's own account) when it is within the
+    /// key's scope ([`CustomerKey::reaches`]), else a 404 worded as for an unknown account;
+    /// then a 403 naming the role when the role may not `action` ([`May::may`]). A 403 for
+    /// the admin and ingest tokens, as [`Self::customer`].
+    pub async fn scoped(
+        &self,
+        s: &AppState,
+        asked: Option<&str>,
+        action: Action,
+    ) -> Result<String, ApiError> {
+        let key = self.customer_key()?;
+        let account = key.reaches(s, asked).await?;
+        key.may(action)?;
+        Ok(account)
+    }
+}
+
+impl CustomerKey {
+    /// `asked` (absent or empty: the key's own account) when the key's scope holds it: the
+    /// key's account or, unless the key is a member's, an account below it in the current
+    /// organization. Else the 404 of an unknown account.
+    pub async fn reaches(&self, s: &AppState, asked: Option<&str>) -> Result<String, ApiError> {
+        let asked = match asked.filter(|a| !a.is_empty()) {
+            None => return Ok(self.account.clone()),
+            Some(a) if a == self.account => return Ok(self.account.clone()),
+            Some(a) => a,
+        };
+        if self.role != Role::Member && s.store.admin().org().await?.within(&self.account, asked) {
+            return Ok(asked.to_string());
+        }
+        Err(unknown_account(asked))
+    }
+
+    /// The accounts the key sees, to filter rows of several accounts (an allocation's) by:
+    /// its account and, unless it is a member's, every account below it.
+    pub async fn view(&self, s: &AppState) -> Result<ScopeView, ApiError> {
+        let org = match self.role {
+            Role::Member => None,
+            _ => Some(s.store.admin().org().await?),
+        };
+        Ok(ScopeView {
+            account: self.account.clone(),
+            org,
+        })
+    }
+
+    /// A 403 naming the role when it may not `action`.
+    pub fn may(&self, action: Action) -> Result<(), ApiError> {
+        if self.role.may(action) {
+            return Ok(());
+        }
+        Err(ApiError::Forbidden(format!(
+            "a {} key may not {}",
+            self.role,
+            action.describe()
+        )))
+    }
+}
+
+/// What a key sees ([`CustomerKey::view`]).
+#[derive(Debug, Clone)]
+pub struct ScopeView {
+    account: String,
+    /// The tree (None: a member key, which sees its own account only).
+    org: Option<billing_core::pricebook::Org>,
+}
+
+impl ScopeView {
+    /// Whether the key's scope holds `account`.
+    pub fn holds(&self, account: &str) -> bool {
+        match &self.org {
+            None => account == self.account,
+            Some(org) => org.within(&self.account, account),
+        }
+    }
+}
+
+/// The 404 of an account a caller cannot see: unknown, or outside its key's scope (the same
+/// words, so that nothing tells the two apart).
+pub fn unknown_account(account: &str) -> ApiError {
+    ApiError::NotFound(format!("unknown account {account:?}"))
 }
 
 /// Equal-time comparison of two hex hashes.
@@ -86,8 +274,12 @@ impl FromRequestParts<AppState> for Principal {
         {
             Principal::Ingest
         } else {
-            match state.store.admin().account_for_key(&h).await? {
-                Some(account) => Principal::Customer(account),
+            match state.store.admin().key_grant(&h).await? {
+                Some(g) => Principal::Customer(CustomerKey {
+                    account: g.account,
+                    role: g.role,
+                    key_id: billing_store::key_id_of(&h),
+                }),
                 None => return Err(ApiError::Unauthorized("unknown token".into()).refused()),
             }
         };

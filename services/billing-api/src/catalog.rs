@@ -19,7 +19,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::http::{HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use billing_core::timestamp::format_secs;
 use serde::Deserialize;
@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 /// `GET /v1/me`
-pub async fn me(principal: Principal, headers: HeaderMap) -> Json<Value> {
+pub async fn me(principal: Principal) -> Json<Value> {
     Json(match &principal {
         Principal::Admin => {
             json!({"role": "admin", "account": null, "name": "admin", "key_id": null})
@@ -35,16 +35,11 @@ pub async fn me(principal: Principal, headers: HeaderMap) -> Json<Value> {
         Principal::Ingest => {
             json!({"role": "ingest", "account": null, "name": "ingest", "key_id": null})
         }
-        Principal::Customer(account) => {
-            // The extractor accepted this header already: a bearer token of a live key.
-            let token = headers
-                .get(header::AUTHORIZATION)
-                .and_then(|h| h.to_str().ok())
-                .and_then(|h| h.strip_prefix("Bearer "))
-                .map(str::trim)
-                .unwrap_or_default();
-            let key_id = billing_store::key_id_of(&billing_store::hash_key(token));
-            json!({"role": "customer", "account": account, "name": key_id, "key_id": key_id})
+        Principal::Customer(key) => {
+            // `key_role` and `scope` (issue 27): what the key may do, and where (its account
+            // and the accounts below it; a member key its account only).
+            json!({"role": "customer", "account": key.account, "name": key.key_id,
+                "key_id": key.key_id, "key_role": key.role, "scope": key.account})
         }
     })
 }
@@ -121,7 +116,8 @@ pub async fn get_pricebook(
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PricesQuery {
-    /// Admin only: the account whose discount to show (a customer key reads its own).
+    /// The account whose discount to show: the admin names any; a customer key reads its own
+    /// or one within its scope.
     pub account: Option<String>,
 }
 
@@ -132,7 +128,11 @@ pub async fn prices(
     Query(q): Query<PricesQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let account = match &principal {
-        Principal::Customer(a) => a.clone(),
+        Principal::Customer(_) => {
+            principal
+                .scoped(&s, q.account.as_deref(), crate::auth::Action::Prices)
+                .await?
+        }
         Principal::Admin => q.account.unwrap_or_default(),
         Principal::Ingest => {
             return Err(ApiError::Forbidden(

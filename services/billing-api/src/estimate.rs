@@ -1,6 +1,6 @@
 //! `POST /v1/estimate` (issue 26): what a lease would cost under the account's terms, from
 //! the core's [`billing_core::estimate::estimate`]. A customer key prices for its own account
-//! (an `account` naming another is refused); the admin token names one with `account`. The
+//! or one within its scope (`account`; one outside it is a 404, issue 27); the admin token names one with `account`. The
 //! price book is the version in force at the lease's `start`, account terms merged in. Reads
 //! only: nothing is written. A bad field is a 422 whose message starts with the field's name.
 
@@ -84,33 +84,32 @@ fn lease_of(b: &EstimateBody) -> Result<Lease, ApiError> {
     })
 }
 
+fn ingest_refused() -> ApiError {
+    ApiError::Forbidden("the ingest token cannot ask for estimates".into())
+}
+
 /// `POST /v1/estimate`
 pub async fn post_estimate(
     principal: Principal,
     State(s): State<AppState>,
     JsonBody(b): JsonBody<EstimateBody>,
 ) -> Result<Json<Estimate>, ApiError> {
-    let account = match &principal {
-        Principal::Customer(own) => own.clone(),
-        Principal::Admin => String::new(),
-        Principal::Ingest => {
-            return Err(ApiError::Forbidden(
-                "the ingest token cannot ask for estimates".into(),
-            ));
-        }
-    };
+    if principal == Principal::Ingest {
+        return Err(ingest_refused());
+    }
     let b = b?;
     let account = match (&principal, b.account.as_deref()) {
-        (Principal::Customer(_), Some(other)) if other != account => {
-            return Err(ApiError::Forbidden(
-                "account: a customer key estimates for its own account only".into(),
-            ));
+        // Issue 27: an account within the key's scope; one outside it is a 404.
+        (Principal::Customer(_), asked) => {
+            principal
+                .scoped(&s, asked, crate::auth::Action::Cost)
+                .await?
         }
         (Principal::Admin, None | Some("")) => {
             return Err(invalid("account", "the admin token must name an account"));
         }
         (Principal::Admin, Some(a)) => a.to_string(),
-        _ => account,
+        (Principal::Ingest, _) => return Err(ingest_refused()),
     };
     let lease = lease_of(&b)?;
     let (start, _) = check_lease(&lease).map_err(|e| ApiError::Unprocessable(e.to_string()))?;

@@ -414,8 +414,11 @@ pub async fn cost_current(
     State(s): State<AppState>,
     Query(q): Query<crate::finance::KnownAtQuery>,
     Query(r): Query<crate::query::RegionQuery>,
+    Query(a): Query<crate::query::AccountQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let home = principal.customer()?.to_string();
+    let home = principal
+        .scoped(&s, a.account.as_deref(), crate::auth::Action::Cost)
+        .await?;
     // Section 19: `?region=` answers the region's billing domain (its invoice, currency).
     let account = crate::finance::domain_of(&s, &home, r.region.as_deref()).await?;
     let now_ms = (s.clock)();
@@ -456,8 +459,12 @@ pub async fn list_invoices(
     principal: Principal,
     State(s): State<AppState>,
     Query(q): Query<PeriodQuery>,
+    Query(a): Query<crate::query::AccountQuery>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
-    let account = principal.customer()?;
+    let account = principal
+        .scoped(&s, a.account.as_deref(), crate::auth::Action::Invoices)
+        .await?;
+    let account = account.as_str();
     let period = q.period.as_deref();
     Ok(Json(crate::finance::documents(
         s.store.finance().invoices(Some(account), period).await?,
@@ -477,12 +484,16 @@ pub async fn get_invoice(
     principal: Principal,
     State(s): State<AppState>,
     Path(id): Path<String>,
+    Query(a): Query<crate::query::AccountQuery>,
     axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> Result<Response, ApiError> {
+    let account = principal
+        .scoped(&s, a.account.as_deref(), crate::auth::Action::Invoices)
+        .await?;
     if let Some((id, format)) = crate::printable::Format::split(&id) {
-        return crate::printable::invoice(principal, s, id.to_string(), format, query).await;
+        return crate::printable::invoice(account, s, id.to_string(), format, query).await;
     }
-    let account = principal.customer()?;
+    let account = account.as_str();
     let (id, as_csv) = match id.strip_suffix(".csv") {
         Some(i) => (i.to_string(), true),
         None => (id, false),

@@ -15,7 +15,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, audit),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -122,35 +122,35 @@ fn ingest() {}
 
 #[utoipa::path(get, path = "/v1/usage", security(("bearer" = [])), params(crate::usage::UsageQuery),
     responses((status = 200, description = "unit-seconds per bucket and group; next_from when there are more buckets, next_group_after when there are more groups", body = Usage),
-        (status = 400, description = "bad range, granularity, group_by or group_limit"), (status = 403, description = "not a customer key")))]
+        (status = 400, description = "bad range, granularity, group_by or group_limit"), (status = 403, description = "not a customer key, or its role may not read usage"), (status = 404, description = "`account` outside the key's scope or unknown (the same answer)")))]
 #[allow(dead_code)]
 fn usage() {}
 
-#[utoipa::path(get, path = "/v1/cost/current", security(("bearer" = [])), params(crate::finance::KnownAtQuery, crate::query::RegionQuery),
+#[utoipa::path(get, path = "/v1/cost/current", security(("bearer" = [])), params(crate::finance::KnownAtQuery, crate::query::RegionQuery, crate::query::AccountQuery),
     responses((status = 200, description = "the current period rated so far, shaped like an invoice; with as_known_at, what it said then from the events ingested by then", body = CostCurrent),
-        (status = 400, description = "as_known_at not RFC 3339 or in the future"), (status = 403, description = "not a customer key"), (status = 409, description = "no price book applies"),
+        (status = 400, description = "as_known_at not RFC 3339 or in the future"), (status = 403, description = "not a customer key, or its role may not read cost"), (status = 404, description = "`account` outside the key's scope or unknown (the same answer)"), (status = 409, description = "no price book applies"),
         (status = 422, description = "a region the price book does not name")))]
 #[allow(dead_code)]
 fn cost_current() {}
 
 #[utoipa::path(post, path = "/v1/estimate", security(("bearer" = [])), request_body = EstimateRequest,
     responses((status = 200, description = "what the lease would cost under the account's terms, per period and summed (see basis); nothing is written", body = EstimateAnswer),
-        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a customer key naming another account"),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a customer key whose role may not read cost"), (status = 404, description = "a customer key: `account` outside its scope or unknown (the same answer)"),
         (status = 409, description = "no price book applies at start"), (status = 422, description = "a bad field: the message starts with its name (account, sku, quantity, class, region, start, duration_seconds)")))]
 #[allow(dead_code)]
 fn estimate() {}
 
-#[utoipa::path(get, path = "/v1/invoices", security(("bearer" = [])), params(("period" = Option<String>, Query, description = "`YYYY-MM`: only this period's")),
+#[utoipa::path(get, path = "/v1/invoices", security(("bearer" = [])), params(("period" = Option<String>, Query, description = "`YYYY-MM`: only this period's"), crate::query::AccountQuery),
     responses((status = 200, description = "the caller's invoices (kind invoice: status issued|paid|overdue, adjustments, amount_due, paid, credit_note) and credit notes (kind credit_note: number, invoice_id, references, amount), by period, invoices first, then number", body = Vec<Document>),
-        (status = 403, description = "not a customer key")))]
+        (status = 403, description = "not a customer key, or its role may not read invoices"), (status = 404, description = "`account` outside the key's scope or unknown (the same answer)")))]
 #[allow(dead_code)]
 fn invoices() {}
 
 #[utoipa::path(get, path = "/v1/invoices/{id}", security(("bearer" = [])), params(("id" = String, Path, description = "invoice or credit note id; append .csv for CSV, .html for a printable A4 page, .pdf for that page as PDF"),
-        ("lang" = Option<String>, Query, description = ".html and .pdf: en (default) or zh, the labels' language")),
+        ("lang" = Option<String>, Query, description = ".html and .pdf: en (default) or zh, the labels' language"), crate::query::AccountQuery),
     responses((status = 200, description = "the invoice (JSON of billing-semantics.md section 6 plus kind, id, number, status, issued_at, amount_due, paid, adjustments) or credit note; .csv: text/csv; .html: text/html with the seller's and buyer's profiles; .pdf: application/pdf",
             content((Document = "application/json"), (String = "text/csv"), (String = "text/html"), (inline(Binary) = "application/pdf"))),
-        (status = 400, description = "lang neither en nor zh"), (status = 403, description = "not a customer key"), (status = 404, description = "no such invoice for this account"),
+        (status = 400, description = "lang neither en nor zh"), (status = 403, description = "not a customer key, or its role may not read invoices"), (status = 404, description = "no such invoice for the account, or `account` outside the key's scope or unknown"),
         (status = 503, description = ".pdf: Chromium is not installed on the server (apt-get install chromium), or busy")))]
 #[allow(dead_code)]
 fn invoice() {}
@@ -169,9 +169,9 @@ fn create_account() {}
 fn patch_account() {}
 
 #[utoipa::path(get, path = "/v1/allocation", security(("bearer" = [])), params(crate::allocation::AllocationQuery),
-    responses((status = 200, description = "the allocation of the invoice holding the account's cost (its payer's): issued for a closed period, provisional for an open one; a member's key sees its own rows only", body = AllocationReport),
+    responses((status = 200, description = "the allocation of the invoice holding the account's cost (its payer's): issued for a closed period, provisional for an open one; a customer key reads an account within its scope (`account`, default its own) and sees the rows of the accounts its scope holds (a paid-for account's key its own rows, never a sibling's), the invoice total only when its scope holds the payer", body = AllocationReport),
         (status = 400, description = "bad period or group_by, or no account= with the admin token"), (status = 403, description = "not a customer key or the admin token"),
-        (status = 404, description = "another account's, or no invoice holds the cost"), (status = 409, description = "an issued invoice without allocation (the price book had no allocation_tag), or no price book yet")))]
+        (status = 403, description = "a customer key whose role may not read the allocation"), (status = 404, description = "an account outside the key's scope or unknown, or no invoice holds the cost"), (status = 409, description = "an issued invoice without allocation (the price book had no allocation_tag), or no price book yet")))]
 #[allow(dead_code)]
 fn allocation() {}
 
@@ -181,23 +181,60 @@ fn allocation() {}
 fn list_accounts() {}
 
 #[utoipa::path(post, path = "/v1/admin/accounts/{id}/keys", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
-    responses((status = 201, description = "another key for the account, shown once; the old keys keep working until revoked", body = KeyCreated),
-        (status = 403, description = "not the admin token"), (status = 404, description = "no such account")))]
+    request_body(content = KeyRequest, description = "may be empty: an owner key"),
+    responses((status = 201, description = "another key for the account with its role, shown once; the old keys keep working until revoked", body = KeyCreated),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "not the admin token"), (status = 404, description = "no such account"),
+        (status = 422, description = "a role other than owner, finance, viewer, member")))]
 #[allow(dead_code)]
 fn add_key() {}
 
 #[utoipa::path(get, path = "/v1/admin/accounts/{id}/keys", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
-    responses((status = 200, description = "the account's key ids and when each was made", body = KeyList),
+    responses((status = 200, description = "the account's keys, revoked ones included: id, role, when and by whom made, when revoked", body = KeyList),
         (status = 403, description = "not the admin token"), (status = 404, description = "no such account")))]
 #[allow(dead_code)]
 fn list_keys() {}
 
 #[utoipa::path(delete, path = "/v1/admin/accounts/{id}/keys/{key_id}", security(("bearer" = [])),
     params(("id" = String, Path, description = "account id"), ("key_id" = String, Path, description = "16 hex digits, from the key list")),
-    responses((status = 204, description = "revoked: the key stops working at once, on every engine"), (status = 400, description = "key_id not 16 hex digits"),
-        (status = 403, description = "not the admin token"), (status = 404, description = "the account has no such key")))]
+    responses((status = 204, description = "revoked: the key stops working at once, on every engine; it stays listed with revoked_at"), (status = 400, description = "key_id not 16 hex digits"),
+        (status = 403, description = "not the admin token"), (status = 404, description = "the account has no such live key")))]
 #[allow(dead_code)]
 fn revoke_key() {}
+
+#[utoipa::path(post, path = "/v1/admin/accounts/{id}/keys/{key_id}/rotate", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id"), ("key_id" = String, Path, description = "16 hex digits, from the key list")),
+    responses((status = 201, description = "a new key of the old one's role and account, shown once; the old key revoked in the same transaction", body = KeyRotated), (status = 400, description = "key_id not 16 hex digits"),
+        (status = 403, description = "not the admin token"), (status = 404, description = "the account has no such live key")))]
+#[allow(dead_code)]
+fn rotate_key() {}
+
+#[utoipa::path(post, path = "/v1/accounts/{id}/keys", security(("bearer" = [])), params(("id" = String, Path, description = "account id: the key's own account or one below it")),
+    request_body(content = KeyRequest, description = "may be empty: an owner key"),
+    responses((status = 201, description = "a key for the account with its role, shown once (the admin token, or an owner key whose scope holds the account; owner is the top role, so it may issue any)", body = KeyCreated),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a customer key that is not an owner's"),
+        (status = 404, description = "unknown account, or one outside the key's scope (the same answer)"), (status = 422, description = "a role other than owner, finance, viewer, member")))]
+#[allow(dead_code)]
+fn add_account_key() {}
+
+#[utoipa::path(get, path = "/v1/accounts/{id}/keys", security(("bearer" = [])), params(("id" = String, Path, description = "account id: the key's own account or one below it")),
+    responses((status = 200, description = "the account's keys, revoked ones included: id, role, when and by whom made, when revoked", body = KeyList),
+        (status = 403, description = "the ingest token, or a customer key that is not an owner's"), (status = 404, description = "unknown account, or one outside the key's scope (the same answer)")))]
+#[allow(dead_code)]
+fn list_account_keys() {}
+
+#[utoipa::path(delete, path = "/v1/accounts/{id}/keys/{key_id}", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("key_id" = String, Path, description = "16 hex digits, from the key list")),
+    responses((status = 204, description = "revoked: the key stops working at once, on every engine; it stays listed with revoked_at"), (status = 400, description = "key_id not 16 hex digits"),
+        (status = 403, description = "the ingest token, or a customer key that is not an owner's"), (status = 404, description = "unknown account, one outside the key's scope, or no such live key")))]
+#[allow(dead_code)]
+fn revoke_account_key() {}
+
+#[utoipa::path(post, path = "/v1/accounts/{id}/keys/{key_id}/rotate", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("key_id" = String, Path, description = "16 hex digits, from the key list")),
+    responses((status = 201, description = "a new key of the old one's role and account, shown once; the old key revoked in the same transaction", body = KeyRotated), (status = 400, description = "key_id not 16 hex digits"),
+        (status = 403, description = "the ingest token, or a customer key that is not an owner's"), (status = 404, description = "unknown account, one outside the key's scope, or no such live key")))]
+#[allow(dead_code)]
+fn rotate_account_key() {}
 
 #[utoipa::path(get, path = "/v1/admin/audit", security(("bearer" = [])), params(("after" = Option<i64>, Query, description = "a seq: the entries after it"), ("limit" = Option<i64>, Query, description = "1 to 1000 (default 100)")),
     responses((status = 200, description = "every admin change (the recorded commands), who made it and when, in order", body = AuditLog),
@@ -218,7 +255,7 @@ fn me() {}
 
 #[utoipa::path(get, path = "/v1/prices", security(("bearer" = [])), params(crate::catalog::PricesQuery),
     responses((status = 200, description = "the current price of every sku (on-demand tiers, off-peak rates, spot price now, minimum, lease-state rates) and of egress, from the price book version rating the open period: the home region's at the top level, every other region's in `regions` in its own currency", body = PriceList),
-        (status = 403, description = "the ingest token"), (status = 409, description = "no price book applies now")))]
+        (status = 403, description = "the ingest token"), (status = 404, description = "a customer key: `account` outside its scope or unknown"), (status = 409, description = "no price book applies now")))]
 #[allow(dead_code)]
 fn prices() {}
 
@@ -268,35 +305,35 @@ fn adjustments() {}
 fn put_quotas() {}
 
 #[utoipa::path(post, path = "/v1/authorize", security(("bearer" = [])), request_body = AuthorizeRequest,
-    responses((status = 200, description = "allowed with a hold, or denied", body = Authorization), (status = 400, description = "not JSON"), (status = 403, description = "a customer key"),
-        (status = 404, description = "unknown account"), (status = 409, description = "no price book"), (status = 422, description = "bad quantity, seconds, ttl or unknown sku")))]
+    responses((status = 200, description = "allowed with a hold, or denied; the admin or ingest token for any account, an owner or member customer key for an account within its scope (issue 27)", body = Authorization), (status = 400, description = "not JSON"), (status = 403, description = "a customer key whose role may not spend"),
+        (status = 404, description = "unknown account, or one outside the customer key's scope (the same answer)"), (status = 409, description = "no price book"), (status = 422, description = "bad quantity, seconds, ttl or unknown sku")))]
 #[allow(dead_code)]
 fn authorize() {}
 
-#[utoipa::path(post, path = "/v1/holds/{id}/extend", security(("bearer" = [])), params(("id" = String, Path, description = "hold id")),
+#[utoipa::path(post, path = "/v1/holds/{id}/extend", security(("bearer" = [])), params(("id" = String, Path, description = "hold id"), crate::query::AccountQuery),
     request_body(content = ExtendHold, description = "may be empty"),
-    responses((status = 200, description = "extended", body = HoldState), (status = 404, description = "unknown hold"), (status = 409, description = "not live"), (status = 422, description = "bad ttl_seconds")))]
+    responses((status = 200, description = "extended", body = HoldState), (status = 403, description = "a customer key whose role may not spend"), (status = 404, description = "unknown hold (a customer key: one of another account than `account`, default its own), or `account` outside the key's scope"), (status = 409, description = "not live"), (status = 422, description = "bad ttl_seconds")))]
 #[allow(dead_code)]
 fn extend_hold() {}
 
-#[utoipa::path(post, path = "/v1/holds/{id}/release", security(("bearer" = [])), params(("id" = String, Path, description = "hold id")),
-    responses((status = 200, description = "released", body = HoldState), (status = 404, description = "unknown hold"), (status = 409, description = "not live")))]
+#[utoipa::path(post, path = "/v1/holds/{id}/release", security(("bearer" = [])), params(("id" = String, Path, description = "hold id"), crate::query::AccountQuery),
+    responses((status = 200, description = "released", body = HoldState), (status = 403, description = "a customer key whose role may not spend"), (status = 404, description = "unknown hold (a customer key: one of another account than `account`, default its own), or `account` outside the key's scope"), (status = 409, description = "not live")))]
 #[allow(dead_code)]
 fn release_hold() {}
 
-#[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), params(("account" = Option<String>, Query, description = "the admin token names the account; a customer key reads its own"), crate::query::RegionQuery),
+#[utoipa::path(get, path = "/v1/balance", security(("bearer" = [])), params(("account" = Option<String>, Query, description = "the admin token names the account; a customer key reads its own or one within its scope"), crate::query::RegionQuery),
     responses((status = 200, description = "wallet {balance, outstanding, movements [{seq, kind, amount, reference, document_id, at}]}, prepaid balance, period cost, live holds, available, quotas; packages {id, sku, remaining_unit_seconds, from, to}, credits {id, amount, remaining, from, to}, subscriptions {id, sku, current_cycle, cycle_start, cycle_end, cycles_left, cycles}, sla_compensation_credited, sla_compensation_left (instants RFC 3339, like every date of the API)", body = Object),
-        (status = 400, description = "the admin token without account"), (status = 403, description = "the ingest token"), (status = 404, description = "unknown account"),
+        (status = 400, description = "the admin token without account"), (status = 403, description = "the ingest token, or a customer key whose role may not read the wallet"), (status = 404, description = "unknown account, or one outside the customer key's scope (the same answer)"),
         (status = 422, description = "a region the price book does not name")))]
 #[allow(dead_code)]
 fn balance() {}
 
 #[utoipa::path(get, path = "/v1/quota/decisions", security(("bearer" = [])),
-    params(("account" = Option<String>, Query, description = "admin: one account"), ("quota" = Option<String>, Query, description = "admin: one quota"),
+    params(("account" = Option<String>, Query, description = "admin: one account; a customer key: an account within its scope (default its own)"), ("quota" = Option<String>, Query, description = "admin: one quota"),
         ("kind" = Option<String>, Query, description = "warn, limit or clear"), ("after" = Option<i64>, Query, description = "a seq: the decisions after it"),
         ("limit" = Option<i64>, Query, description = "1 to 1000 (default 100)")),
     responses((status = 200, description = "{\"decisions\":[{id, account, region (a region's billing domain; absent: home), quota, period, kind, used, limit, position, at_ms}], \"next_after\"}: oldest first; a customer key reads its own", body = Object),
-        (status = 400, description = "bad kind or limit"), (status = 403, description = "the ingest token")))]
+        (status = 400, description = "bad kind or limit"), (status = 403, description = "the ingest token, or a customer key whose role may not read cost"), (status = 404, description = "a customer key: `account` outside its scope or unknown")))]
 #[allow(dead_code)]
 fn quota_decisions() {}
 
@@ -598,5 +635,12 @@ mod tests {
             .map(|s| s.as_str())
             .collect();
         assert_eq!(words("IssuedInvoice", "status"), all(&statuses));
+        let roles: Vec<&str> = billing_store::KeyRole::ALL
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        for schema in ["KeyInfo", "KeyCreated", "KeyRotated"] {
+            assert_eq!(words(schema, "role"), all(&roles), "{schema}");
+        }
     }
 }

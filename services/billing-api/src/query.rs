@@ -24,6 +24,15 @@ impl PeriodQuery {
     }
 }
 
+/// `?account=`: the account a customer route answers for (issue 27), within the key's scope.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AccountQuery {
+    /// A customer key: an account within its scope (the key's account or one below it; absent:
+    /// the key's own). One outside the scope is a 404, as an unknown account is.
+    pub account: Option<String>,
+}
+
 /// `?region=`: the billing domain of section 19 (absent: home).
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]

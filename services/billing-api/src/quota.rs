@@ -1,13 +1,16 @@
 //! Quotas, synchronous authorization with holds, and balances (issue 5, first part).
 //!
 //! - `PUT /v1/admin/accounts/{id}/quotas` (admin): sets the account's quotas.
-//! - `POST /v1/authorize` (admin or ingest token): `{account, sku, quantity, seconds,
+//! - `POST /v1/authorize` (admin or ingest token, or an owner or member customer key for an
+//!   account within its scope, issue 27): `{account, sku, quantity, seconds,
 //!   lease?, region?, ttl_seconds?}` → `{"decision":"allowed","hold":ID,"amount":..,"expires_at":..}` or
 //!   `{"decision":"denied","quota":NAME,"used":..,"requested":..,"limit":..}`. A hold lives
 //!   `ttl_seconds` (default [`billing_core::quota::DEFAULT_HOLD_TTL_S`], at most
 //!   [`MAX_HOLD_TTL_S`]) unless extended; then it expires by itself.
-//! - `POST /v1/holds/{id}/extend` (`{ttl_seconds?}`), `POST /v1/holds/{id}/release`.
-//! - `GET /v1/balance`: a customer's own (the admin names `?account=`).
+//! - `POST /v1/holds/{id}/extend` (`{ttl_seconds?}`), `POST /v1/holds/{id}/release`: a
+//!   customer key's only for a hold of its account or of the one `?account=` names.
+//! - `GET /v1/balance`: a customer's own or, with `?account=`, one within its key's scope (the
+//!   admin names `?account=`).
 //!
 //! Section 19: quotas, holds and balances are a billing domain's: `region` (a query parameter,
 //! or a field of the authorization) names the region (absent: home), whose cost, wallet and
@@ -78,8 +81,12 @@ pub async fn authorize(
     State(s): State<AppState>,
     JsonBody(b): JsonBody<AuthorizeBody>,
 ) -> Result<Json<Value>, ApiError> {
-    principal.ingest()?;
     let b = b?;
+    if let Principal::Customer(_) = &principal {
+        principal
+            .scoped(&s, Some(&b.account), crate::auth::Action::Spend)
+            .await?;
+    }
     // The event grammar (billing_core::decimal): no exponent, no underscores, no silent
     // rounding; a JSON integer is fine, a JSON float is not (it may have lost precision).
     let quantity: Decimal = match &b.quantity {
@@ -141,14 +148,20 @@ pub async fn extend_hold(
     principal: Principal,
     State(s): State<AppState>,
     Path(id): Path<String>,
+    Query(a): Query<crate::query::AccountQuery>,
     JsonBody(b): JsonBody<Option<ExtendBody>>,
 ) -> Result<Json<Value>, ApiError> {
-    principal.ingest()?;
+    let owner = hold_owner(&principal, &s, a.account.as_deref()).await?;
     let b = b?.unwrap_or_default();
     let h = s
         .store
         .quota()
-        .extend_hold(&id.into(), None, ttl_ms(b.ttl_seconds)?, (s.clock)())
+        .extend_hold(
+            &id.into(),
+            owner.as_deref(),
+            ttl_ms(b.ttl_seconds)?,
+            (s.clock)(),
+        )
         .await?;
     Ok(Json(json!({
         "hold": h.id,
@@ -161,17 +174,36 @@ pub async fn release_hold(
     principal: Principal,
     State(s): State<AppState>,
     Path(id): Path<String>,
+    Query(a): Query<crate::query::AccountQuery>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    principal.ingest()?;
+    let owner = hold_owner(&principal, &s, a.account.as_deref()).await?;
     let h = s
         .store
         .quota()
-        .release_hold(&id.into(), None, (s.clock)())
+        .release_hold(&id.into(), owner.as_deref(), (s.clock)())
         .await?;
     Ok((
         StatusCode::OK,
         Json(json!({ "hold": h.id, "status": h.status })),
     ))
+}
+
+/// Whose holds the caller may extend or release: any (None) for the admin and ingest tokens; a
+/// customer key's, those of its account or of the one `asked` names within its scope (another
+/// account's hold is then an unknown hold).
+async fn hold_owner(
+    principal: &Principal,
+    s: &AppState,
+    asked: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    match principal {
+        Principal::Admin | Principal::Ingest => Ok(None),
+        Principal::Customer(_) => Ok(Some(
+            principal
+                .scoped(s, asked, crate::auth::Action::Spend)
+                .await?,
+        )),
+    }
 }
 
 #[derive(Deserialize)]
@@ -187,7 +219,11 @@ pub async fn balance(
     Query(q): Query<BalanceQuery>,
 ) -> Result<Json<Balance>, ApiError> {
     let account = match (&principal, q.account.clone()) {
-        (Principal::Customer(a), _) => a.clone(),
+        (Principal::Customer(_), asked) => {
+            principal
+                .scoped(&s, asked.as_deref(), crate::auth::Action::Wallet)
+                .await?
+        }
         (Principal::Admin, Some(a)) => {
             if !s.store.admin().account_exists(&a).await? {
                 return Err(ApiError::NotFound(format!("unknown account {a:?}")));
@@ -232,7 +268,11 @@ pub async fn decisions(
     Query(q): Query<DecisionsQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let account = match &principal {
-        Principal::Customer(a) => Some(a.clone()),
+        Principal::Customer(_) => Some(
+            principal
+                .scoped(&s, q.account.as_deref(), crate::auth::Action::Cost)
+                .await?,
+        ),
         Principal::Admin => q.account.clone(),
         Principal::Ingest => {
             return Err(ApiError::Forbidden(

@@ -71,6 +71,22 @@ pub fn router(state: AppState) -> Router {
             "/v1/admin/accounts/{id}/keys/{key_id}",
             axum::routing::delete(admin::revoke_key),
         )
+        .route(
+            "/v1/admin/accounts/{id}/keys/{key_id}/rotate",
+            post(admin::rotate_key),
+        )
+        .route(
+            "/v1/accounts/{id}/keys",
+            get(admin::list_account_keys).post(admin::add_account_key),
+        )
+        .route(
+            "/v1/accounts/{id}/keys/{key_id}",
+            axum::routing::delete(admin::revoke_account_key),
+        )
+        .route(
+            "/v1/accounts/{id}/keys/{key_id}/rotate",
+            post(admin::rotate_account_key),
+        )
         .route("/v1/admin/audit", get(admin::audit))
         .route("/v1/admin/accounts/{id}/topups", post(finance::topup))
         .route("/v1/admin/accounts/{id}/refunds", post(finance::refund))

@@ -40,6 +40,8 @@ pub struct UsageQuery {
     pub family: Option<String>,
     /// Section 19: the usage of this region (absent: home).
     pub region: Option<String>,
+    /// An account within the key's scope (absent: the key's own; issue 27).
+    pub account: Option<String>,
 }
 
 fn instant(v: Option<&String>, name: &str) -> Result<i64, ApiError> {
@@ -68,7 +70,9 @@ pub async fn usage(
     State(s): State<AppState>,
     Query(q): Query<UsageQuery>,
 ) -> Result<Response, ApiError> {
-    let home = principal.customer()?.to_string();
+    let home = principal
+        .scoped(&s, q.account.as_deref(), crate::auth::Action::Usage)
+        .await?;
     // Section 19: a region's usage is its billing domain's ledger.
     let account = crate::finance::domain_of(&s, &home, q.region.as_deref()).await?;
     let bad = |e: usage::UsageQueryError| ApiError::BadRequest(e.to_string());

@@ -61,7 +61,22 @@ impl AdminHandle<'_> {
 
 impl AdminHandle<'_> {
     /// Creates an account with one API key (stored as its hash).
+    /// Its key is an owner's, made by the running actor ([`crate::actor::current`]).
     pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
+        let by = crate::actor::current();
+        self.create_account_by(id, key_hash, Some(&by), now_ms)
+            .await
+    }
+
+    /// [`Self::create_account`] naming who made it (`by`, kept as its key's `created_by`;
+    /// None: not known, as in a replayed command recorded before issue 27).
+    pub async fn create_account_by(
+        &self,
+        id: &str,
+        key_hash: &str,
+        by: Option<&str>,
+        now_ms: i64,
+    ) -> Result<()> {
         let _w = self.writer.lock().await;
         let mut tx = self.begin_write().await?;
         let inserted =
@@ -74,17 +89,18 @@ impl AdminHandle<'_> {
         if inserted == 0 {
             return Err(StoreError::AccountExists(id.to_string()));
         }
-        crate::conn::db::query(include_str!("../../queries/shared/insert_api_key.sql"))
-            .bind(key_hash)
-            .bind(id)
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?;
+        let key = crate::admin::api_keys::NewKey {
+            key_hash,
+            role: crate::admin::keys::KeyRole::Owner,
+            by,
+        };
+        crate::admin::api_keys::insert_key(&mut tx, id, &key, now_ms).await?;
         self.record_command(
             &mut tx,
             &Command::CreateAccount {
                 id: id.to_string(),
                 key_hash: key_hash.to_string(),
+                by: by.map(str::to_string),
                 at_ms: now_ms,
             },
             now_ms,

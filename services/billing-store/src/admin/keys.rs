@@ -29,6 +29,22 @@ crate::conn::words::stored_id! {
     ApiKeyId
 }
 
+crate::conn::words::stored_words! {
+    /// What an API key may do (issue 27, roles and scopes), stored with the key. The keys made
+    /// before roles are owners. What each role may do is the API's table (`billing-api`,
+    /// `auth.rs`); the store only keeps the word.
+    pub enum KeyRole {
+        /// Everything of its account's subtree, its keys included.
+        Owner = "owner",
+        /// Invoices, allocation, wallet and exports of its subtree.
+        Finance = "finance",
+        /// Usage and cost of its subtree, read only.
+        Viewer = "viewer",
+        /// Its own account only.
+        Member = "member",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,13 +40,34 @@ pub enum Command {
     CreateAccount {
         id: String,
         key_hash: String,
+        /// Who made it, kept as its key's `created_by` (absent in commands recorded before
+        /// issue 27).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
         at_ms: i64,
     },
-    /// Another API key for an account (issue 14: rotation); only its hash travels.
+    /// Another API key for an account (issue 14: rotation); only its hash travels. `role`
+    /// (issue 27) is `owner` in commands recorded before roles; `by` names who made it.
     #[serde(rename = "account.key.add")]
     AddApiKey {
         account: String,
         key_hash: String,
+        #[serde(default = "owner")]
+        role: crate::admin::keys::KeyRole,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        at_ms: i64,
+    },
+    /// A key rotated (issue 27): a new key `key_hash` of the same account and `role`, and the
+    /// old one, `key_id`, revoked, in one transaction.
+    #[serde(rename = "account.key.rotate")]
+    RotateApiKey {
+        account: String,
+        key_id: crate::admin::keys::ApiKeyId,
+        key_hash: String,
+        role: crate::admin::keys::KeyRole,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
         at_ms: i64,
     },
     /// A key revoked by its id (the first 16 hex digits of its hash).
@@ -177,6 +198,7 @@ impl Command {
             Command::PutPriceBook { version, .. } => format!("pricebook.put:{version}"),
             Command::CreateAccount { id, .. } => format!("account.create:{id}"),
             Command::AddApiKey { key_hash, .. } => format!("account.key.add:{key_hash}"),
+            Command::RotateApiKey { key_hash, .. } => format!("account.key.rotate:{key_hash}"),
             Command::RevokeApiKey {
                 account, key_id, ..
             } => format!("account.key.revoke:{account}:{key_id}"),
@@ -223,6 +245,11 @@ impl Command {
     }
 }
 
+/// The role of a key added before roles (issue 27).
+fn owner() -> crate::admin::keys::KeyRole {
+    crate::admin::keys::KeyRole::Owner
+}
+
 /// The stored next offset of every Kafka consumer partition.
 pub(crate) async fn positions(conn: &mut dyn Conn) -> Result<Positions> {
     let rows = crate::conn::db::query(include_str!(
@@ -266,16 +293,52 @@ impl LogHandle<'_> {
             Command::CreateAccount {
                 id,
                 key_hash,
+                by,
                 at_ms,
-            } => self.admin().create_account(id, key_hash, *at_ms).await?,
+            } => {
+                self.admin()
+                    .create_account_by(id, key_hash, by.as_deref(), *at_ms)
+                    .await?
+            }
             Command::AddApiKey {
                 account,
                 key_hash,
+                role,
+                by,
                 at_ms,
             } => {
-                if !self.admin().add_api_key(account, key_hash, *at_ms).await? {
+                let key = crate::admin::api_keys::NewKey {
+                    key_hash,
+                    role: *role,
+                    by: by.as_deref(),
+                };
+                if !self.admin().add_api_key(account, &key, *at_ms).await? {
                     return Err(StoreError::Corrupt(format!(
                         "replayed key for unknown account {account:?}"
+                    ))
+                    .into());
+                }
+            }
+            Command::RotateApiKey {
+                account,
+                key_id,
+                key_hash,
+                role,
+                by,
+                at_ms,
+            } => {
+                let key = crate::admin::api_keys::NewKey {
+                    key_hash,
+                    role: *role,
+                    by: by.as_deref(),
+                };
+                let rotated = self
+                    .admin()
+                    .rotate_api_key(account, key_id, &key, *at_ms)
+                    .await?;
+                if rotated != Some(*role) {
+                    return Err(StoreError::Corrupt(format!(
+                        "replayed rotation of key {key_id} of account {account:?}: it was {rotated:?}, not a live {role} key"
                     ))
                     .into());
                 }

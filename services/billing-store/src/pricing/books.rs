@@ -224,7 +224,7 @@ impl Books {
         Ok(Arc::new((key, books)))
     }
 
-    fn latest(&self) -> Option<&PriceBook> {
+    pub(crate) fn latest(&self) -> Option<&PriceBook> {
         self.snap.latest.as_ref().map(|(_, b)| b.as_ref())
     }
 

@@ -89,7 +89,31 @@ pub struct KeyCreated {
     pub account: String,
     /// Names the key in lists and revocations: the first 16 hex digits of its hash.
     pub key_id: String,
+    #[schema(schema_with = super::common::key_role)]
+    pub role: String,
     pub api_key: String,
+}
+
+/// `{"role"}` of a key being issued (issue 27); the body may be empty (an owner key).
+#[derive(ToSchema)]
+pub struct KeyRequest {
+    /// `owner` (default), `finance`, `viewer` or `member`.
+    #[schema(schema_with = super::common::key_role)]
+    pub role: Option<String>,
+}
+
+/// `POST .../keys/{key_id}/rotate`: the new key, shown this once; the old one is revoked.
+#[derive(ToSchema)]
+pub struct KeyRotated {
+    pub account: String,
+    /// The new key's id.
+    pub key_id: String,
+    /// The old key's role, which the new one has.
+    #[schema(schema_with = super::common::key_role)]
+    pub role: String,
+    pub api_key: String,
+    /// The key revoked by the rotation.
+    pub revoked_key_id: String,
 }
 
 #[derive(ToSchema)]
@@ -101,7 +125,15 @@ pub struct KeyList {
 #[derive(ToSchema)]
 pub struct KeyInfo {
     pub key_id: String,
+    #[schema(schema_with = super::common::key_role)]
+    pub role: String,
     pub created_at: String,
+    /// Who made it: `admin` or `key:<key id>`; null for keys made before roles (issue 27).
+    #[schema(required = true)]
+    pub created_by: Option<String>,
+    /// When it was revoked; null while it works.
+    #[schema(required = true)]
+    pub revoked_at: Option<String>,
 }
 
 /// `GET /v1/admin/audit`: admin changes in order, one page.

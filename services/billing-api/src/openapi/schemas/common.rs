@@ -55,6 +55,15 @@ pub(crate) fn payment_method() -> utoipa::openapi::Object {
     )
 }
 
+/// `billing_store::KeyRole`, all of them (issue 27).
+pub(crate) fn key_role() -> utoipa::openapi::Object {
+    use billing_store::KeyRole;
+    words(
+        KeyRole::ALL.iter().map(|r| r.as_str()),
+        "what the key may do (README, Keys and roles): owner, finance, viewer or member",
+    )
+}
+
 /// `billing_store::HoldStatus`, all of them.
 pub(crate) fn hold_status() -> utoipa::openapi::Object {
     use billing_store::HoldStatus;

@@ -68,6 +68,12 @@ pub struct Me {
     /// it); null for the admin and ingest tokens.
     #[schema(required = true)]
     pub key_id: Option<String>,
+    /// A customer key's role (issue 27); absent for the admin and ingest tokens.
+    #[schema(schema_with = super::common::key_role)]
+    pub key_role: Option<String>,
+    /// A customer key's scope: the account it was issued for, whose subtree it reaches (a
+    /// member key: that account only); absent for the admin and ingest tokens.
+    pub scope: Option<String>,
 }
 
 #[derive(ToSchema)]

@@ -20,6 +20,7 @@ mod account_terms;
 mod book;
 mod model;
 mod org;
+mod org_tree;
 mod regions;
 mod skus;
 mod terms;

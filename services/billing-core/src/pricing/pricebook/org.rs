@@ -32,6 +32,9 @@ pub struct Org {
     payers: BTreeMap<String, String>,
     /// Per payer with members besides itself: its members, itself included, sorted.
     members: BTreeMap<String, Vec<String>>,
+    /// Every account with a `parent` (whether it pays for itself or not): account -> parent.
+    /// The tree's lookups are in `org_tree.rs`.
+    pub(super) parents: BTreeMap<String, String>,
 }
 
 impl Org {
@@ -238,7 +241,15 @@ pub fn build(settings: &[AccountSettings]) -> std::result::Result<Org, OrgProble
         m.sort();
         m.dedup();
     }
-    Ok(Org { payers, members })
+    let parents = settings
+        .iter()
+        .filter_map(|s| Some((s.id.clone(), s.parent.clone()?)))
+        .collect();
+    Ok(Org {
+        payers,
+        members,
+        parents,
+    })
 }
 
 /// The account terms of a book, by kind, for [`check_terms`].
