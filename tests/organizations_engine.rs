@@ -480,3 +480,75 @@ async fn get(t: &TestApp, token: &str, q: &str) -> (StatusCode, Value) {
     t.call("GET", &uri, Some(token), "application/json", "")
         .await
 }
+
+/// Through Kafka (tansu) into PostgreSQL: the organization workload (tags and egress leases
+/// included) closes November to `gpubill rate`'s invoices; `lab-a` then moves to pay for
+/// itself (`PATCH`, a command); its December usage is invoiced to it alone while November
+/// keeps lab as its payer (nothing to adjust, `verify` finds nothing); a replay of the usage
+/// and commands topics into an empty database rebuilds every table byte for byte, both
+/// periods' invoices and the move included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_through_kafka_replays_identically() {
+    let (topic, topics) = replayable_topics().await;
+    let events = workload(99, 300);
+    let produced = produce_redelivered_by_subject(&topic, &events, 99).await;
+    let a = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
+    a.put_pricebook(BOOK).await;
+    for id in ACCOUNTS {
+        a.account(id).await;
+    }
+    consume_until_offsets(&a, &topic, events.len() as i64, Some(produced)).await;
+    let closed = a.close("2026-11").await;
+    let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, rate_offline(BOOK, &events));
+    let (s, v) = a
+        .admin("PATCH", "/v1/admin/accounts/lab-a", r#"{"parent":"lab"}"#)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["pays"], "self");
+    const DEC_1: i64 = NOV_1 + WINDOW;
+    let december = [
+        usage("d1", "lab-a", DEC_1 + 3600, 3),
+        usage("d2", "lab", DEC_1 + 7200, 2),
+    ];
+    let more = produce_redelivered_by_subject(&topic, &december, 5).await;
+    let total = (events.len() + december.len()) as i64;
+    consume_at(&a, &topic, total, Some(produced + more), JAN_2_2027_MS).await;
+    let a = a.at(JAN_2_2027_MS);
+    let closed = a.close("2026-12").await;
+    let payers: Vec<&str> = closed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["account"].as_str().unwrap())
+        .collect();
+    assert!(
+        payers.contains(&"lab-a"),
+        "lab-a pays for itself in December: {closed}"
+    );
+    let lab_a = closed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["account"] == "lab-a")
+        .unwrap();
+    assert_eq!(lab_a["subtotal"], "90.00", "3 h at 30.00: {lab_a}");
+    let report = a.state.store.finance().verify(None).await.unwrap();
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+
+    let b = TestApp::open_with(&fresh_db(Db::Postgres).await, topics.clone()).await;
+    relay_all(&a).await;
+    billing_kafka::replay(
+        b.state.store.clone(),
+        billing_kafka::ReplaySettings::new(brokers(), &topic, &topics.commands),
+        || JAN_2_2027_MS + 60_000,
+    )
+    .await
+    .unwrap();
+    let (original, replayed) = (
+        projections(&a.state.store).await,
+        projections(&b.state.store).await,
+    );
+    assert!(original.iter().any(|r| r.contains("lab-a")));
+    assert_eq!(original, replayed);
+}
