@@ -125,21 +125,6 @@ fn workload(seed: u64, n: usize) -> Vec<String> {
     out
 }
 
-/// What `gpubill rate` says for November 2026: every invoice as JSON, with its allocation.
-fn rate_offline(book: &str, events: &[String]) -> Vec<Value> {
-    let book = billing_core::pricebook::PriceBook::from_toml(book).unwrap();
-    let mut meter = billing_core::meter::Meter::new();
-    for e in events {
-        meter.ingest(e.as_bytes());
-    }
-    billing_core::rating::rate_month(&book, "2026-11", &meter, None)
-        .unwrap()
-        .rated
-        .into_iter()
-        .map(|r| serde_json::to_value(r.invoice).unwrap())
-        .collect()
-}
-
 fn dec(v: &Value) -> Decimal {
     v.as_str().unwrap().parse().unwrap()
 }
@@ -156,7 +141,7 @@ async fn payers_close_to_the_offline_invoices(db: Db) {
         shuffle(&mut delivered, seed);
         let (store, count) = ingest_with_restart(db, BOOK, &delivered, 97).await;
         assert_eq!(count, events.len(), "seed {seed}");
-        let offline = rate_offline(BOOK, &events);
+        let offline = offline_invoices(BOOK, &events, "2026-11");
         let accounts: Vec<&str> = offline
             .iter()
             .map(|i| i["account"].as_str().unwrap())
@@ -400,17 +385,7 @@ async fn allocation_is_seen_by_scope(db: Db) {
     assert_eq!(v["status"], "provisional");
     assert_eq!(v["invoice_total"], "360.00", "{v}");
     assert_eq!(v["total"], "360.00", "{v}");
-    let rows: Vec<(String, String)> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["account"].as_str().unwrap().to_string(),
-                r["total"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let rows = account_totals(&v);
     let accounts: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(accounts, ["corp", "ml", "web"], "{v}");
     let (s, mine) = get(&t, &ml, "&group_by=account").await;
@@ -459,7 +434,13 @@ async fn allocation_is_seen_by_scope(db: Db) {
     let (s, v) = get(&t, &corp, "&group_by=account").await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["status"], "issued");
-    let again: Vec<(String, String)> = v["rows"]
+    assert_eq!(account_totals(&v), rows);
+}
+on_both!(allocation_is_seen_by_scope);
+
+/// An allocation answer's rows as (account, total).
+fn account_totals(v: &Value) -> Vec<(String, String)> {
+    v["rows"]
         .as_array()
         .unwrap()
         .iter()
@@ -469,10 +450,8 @@ async fn allocation_is_seen_by_scope(db: Db) {
                 r["total"].as_str().unwrap().to_string(),
             )
         })
-        .collect();
-    assert_eq!(again, rows);
+        .collect()
 }
-on_both!(allocation_is_seen_by_scope);
 
 /// `GET /v1/allocation?period=2026-11` with `q` appended, as `token`.
 async fn get(t: &TestApp, token: &str, q: &str) -> (StatusCode, Value) {
@@ -500,7 +479,7 @@ async fn a_move_through_kafka_replays_identically() {
     consume_until_offsets(&a, &topic, events.len() as i64, Some(produced)).await;
     let closed = a.close("2026-11").await;
     let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
-    assert_eq!(issued, rate_offline(BOOK, &events));
+    assert_eq!(issued, offline_invoices(BOOK, &events, "2026-11"));
     let (s, v) = a
         .admin("PATCH", "/v1/admin/accounts/lab-a", r#"{"parent":"lab"}"#)
         .await;

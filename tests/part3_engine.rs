@@ -161,21 +161,6 @@ fn workload(seed: u64, n: usize) -> Vec<String> {
     out
 }
 
-/// What `gpubill rate` says for November 2026: `rating::rate_month`, every invoice as JSON.
-fn rate_offline(events: &[String]) -> Vec<Value> {
-    let book = billing_core::pricebook::PriceBook::from_toml(BOOK).unwrap();
-    let mut meter = billing_core::meter::Meter::new();
-    for e in events {
-        meter.ingest(e.as_bytes());
-    }
-    billing_core::rating::rate_month(&book, "2026-11", &meter, None)
-        .unwrap()
-        .rated
-        .into_iter()
-        .map(|r| serde_json::to_value(r.invoice).unwrap())
-        .collect()
-}
-
 /// Shuffled, 20% redelivered, in batches of 89, the engine reopened half way: the close equals
 /// `gpubill rate`, every part-3 line kind is in the invoices, and acme's scoped subsidy takes
 /// something beside the plain 5%.
@@ -196,7 +181,7 @@ async fn part3_terms_close_to_the_offline_invoices(db: Db) {
             .iter()
             .map(|i| section6(&serde_json::to_value(&i.invoice).unwrap()))
             .collect();
-        let offline = rate_offline(&events);
+        let offline = offline_invoices(BOOK, &events, "2026-11");
         assert_eq!(engine.len(), offline.len(), "seed {seed}");
         for (e, o) in engine.iter().zip(&offline) {
             assert_eq!(
@@ -285,7 +270,7 @@ async fn a_late_event_that_joins_two_runs_is_a_pending_adjustment(db: Db) {
     assert_eq!(pending.recomputed.total.to_string(), "25.44");
     let mut all = first.clone();
     all.push(late);
-    let offline = rate_offline(&all);
+    let offline = offline_invoices(BOOK, &all, "2026-11");
     let offline_delta = offline.iter().find(|i| i["account"] == "delta").unwrap();
     assert_eq!(
         section6(&serde_json::to_value(&pending.recomputed).unwrap()),
