@@ -4,8 +4,8 @@
 //! child's cost moves its ancestors' quota decisions, which name the node. On SQLite and
 //! PostgreSQL.
 //!
-//! The tree of every test: `corp` pays for `a` and `b` (`pays = "parent"`); `c` is under
-//! `corp` and pays for itself; `solo` stands alone. Set over the API (`POST
+//! The tree of every test: `corp` pays for `a` and `b` (`pays = "parent"`), and for `a1`
+//! under `a`; `c` is under `corp` and pays for itself; `solo` stands alone. Set over the API (`POST
 //! /v1/admin/accounts` with `parent` and `pays`: `accounts` terms, commands).
 
 use axum::http::StatusCode;
@@ -29,6 +29,7 @@ async fn tree(db: Db, corp_quotas: Value) -> TestApp {
         ("a", json!({"id": "a", "parent": "corp", "pays": "parent"})),
         ("b", json!({"id": "b", "parent": "corp", "pays": "parent"})),
         ("c", json!({"id": "c", "parent": "corp", "pays": "self"})),
+        ("a1", json!({"id": "a1", "parent": "a", "pays": "parent"})),
     ] {
         let (s, v) = t
             .admin("POST", "/v1/admin/accounts", body.to_string())
@@ -70,18 +71,21 @@ async fn authorize(t: &TestApp, account: &str, seconds: i64) -> Value {
     v
 }
 
-/// Worked numbers: a 40.00, b 30.00 (on corp's invoice, 70.00 with corp's own nothing), c
-/// 25.00 (its own invoice), solo 50.00 (not corp's): corp's subtree spends 95.00 of its
-/// 100.00. The next authorization of c for 10.00 is denied naming corp (used 95.00); one for
-/// 5.00 fits exactly; after it, a hold of a for 1.00 is denied (used 100.00), and solo, outside
-/// the tree, is not concerned.
+/// Worked numbers: a 40.00, a1 2.00, b 28.00 (on corp's invoice: 70.00, corp's own usage
+/// nothing), c 25.00 (its own invoice), solo 50.00 (not corp's): corp's subtree spends 95.00
+/// of its 100.00. The next authorization of c for 10.00 is denied naming corp (used 95.00).
+/// With a's limit at 45.00, a middle node paid for by corp (its subtree: its part of corp's
+/// invoice and a1's, 42.00), a1's 4.00 is denied naming a, its 3.00 fits; then c's 2.00
+/// fills corp exactly, and b's 1.00 is denied naming corp (used 100.00). solo, outside the
+/// tree, is not concerned. corp itself is a node; a child's own limit names the child.
 async fn a_child_is_denied_past_its_parents_limit(db: Db) {
     let t = tree(db, json!({"spend_limit": "100.00"})).await;
     t.ingest(&[
         usage("u1", "a", 0, 4000),
-        usage("u2", "b", 3600, 3000),
+        usage("u2", "b", 3600, 2800),
         usage("u3", "c", 7200, 2500),
         usage("u4", "solo", 0, 5000),
+        usage("u5", "a1", 10_000, 200),
     ])
     .await;
     let (_, corp) = t.admin("GET", "/v1/balance?account=corp", "").await;
@@ -98,10 +102,31 @@ async fn a_child_is_denied_past_its_parents_limit(db: Db) {
         (&json!("95.00"), &json!("10.00"), &json!("100.00")),
         "{v}"
     );
-    let v = authorize(&t, "c", 500).await;
+    // A middle node's budget: a's subtree is a and a1, whose payer (corp) is above it.
+    let (s, _) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/a/quotas",
+            json!({"spend_limit": "45.00"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let v = authorize(&t, "a1", 400).await;
+    assert_eq!(
+        (&v["decision"], &v["node"], &v["used"], &v["limit"]),
+        (
+            &json!("denied"),
+            &json!("a"),
+            &json!("42.00"),
+            &json!("45.00")
+        ),
+        "{v}"
+    );
+    assert_eq!(authorize(&t, "a1", 300).await["decision"], "allowed");
+    let v = authorize(&t, "c", 200).await;
     assert_eq!(v["decision"], "allowed", "{v}");
-    assert_eq!(v["amount"], "5.00", "{v}");
-    let v = authorize(&t, "a", 100).await;
+    assert_eq!(v["amount"], "2.00", "{v}");
+    let v = authorize(&t, "b", 100).await;
     assert_eq!(
         (&v["decision"], &v["node"], &v["used"]),
         (&json!("denied"), &json!("corp"), &json!("100.00")),
@@ -121,14 +146,14 @@ async fn a_child_is_denied_past_its_parents_limit(db: Db) {
         .admin(
             "PUT",
             "/v1/admin/accounts/b/quotas",
-            json!({"spend_limit": "31.00"}).to_string(),
+            json!({"spend_limit": "29.00"}).to_string(),
         )
         .await;
     assert_eq!(s, StatusCode::OK);
     let v = authorize(&t, "b", 200).await;
     assert_eq!(
         (&v["decision"], &v["node"], &v["limit"]),
-        (&json!("denied"), &json!("b"), &json!("31.00")),
+        (&json!("denied"), &json!("b"), &json!("29.00")),
         "{v}"
     );
 }
