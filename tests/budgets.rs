@@ -257,3 +257,87 @@ async fn a_childs_usage_crosses_its_parents_limit_in_a_decision_naming_it(db: Db
     assert_eq!(nodes, [json!("corp"), json!("corp")]);
 }
 on_both!(a_childs_usage_crosses_its_parents_limit_in_a_decision_naming_it);
+
+/// Section 19: a budget is a billing domain's. corp's budget in region `eu` (3.00) bounds
+/// its subtree's holds and usage in `eu` (`a@eu`, `c@eu`), and only those: home holds are
+/// not counted there, nor `eu` holds against corp's home budget (1.00). A child's `eu`
+/// usage crosses corp's `eu` limit in a decision of corp in `eu`, naming the node.
+async fn a_regions_budget_bounds_the_subtree_in_that_region(db: Db) {
+    let t = tree(db, json!({"spend_limit": "1.00"})).await;
+    t.put_pricebook(&format!(
+        "{BOOK}[regions.\"eu\"]\ncurrency = \"EUR\"\ntimezone = \"UTC\"\n[regions.\"eu\".skus.\"gpu.h100\"]\nrate_per_hour = \"36\"\n"
+    ))
+    .await;
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/corp/quotas?region=eu",
+            json!({"spend_limit": "3.00"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let in_eu = async |account: &str| {
+        let (s, v) = t
+            .call(
+                "POST",
+                "/v1/authorize",
+                Some(INGEST),
+                "application/json",
+                json!({"account": account, "region": "eu", "sku": "gpu.h100", "quantity": "1", "seconds": 100})
+                    .to_string(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v
+    };
+    // Home: corp's home budget (1.00) fits one hold.
+    assert_eq!(authorize(&t, "a", 100).await["decision"], "allowed");
+    let v = authorize(&t, "c", 100).await;
+    assert_eq!(
+        (&v["decision"], &v["node"]),
+        (&json!("denied"), &json!("corp")),
+        "{v}"
+    );
+    // eu: three holds of 1.00 across a and c, the fourth denied naming corp at 3.00.
+    for account in ["a", "c", "a"] {
+        assert_eq!(in_eu(account).await["decision"], "allowed", "{account}");
+    }
+    let v = in_eu("c").await;
+    assert_eq!(
+        (&v["decision"], &v["node"], &v["used"], &v["limit"]),
+        (
+            &json!("denied"),
+            &json!("corp"),
+            &json!("3.00"),
+            &json!("3.00")
+        ),
+        "{v}"
+    );
+    // A child's usage in eu moves corp's eu decisions (4.00 over 3.00), not its home ones.
+    let mut e: Value = serde_json::from_str(&usage("u1", "a", 0, 400)).unwrap();
+    e["data"]["region"] = json!("eu");
+    t.ingest(&[e.to_string()]).await;
+    let (_, v) = t.admin("GET", "/v1/quota/decisions", "").await;
+    let seen: Vec<(&str, &str, &str, &str)> = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["account"].as_str().unwrap(),
+                d["node"].as_str().unwrap(),
+                d["region"].as_str().unwrap_or("home"),
+                d["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("corp", "corp", "eu", "warn"),
+            ("corp", "corp", "eu", "limit")
+        ],
+        "{v}"
+    );
+}
+on_both!(a_regions_budget_bounds_the_subtree_in_that_region);
