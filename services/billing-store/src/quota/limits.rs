@@ -22,7 +22,9 @@
 //!
 //! What is spent, for the checks (choices where issue 5 leaves room, also in the README):
 //! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
-//!   the same function as invoices) plus live holds plus the new hold, at most the limit;
+//!   the same function as invoices) plus live holds plus the new hold, at most the limit; and
+//!   issue 27, budgets per node (`nodes.rs`): the `spend_limit` of the account itself when it
+//!   has sub-accounts, and of every ancestor, over the whole subtree's spend and live holds;
 //! - `prepaid_balance`: turns the prepaid rule on; the limit is then the wallet's balance,
 //!   burned by what issued invoices still owe and by the open period's provisional total;
 //!   live holds and the new hold must fit in the rest (credits of billing-semantics.md count
