@@ -8,7 +8,7 @@ use crate::conn::handles::QuotaHandle;
 use crate::conn::sql::{Val, insert_rows};
 use crate::quota::holds::{Authorization, Hold, HoldError, HoldRequest, Queued};
 use crate::quota::limits::bump_hold_rev;
-use crate::quota::nodes::{NodeBudget, budget_nodes, node_budget};
+use crate::quota::nodes::{NodeBudget, Tree, node_budget};
 use crate::quota::spent::{AccountState, account_state, add_hold};
 use billing_core::pricebook::PriceBook;
 use billing_core::quota::Verdict;
@@ -176,6 +176,7 @@ impl QuotaHandle<'_> {
         // Budgets per node (`nodes.rs`): each ancestor's budget read once per group (None:
         // no `spend_limit`), by domain id.
         let mut budgets: HashMap<String, Option<NodeBudget>> = HashMap::new();
+        let tree = open.as_ref().map(|(_, book)| Tree::of(book));
         // Each region's book made once per group.
         let mut rbooks: HashMap<Option<String>, Option<std::borrow::Cow<'_, PriceBook>>> =
             HashMap::new();
@@ -223,8 +224,8 @@ impl QuotaHandle<'_> {
             let mut answer = decide(&q.req, &domain, rbook, state, q.ttl_ms, q.now_ms)?;
             // Issue 27: then the budget of every node above (and of the account itself when
             // it has sub-accounts), nearest first; the first that does not fit denies.
-            let nodes = match &answer {
-                Ok(Authorization::Allowed(_)) => budget_nodes(book, &q.req.account),
+            let nodes = match (&answer, &tree) {
+                (Ok(Authorization::Allowed(_)), Some(tree)) => tree.budget_nodes(&q.req.account),
                 _ => Vec::new(),
             };
             let mut charged = Vec::with_capacity(nodes.len());
@@ -240,7 +241,8 @@ impl QuotaHandle<'_> {
                 .into_owned();
                 if !budgets.contains_key(&id) {
                     let at = (id.as_str(), label.as_str(), now_ms);
-                    let budget = node_budget(&mut *tx, books, book, at, &placed).await?;
+                    let org = (&**book, tree.as_ref().expect("a node comes from the tree"));
+                    let budget = node_budget(&mut *tx, books, org, at, &placed).await?;
                     budgets.insert(id.clone(), budget);
                 }
                 let Some(b) = budgets.get(&id).and_then(Option::as_ref) else {

@@ -30,7 +30,7 @@ use crate::pricing::books::Books;
 use crate::pricing::provisional::Measure;
 use crate::pricing::provisional_reads::measure;
 use crate::quota::limits::Quotas;
-use crate::quota::nodes::{budget_nodes, has_children, node_spend};
+use crate::quota::nodes::{Tree, node_spend};
 use billing_core::pricebook::PriceBook;
 use billing_core::quota::{self, DEFAULT_WARN_AT, Level};
 use rust_decimal::Decimal;
@@ -89,6 +89,10 @@ pub(crate) async fn evaluate(
         return Ok(());
     }
     let (touched, orgs) = with_nodes(conn, books, touched).await?;
+    let trees: HashMap<&String, (&PriceBook, Tree<'_>)> = orgs
+        .iter()
+        .map(|(label, book)| (label, (&**book, Tree::of(book))))
+        .collect();
     let quotas = quotas_of_accounts(conn, backend, &touched).await?;
     if quotas.is_empty() {
         return Ok(());
@@ -99,9 +103,10 @@ pub(crate) async fn evaluate(
         };
         // Issue 27: a node's `spend_limit` measures its subtree.
         let home = billing_core::domain::Domain::parse(account).account;
-        let subtree_spend = match orgs.get(&label) {
-            Some(book) if q.spend_limit.is_some() && has_children(book, home) => {
-                Some(node_spend(conn, books, book, account, &label, Some(measured)).await?)
+        let subtree_spend = match trees.get(&label) {
+            Some((book, tree)) if q.spend_limit.is_some() && tree.has_children(home) => {
+                let org = (*book, tree);
+                Some(node_spend(conn, books, org, account, &label, Some(measured)).await?)
             }
             _ => None,
         };
@@ -149,8 +154,8 @@ async fn with_nodes(
     books: &Books,
     touched: &BTreeMap<String, i64>,
 ) -> Result<(BTreeMap<String, i64>, HashMap<String, Arc<PriceBook>>)> {
-    let mut out = touched.clone();
     let mut orgs: HashMap<String, Arc<PriceBook>> = HashMap::new();
+    let mut labels: Vec<(&String, i64, String)> = Vec::new();
     for (id, &secs) in touched {
         let Some(label) = books.label_of(secs) else {
             continue;
@@ -161,9 +166,16 @@ async fn with_nodes(
                 None => continue,
             };
         }
-        let book = &orgs[&label];
+        labels.push((id, secs, label));
+    }
+    let trees: HashMap<&String, Tree<'_>> = orgs
+        .iter()
+        .map(|(label, book)| (label, Tree::of(book)))
+        .collect();
+    let mut out = touched.clone();
+    for (id, secs, label) in labels {
         let d = billing_core::domain::Domain::parse(id);
-        for node in budget_nodes(book, d.account) {
+        for node in trees[&label].budget_nodes(d.account) {
             let node = billing_core::domain::Domain {
                 account: node,
                 region: d.region,
@@ -174,6 +186,7 @@ async fn with_nodes(
             *at = (*at).max(secs);
         }
     }
+    drop(trees);
     Ok((out, orgs))
 }
 

@@ -30,60 +30,76 @@ use billing_core::pricebook::PriceBook;
 use rust_decimal::Decimal;
 use std::collections::{BTreeSet, HashMap};
 
-/// The parent of `account` in `book`'s organization (None: a root, or no such account).
-/// TODO(merge): Org::ancestors (billing-core org.rs) replaces this walk.
-fn parent_of<'b>(book: &'b PriceBook, account: &str) -> Option<&'b str> {
-    book.account_settings
-        .iter()
-        .find(|s| s.id == account)
-        .and_then(|s| s.parent.as_deref())
+/// The tree of a price book's organization (its `[[accounts]]` and `accounts` terms), indexed
+/// once per authorization group or batch, so that a walk is as long as the tree is deep.
+/// TODO(merge): Org::ancestors (billing-core org.rs) replaces this index.
+pub(crate) struct Tree<'b> {
+    parent: HashMap<&'b str, &'b str>,
+    children: HashMap<&'b str, Vec<&'b str>>,
 }
 
-/// `account`'s ancestors in `book`'s organization, nearest first (the book refuses cycles
-/// and trees deeper than `billing_core` allows; the walk stops on a repeat all the same).
-/// TODO(merge): Org::ancestors
-pub(crate) fn ancestors<'b>(book: &'b PriceBook, account: &str) -> Vec<&'b str> {
-    let mut out: Vec<&'b str> = Vec::new();
-    let mut at = parent_of(book, account);
-    while let Some(p) = at {
-        if p == account || out.contains(&p) {
-            break;
+impl<'b> Tree<'b> {
+    pub(crate) fn of(book: &'b PriceBook) -> Tree<'b> {
+        let mut tree = Tree {
+            parent: HashMap::new(),
+            children: HashMap::new(),
+        };
+        for s in &book.account_settings {
+            if let Some(p) = s.parent.as_deref() {
+                tree.parent.insert(s.id.as_str(), p);
+                tree.children.entry(p).or_default().push(s.id.as_str());
+            }
         }
-        out.push(p);
-        at = parent_of(book, p);
+        tree
     }
-    out
-}
 
-/// Whether `account` has sub-accounts in `book`'s organization.
-pub(crate) fn has_children(book: &PriceBook, account: &str) -> bool {
-    book.account_settings
-        .iter()
-        .any(|s| s.parent.as_deref() == Some(account))
-}
-
-/// The accounts of `node`'s subtree, itself included, sorted.
-/// TODO(merge): Org::ancestors (a subtree is the accounts `node` is an ancestor of).
-pub(crate) fn subtree(book: &PriceBook, node: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::from([node.to_string()]);
-    for s in &book.account_settings {
-        if ancestors(book, &s.id).contains(&node) {
-            out.insert(s.id.clone());
+    /// `account`'s ancestors, nearest first (the book refuses cycles and trees deeper than
+    /// `billing_core` allows; the walk stops on a repeat all the same).
+    pub(crate) fn ancestors(&self, account: &str) -> Vec<&'b str> {
+        let mut out: Vec<&'b str> = Vec::new();
+        let mut at = self.parent.get(account).copied();
+        while let Some(p) = at {
+            if p == account || out.contains(&p) {
+                break;
+            }
+            out.push(p);
+            at = self.parent.get(p).copied();
         }
+        out
     }
-    out
-}
 
-/// The nodes whose budget (`spend_limit` over a subtree) a hold or usage of `account` counts
-/// against: the account itself when it has sub-accounts, then its ancestors, nearest first.
-/// An account without sub-accounts is measured by its own row, as before organizations.
-pub(crate) fn budget_nodes<'b>(book: &'b PriceBook, account: &'b str) -> Vec<&'b str> {
-    let mut out = Vec::new();
-    if has_children(book, account) {
-        out.push(account);
+    /// Whether `account` has sub-accounts.
+    pub(crate) fn has_children(&self, account: &str) -> bool {
+        self.children.contains_key(account)
     }
-    out.extend(ancestors(book, account));
-    out
+
+    /// The accounts of `node`'s subtree, itself included, sorted.
+    pub(crate) fn subtree(&self, node: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::from([node.to_string()]);
+        let mut todo: Vec<&str> = self.children.get(node).cloned().unwrap_or_default();
+        while let Some(c) = todo.pop() {
+            if out.insert(c.to_string()) {
+                todo.extend(self.children.get(c).into_iter().flatten());
+            }
+        }
+        out
+    }
+
+    /// The nodes whose budget (`spend_limit` over a subtree) a hold or usage of `account`
+    /// counts against: the account itself when it has sub-accounts, then its ancestors,
+    /// nearest first. An account without sub-accounts is measured by its own row, as before
+    /// organizations.
+    pub(crate) fn budget_nodes<'a>(&self, account: &'a str) -> Vec<&'a str>
+    where
+        'b: 'a,
+    {
+        let mut out = Vec::new();
+        if self.has_children(account) {
+            out.push(account);
+        }
+        out.extend(self.ancestors(account));
+        out
+    }
 }
 
 /// What `node` (a billing domain id: `account` or `account@region`) spends in period
@@ -92,13 +108,13 @@ pub(crate) fn budget_nodes<'b>(book: &'b PriceBook, account: &'b str) -> Vec<&'b
 pub(crate) async fn node_spend(
     conn: &mut dyn Conn,
     books: &Books,
-    book: &PriceBook,
+    (book, tree): (&PriceBook, &Tree<'_>),
     node: &str,
     label: &str,
     measured: Option<&HashMap<(String, String), Measure>>,
 ) -> Result<Decimal> {
     let d = Domain::parse(node);
-    let below = subtree(book, d.account);
+    let below = tree.subtree(d.account);
     let mut total = Decimal::ZERO;
     for m in &below {
         let payer = book.payer_of(m);
@@ -138,7 +154,7 @@ pub(crate) struct NodeBudget {
 pub(crate) async fn node_budget(
     conn: &mut dyn Conn,
     books: &Books,
-    book: &PriceBook,
+    (book, tree): (&PriceBook, &Tree<'_>),
     (node, label, now_ms): (&str, &str, i64),
     placed: &[crate::quota::holds::Hold],
 ) -> Result<Option<NodeBudget>> {
@@ -157,7 +173,7 @@ pub(crate) async fn node_budget(
     let d = Domain::parse(node);
     let mut held = Decimal::ZERO;
     let mut ids = BTreeSet::new();
-    for m in subtree(book, d.account) {
+    for m in tree.subtree(d.account) {
         let id = Domain {
             account: &m,
             region: d.region,
@@ -176,6 +192,6 @@ pub(crate) async fn node_budget(
         .filter(|h| ids.contains(&h.account))
         .map(|h| h.amount)
         .sum::<Decimal>();
-    let spent = node_spend(conn, books, book, node, label, None).await?;
+    let spent = node_spend(conn, books, (book, tree), node, label, None).await?;
     Ok(Some(NodeBudget { limit, spent, held }))
 }
