@@ -242,7 +242,8 @@ impl QuotaHandle<'_> {
                 if !budgets.contains_key(&id) {
                     let at = (id.as_str(), label.as_str(), now_ms);
                     let org = (&**book, tree.as_ref().expect("a node comes from the tree"));
-                    let budget = node_budget(&mut *tx, books, org, at, &placed).await?;
+                    let budget =
+                        node_budget((&mut *tx, self.backend), books, org, at, &placed).await?;
                     budgets.insert(id.clone(), budget);
                 }
                 let Some(b) = budgets.get(&id).and_then(Option::as_ref) else {

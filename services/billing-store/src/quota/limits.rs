@@ -206,6 +206,22 @@ impl QuotaHandle<'_> {
         let books = crate::pricing::books::Books::load(&mut tx, &self.books, true).await?;
         if let Some(label) = books.1.label_of(now_ms.div_euclid(1000)) {
             crate::pricing::provisional::ensure(&mut tx, &books.1, account, &label, now_ms).await?;
+            // Issue 27: a node's budget measures its subtree's rows (`nodes.rs`): each stored
+            // now if no batch has yet (a payer's row brings its members').
+            if let Some((book, _)) = books.1.for_period(&mut tx, &label).await? {
+                let tree = crate::quota::nodes::Tree::of(&book);
+                if tree.has_children(home) {
+                    for m in tree.subtree(home) {
+                        let id = billing_core::domain::Domain {
+                            account: &m,
+                            region,
+                        }
+                        .id();
+                        crate::pricing::provisional::ensure(&mut tx, &books.1, &id, &label, now_ms)
+                            .await?;
+                    }
+                }
+            }
         }
         tx.commit().await?;
         Ok(())

@@ -19,12 +19,13 @@
 //! the writer lock), so the ancestors' budgets need no lock of their own: the checks of a
 //! group and the holds it places are one transaction, and no other group runs meanwhile.
 
+use crate::conn::backend::Backend;
 use crate::conn::db::Conn;
 use crate::conn::error::{Result, StoreError};
 use crate::pricing::books::Books;
 use crate::pricing::provisional::Measure;
 use crate::pricing::provisional_reads::measure;
-use crate::quota::limits::{Quotas, live_holds};
+use crate::quota::limits::Quotas;
 use billing_core::domain::Domain;
 use billing_core::pricebook::PriceBook;
 use rust_decimal::Decimal;
@@ -152,7 +153,7 @@ pub(crate) struct NodeBudget {
 /// `spend_limit`: its quotas, its subtree's spend and live holds as `conn` sees them, plus
 /// the group's holds `placed` so far in its subtree (not stored yet).
 pub(crate) async fn node_budget(
-    conn: &mut dyn Conn,
+    (conn, backend): (&mut dyn Conn, Backend),
     books: &Books,
     (book, tree): (&PriceBook, &Tree<'_>),
     (node, label, now_ms): (&str, &str, i64),
@@ -171,22 +172,19 @@ pub(crate) async fn node_budget(
         return Ok(None);
     };
     let d = Domain::parse(node);
-    let mut held = Decimal::ZERO;
-    let mut ids = BTreeSet::new();
-    for m in tree.subtree(d.account) {
-        let id = Domain {
-            account: &m,
-            region: d.region,
-        }
-        .id()
-        .into_owned();
-        held += live_holds(&mut *conn, &id, now_ms)
-            .await?
-            .iter()
-            .map(|h| h.amount)
-            .sum::<Decimal>();
-        ids.insert(id);
-    }
+    let ids: BTreeSet<String> = tree
+        .subtree(d.account)
+        .iter()
+        .map(|m| {
+            Domain {
+                account: m,
+                region: d.region,
+            }
+            .id()
+            .into_owned()
+        })
+        .collect();
+    let mut held = held_by(conn, backend, &ids, now_ms).await?;
     held += placed
         .iter()
         .filter(|h| ids.contains(&h.account))
@@ -194,4 +192,28 @@ pub(crate) async fn node_budget(
         .sum::<Decimal>();
     let spent = node_spend(conn, books, (book, tree), node, label, None).await?;
     Ok(Some(NodeBudget { limit, spent, held }))
+}
+
+/// What the live holds of the domains `ids` reserve at `now_ms`, in one statement.
+async fn held_by(
+    conn: &mut dyn Conn,
+    backend: Backend,
+    ids: &BTreeSet<String>,
+    now_ms: i64,
+) -> Result<Decimal> {
+    let names: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let sql = include_str!("../../queries/shared/select_live_hold_amounts.sql")
+        .replace("{filter}", &crate::conn::sql::in_list("account", backend));
+    let mut held = Decimal::ZERO;
+    for r in crate::conn::db::query(&sql)
+        .bind(&names[..])
+        .bind(now_ms)
+        .fetch_all(&mut *conn)
+        .await?
+    {
+        let amount: String = r.get("amount");
+        held +=
+            crate::conn::error::stored(amount.parse::<Decimal>().ok(), "holds", "amount", &amount)?;
+    }
+    Ok(held)
 }
