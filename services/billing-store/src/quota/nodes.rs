@@ -184,6 +184,8 @@ pub(crate) async fn node_budget(
             .into_owned()
         })
         .collect();
+    // Holds before the spend, as for an account's own quotas (`spent.rs`): a fold capturing
+    // a hold in between can only make its usage count twice, never not at all.
     let mut held = held_by(conn, backend, &ids, now_ms).await?;
     held += placed
         .iter()
