@@ -332,7 +332,7 @@ fn balance() {}
     params(("account" = Option<String>, Query, description = "admin: one account; a customer key: an account within its scope (default its own)"), ("quota" = Option<String>, Query, description = "admin: one quota"),
         ("kind" = Option<String>, Query, description = "warn, limit or clear"), ("after" = Option<i64>, Query, description = "a seq: the decisions after it"),
         ("limit" = Option<i64>, Query, description = "1 to 1000 (default 100)")),
-    responses((status = 200, description = "{\"decisions\":[{id, account, region (a region's billing domain; absent: home), quota, period, kind, used, limit, position, at_ms}], \"next_after\"}: oldest first; a customer key reads its own", body = Object),
+    responses((status = 200, description = "{\"decisions\":[{id, account, node (the node whose limit moved: the account; a spend_limit of an account with sub-accounts measures its subtree, so a child's usage moves its ancestors' decisions), region (a region's billing domain; absent: home), quota, period, kind, used, limit, position, at_ms}], \"next_after\"}: oldest first; a customer key reads its own", body = Object),
         (status = 400, description = "bad kind or limit"), (status = 403, description = "the ingest token, or a customer key whose role may not read cost"), (status = 404, description = "a customer key: `account` outside its scope or unknown")))]
 #[allow(dead_code)]
 fn quota_decisions() {}

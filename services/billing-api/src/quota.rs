@@ -123,12 +123,14 @@ pub async fn authorize(
             "expires_at": format_secs(h.expires_at_ms.div_euclid(1000)),
         }),
         Authorization::Denied {
+            node,
             quota,
             used,
             requested,
             limit,
         } => json!({
             "decision": "denied",
+            "node": node,
             "quota": quota,
             "used": used,
             "requested": requested,

@@ -8,6 +8,7 @@ use crate::conn::handles::QuotaHandle;
 use crate::conn::sql::{Val, insert_rows};
 use crate::quota::holds::{Authorization, Hold, HoldError, HoldRequest, Queued};
 use crate::quota::limits::bump_hold_rev;
+use crate::quota::nodes::{NodeBudget, Tree, node_budget};
 use crate::quota::spent::{AccountState, account_state, add_hold};
 use billing_core::pricebook::PriceBook;
 use billing_core::quota::Verdict;
@@ -172,6 +173,10 @@ impl QuotaHandle<'_> {
         };
         let mut answers = Vec::with_capacity(group.len());
         let mut placed: Vec<Hold> = Vec::new();
+        // Budgets per node (`nodes.rs`): each ancestor's budget read once per group (None:
+        // no `spend_limit`), by domain id.
+        let mut budgets: HashMap<String, Option<NodeBudget>> = HashMap::new();
+        let tree = open.as_ref().map(|(_, book)| Tree::of(book));
         // Each region's book made once per group.
         let mut rbooks: HashMap<Option<String>, Option<std::borrow::Cow<'_, PriceBook>>> =
             HashMap::new();
@@ -216,8 +221,53 @@ impl QuotaHandle<'_> {
                 answers.push(Err(HoldError::UnknownAccount(q.req.account.clone())));
                 continue;
             };
-            let answer = decide(&q.req, &domain, rbook, state, q.ttl_ms, q.now_ms)?;
+            let mut answer = decide(&q.req, &domain, rbook, state, q.ttl_ms, q.now_ms)?;
+            // Issue 27: then the budget of every node above (and of the account itself when
+            // it has sub-accounts), nearest first; the first that does not fit denies.
+            let nodes = match (&answer, &tree) {
+                (Ok(Authorization::Allowed(_)), Some(tree)) => tree.budget_nodes(&q.req.account),
+                _ => Vec::new(),
+            };
+            let mut charged = Vec::with_capacity(nodes.len());
+            for node in nodes {
+                let Ok(Authorization::Allowed(h)) = &answer else {
+                    break;
+                };
+                let id = billing_core::domain::Domain {
+                    account: node,
+                    region: q.req.region.as_deref(),
+                }
+                .id()
+                .into_owned();
+                if !budgets.contains_key(&id) {
+                    let at = (id.as_str(), label.as_str(), now_ms);
+                    let org = (&**book, tree.as_ref().expect("a node comes from the tree"));
+                    let budget =
+                        node_budget((&mut *tx, self.backend), books, org, at, &placed).await?;
+                    budgets.insert(id.clone(), budget);
+                }
+                let Some(b) = budgets.get(&id).and_then(Option::as_ref) else {
+                    continue;
+                };
+                let used = b.spent + b.held;
+                if used + h.amount > b.limit {
+                    answer = Ok(Authorization::Denied {
+                        node: node.to_string(),
+                        quota: "spend_limit".into(),
+                        used: cents(used),
+                        requested: h.amount,
+                        limit: cents(b.limit),
+                    });
+                } else {
+                    charged.push(id);
+                }
+            }
             if let Ok(Authorization::Allowed(h)) = &answer {
+                for id in charged {
+                    if let Some(Some(b)) = budgets.get_mut(&id) {
+                        b.held += h.amount;
+                    }
+                }
                 add_hold(&mut state.spent, h);
                 state.holds.push(h.clone());
                 placed.push(h.clone());
@@ -337,6 +387,7 @@ fn decide(
             limit,
         } => {
             return Ok(Ok(Authorization::Denied {
+                node: req.account.clone(),
                 quota,
                 used,
                 requested,
@@ -356,6 +407,12 @@ fn decide(
         created_at_ms: now_ms,
         expires_at_ms: now_ms + ttl_ms,
     })))
+}
+
+/// Money shown with two decimals, as the core's denials show it.
+fn cents(mut d: rust_decimal::Decimal) -> rust_decimal::Decimal {
+    d.rescale(2);
+    d
 }
 
 /// The message for a region `book` does not name.

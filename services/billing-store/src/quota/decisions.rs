@@ -12,6 +12,15 @@
 //! the wallet's balance against what issued invoices still owe plus that total
 //! (`billing_core::quota::against_wallet`); `gpu_hours[sku]` against the period's unit-hours
 //! of the sku. `max_concurrent` is enforced at authorization only.
+//!
+//! Budgets per node (issue 27): the `spend_limit` of an account with sub-accounts measures its
+//! whole subtree (`nodes.rs`), so a batch that moves an account's cost evaluates its
+//! ancestors' quotas too (and the account's own). A decision is the node's whose limit moved:
+//! `account` is the node (e.g. `corp` when its child `a`'s usage crossed corp's limit), and
+//! `node` repeats it, as an authorization's denial names the node. Not the child whose usage
+//! moved: one crossing of a node's limit is one decision whichever child's usage crossed it,
+//! and its id (a hash of the node, quota, period and number) stays the same in a replay
+//! whatever the batch boundaries were; the node's level is kept once, under its own name.
 
 use crate::conn::db::Conn;
 use crate::conn::error::{Result, StoreError};
@@ -21,10 +30,13 @@ use crate::pricing::books::Books;
 use crate::pricing::provisional::Measure;
 use crate::pricing::provisional_reads::measure;
 use crate::quota::limits::Quotas;
+use crate::quota::nodes::{Tree, node_spend};
+use billing_core::pricebook::PriceBook;
 use billing_core::quota::{self, DEFAULT_WARN_AT, Level};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 crate::conn::words::stored_words! {
     /// What a decision says, as stored in `quota_decisions.kind`: the level a quota moved to.
@@ -44,6 +56,9 @@ pub struct Decision {
     pub seq: i64,
     pub id: String,
     pub account: String,
+    /// The node whose limit moved: the decision's account (issue 27: a `spend_limit` of an
+    /// account with sub-accounts measures its subtree, and a child's usage moves it).
+    pub node: String,
     /// Section 19: the region of the billing domain whose quota moved (absent: home).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
@@ -73,13 +88,27 @@ pub(crate) async fn evaluate(
     if touched.is_empty() {
         return Ok(());
     }
-    let quotas = quotas_of_accounts(conn, backend, touched).await?;
+    let (touched, orgs) = with_nodes(conn, books, touched).await?;
+    let trees: HashMap<&String, (&PriceBook, Tree<'_>)> = orgs
+        .iter()
+        .map(|(label, book)| (label, (&**book, Tree::of(book))))
+        .collect();
+    let quotas = quotas_of_accounts(conn, backend, &touched).await?;
     if quotas.is_empty() {
         return Ok(());
     }
     for (account, (q, _)) in &quotas {
         let Some(label) = books.label_of(touched[account]) else {
             continue;
+        };
+        // Issue 27: a node's `spend_limit` measures its subtree.
+        let home = billing_core::domain::Domain::parse(account).account;
+        let subtree_spend = match trees.get(&label) {
+            Some((book, tree)) if q.spend_limit.is_some() && tree.has_children(home) => {
+                let org = (*book, tree);
+                Some(node_spend(conn, books, org, account, &label, Some(measured)).await?)
+            }
+            _ => None,
         };
         let (total, unit_seconds) = match measured.get(&(account.clone(), label.clone())) {
             Some(m) => m.clone(),
@@ -97,6 +126,10 @@ pub(crate) async fn evaluate(
         let (q, owed) = quota::against_wallet(q, wallet, outstanding);
         let warn_at = q.warn_at.unwrap_or(DEFAULT_WARN_AT);
         for (quota, used, limit) in quota::measures(&q, total, owed, &unit_seconds) {
+            let used = match subtree_spend {
+                Some(spend) if quota == "spend_limit" => spend,
+                _ => used,
+            };
             let level = Level::of(used, limit, warn_at);
             let at = Where {
                 account,
@@ -110,6 +143,51 @@ pub(crate) async fn evaluate(
         }
     }
     Ok(())
+}
+
+/// `touched` (domain id → latest usage second) with the nodes whose budget the batch moved
+/// (issue 27, `nodes::budget_nodes`: the ancestors of each, in its region), each at the
+/// latest second of its subtree's usage; and the price book (its organization) of each
+/// period named.
+async fn with_nodes(
+    conn: &mut dyn Conn,
+    books: &Books,
+    touched: &BTreeMap<String, i64>,
+) -> Result<(BTreeMap<String, i64>, HashMap<String, Arc<PriceBook>>)> {
+    let mut orgs: HashMap<String, Arc<PriceBook>> = HashMap::new();
+    let mut labels: Vec<(&String, i64, String)> = Vec::new();
+    for (id, &secs) in touched {
+        let Some(label) = books.label_of(secs) else {
+            continue;
+        };
+        if !orgs.contains_key(&label) {
+            match books.for_period(&mut *conn, &label).await? {
+                Some((book, _)) => orgs.insert(label.clone(), book),
+                None => continue,
+            };
+        }
+        labels.push((id, secs, label));
+    }
+    let trees: HashMap<&String, Tree<'_>> = orgs
+        .iter()
+        .map(|(label, book)| (label, Tree::of(book)))
+        .collect();
+    let mut out = touched.clone();
+    for (id, secs, label) in labels {
+        let d = billing_core::domain::Domain::parse(id);
+        for node in trees[&label].budget_nodes(d.account) {
+            let node = billing_core::domain::Domain {
+                account: node,
+                region: d.region,
+            }
+            .id()
+            .into_owned();
+            let at = out.entry(node).or_insert(secs);
+            *at = (*at).max(secs);
+        }
+    }
+    drop(trees);
+    Ok((out, orgs))
 }
 
 /// The quotas of the `touched` accounts that have some, each with when it was set.
@@ -229,7 +307,7 @@ async fn record(
     // keyed by the account (one order per account on the topic).
     let domain = billing_core::domain::Domain::parse(account);
     let mut payload = serde_json::json!({
-        "id": id, "account": domain.account, "quota": quota, "period": label, "kind": kind,
+        "id": id, "account": domain.account, "node": domain.account, "quota": quota, "period": label, "kind": kind,
         "used": used, "limit": limit, "position": position,
         "at": billing_core::timestamp::format_secs(now_ms.div_euclid(1000)),
     });
@@ -292,6 +370,7 @@ impl QuotaHandle<'_> {
                     seq: r.get("seq"),
                     id: r.get("id"),
                     account: domain.account.to_string(),
+                    node: domain.account.to_string(),
                     region: domain.region.map(str::to_string),
                     quota: r.get("quota"),
                     period: r.get("period"),

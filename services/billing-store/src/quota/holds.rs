@@ -58,8 +58,11 @@ crate::conn::words::stored_words! {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Authorization {
     Allowed(Hold),
-    /// Denied by `quota`: what is used (including live holds) and the limit.
+    /// Denied by `quota` of `node`: what is used (including live holds) and the limit.
     Denied {
+        /// The account whose limit fired: the account asked for (its own quotas), or one of
+        /// its ancestors whose `spend_limit` bounds its subtree (issue 27, budgets per node).
+        node: String,
         quota: String,
         used: Decimal,
         requested: Decimal,

@@ -22,7 +22,9 @@
 //!
 //! What is spent, for the checks (choices where issue 5 leaves room, also in the README):
 //! - `spend_limit`: the open period's provisional invoice total (rated from the ledger with
-//!   the same function as invoices) plus live holds plus the new hold, at most the limit;
+//!   the same function as invoices) plus live holds plus the new hold, at most the limit; and
+//!   issue 27, budgets per node (`nodes.rs`): the `spend_limit` of the account itself when it
+//!   has sub-accounts, and of every ancestor, over the whole subtree's spend and live holds;
 //! - `prepaid_balance`: turns the prepaid rule on; the limit is then the wallet's balance,
 //!   burned by what issued invoices still owe and by the open period's provisional total;
 //!   live holds and the new hold must fit in the rest (credits of billing-semantics.md count
@@ -204,6 +206,22 @@ impl QuotaHandle<'_> {
         let books = crate::pricing::books::Books::load(&mut tx, &self.books, true).await?;
         if let Some(label) = books.1.label_of(now_ms.div_euclid(1000)) {
             crate::pricing::provisional::ensure(&mut tx, &books.1, account, &label, now_ms).await?;
+            // Issue 27: a node's budget measures its subtree's rows (`nodes.rs`): each stored
+            // now if no batch has yet (a payer's row brings its members').
+            if let Some((book, _)) = books.1.for_period(&mut tx, &label).await? {
+                let tree = crate::quota::nodes::Tree::of(&book);
+                if tree.has_children(home) {
+                    for m in tree.subtree(home) {
+                        let id = billing_core::domain::Domain {
+                            account: &m,
+                            region,
+                        }
+                        .id();
+                        crate::pricing::provisional::ensure(&mut tx, &books.1, &id, &label, now_ms)
+                            .await?;
+                    }
+                }
+            }
         }
         tx.commit().await?;
         Ok(())

@@ -4,4 +4,5 @@ pub(crate) mod authorize;
 pub(crate) mod decisions;
 pub(crate) mod holds;
 pub(crate) mod limits;
+pub(crate) mod nodes;
 pub(crate) mod spent;

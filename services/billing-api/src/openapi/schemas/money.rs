@@ -156,6 +156,11 @@ pub struct Authorization {
     pub amount: Decimal,
     #[schema(required = false)]
     pub expires_at: String,
+    /// Denied: the account whose limit fired: the account asked for (its own quotas), or
+    /// one of its ancestors whose `spend_limit` bounds its whole subtree (budgets per node,
+    /// nearest first; in the request's region).
+    #[schema(required = false)]
+    pub node: String,
     /// Denied: the quota's name.
     #[schema(required = false)]
     pub quota: String,
