@@ -31,42 +31,28 @@ use billing_core::pricebook::PriceBook;
 use rust_decimal::Decimal;
 use std::collections::{BTreeSet, HashMap};
 
-/// The tree of a price book's organization (its `[[accounts]]` and `accounts` terms), indexed
-/// once per authorization group or batch, so that a walk is as long as the tree is deep.
-/// TODO(merge): Org::ancestors (billing-core org.rs) replaces this index.
+/// The tree of a price book's organization (its `[[accounts]]` and `accounts` terms): its
+/// parents are the book's ([`billing_core::pricebook::Org::ancestors`]); the children are
+/// indexed once per authorization group or batch, so that a subtree is walked once.
 pub(crate) struct Tree<'b> {
-    parent: HashMap<&'b str, &'b str>,
+    book: &'b PriceBook,
     children: HashMap<&'b str, Vec<&'b str>>,
 }
 
 impl<'b> Tree<'b> {
     pub(crate) fn of(book: &'b PriceBook) -> Tree<'b> {
-        let mut tree = Tree {
-            parent: HashMap::new(),
-            children: HashMap::new(),
-        };
+        let mut children: HashMap<&'b str, Vec<&'b str>> = HashMap::new();
         for s in &book.account_settings {
             if let Some(p) = s.parent.as_deref() {
-                tree.parent.insert(s.id.as_str(), p);
-                tree.children.entry(p).or_default().push(s.id.as_str());
+                children.entry(p).or_default().push(s.id.as_str());
             }
         }
-        tree
+        Tree { book, children }
     }
 
-    /// `account`'s ancestors, nearest first (the book refuses cycles and trees deeper than
-    /// `billing_core` allows; the walk stops on a repeat all the same).
+    /// `account`'s ancestors, nearest first.
     pub(crate) fn ancestors(&self, account: &str) -> Vec<&'b str> {
-        let mut out: Vec<&'b str> = Vec::new();
-        let mut at = self.parent.get(account).copied();
-        while let Some(p) = at {
-            if p == account || out.contains(&p) {
-                break;
-            }
-            out.push(p);
-            at = self.parent.get(p).copied();
-        }
-        out
+        self.book.org.ancestors(account)
     }
 
     /// Whether `account` has sub-accounts.
