@@ -40,9 +40,9 @@ mod pricing;
 mod quota;
 
 pub use admin::accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
-pub use admin::api_keys::{ApiKeyInfo, AuditEntry, KeyGrant, NewKey, key_id_of};
+pub use admin::api_keys::{ApiKeyInfo, AuditEntry, KeyGrant, key_id_of};
 pub use admin::idempotency::Claim;
-pub use admin::keys::{ApiKeyId, KeyRole, hash_key, key_id};
+pub use admin::keys::{ApiKeyId, KeyRole, NewKey, hash_key, key_id};
 pub use admin::{actor, idempotency};
 pub use conn::backend::Backend;
 pub use conn::db;

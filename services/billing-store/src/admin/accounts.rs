@@ -61,9 +61,9 @@ impl AdminHandle<'_> {
 
 impl AdminHandle<'_> {
     /// Creates an account with one API key (stored as its hash).
-    /// Its key is an owner's, made by the running actor ([`crate::actor::current`]).
+    /// Its key is an owner's, made by the running actor ([`crate::admin::actor::current`]).
     pub async fn create_account(&self, id: &str, key_hash: &str, now_ms: i64) -> Result<()> {
-        let by = crate::actor::current();
+        let by = crate::admin::actor::current();
         self.create_account_by(id, key_hash, Some(&by), now_ms)
             .await
     }
@@ -89,7 +89,7 @@ impl AdminHandle<'_> {
         if inserted == 0 {
             return Err(StoreError::AccountExists(id.to_string()));
         }
-        let key = crate::admin::api_keys::NewKey {
+        let key = crate::admin::keys::NewKey {
             key_hash,
             role: crate::admin::keys::KeyRole::Owner,
             by,

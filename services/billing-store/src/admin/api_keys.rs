@@ -12,7 +12,7 @@
 //! The audit log is the commands themselves: every admin change is recorded in the outbox in
 //! the transaction that makes it (`commands.rs`), and `audit` reads them back in order.
 
-use crate::admin::keys::{ApiKeyId, KeyRole};
+use crate::admin::keys::{ApiKeyId, KeyRole, NewKey};
 use crate::conn::error::{Result, StoreError};
 use crate::conn::handles::AdminHandle;
 use crate::events::commands::Command;
@@ -29,15 +29,6 @@ pub struct ApiKeyInfo {
     pub created_by: Option<String>,
     /// When it was revoked (null: live).
     pub revoked_at: Option<String>,
-}
-
-/// A key being stored: its hash, role and the actor making it (None: not known, as in a
-/// replayed command recorded before issue 27).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewKey<'a> {
-    pub key_hash: &'a str,
-    pub role: KeyRole,
-    pub by: Option<&'a str>,
 }
 
 /// What a live key grants: its account (the root of its scope) and its role.

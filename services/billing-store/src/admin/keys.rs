@@ -62,3 +62,12 @@ mod tests {
         assert_eq!(hash_key("k").len(), 64);
     }
 }
+
+/// A key being stored: its hash, role and the actor making it (None: not known, as in a
+/// replayed command recorded before issue 27).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewKey<'a> {
+    pub key_hash: &'a str,
+    pub role: KeyRole,
+    pub by: Option<&'a str>,
+}

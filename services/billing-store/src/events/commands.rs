@@ -307,7 +307,7 @@ impl LogHandle<'_> {
                 by,
                 at_ms,
             } => {
-                let key = crate::admin::api_keys::NewKey {
+                let key = crate::admin::keys::NewKey {
                     key_hash,
                     role: *role,
                     by: by.as_deref(),
@@ -327,7 +327,7 @@ impl LogHandle<'_> {
                 by,
                 at_ms,
             } => {
-                let key = crate::admin::api_keys::NewKey {
+                let key = crate::admin::keys::NewKey {
                     key_hash,
                     role: *role,
                     by: by.as_deref(),

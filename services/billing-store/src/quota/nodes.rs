@@ -25,9 +25,9 @@ use crate::conn::error::{Result, StoreError};
 use crate::pricing::books::Books;
 use crate::pricing::provisional::Measure;
 use crate::pricing::provisional_reads::measure;
-use crate::quota::limits::Quotas;
 use billing_core::domain::Domain;
 use billing_core::pricebook::PriceBook;
+use billing_core::quota::Quotas;
 use rust_decimal::Decimal;
 use std::collections::{BTreeSet, HashMap};
 
