@@ -18,6 +18,9 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "org_fixture.rs"]
+mod org_fixture;
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -410,6 +413,13 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
     let app = billing_api::router(t.state.clone());
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
 
+    // Issue 27's organization view, on a server of its own (its accounts stay out of the
+    // figures above): corp pays for ml and web, projects by lease.tags, corp's spend limit.
+    let (org_url, org_expect, org_server) = organization_server().await;
+    let mut expect = expect;
+    expect["organization"] = org_expect;
+    expect["organization"]["url"] = json!(org_url);
+
     let docs_png = workspace().join("docs/console.png");
     let run = {
         let (url, expect) = (url.clone(), expect.to_string());
@@ -430,6 +440,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         .unwrap()
     };
     server.abort();
+    org_server.abort();
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
@@ -474,6 +485,48 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         "the README's screenshot {}",
         docs_png.display()
     );
+}
+
+/// The organization of tests/org_fixture.rs served on a loopback port: its URL, what the
+/// browser must show (`owner` and `member` keys of corp, `GET /v1/organization`'s answer for
+/// November, and web's rows of `GET /v1/allocation`) and the server's task.
+async fn organization_server() -> (String, Value, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let t = TestApp::fresh(Db::Sqlite).await;
+    let (owner, _) = org_fixture::small_tree(&t).await;
+    let (s, k) = t
+        .admin(
+            "POST",
+            "/v1/admin/accounts/corp/keys",
+            r#"{"role":"member"}"#.to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{k}");
+    let (s, answer) = t.get("/v1/organization?period=2026-11", &owner).await;
+    assert_eq!(s, StatusCode::OK, "{answer}");
+    assert_eq!(answer["total"], "240.00", "{answer}");
+    let (s, a) = t
+        .get("/v1/allocation?period=2026-11&account=web", &owner)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    let web: Vec<&Value> = a["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["account"] == "web")
+        .collect();
+    assert_eq!(web.len(), 2, "web's two projects: {a}");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = billing_api::router(t.state.clone());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let expect = json!({
+        "owner": owner,
+        "member": k["api_key"],
+        "period": "2026-11",
+        "answer": answer,
+        "web_rows": web,
+    });
+    (url, expect, server)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

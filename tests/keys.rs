@@ -78,6 +78,8 @@ enum Kind {
     Cost,
     Invoices,
     Allocation,
+    /// `GET /v1/organization`: owner and finance keys only.
+    Organization,
     Wallet,
     Spend,
     Keys,
@@ -90,9 +92,12 @@ fn permitted(role: &str, kind: Kind) -> bool {
     use Kind::*;
     match role {
         "owner" => true,
-        "finance" => matches!(kind, Prices | Cost | Invoices | Allocation | Wallet | Me),
+        "finance" => matches!(
+            kind,
+            Prices | Cost | Invoices | Allocation | Organization | Wallet | Me
+        ),
         "viewer" => matches!(kind, Prices | Usage | Cost | Me),
-        "member" => kind != Keys,
+        "member" => !matches!(kind, Keys | Organization),
         other => panic!("no role {other}"),
     }
 }
@@ -112,6 +117,7 @@ fn routes() -> BTreeMap<(&'static str, &'static str), Kind> {
         (("get", "/v1/invoices"), Invoices),
         (("get", "/v1/invoices/{id}"), Invoices),
         (("get", "/v1/allocation"), Allocation),
+        (("get", "/v1/organization"), Organization),
         (("get", "/v1/balance"), Wallet),
         (("post", "/v1/authorize"), Spend),
         (("post", "/v1/holds/{id}/extend"), Spend),

@@ -530,6 +530,11 @@ async fn a_generated_python_client_bills_an_account_as_the_api_does() {
         assert_eq!(answers[name], v, "{uri}: the client read otherwise");
         conforms(&doc, "get", path, 200, &v);
     }
+    // Issue 27: the organization view (a lone account: one node, its cost by project).
+    let (s, v) = t.get("/v1/organization?period=2026-11", &key).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["nodes"][0]["id"], ACCOUNT, "{v}");
+    conforms(&doc, "get", "/v1/organization", 200, &v);
     let id = answers["invoice"]["id"].as_str().unwrap();
     let (s, invoice) = t.get(&format!("/v1/invoices/{id}"), &key).await;
     assert_eq!(s, StatusCode::OK, "{invoice}");

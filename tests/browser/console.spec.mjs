@@ -259,7 +259,8 @@ async function signInCleanly(token, landing) {
 const outside = [];
 page.on('request', (r) => {
   const url = r.url();
-  if (!url.startsWith(base) && !url.startsWith('blob:') && !url.startsWith('data:')) {
+  const ours = [base, expect.organization && expect.organization.url].filter(Boolean);
+  if (!ours.some((o) => url.startsWith(o)) && !url.startsWith('blob:') && !url.startsWith('data:')) {
     outside.push(url);
   }
 });
@@ -555,6 +556,72 @@ await step('another account\'s invoice is not found, by the console and by the A
   check(csv.status === 404, `beta's invoice CSV with acme's key: ${csv.status}`);
   await shot('not-found');
   await clean();
+});
+
+await step('an owner key sees its organization: every node with the API\'s cost and budget, the chart by project, an account\'s allocation', async () => {
+  const o = expect.organization;
+  await page.goto(`${o.url}/`);
+  await signIn(o.owner, '#/overview');
+  check((await byTestId('nav-organization').count()) === 1, 'an owner key has the organization in its menu');
+  await byTestId('nav-organization').click();
+  await drawn('#/organization');
+  await go(`#/organization?period=${o.period}`);
+  equalDecimal(await text('org-total'), o.answer.total, 'the tree\'s cost to date');
+  const rows = page.locator('[data-testid=org-node]');
+  check((await rows.count()) === o.answer.nodes.length, `${await rows.count()} nodes drawn, the API answers ${o.answer.nodes.length}`);
+  for (const n of o.answer.nodes) {
+    const r = page.locator(`[data-testid=org-node][data-account="${n.id}"]`);
+    check((await r.count()) === 1, `the node ${n.id}`);
+    check((await r.getAttribute('data-depth')) === (n.parent ? '1' : '0'), `${n.id} is indented by its depth`);
+    equalDecimal(await r.locator('[data-testid=org-cost]').textContent(), n.cost, `${n.id}'s cost`);
+    equalDecimal(await r.locator('[data-testid=org-subtree-cost]').textContent(), n.subtree_cost, `${n.id}'s subtree cost`);
+    const budget = (await r.locator('[data-testid=org-budget]').textContent()).trim();
+    if (n.budget === null) {
+      check(budget === '—', `${n.id} has no budget: ${budget}`);
+    } else {
+      equalDecimal(budget, n.budget, `${n.id}'s budget`);
+      const pct = ((Number(n.subtree_cost) / Number(n.budget)) * 100).toFixed(1);
+      check((await r.locator('[data-testid=org-used]').textContent()).trim() === `${pct} %`, `${n.id}'s budget used`);
+    }
+  }
+  // The chart stacks one series per project and draws the cost of every cell.
+  const chart = await page.evaluate(() => {
+    const el = document.querySelector('[data-testid="org-chart"]');
+    const option = window.echarts.getInstanceByDom(el).getOption();
+    return {
+      categories: option.xAxis[0].data,
+      stacks: [...new Set(option.series.map((s) => s.stack))],
+      series: option.series.length,
+      sum: option.series.reduce((acc, s) => acc + s.data.reduce((a, v) => a + (typeof v === 'number' ? v : v.value), 0), 0),
+    };
+  });
+  const projects = new Set(o.answer.by_project.map((r) => r.tag));
+  check(chart.series === projects.size && chart.stacks.length === 1, `one stacked series per project: ${JSON.stringify(chart)}`);
+  check(JSON.stringify(chart.categories) === JSON.stringify(o.answer.nodes.map((n) => n.id)), `a bar per account: ${chart.categories}`);
+  check(Math.abs(chart.sum - Number(o.answer.total)) < 1e-6, `the chart draws ${chart.sum}, the API ${o.answer.total}`);
+  // Drill-down: web's allocation rows.
+  await page.locator('[data-testid=org-node][data-account="web"] [data-testid=org-node-link]').click();
+  await drawn(`#/organization?period=${o.period}&account=web`, { exact: true });
+  const alloc = page.locator('[data-testid=org-alloc-row]');
+  check((await alloc.count()) === o.web_rows.length, `${await alloc.count()} allocation rows of web, the API ${o.web_rows.length}`);
+  for (const w of o.web_rows) {
+    const r = page.locator(`[data-testid=org-alloc-row][data-tag="${w.tag}"]`);
+    equalDecimal(await r.locator('[data-testid=org-alloc-total]').textContent(), w.total, `web's ${w.tag}`);
+  }
+  await shot('organization');
+  await clean();
+});
+
+await step('a member key has no organization page: not in its menu, refused by the console and the API', async () => {
+  const o = expect.organization;
+  await signOut();
+  await signIn(o.member, '#/overview');
+  check((await byTestId('nav-organization').count()) === 0, 'no organization in a member\'s menu');
+  await go('#/organization', { allowError: true });
+  check((await byTestId('page-error').getAttribute('data-status')) === '403', 'the page says 403');
+  check((await byTestId('org-node').count()) === 0, 'no node shown');
+  const r = await apiStatus('/v1/organization');
+  check(r.status === 403 && r.body.includes('a member key may not'), `GET /v1/organization with a member key: ${r.status} ${r.body}`);
 });
 
 await browser.close();

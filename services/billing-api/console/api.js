@@ -4,7 +4,7 @@
 
 const SESSION = 'gpubill.session';
 
-/** { token, role: 'customer' | 'admin', account? } or null. */
+/** { token, role: 'customer' | 'admin', account?, key_role? (owner, finance, viewer, member) } or null. */
 export function session() {
   try {
     const s = JSON.parse(sessionStorage.getItem(SESSION) || 'null');
@@ -93,5 +93,5 @@ export async function whoIs(token) {
   if (me.role !== 'customer') {
     throw new ApiError(403, 'ingest_token', `a ${me.role} token has no console`);
   }
-  return { token, role: 'customer', account: me.account, name: me.name };
+  return { token, role: 'customer', account: me.account, name: me.name, key_role: me.key_role };
 }

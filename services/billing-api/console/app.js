@@ -22,6 +22,13 @@ const CUSTOMER_NAV = [
   ['prices', 'nav.prices'],
 ];
 
+/** Pages only some keys' roles may read: the organization (issue 27) is owner's and finance's. */
+const ORGANIZATION_ROLES = ['owner', 'finance'];
+
+function customerNav(s) {
+  return ORGANIZATION_ROLES.includes(s.key_role) ? [...CUSTOMER_NAV, ['organization', 'nav.organization']] : CUSTOMER_NAV;
+}
+
 const ADMIN_NAV = [
   ['admin/accounts', 'nav.accounts'],
   ['admin/dead-letters', 'nav.dead_letters'],
@@ -116,6 +123,8 @@ function pageOf(segments, s) {
       return second ? customer.invoice : customer.invoices;
     case 'prices':
       return customer.prices;
+    case 'organization':
+      return customer.organization;
     default:
       return notFound;
   }
@@ -173,7 +182,7 @@ function renderNav(s, r) {
     return;
   }
   nav.hidden = false;
-  const items = s.role === 'admin' ? ADMIN_NAV : CUSTOMER_NAV;
+  const items = s.role === 'admin' ? ADMIN_NAV : customerNav(s);
   const current = r.segments.slice(0, items[0][0].split('/').length).join('/');
   nav.replaceChildren(
     ...items.map(([path, key]) =>

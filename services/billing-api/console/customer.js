@@ -727,3 +727,117 @@ export async function prices() {
     (p.regions || []).map((r) => regionPrices(r, r.region)),
   ];
 }
+
+/**
+ * The organization (issue 27), for owner and finance keys: the tree of the key's scope from
+ * `GET /v1/organization` (each node's own cost to date, its subtree's, its budget and how much
+ * of it is used), the cost by project per account as a stacked chart, and, for the account
+ * clicked (`?account=`), its rows of `GET /v1/allocation`.
+ */
+export async function organization(ctx) {
+  const p = ctx.params;
+  const asked = isLabel(p.get('period')) ? p.get('period') : null;
+  const o = await api.get(`/v1/organization${asked ? `?${new URLSearchParams({ period: asked })}` : ''}`);
+  const period = o.period;
+  const ids = new Set(o.nodes.map((n) => n.id));
+  const focus = ids.has(p.get('account')) ? p.get('account') : null;
+  const go = (params) => ctx.navigate(`#/organization?${new URLSearchParams({ period, ...params })}`);
+  // The tree, depth first from the root(s), children in id order (the answer's order).
+  const children = new Map();
+  for (const n of o.nodes) {
+    const up = n.parent && ids.has(n.parent) ? n.parent : '';
+    children.set(up, [...(children.get(up) || []), n]);
+  }
+  const ordered = [];
+  const walk = (up, depth) => {
+    for (const n of children.get(up) || []) {
+      ordered.push([n, depth]);
+      walk(n.id, depth + 1);
+    }
+  };
+  walk('', 0);
+  const used = (n) => {
+    if (n.budget === null || num.toNumber(n.budget) <= 0) {
+      return '—';
+    }
+    return `${((num.toNumber(n.subtree_cost) / num.toNumber(n.budget)) * 100).toFixed(1)} %`;
+  };
+  const rows = ordered.map(([n, depth]) =>
+    row({ testid: 'org-node', 'data-account': n.id, 'data-depth': String(depth), class: n.id === focus ? 'active' : '' }, [
+      [
+        { class: `depth-${Math.min(depth, 8)}` },
+        h('a', { href: `#/organization?${new URLSearchParams({ period, account: n.id })}`, testid: 'org-node-link' }, n.id),
+      ],
+      [{ testid: 'org-payer' }, n.payer === n.id ? t('org.self') : n.payer],
+      [{ class: 'num', testid: 'org-cost' }, n.cost],
+      [{ class: 'num', testid: 'org-subtree-cost' }, n.subtree_cost],
+      [{ class: 'num', testid: 'org-budget' }, n.budget ?? '—'],
+      [{ class: 'num', testid: 'org-used' }, used(n)],
+    ]),
+  );
+  // Cost by project per account: one stacked series per project (tag value).
+  const categories = ordered.map(([n]) => n.id);
+  const tags = [...new Set(o.by_project.map((r) => r.tag))].sort();
+  const series = tags.map((tag) => ({
+    name: tag === '' ? t('org.untagged') : tag,
+    values: categories.map((a) =>
+      num.toNumber(num.sum(o.by_project.filter((r) => r.account === a && r.tag === tag).map((r) => r.total))),
+    ),
+  }));
+  const chartEl = h('div', { class: 'chart', testid: 'org-chart', role: 'img', 'aria-label': t('org.by_project') });
+  if (series.length) {
+    ctx.later(() => charts.usageChart(chartEl, { categories, series }, o.currency || ''));
+  }
+  let drill = null;
+  if (focus) {
+    const a = await api
+      .get(`/v1/allocation?${new URLSearchParams({ period, account: focus })}`)
+      .catch(keep);
+    const mine = failed(a) ? [] : a.rows.filter((r) => r.account === focus);
+    drill = card(
+      t('org.drill', { account: focus }),
+      mine.length
+        ? table(
+            [t('org.project'), [{ class: 'num' }, t('invoice.subtotal')], [{ class: 'num' }, t('invoice.discount')], [{ class: 'num' }, t('invoice.credit')], [{ class: 'num' }, t('invoice.tax')], [{ class: 'num' }, t('invoice.total')]],
+            mine.map((r) =>
+              row({ testid: 'org-alloc-row', 'data-tag': r.tag }, [
+                r.tag === '' ? t('org.untagged') : r.tag,
+                [{ class: 'num' }, r.subtotal],
+                [{ class: 'num' }, r.discount],
+                [{ class: 'num' }, r.credit],
+                [{ class: 'num' }, r.tax],
+                [{ class: 'num', testid: 'org-alloc-total' }, r.total],
+              ]),
+            ),
+            { testid: 'org-alloc-table', 'data-account': focus },
+          )
+        : h('p', { class: 'muted', testid: 'org-alloc-none' }, t('org.no_rows')),
+    );
+  }
+  return [
+    h('h1', null, t('nav.organization')),
+    card(
+      null,
+      h(
+        'div',
+        { class: 'figures' },
+        figure(t('org.period'), period, 'org-period'),
+        figure(t('org.total'), o.total, 'org-total', o.currency || ''),
+        h('span', null,
+          h('button', { type: 'button', class: 'ghost', testid: 'org-prev', onclick: () => go({ period: shift(period, -1) }) }, '‹'),
+          h('button', { type: 'button', class: 'ghost', testid: 'org-next', onclick: () => go({ period: shift(period, 1) }) }, '›'),
+        ),
+      ),
+    ),
+    card(
+      t('org.tree'),
+      table(
+        [t('org.account'), t('org.payer'), [{ class: 'num' }, t('org.cost')], [{ class: 'num' }, t('org.subtree_cost')], [{ class: 'num' }, t('org.budget')], [{ class: 'num' }, t('org.used')]],
+        rows,
+        { testid: 'org-table' },
+      ),
+    ),
+    card(t('org.by_project'), series.length ? chartEl : h('p', { class: 'muted', testid: 'org-chart-none' }, t('org.no_rows'))),
+    drill,
+  ];
+}

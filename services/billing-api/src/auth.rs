@@ -50,6 +50,8 @@ pub enum Action {
     Invoices,
     /// The allocation of invoices to accounts and projects (section 18).
     Allocation,
+    /// `GET /v1/organization`: the subtree's nodes with their cost and budget.
+    Organization,
     /// `GET /v1/balance`: the wallet, prepaid balance, live holds and terms.
     Wallet,
     /// Exports of the subtree's documents.
@@ -69,6 +71,7 @@ impl Action {
             Action::Cost => "read cost",
             Action::Invoices => "read invoices",
             Action::Allocation => "read the allocation",
+            Action::Organization => "read the organization",
             Action::Wallet => "read the wallet",
             Action::Export => "export",
             Action::Spend => "authorize spending or change holds",
@@ -86,6 +89,7 @@ impl Action {
 /// | Cost        | yes   | yes     | yes    | yes    |
 /// | Invoices    | yes   | yes     |        | yes    |
 /// | Allocation  | yes   | yes     |        | yes    |
+/// | Organization| yes   | yes     |        |        |
 /// | Wallet      | yes   | yes     |        | yes    |
 /// | Export      | yes   | yes     |        | yes    |
 /// | Spend       | yes   |         |        | yes    |
@@ -93,7 +97,7 @@ impl Action {
 ///
 /// The scope is apart from it: an owner, finance or viewer key acts on its account and every
 /// account below it; a member key on its own account only (where it may do everything but
-/// manage keys). A role never issues a key of another role above its own: only owners manage
+/// manage keys and read the organization). A role never issues a key of another role above its own: only owners manage
 /// keys, and owner is the top.
 pub trait May {
     fn may(self, action: Action) -> bool;
@@ -106,10 +110,10 @@ impl May for Role {
             Role::Owner => true,
             Role::Finance => matches!(
                 action,
-                Prices | Cost | Invoices | Allocation | Wallet | Export
+                Prices | Cost | Invoices | Allocation | Organization | Wallet | Export
             ),
             Role::Viewer => matches!(action, Prices | Usage | Cost),
-            Role::Member => !matches!(action, ManageKeys),
+            Role::Member => !matches!(action, ManageKeys | Organization),
         }
     }
 }

@@ -23,6 +23,7 @@ mod idempotency;
 mod json_body;
 pub mod limits;
 mod openapi;
+mod organization;
 mod printable;
 mod query;
 mod quota;

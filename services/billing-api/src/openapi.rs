@@ -15,7 +15,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, organization, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -174,6 +174,13 @@ fn patch_account() {}
         (status = 403, description = "a customer key whose role may not read the allocation"), (status = 404, description = "an account outside the key's scope or unknown, or no invoice holds the cost"), (status = 409, description = "an issued invoice without allocation (the price book had no allocation_tag), or no price book yet")))]
 #[allow(dead_code)]
 fn allocation() {}
+
+#[utoipa::path(get, path = "/v1/organization", security(("bearer" = [])), params(crate::organization::OrganizationQuery),
+    responses((status = 200, description = "the accounts of the subtree rooted at `account` (default the key's own; with the admin token required), each with its own allocated cost to date in the period (the sum of its allocation rows, as `GET /v1/allocation` answers them), its subtree's cost and its budget (its `spend_limit`, over its subtree), and the cost by (account, project); `parent` is null at the root: nothing above the scope is shown", body = OrganizationReport),
+        (status = 400, description = "bad period, or no account= with the admin token"), (status = 403, description = "not a customer key or the admin token, or a viewer or member key (only owner and finance keys read the organization; a member reads its own cost with GET /v1/allocation)"),
+        (status = 404, description = "an account outside the key's scope or unknown"), (status = 409, description = "an issued invoice without allocation (the price book had no allocation_tag), or no price book yet")))]
+#[allow(dead_code)]
+fn organization() {}
 
 #[utoipa::path(get, path = "/v1/admin/accounts", security(("bearer" = [])), params(crate::handlers::AccountsQuery),
     responses((status = 200, description = "registered accounts in id order with their quotas", body = AccountList), (status = 400, description = "bad limit"), (status = 403, description = "not the admin token")))]

@@ -3,7 +3,7 @@
 use crate::state::AppState;
 use crate::{
     accounts, admin, allocation, auth, catalog, console, estimate, finance, handlers, idempotency,
-    limits, openapi, printable, quota, terms, usage,
+    limits, openapi, organization, printable, quota, terms, usage,
 };
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -32,6 +32,7 @@ pub fn router(state: AppState) -> Router {
             axum::routing::patch(accounts::patch_account),
         )
         .route("/v1/allocation", get(allocation::get_allocation))
+        .route("/v1/organization", get(organization::get_organization))
         .route(
             "/v1/admin/pricebook",
             put(handlers::put_pricebook).get(catalog::get_pricebook),

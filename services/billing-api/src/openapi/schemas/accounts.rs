@@ -63,6 +63,50 @@ pub struct AllocationReportRow {
     pub total: Decimal,
 }
 
+/// `GET /v1/organization`: a subtree's nodes with their cost to date and budget.
+#[derive(ToSchema)]
+pub struct OrganizationReport {
+    /// The root of the subtree shown.
+    pub root: String,
+    pub period: String,
+    /// The currency of the allocations (null when no invoice holds any cost yet).
+    #[schema(required = true)]
+    pub currency: Option<String>,
+    /// The cost of every node shown, added up.
+    pub total: Decimal,
+    /// Every registered account of the subtree, in id order.
+    pub nodes: Vec<OrganizationNode>,
+    /// The subtree's allocation cells: (account, project tag value, total).
+    pub by_project: Vec<ProjectCost>,
+}
+
+/// One account of `GET /v1/organization`.
+#[derive(ToSchema)]
+pub struct OrganizationNode {
+    pub id: String,
+    /// Its parent (null at the root shown, and for an account without one).
+    #[schema(required = true)]
+    pub parent: Option<String>,
+    /// Who pays for it (section 18; itself when it pays for itself).
+    pub payer: String,
+    /// Its own allocated cost to date in the period: the sum of its allocation rows.
+    pub cost: Decimal,
+    /// The cost of its subtree, itself included.
+    pub subtree_cost: Decimal,
+    /// Its `spend_limit` (over its subtree), null when none is set.
+    #[schema(required = true)]
+    pub budget: Option<Decimal>,
+}
+
+/// An allocation cell of `GET /v1/organization`.
+#[derive(ToSchema)]
+pub struct ProjectCost {
+    pub account: String,
+    /// The allocation tag's value (`""` untagged).
+    pub tag: String,
+    pub total: Decimal,
+}
+
 /// `GET /v1/admin/accounts`: one page of registered accounts, in id order.
 #[derive(ToSchema)]
 pub struct AccountList {
