@@ -282,16 +282,12 @@ async fn a_move_reaches_only_the_periods_not_yet_closed(db: Db) {
         )
         .await;
     assert!(s.is_success(), "{s}: {v}");
-    // A cycle is refused, naming it.
+    // A cycle is refused, naming it: a 409 from the accounts route.
     let (s, v) = t
-        .admin(
-            "PUT",
-            "/v1/admin/accounts/corp/terms/accounts/corp",
-            r#"{"parent":"team"}"#,
-        )
+        .admin("PATCH", "/v1/admin/accounts/corp", r#"{"parent":"team"}"#)
         .await;
-    assert!(s.is_client_error(), "{s}: {v}");
-    assert!(v.to_string().contains("cycle"), "{v}");
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(v.to_string().contains("corp -> team -> corp"), "{v}");
     const DEC_1: i64 = NOV_1 + WINDOW;
     t.ingest(&[
         usage("d1", "team", DEC_1 + 3600, 6),

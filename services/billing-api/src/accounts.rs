@@ -4,7 +4,7 @@
 //! command (`PUT /v1/admin/accounts/{id}/terms/accounts/{id}` says the same): recorded on the
 //! commands topic with its actor, replayed by `gpubill replay`, validated against the price
 //! book (no cycle, at most 8 accounts root to leaf, discounts and credits still on payers:
-//! a 400 naming the cycle or the path otherwise). A move reaches every period not yet
+//! a 409 naming the cycle or the path otherwise). A move reaches every period not yet
 //! closed and never a closed one: a closed period is re-rated with the terms it was closed
 //! with (`choices.rs`, "Organizations in the engine").
 
@@ -84,10 +84,17 @@ pub(crate) async fn place(
         .map(|t| t.body)
         .unwrap_or_default();
     let fields = placement(kept, parent, pays);
-    Ok(s.store
+    s.store
         .admin()
         .put_term(account, TermKind::Accounts, account, fields, (s.clock)())
-        .await?)
+        .await
+        .map_err(|e| match e {
+            // The tree refused (a cycle, more than 8 levels, a discount or credit left on an
+            // account that would no longer pay for itself): a conflict with the accounts as
+            // they are, naming it.
+            billing_store::TermError::PriceBook(_) => ApiError::Conflict(e.to_string()),
+            other => other.into(),
+        })
 }
 
 /// `PATCH /v1/admin/accounts/{id}`: moves the account (or changes who pays for it) for every

@@ -163,8 +163,9 @@ fn create_account() {}
 #[utoipa::path(patch, path = "/v1/admin/accounts/{id}", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
     request_body = crate::accounts::AccountMove,
     responses((status = 200, description = "moved for every period not yet closed (an `accounts` term set by command; closed periods keep their payer)", body = AccountMoved),
-        (status = 400, description = "a cycle, more than 8 accounts root to leaf, pays = parent without a parent, or a discount or credit left on an account that would no longer pay for itself: the message names it"),
-        (status = 403, description = "not the admin token"), (status = 404, description = "no such account or parent")))]
+        (status = 400, description = "pays = parent without a parent, or a bad body"),
+        (status = 403, description = "not the admin token"), (status = 404, description = "no such account or parent"),
+        (status = 409, description = "a cycle, more than 8 accounts root to leaf, or a discount or credit left on an account that would no longer pay for itself: the message names it")))]
 #[allow(dead_code)]
 fn patch_account() {}
 
