@@ -67,19 +67,7 @@ pub async fn get_allocation(
     };
     let sees = |a: &str| view.as_ref().is_none_or(|v| v.holds(a));
     let now_ms = (s.clock)();
-    let label = match &q.period {
-        Some(_) => crate::query::PeriodQuery {
-            period: q.period.clone(),
-            format: None,
-        }
-        .required_period()?,
-        None => s
-            .store
-            .finance()
-            .period_label_at(now_ms)
-            .await?
-            .ok_or_else(|| ApiError::Conflict("no price book has been uploaded yet".into()))?,
-    };
+    let label = crate::query::period_or_current(&s, q.period.as_deref(), now_ms).await?;
     let a = s
         .store
         .finance()

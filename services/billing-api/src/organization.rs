@@ -60,19 +60,7 @@ pub async fn get_organization(
         }
     };
     let now_ms = (s.clock)();
-    let label = match &q.period {
-        Some(_) => crate::query::PeriodQuery {
-            period: q.period.clone(),
-            format: None,
-        }
-        .required_period()?,
-        None => s
-            .store
-            .finance()
-            .period_label_at(now_ms)
-            .await?
-            .ok_or_else(|| ApiError::Conflict("no price book has been uploaded yet".into()))?,
-    };
+    let label = crate::query::period_or_current(&s, q.period.as_deref(), now_ms).await?;
     let org = s.store.admin().org().await?;
     // The registered accounts of the subtree, with their budgets.
     let mut budgets: BTreeMap<String, Option<Decimal>> = BTreeMap::new();

@@ -33,6 +33,30 @@ pub struct AccountQuery {
     pub account: Option<String>,
 }
 
+/// `period` (a `YYYY-MM` month, else a 400 naming what is wrong), or the period holding
+/// `now_ms` when absent (a 409 before any price book).
+pub async fn period_or_current(
+    s: &crate::state::AppState,
+    period: Option<&str>,
+    now_ms: i64,
+) -> Result<String, crate::error::ApiError> {
+    match period {
+        Some(p) => PeriodQuery {
+            period: Some(p.to_string()),
+            format: None,
+        }
+        .required_period(),
+        None => s
+            .store
+            .finance()
+            .period_label_at(now_ms)
+            .await?
+            .ok_or_else(|| {
+                crate::error::ApiError::Conflict("no price book has been uploaded yet".into())
+            }),
+    }
+}
+
 /// `?region=`: the billing domain of section 19 (absent: home).
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
