@@ -553,6 +553,37 @@ async fn ledgers_for(
     Ok(out)
 }
 
+/// Section 18: the payers whose invoices the domains a batch moved (`touched`: domain ->
+/// the open period labels) are on, each with its labels in order met, and every member of
+/// those payers with the labels its ledger is read for (a payer is rated over all of them).
+#[allow(clippy::type_complexity)]
+fn payers_of_batch(
+    touched: &[(&String, Vec<String>)],
+    views: &BTreeMap<&str, (Arc<PriceBook>, Period)>,
+) -> (
+    BTreeMap<String, Vec<String>>,
+    BTreeMap<String, BTreeSet<String>>,
+) {
+    let mut payers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (id, labels) in touched {
+        for label in labels {
+            let Some((book, _)) = views.get(label.as_str()) else {
+                continue;
+            };
+            let payer = payer_id(book, id);
+            for m in member_ids(book, &payer) {
+                members.entry(m).or_default().insert(label.clone());
+            }
+            let of_payer = payers.entry(payer).or_default();
+            if !of_payer.contains(label) {
+                of_payer.push(label.clone());
+            }
+        }
+    }
+    (payers, members)
+}
+
 /// In a batch's transaction: re-rates the periods the batch touched of every account it moved
 /// (`touched`: account → the `[first, last]` seconds of its usage and egress in the batch),
 /// stores them in one statement, and returns what quotas measure of each (account, period
@@ -597,24 +628,7 @@ pub(crate) async fn update(
             views.insert(label, view);
         }
     }
-    // Section 18: a moved domain re-rates its payer's invoice, over every member's ledger.
-    let mut payers: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (id, labels) in &touched {
-        for label in labels {
-            let Some((book, _)) = views.get(label.as_str()) else {
-                continue;
-            };
-            let payer = payer_id(book, id);
-            for m in member_ids(book, &payer) {
-                members.entry(m).or_default().insert(label.clone());
-            }
-            let of_payer = payers.entry(payer).or_default();
-            if !of_payer.contains(label) {
-                of_payer.push(label.clone());
-            }
-        }
-    }
+    let (payers, members) = payers_of_batch(&touched, &views);
     let to_load: Vec<(&String, Vec<String>)> = members
         .iter()
         .map(|(m, labels)| (m, labels.iter().cloned().collect()))
