@@ -300,6 +300,64 @@ impl LogHandle<'_> {
                     .create_account_by(id, key_hash, by.as_deref(), *at_ms)
                     .await?
             }
+            c @ (Command::AddApiKey { .. }
+            | Command::RotateApiKey { .. }
+            | Command::RevokeApiKey { .. }) => self.apply_key_command(c).await?,
+            Command::SetQuotas {
+                account,
+                region,
+                quotas,
+                at_ms,
+            } => self
+                .quota()
+                .set_quotas(account, region.as_deref(), quotas, *at_ms)
+                .await
+                .map_err(|e| match e {
+                    crate::quota::holds::HoldError::Store(s) => s,
+                    other => StoreError::Corrupt(format!("replayed quotas: {other}")),
+                })?,
+            c @ (Command::ClosePeriod { .. }
+            | Command::Folded { .. }
+            | Command::WalletMovement { .. }
+            | Command::SettleInvoice { .. }
+            | Command::InvoicePayment { .. }) => self.apply_money_command(c).await?,
+            Command::PutProfile {
+                account,
+                profile,
+                at_ms,
+            } => self.apply_profile(account, profile, *at_ms).await?,
+            Command::PutTerm {
+                account,
+                kind,
+                term_id,
+                body,
+                rev,
+                at_ms,
+            } => {
+                let at = (*rev, *at_ms);
+                self.apply_term(account, kind, term_id, Some(body.clone()), at)
+                    .await?
+            }
+            Command::DeleteTerm {
+                account,
+                kind,
+                term_id,
+                rev,
+                at_ms,
+            } => {
+                self.apply_term(account, kind, term_id, None, (*rev, *at_ms))
+                    .await?
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Store::apply_command`] of the API key commands (issue 27: issue, rotate, revoke).
+    async fn apply_key_command(
+        &self,
+        command: &Command,
+    ) -> Result<(), crate::finance::close_error::CloseError> {
+        match command {
             Command::AddApiKey {
                 account,
                 key_hash,
@@ -350,51 +408,7 @@ impl LogHandle<'_> {
             } => {
                 self.admin().revoke_api_key(account, key_id, *at_ms).await?;
             }
-            Command::SetQuotas {
-                account,
-                region,
-                quotas,
-                at_ms,
-            } => self
-                .quota()
-                .set_quotas(account, region.as_deref(), quotas, *at_ms)
-                .await
-                .map_err(|e| match e {
-                    crate::quota::holds::HoldError::Store(s) => s,
-                    other => StoreError::Corrupt(format!("replayed quotas: {other}")),
-                })?,
-            c @ (Command::ClosePeriod { .. }
-            | Command::Folded { .. }
-            | Command::WalletMovement { .. }
-            | Command::SettleInvoice { .. }
-            | Command::InvoicePayment { .. }) => self.apply_money_command(c).await?,
-            Command::PutProfile {
-                account,
-                profile,
-                at_ms,
-            } => self.apply_profile(account, profile, *at_ms).await?,
-            Command::PutTerm {
-                account,
-                kind,
-                term_id,
-                body,
-                rev,
-                at_ms,
-            } => {
-                let at = (*rev, *at_ms);
-                self.apply_term(account, kind, term_id, Some(body.clone()), at)
-                    .await?
-            }
-            Command::DeleteTerm {
-                account,
-                kind,
-                term_id,
-                rev,
-                at_ms,
-            } => {
-                self.apply_term(account, kind, term_id, None, (*rev, *at_ms))
-                    .await?
-            }
+            _ => {}
         }
         Ok(())
     }
