@@ -5,7 +5,8 @@
 //! `gpubill rate` (`rating::rate_month`) for the same events, shuffled and redelivered, with
 //! the engine restarted mid-ingest, on SQLite and PostgreSQL; the open period's provisional
 //! invoices are the same rating; a member's cost is its allocated part. Moving an account to
-//! another payer (an `accounts` term set by command) reaches the periods not yet closed only.
+//! another payer (an `accounts` term set by command) takes effect from the period it names
+//! (every period not yet closed by default) and never reaches a closed one.
 
 use axum::http::StatusCode;
 use billing_store::StoreError;
@@ -316,6 +317,83 @@ async fn a_move_reaches_only_the_periods_not_yet_closed(db: Db) {
 }
 on_both!(a_move_reaches_only_the_periods_not_yet_closed);
 
+/// Over the API, a move scheduled before anything is closed: `team` pays for itself; on
+/// PATCH with `effective_from` = the instant December starts, it moves under `corp` from
+/// December. November still invoices `team` on its own (8 h at 30.00 = 240.00; corp 30.00)
+/// although the move was made before November closed; December pools team's 6 h with corp's
+/// 6 h on corp's invoice (10 at 30.00 and 2 at 20.00 = 340.00). An instant inside a period
+/// is a 400 naming the period; a move into a closed period a 409 naming it.
+async fn a_move_takes_effect_from_its_period(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(MOVE_BOOK).await;
+    t.account("corp").await;
+    t.account("team").await;
+    const DEC_1: i64 = NOV_1 + WINDOW;
+    t.ingest(&[
+        usage("n1", "team", NOV_1 + 3600, 8),
+        usage("n2", "corp", NOV_1 + 86_400, 1),
+        usage("d1", "team", DEC_1 + 3600, 6),
+        usage("d2", "corp", DEC_1 + 86_400, 6),
+    ])
+    .await;
+    let patch = |body: &'static str| t.admin("PATCH", "/v1/admin/accounts/team", body);
+    let (s, v) =
+        patch(r#"{"parent":"corp","pays":"parent","effective_from":"2026-12-05T00:00:00Z"}"#).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(v.to_string().contains("inside period 2026-12"), "{v}");
+    let (s, v) =
+        patch(r#"{"parent":"corp","pays":"parent","effective_from":"2026-12-01T00:00:00Z"}"#).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["effective_from"], "2026-12", "{v}");
+    // The term keeps both places: its own before December, corp's from December.
+    let (s, terms) = t.admin("GET", "/v1/admin/accounts/team/terms", "").await;
+    assert_eq!(s, StatusCode::OK, "{terms}");
+    assert!(terms.to_string().contains(r#""from":"2026-12""#), "{terms}");
+    let t = t.at(DEC_2_2026_MS);
+    let totals = |v: &Value| -> Vec<(String, String)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["account"].as_str().unwrap().into(),
+                    i["total"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let (s, nov) = t
+        .admin("POST", "/v1/admin/invoices/close?period=2026-11", "")
+        .await;
+    assert_eq!(s, StatusCode::OK, "{nov}");
+    assert_eq!(
+        totals(&nov),
+        [
+            ("corp".into(), "30.00".into()),
+            ("team".into(), "240.00".into())
+        ]
+    );
+    // November is closed: a move from November would change it.
+    let (s, v) = t
+        .admin(
+            "PATCH",
+            "/v1/admin/accounts/team",
+            r#"{"parent":null,"effective_from":"2026-11"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(v.to_string().contains("period 2026-11 is closed"), "{v}");
+    let t = t.at(JAN_2_2027_MS);
+    let (s, dec) = t
+        .admin("POST", "/v1/admin/invoices/close?period=2026-12", "")
+        .await;
+    assert_eq!(s, StatusCode::OK, "{dec}");
+    assert_eq!(totals(&dec), [("corp".into(), "340.00".into())]);
+    let report = t.state.store.finance().verify(None).await.unwrap();
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+}
+on_both!(a_move_takes_effect_from_its_period);
+
 const ALLOC_BOOK: &str = r#"
 currency = "CNY"
 timezone = "UTC"
@@ -473,14 +551,19 @@ async fn a_move_through_kafka_replays_identically() {
         a.account(id).await;
     }
     consume_until_offsets(&a, &topic, events.len() as i64, Some(produced)).await;
-    let closed = a.close("2026-11").await;
-    let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
-    assert_eq!(issued, offline_invoices(BOOK, &events, "2026-11"));
+    // Scheduled before November closes, effective from December.
     let (s, v) = a
-        .admin("PATCH", "/v1/admin/accounts/lab-a", r#"{"parent":"lab"}"#)
+        .admin(
+            "PATCH",
+            "/v1/admin/accounts/lab-a",
+            r#"{"parent":"lab","effective_from":"2026-12"}"#,
+        )
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["pays"], "self");
+    let closed = a.close("2026-11").await;
+    let issued: Vec<Value> = closed.as_array().unwrap().iter().map(section6).collect();
+    assert_eq!(issued, offline_invoices(BOOK, &events, "2026-11"));
     const DEC_1: i64 = NOV_1 + WINDOW;
     let december = [
         usage("d1", "lab-a", DEC_1 + 3600, 3),
@@ -508,6 +591,20 @@ async fn a_move_through_kafka_replays_identically() {
         .find(|i| i["account"] == "lab-a")
         .unwrap();
     assert_eq!(lab_a["subtotal"], "90.00", "3 h at 30.00: {lab_a}");
+    // `gpubill rate` with the move in the price book says the same for December.
+    let moved_book = BOOK.replace(
+        "id = \"lab-a\"\nparent = \"lab\"\npays = \"parent\"\n",
+        "id = \"lab-a\"\nparent = \"lab\"\npays = \"parent\"\nmoves = [ { from = \"2026-12\", parent = \"lab\" } ]\n",
+    );
+    assert_ne!(moved_book, BOOK);
+    let all: Vec<String> = events
+        .iter()
+        .cloned()
+        .chain(december.iter().cloned())
+        .collect();
+    let offline = offline_invoices(&moved_book, &all, "2026-12");
+    let offline_lab_a = offline.iter().find(|i| i["account"] == "lab-a").unwrap();
+    assert_eq!(&section6(lab_a), offline_lab_a);
     let report = a.state.store.finance().verify(None).await.unwrap();
     assert!(report.differences.is_empty(), "{:?}", report.differences);
 

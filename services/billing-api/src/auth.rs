@@ -180,7 +180,13 @@ impl CustomerKey {
             Some(a) if a == self.account => return Ok(self.account.clone()),
             Some(a) => a,
         };
-        if self.role != Role::Member && s.store.admin().org().await?.within(&self.account, asked) {
+        if self.role != Role::Member
+            && s.store
+                .admin()
+                .org((s.clock)())
+                .await?
+                .within(&self.account, asked)
+        {
             return Ok(asked.to_string());
         }
         Err(unknown_account(asked))
@@ -191,7 +197,7 @@ impl CustomerKey {
     pub async fn view(&self, s: &AppState) -> Result<ScopeView, ApiError> {
         let org = match self.role {
             Role::Member => None,
-            _ => Some(s.store.admin().org().await?),
+            _ => Some(s.store.admin().org((s.clock)()).await?),
         };
         Ok(ScopeView {
             account: self.account.clone(),

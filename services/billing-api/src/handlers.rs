@@ -193,7 +193,12 @@ pub async fn create_account(
     if req.parent.is_some() || req.pays.is_some() {
         // The account exists from here on; a place the price book refuses is an error
         // naming why, and the account stays a root.
-        crate::accounts::place(&s, &req.id, req.parent.as_deref(), req.pays).await?;
+        let to = crate::accounts::Place {
+            parent: req.parent.as_deref(),
+            pays: req.pays,
+            from: None,
+        };
+        crate::accounts::place(&s, &req.id, to).await?;
     }
     Ok((
         StatusCode::CREATED,

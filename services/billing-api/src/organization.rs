@@ -61,7 +61,7 @@ pub async fn get_organization(
     };
     let now_ms = (s.clock)();
     let label = crate::query::period_or_current(&s, q.period.as_deref(), now_ms).await?;
-    let org = s.store.admin().org().await?;
+    let org = s.store.admin().org_in(&label).await?;
     // The registered accounts of the subtree, with their budgets.
     let mut budgets: BTreeMap<String, Option<Decimal>> = BTreeMap::new();
     let mut after: Option<String> = None;

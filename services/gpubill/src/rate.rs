@@ -139,13 +139,15 @@ pub fn run(args: RateArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("invalid price book {}", args.prices.display()))?;
     // A bad month is refused before reading any event.
     Period::month(&args.period, book.timezone)?;
-    // Section 18: only payers get invoices.
+    // Section 18: only payers get invoices (in the organization of the month, issue 27).
+    let month_book = book.at_period(&args.period);
     if let Some(account) = args.account.as_deref()
-        && !book.is_payer(account)
+        && !month_book.is_payer(account)
     {
         eprintln!(
-            "gpubill: --account {account:?} is not a payer: it is paid for by {:?}, whose invoice holds it (name that payer instead)",
-            book.payer_of(account)
+            "gpubill: --account {account:?} is not a payer in {}: it is paid for by {:?}, whose invoice holds it (name that payer instead)",
+            args.period,
+            month_book.payer_of(account)
         );
         return Ok(ExitCode::from(2));
     }

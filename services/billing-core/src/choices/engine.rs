@@ -33,13 +33,21 @@
 //!   in (`[[accounts]]`'s `parent` and `pays`, or the `accounts` term of
 //!   `POST`/`PATCH /v1/admin/accounts`). Ledgers, provisional costs and wallets stay per
 //!   billing domain; a payer's invoice is rated over its members' ledgers in its region.
-//! - **A move reaches every period not yet closed, never a closed one.** Moving an account (a
+//! - **A move takes effect from a period, never in a closed one.** Moving an account (a
 //!   change of its `accounts` term, a command) re-rates the open periods with the new tree,
-//!   as any term change does; a closed period is re-rated (adjustments, `verify`) with the
-//!   terms it was closed with, so it keeps its payer. A move takes effect for whole periods:
-//!   moving during December moves December. Splitting one period between two payers at an
-//!   instant is not supported (the move's `effective_from` of the issue is the first period
-//!   not yet closed).
+//!   as any term change does. With `effective_from` the term keeps the account's places over
+//!   time (`moves`, each from a month `YYYY-MM`): period `M` is rated with the tree after the
+//!   moves from `M` or earlier (`PriceBook::at_period`), so the periods before keep their
+//!   payer, open or closed. An account has one place per period (one payer, one invoice):
+//!   `effective_from` is a month or the instant a period of the account starts (in its
+//!   payer's timezone), and an instant inside a period is refused rather than rounded; a
+//!   period is never split between two payers. A move from a closed period, or a change of
+//!   one, is a 409 (`term_changes::check_change`). Without `effective_from` a move reaches
+//!   every period not yet closed: the account's own place when no move is held by a closed
+//!   period, else a move from the month after the last closed period. A closed period is
+//!   re-rated (adjustments, `verify`) with the terms it was closed with and the tree of its
+//!   month. The tree of the organization view and of key scopes is that of the current month
+//!   (a move scheduled for December changes scopes on December's first instant).
 //! - **A member's own cost is its allocated part.** The provisional invoice of a payer with
 //!   members carries its allocation (by member when the book has no `allocation_tag`, every
 //!   tag `""`), also without an `allocation_tag`; an issued invoice carries one only with the

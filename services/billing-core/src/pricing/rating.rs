@@ -642,6 +642,8 @@ pub fn rate_month(
     use std::borrow::Cow;
     use std::collections::HashMap;
     Period::month(label, book.timezone)?;
+    // Issue 27: the organization after the moves from this month or earlier.
+    let book = &*book.at_period(label);
     if let Some(one) = only
         && !book.is_payer(one)
     {

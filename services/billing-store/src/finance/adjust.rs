@@ -352,6 +352,8 @@ impl Store {
                     b
                 }
             };
+            // Issue 27: the organization of the period, after the moves from its month.
+            let book = crate::pricing::moves::in_period(book, &period.label);
             out.push(ClosedPeriod { book, period });
         }
         Ok(out)

@@ -115,6 +115,18 @@ pub struct CreditReference {
 }
 
 impl FinanceHandle<'_> {
+    /// The labels of the closed periods, in order.
+    pub async fn closed_labels(&self) -> Result<Vec<String>> {
+        let rows = crate::conn::db::query(include_str!(
+            "../../queries/shared/select_closed_period_labels.sql"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out: Vec<String> = rows.iter().map(|r| r.get("period")).collect();
+        out.sort();
+        Ok(out)
+    }
+
     pub async fn period_closed(&self, period_label: &str) -> Result<bool> {
         Ok(crate::conn::db::query(include_str!(
             "../../queries/shared/select_period_closed.sql"

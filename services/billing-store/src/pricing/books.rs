@@ -116,6 +116,9 @@ pub(crate) struct Books {
     /// What a reader that may not keep anything compiled, for its own use (it lives as long
     /// as the transaction that loaded it).
     own: Mutex<Vec<(i64, Arc<PriceBook>)>>,
+    /// Versions as they rate the periods after a move of accounts (issue 27): (version, the
+    /// month of the last move, the book with that organization).
+    moved: Mutex<Vec<(i64, String, Arc<PriceBook>)>>,
 }
 
 impl Books {
@@ -153,6 +156,7 @@ impl Books {
                     cache: cache.clone(),
                     keep,
                     own: Mutex::default(),
+                    moved: Mutex::default(),
                 },
             )));
         }
@@ -192,6 +196,7 @@ impl Books {
             cache: cache.clone(),
             keep: keep && key == latest,
             own: Mutex::default(),
+            moved: Mutex::default(),
         };
         if books.keep {
             cache.install(&books);
@@ -220,6 +225,7 @@ impl Books {
             cache: cache.clone(),
             keep: false,
             own: Mutex::default(),
+            moved: Mutex::default(),
         };
         Ok(Arc::new((key, books)))
     }
@@ -312,10 +318,32 @@ impl Books {
                 continue;
             };
             if effective_from.is_none_or(|t| t <= period.start) {
-                return Ok(Some((version, self.version(conn, version).await?, period)));
+                let book = self.version(conn, version).await?;
+                return Ok(Some((
+                    version,
+                    self.in_period(version, book, label),
+                    period,
+                )));
             }
         }
         Ok(None)
+    }
+
+    /// Version `version` (`book`) as it rates period `label`: with the organization after
+    /// the moves of accounts from that month or earlier (issue 27), made once per reader and
+    /// month of a move.
+    fn in_period(&self, version: i64, book: Arc<PriceBook>, label: &str) -> Arc<PriceBook> {
+        let Some(epoch) = crate::pricing::moves::moves_epoch(&book, label) else {
+            return book;
+        };
+        let mut moved = self.moved.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, b)) = moved.iter().find(|(v, e, _)| *v == version && e == epoch) {
+            return b.clone();
+        }
+        let epoch = epoch.to_string();
+        let b = crate::pricing::moves::in_period(book, label);
+        moved.push((version, epoch, b.clone()));
+        b
     }
 
     fn zone_of(&self, version: i64) -> Option<chrono_tz::Tz> {

@@ -102,7 +102,8 @@ async fn credit_drawn(
     Ok(c.amount - pool.remaining_of(c.index).unwrap_or(c.amount))
 }
 
-/// Every closed period as `[start, end)` Unix seconds (a charge dated into one was invoiced).
+/// Every closed period as `[start, end)` Unix seconds (a charge dated into one was invoiced; a
+/// move of an account from one would change it).
 async fn closed_periods(conn: &mut dyn Conn) -> Result<Vec<(i64, i64)>> {
     let rows = crate::conn::db::query(include_str!(
         "../../queries/shared/select_closed_periods.sql"
@@ -265,7 +266,8 @@ impl AdminHandle<'_> {
                 _ => Decimal::ZERO,
             };
             let closed = match c.kind {
-                TermKind::Charges => closed_periods(conn).await?,
+                // A charge dated into a closed period; a move of an account from one.
+                TermKind::Charges | TermKind::Accounts => closed_periods(conn).await?,
                 _ => Vec::new(),
             };
             let invoiced = match c.kind {

@@ -17,6 +17,42 @@ fn conflict<T>(message: impl Into<String>) -> Result<T, TermConflict> {
     Err(TermConflict(message.into()))
 }
 
+/// Issue 27: a move of an account (its `moves`) takes effect from a month on and never
+/// changes a closed period: every move added, changed or removed must start after the last
+/// closed period (`closed`: `[start, end)` in `tz`).
+fn check_moves(
+    old: Option<&ParsedTerm>,
+    new: Option<&ParsedTerm>,
+    tz: Tz,
+    closed: &[(i64, i64)],
+) -> Result<(), TermConflict> {
+    let moves = |t: Option<&ParsedTerm>| match t {
+        Some(ParsedTerm::Account(a)) => a.moves.clone(),
+        _ => Vec::new(),
+    };
+    let (before, after) = (moves(old), moves(new));
+    let first_changed = before
+        .iter()
+        .filter(|m| !after.contains(m))
+        .chain(after.iter().filter(|m| !before.contains(m)))
+        .map(|m| m.from.as_str())
+        .min();
+    let Some(from) = first_changed else {
+        return Ok(());
+    };
+    let last_closed = closed
+        .iter()
+        .filter_map(|&(start, _)| crate::pricing::period::Period::containing(start, tz))
+        .map(|p| p.label)
+        .max();
+    match last_closed {
+        Some(last) if last.as_str() >= from => conflict(format!(
+            "period {last} is closed: a move from {from} would change it (a move takes effect from a month after the last closed period)"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Cycles of `sub` whose start is at or before `now`.
 pub fn started_cycles(sub: &Subscription, tz: Tz, now: i64) -> u32 {
     let bounds = cycle_bounds(sub, tz);
@@ -70,6 +106,7 @@ pub fn check_change(
             "the account has issued invoices: its timezone sets their periods' bounds, so it may be set only before its first close",
         );
     }
+    check_moves(old, new, tz, consumed.closed)?;
     let Some(old) = old else {
         return Ok(());
     };

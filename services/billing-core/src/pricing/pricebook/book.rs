@@ -44,8 +44,11 @@ pub struct PriceBook {
     pub regions: BTreeMap<String, Region>,
     /// Sections 18 and 19: `[[accounts]]`, in price book order.
     pub account_settings: Vec<AccountSettings>,
-    /// Section 18: who pays for whom (from `[[accounts]]`).
+    /// Section 18: who pays for whom (from `[[accounts]]`, before any of their `moves`).
     pub org: super::org::Org,
+    /// Issue 27: the organization from each month a move of `[[accounts]]` starts, in order
+    /// ([`PriceBook::at_period`] picks one).
+    pub org_moves: Vec<(String, super::org::Org)>,
     /// Section 18: the tag whose values split payer invoices into (member, value) cells.
     pub allocation_tag: Option<String>,
 }
@@ -229,11 +232,32 @@ impl PriceBook {
         self.org.members_of(payer)
     }
 
+    /// The book as it rates period `label` (`YYYY-MM`): its organization after every move
+    /// of `[[accounts]]` from that month or earlier (issue 27). Borrowed when no move has
+    /// started by then.
+    pub fn at_period(&self, label: &str) -> std::borrow::Cow<'_, PriceBook> {
+        match super::org_moves::org_in(&self.org_moves, label) {
+            None => std::borrow::Cow::Borrowed(self),
+            Some(org) => {
+                let mut book = self.clone();
+                book.org = org.clone();
+                std::borrow::Cow::Owned(book)
+            }
+        }
+    }
+
+    /// Whether some account moves (then the organization depends on the period).
+    pub fn has_moves(&self) -> bool {
+        !self.org_moves.is_empty()
+    }
+
     /// Section 18: checks the organization against the account terms again (after terms
     /// were merged in) and keeps it.
     pub(super) fn reorganize(&mut self) -> Result<()> {
         let org = super::org::build(&self.account_settings).map_err(|p| p.in_book())?;
         super::org::check_terms(&org, &self.term_lists()).map_err(|p| p.in_book())?;
+        self.org_moves =
+            super::org_moves::orgs_after_moves(&self.account_settings, &self.term_lists())?;
         self.org = org;
         Ok(())
     }
@@ -350,16 +374,15 @@ fn parse(root: &Table) -> Result<PriceBook> {
     let packages = terms_parse::parse_packages(root, &pricing)?;
     let subscriptions = terms_parse::parse_subscriptions(root, &pricing)?;
     let charges = terms_parse::parse_charges(root, &pricing)?;
-    let org = super::org::validate(
-        &account_settings,
-        &super::org::TermLists {
-            discounts: &discount_terms,
-            credits: &credit_terms,
-            packages: &packages,
-            subscriptions: &subscriptions,
-            charges: &charges,
-        },
-    )?;
+    let term_lists = super::org::TermLists {
+        discounts: &discount_terms,
+        credits: &credit_terms,
+        packages: &packages,
+        subscriptions: &subscriptions,
+        charges: &charges,
+    };
+    let org = super::org::validate(&account_settings, &term_lists)?;
+    let org_moves = super::org_moves::orgs_after_moves(&account_settings, &term_lists)?;
     let allocation_tag = super::walk::string(root, "", "allocation_tag")?.map(str::to_string);
     Ok(PriceBook {
         currency,
@@ -381,6 +404,7 @@ fn parse(root: &Table) -> Result<PriceBook> {
         regions,
         account_settings,
         org,
+        org_moves,
         allocation_tag,
     })
 }

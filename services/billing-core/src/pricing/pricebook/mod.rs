@@ -20,6 +20,7 @@ mod account_terms;
 mod book;
 mod model;
 mod org;
+mod org_moves;
 mod org_tree;
 mod regions;
 mod skus;
@@ -33,7 +34,7 @@ pub use account_terms::{AccountTerm, ParsedTerm, TermKind};
 pub use book::PriceBook;
 pub use model::{MAX_OFFPEAK_WINDOWS, MAX_TIERS, PriceBookError, Reservation, Sku};
 pub use org::{MAX_DEPTH, Org};
-pub use regions::{AccountSettings, Region};
+pub use regions::{AccountMove, AccountSettings, Region};
 pub use terms::{
     AUTO_RENEW_HORIZON, Charge, Credit, Cycle, Discount, Package, Refund, Sla, Subscription,
     auto_renew_cycles,

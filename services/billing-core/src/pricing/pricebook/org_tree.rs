@@ -52,6 +52,7 @@ mod tests {
                 parent: parent.map(str::to_string),
                 pays_parent: *pays_parent,
                 timezone: None,
+                moves: Vec::new(),
             })
             .collect();
         build(&settings).unwrap()

@@ -59,6 +59,19 @@ pub struct AccountSettings {
     pub pays_parent: bool,
     /// Section 19: the periods of the account's invoices in every region.
     pub timezone: Option<Tz>,
+    /// Issue 27: later places of the account in its organization, each from a period on,
+    /// labels strictly increasing (`parent` and `pays` above hold before the first).
+    pub moves: Vec<AccountMove>,
+}
+
+/// A move of an account (issue 27): from period `from` (`YYYY-MM`) on, its parent is
+/// `parent` (None: a root) and `pays_parent` says whether its parent's payer pays for it.
+/// An account has one place per period, so a move takes effect at a period's start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountMove {
+    pub from: String,
+    pub parent: Option<String>,
+    pub pays_parent: bool,
 }
 
 /// Rewrites an error's key to sit under `prefix` (a region's table).
@@ -175,14 +188,15 @@ pub(super) fn parse_regions(root: &Table) -> Result<BTreeMap<String, Region>> {
     Ok(out)
 }
 
-/// `[[accounts]]`: `id` (unique), optional `timezone`, and section 18's `parent` and `pays`
-/// (`"self"`, the default, or `"parent"`). The organization they make is checked by
-/// [`super::org::build`].
+/// `[[accounts]]`: `id` (unique), optional `timezone`, section 18's `parent` and `pays`
+/// (`"self"`, the default, or `"parent"`), and issue 27's `moves` (`[{from = "YYYY-MM",
+/// parent, pays}]`, months strictly increasing). The organization they make is checked by
+/// [`super::org::build`], in every period a move starts.
 pub(super) fn parse_accounts(root: &Table) -> Result<Vec<AccountSettings>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for (index, (path, t)) in entries(root, "accounts")?.into_iter().enumerate() {
-        only_keys(t, &path, &["id", "parent", "pays", "timezone"])?;
+        only_keys(t, &path, &["id", "parent", "pays", "timezone", "moves"])?;
         let id = required_string(t, &path, "id")?.to_string();
         if !seen.insert(id.clone()) {
             return invalid(
@@ -191,25 +205,77 @@ pub(super) fn parse_accounts(root: &Table) -> Result<Vec<AccountSettings>> {
                 "another [[accounts]] entry has this id",
             );
         }
-        let parent = string(t, &path, "parent")?.map(str::to_string);
-        let pays_parent = match string(t, &path, "pays")? {
-            None | Some("self") => false,
-            Some("parent") => true,
-            Some(_) => {
-                return invalid(
-                    &join(&path, "pays"),
-                    &t["pays"],
-                    "must be \"self\" or \"parent\"",
-                );
-            }
-        };
+        let (parent, pays_parent) = placement(t, &path)?;
         let timezone = timezone(t, &path, "timezone")?;
+        let moves = parse_moves(t, &path)?;
         out.push(AccountSettings {
             index,
             id,
             parent,
             pays_parent,
             timezone,
+            moves,
+        });
+    }
+    Ok(out)
+}
+
+/// `parent` and `pays` of an `[[accounts]]` entry or one of its moves.
+fn placement(t: &Table, path: &str) -> Result<(Option<String>, bool)> {
+    let parent = string(t, path, "parent")?.map(str::to_string);
+    let pays_parent = match string(t, path, "pays")? {
+        None | Some("self") => false,
+        Some("parent") => true,
+        Some(_) => {
+            return invalid(
+                &join(path, "pays"),
+                &t["pays"],
+                "must be \"self\" or \"parent\"",
+            );
+        }
+    };
+    Ok((parent, pays_parent))
+}
+
+/// `moves` of an `[[accounts]]` entry: each from a month on, strictly increasing.
+fn parse_moves(t: &Table, path: &str) -> Result<Vec<AccountMove>> {
+    let Some(v) = t.get("moves") else {
+        return Ok(Vec::new());
+    };
+    let key = join(path, "moves");
+    let mut out: Vec<AccountMove> = Vec::new();
+    for (i, m) in super::walk::as_array(v, &key)?.iter().enumerate() {
+        let mpath = format!("{key}[{i}]");
+        let mt = super::walk::as_table(m, &mpath)?;
+        only_keys(mt, &mpath, &["from", "parent", "pays"])?;
+        let from = required_string(mt, &mpath, "from")?;
+        let label = match crate::pricing::period::Period::month(from, Tz::UTC) {
+            Ok(p) if p.label == from => p.label,
+            _ => {
+                return invalid(
+                    &join(&mpath, "from"),
+                    &mt["from"],
+                    "must be a month \"YYYY-MM\": a move takes effect at the start of a period",
+                );
+            }
+        };
+        if let Some(before) = out.last()
+            && before.from >= label
+        {
+            return invalid(
+                &join(&mpath, "from"),
+                &mt["from"],
+                format!(
+                    "moves must be in order of months: the move before is from {:?}",
+                    before.from
+                ),
+            );
+        }
+        let (parent, pays_parent) = placement(mt, &mpath)?;
+        out.push(AccountMove {
+            from: label,
+            parent,
+            pays_parent,
         });
     }
     Ok(out)

@@ -6,7 +6,7 @@ use crate::pricing::pricebook::account_terms::{AccountTerm, ParsedTerm, TermKind
 use crate::pricing::pricebook::book::PriceBook;
 use crate::pricing::pricebook::model::{PriceBookError, Result};
 use crate::pricing::pricebook::terms::Discount;
-use crate::pricing::pricebook::{org, regions, terms_parse};
+use crate::pricing::pricebook::{org, org_moves, regions, terms_parse};
 use rust_decimal::Decimal;
 use toml::{Table, Value};
 
@@ -173,6 +173,23 @@ impl PriceBook {
     /// unique per payer); a discount or credit must name a payer; a package, subscription or
     /// charge id must be unique among its payer's members. Errors name the command's term.
     fn check_org_after(&mut self, term: &AccountTerm) -> Result<()> {
+        self.check_org_now(term)?;
+        if self.has_moves() && term.kind != TermKind::Accounts {
+            // Every month a move starts, with this term in (issue 27).
+            if let Err(e) = org_moves::orgs_after_moves(&self.account_settings, &self.term_lists())
+            {
+                return Err(PriceBookError::Invalid {
+                    key: format!("{}.account", term.path()),
+                    value: format!("{:?}", term.account),
+                    message: e.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// [`PriceBook::check_org_after`] in the organization before any move.
+    fn check_org_now(&mut self, term: &AccountTerm) -> Result<()> {
         let named = |message: String, field: &str| PriceBookError::Invalid {
             key: format!("{}.{field}", term.path()),
             value: format!("{:?}", term.account),
