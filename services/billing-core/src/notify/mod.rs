@@ -10,11 +10,13 @@
 //! Children name each other by full paths (`crate::notify::budget::Budget`) and never import
 //! from this file, so the module graph has no cycle (`scripts/module-cycles.py`).
 
+pub mod arrears;
 pub mod budget;
 pub mod budget_eval;
 pub mod burn;
 pub mod notice;
 
+pub use arrears::{ArrearsPolicy, ArrearsState, Observed, Step, next_due, step};
 pub use budget::{Budget, BudgetAction, BudgetError, BudgetScope, BudgetState};
 pub use budget_eval::evaluate as evaluate_budget;
 pub use notice::{DecisionDue, DecisionKind, Notice, NoticeKind, UnknownKind};
