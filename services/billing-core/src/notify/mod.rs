@@ -11,12 +11,14 @@
 //! from this file, so the module graph has no cycle (`scripts/module-cycles.py`).
 
 pub mod arrears;
+pub mod balance;
 pub mod budget;
 pub mod budget_eval;
 pub mod burn;
 pub mod notice;
 
 pub use arrears::{ArrearsPolicy, ArrearsState, Observed, Step, next_due, step};
+pub use balance::{BalanceAlert, BalanceState, hours_left};
 pub use budget::{Budget, BudgetAction, BudgetError, BudgetScope, BudgetState};
 pub use budget_eval::evaluate as evaluate_budget;
 pub use notice::{DecisionDue, DecisionKind, Notice, NoticeKind, UnknownKind};
