@@ -15,10 +15,12 @@ pub mod balance;
 pub mod budget;
 pub mod budget_eval;
 pub mod burn;
+pub mod expiry;
 pub mod notice;
 
 pub use arrears::{ArrearsPolicy, ArrearsState, Observed, Step, next_due, step};
 pub use balance::{BalanceAlert, BalanceState, hours_left};
 pub use budget::{Budget, BudgetAction, BudgetError, BudgetScope, BudgetState};
 pub use budget_eval::evaluate as evaluate_budget;
+pub use expiry::{Dated, ExpiryState, ReminderPolicy, reminders};
 pub use notice::{DecisionDue, DecisionKind, Notice, NoticeKind, UnknownKind};
