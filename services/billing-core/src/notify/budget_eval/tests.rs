@@ -247,3 +247,82 @@ fn evaluating_the_same_observation_twice_emits_nothing_the_second_time() {
     assert!(second.notices.is_empty());
     assert_eq!(second.state, first.state);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// One observation: the cost in cents, the burn in hundredths of a cent a second, the
+    /// seconds since the last one, and whether it is the next month's first.
+    fn steps() -> impl Strategy<Value = Vec<(u32, u32, u32, bool)>> {
+        prop::collection::vec(
+            (
+                0u32..150_000,
+                0u32..20,
+                0u32..200_000,
+                prop::bool::weighted(0.05),
+            ),
+            1..60,
+        )
+    }
+
+    fn replay(b: &Budget, steps: &[(u32, u32, u32, bool)]) -> Vec<Notice> {
+        let mut period = nov();
+        let mut now = period.start;
+        let mut st = BudgetState::default();
+        let mut out = Vec::new();
+        for &(cents, burn, dt, next) in steps {
+            if next {
+                let label = if period.label == "2026-11" {
+                    "2026-12"
+                } else {
+                    "2027-01"
+                };
+                period = Period::month(label, chrono_tz::UTC).unwrap();
+                now = now.max(period.start);
+            }
+            now = (now + i64::from(dt)).min(period.end - 1);
+            let obs = BudgetObservation {
+                period: &period,
+                cost: Decimal::new(i64::from(cents), 2),
+                burn_rate_per_second: Decimal::new(i64::from(burn), 4),
+                now,
+            };
+            let e = evaluate(b, &st, &obs);
+            st = e.state;
+            out.extend(e.notices);
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn crossed_and_resolved_alternate_per_threshold_and_replays_agree(s in steps()) {
+            let b = budget(BudgetAction::Stop, true);
+            let notices = replay(&b, &s);
+            let mut last: BTreeMap<(String, String), NoticeKind> = BTreeMap::new();
+            let mut limited = false;
+            for n in &notices {
+                let id = (
+                    n.payload["measure"].as_str().unwrap().to_string(),
+                    n.payload["threshold_percent"].as_str().unwrap().to_string(),
+                );
+                let before = last.insert(id.clone(), n.kind);
+                match n.kind {
+                    NoticeKind::BudgetCrossed => prop_assert_ne!(before, Some(NoticeKind::BudgetCrossed), "{:?}", id),
+                    _ => prop_assert_eq!(before, Some(NoticeKind::BudgetCrossed), "{:?}", id),
+                }
+                match n.decision.as_ref().map(|d| d.kind) {
+                    Some(DecisionKind::Limit) => { prop_assert!(!limited); limited = true; }
+                    Some(DecisionKind::Clear) => { prop_assert!(limited); limited = false; }
+                    Some(other) => prop_assert!(false, "budget decided {:?}", other),
+                    None => {}
+                }
+            }
+            let keys: std::collections::BTreeSet<&str> = notices.iter().map(|n| n.key.as_str()).collect();
+            prop_assert_eq!(keys.len(), notices.len(), "every key is emitted once");
+            prop_assert_eq!(replay(&b, &s), notices);
+        }
+    }
+}
