@@ -15,6 +15,7 @@ pub mod balance;
 pub mod budget;
 pub mod budget_eval;
 pub mod burn;
+pub mod examples;
 pub mod expiry;
 pub mod notice;
 
@@ -22,5 +23,6 @@ pub use arrears::{ArrearsPolicy, ArrearsState, Observed, Step, next_due, step};
 pub use balance::{BalanceAlert, BalanceState, hours_left};
 pub use budget::{Budget, BudgetAction, BudgetError, BudgetScope, BudgetState};
 pub use budget_eval::evaluate as evaluate_budget;
+pub use examples::example;
 pub use expiry::{Dated, ExpiryState, ReminderPolicy, reminders};
 pub use notice::{DecisionDue, DecisionKind, Notice, NoticeKind, UnknownKind};
