@@ -14,10 +14,12 @@
 //! - [`api`]: hostile clients (issue 24, items 4 to 8), what a customer sees (items 11 to
 //!   15), the ingest's 503 (issue 30), estimates (issue 26).
 //! - [`engine`]: price book versions in memory (issue 24, item 9), Kafka topics (item 10).
+//! - [`notify`]: budgets, a low balance, reminders and the arrears sequence (issue 28).
 
 pub mod api;
 pub mod engine;
 pub mod finance;
+pub mod notify;
 pub mod part1;
 pub mod part2;
 pub mod part3;

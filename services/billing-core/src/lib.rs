@@ -21,6 +21,9 @@
 //!   ([`term_changes`]), document numbers ([`numbering`]), profiles ([`profile`]), the journal
 //!   ([`journal`]) and the invoice CSV export's rows ([`export`]).
 //! - [`quota`]: quotas and authorizations as policy.
+//! - [`notify`]: notifications (issue 28): budgets, a low balance, expiry and renewal
+//!   reminders and the arrears sequence, as notices with dedupe keys and the quota decisions
+//!   due with them.
 //! - [`common`]: the shared low-level helpers ([`decimal`], [`money`], [`timestamp`],
 //!   [`text`], [`limits`]).
 //!
@@ -41,6 +44,7 @@ pub mod common;
 pub mod events;
 pub mod finance;
 pub mod ledger;
+pub mod notify;
 pub mod pricing;
 pub mod quota;
 pub mod rental;

@@ -66,3 +66,20 @@ pub const MAX_ATTACH_SECONDS: i64 = 86_400;
 
 /// Default SLA `attach_seconds` (section 10).
 pub const DEFAULT_ATTACH_SECONDS: i64 = 300;
+
+/// Thresholds of one budget (issue 28): Stripe allows 25 alerts per meter; a budget needs a
+/// handful (50/80/100%), and each threshold is state the engine carries per period.
+pub const MAX_BUDGET_THRESHOLDS: usize = 25;
+
+/// The highest budget threshold, in percent of the amount (issue 28): 10 x the budget.
+pub const MAX_BUDGET_THRESHOLD_PERCENT: Decimal = Decimal::from_parts(1000, 0, 0, false, 0);
+
+/// Reminder windows of one policy (issue 28): one reminder per window per term.
+pub const MAX_REMINDER_WINDOWS: usize = 5;
+
+/// The widest reminder window, in days (issue 28): a yearly plan's reminder a quarter ahead.
+pub const MAX_REMINDER_DAYS: u32 = 90;
+
+/// The longest arrears grace before the stop, and the longest wait from the stop to the
+/// release (issue 28): a year; a longer one is a policy of never, said by not setting one.
+pub const MAX_ARREARS_STEP_SECONDS: i64 = 366 * 86_400;
