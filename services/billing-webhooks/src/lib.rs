@@ -12,9 +12,12 @@
 //! - [`deliver`]: the worker: in order per endpoint, parallel across endpoints.
 
 pub mod clock;
+pub mod deliver;
 pub mod filter;
 pub mod guard;
 pub mod limits;
+pub mod memory;
+pub mod outbox;
 pub mod schedule;
 pub mod sign;
 pub mod target;
