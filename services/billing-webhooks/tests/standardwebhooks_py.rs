@@ -37,6 +37,14 @@ fn run(command: &mut Command, what: &str) {
     );
 }
 
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// The venv with the pinned `standardwebhooks`, made when missing or out of date.
 fn venv_python() -> PathBuf {
     let cache = std::env::var_os("XDG_CACHE_HOME")
@@ -46,9 +54,11 @@ fn venv_python() -> PathBuf {
     let venv = cache.join("gpubill/venv-webhooks");
     let python = venv.join("bin/python");
     let requirements = Path::new(CRATE_DIR).join("tests/requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements).expect("tests/requirements.txt");
-    let stamp = venv.join(".requirements.txt");
-    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+    let wanted = sha256_hex(&std::fs::read(&requirements).expect("tests/requirements.txt"));
+    // The stamp scripts/services.sh writes too: `sha256sum` of the requirements.
+    let stamp = venv.join(".requirements.sha256");
+    let made = std::fs::read_to_string(&stamp).unwrap_or_default();
+    if python.exists() && made.trim() == wanted {
         return python;
     }
     let found = Command::new("python3").arg("--version").output();
@@ -76,7 +86,7 @@ fn venv_python() -> PathBuf {
             .arg(&requirements),
         "installing standardwebhooks from PyPI into the venv (pip, network)",
     );
-    std::fs::write(&stamp, wanted).expect("writing the venv's stamp");
+    std::fs::write(&stamp, format!("{wanted}\n")).expect("writing the venv's stamp");
     python
 }
 
