@@ -23,7 +23,11 @@
 #             validates /openapi.json and generates a client with them. And a second venv,
 #             ~/.cache/gpubill/venv-focus, with the FinOps Foundation's focus-validator pinned by
 #             tests/focus/requirements.txt, made the same way; tests/focus.rs runs it on the
-#             FOCUS export.
+#             FOCUS export. And a third, ~/.cache/gpubill/venv-webhooks, with the Standard
+#             Webhooks reference library (standardwebhooks) pinned by
+#             services/billing-webhooks/tests/requirements.txt; the receiver of
+#             services/billing-webhooks/tests/standardwebhooks_py.rs verifies every delivery with it
+#             (the test makes the same venv, with the same stamp, when it is missing).
 #   browser-deps: Node.js (20 or later; Debian's nodejs and npm when missing) and the browser
 #             test's npm packages (playwright-core, pinned by tests/browser/package-lock.json),
 #             installed with `npm ci` when tests/browser/node_modules is missing or older than
@@ -211,6 +215,29 @@ ensure_focus_validator() {
     printf '%s\n' "$want" >"$venv/.requirements.sha256"
 }
 
+ensure_webhooks_verifier() {
+    local venv="$cache/venv-webhooks" req want
+    req="$(cd "$(dirname "$0")/.." && pwd)/services/billing-webhooks/tests/requirements.txt"
+    want=$(sha256sum "$req" | cut -d ' ' -f 1)
+    if [ -x "$venv/bin/python" ] &&
+        [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" = "$want" ]; then
+        return 0
+    fi
+    log "installing standardwebhooks into $venv (PyPI, pinned by $req)"
+    rm -rf "$venv"
+    mkdir -p "$cache"
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    "$venv/bin/python" -c 'import standardwebhooks' ||
+        { log "standardwebhooks in $venv does not import after installing it"; return 1; }
+    printf '%s\n' "$want" >"$venv/.requirements.sha256"
+}
+
 ensure_browser_deps() {
     local dir major
     dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
@@ -241,7 +268,7 @@ for service in "${@:-postgres}"; do
         kafka-fresh) ensure_tansu fresh ;;
         chromium) ensure_chromium ;;
         ops-tools) ensure_ops_tools ;;
-        python-tools) ensure_python_tools && ensure_focus_validator ;;
+        python-tools) ensure_python_tools && ensure_focus_validator && ensure_webhooks_verifier ;;
         browser-deps) ensure_browser_deps ;;
         *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium, ops-tools, python-tools, browser-deps)"; exit 2 ;;
     esac
