@@ -60,6 +60,11 @@ pub enum Action {
     Spend,
     /// `/v1/accounts/{id}/keys...`: issuing, listing, rotating and revoking keys.
     ManageKeys,
+    /// Issue 28: `GET /v1/accounts/{id}/notify`, `GET /v1/notifications`, the webhook
+    /// endpoints and their delivery log: reading the notifications and their settings.
+    ReadNotify,
+    /// Issue 28: budgets, alerts, webhook endpoints (create, change, rotate, resend, test).
+    ManageNotify,
 }
 
 impl Action {
@@ -76,6 +81,8 @@ impl Action {
             Action::Export => "export",
             Action::Spend => "authorize spending or change holds",
             Action::ManageKeys => "manage API keys",
+            Action::ReadNotify => "read notifications",
+            Action::ManageNotify => "manage budgets, alerts and webhooks",
         }
     }
 }
@@ -94,6 +101,8 @@ impl Action {
 /// | Export      | yes   | yes     |        | yes    |
 /// | Spend       | yes   |         |        | yes    |
 /// | ManageKeys  | yes   |         |        |        |
+/// | ReadNotify  | yes   | yes     | yes    | yes    |
+/// | ManageNotify| yes   | yes     |        | yes    |
 ///
 /// The scope is apart from it: an owner, finance or viewer key acts on its account and every
 /// account below it; a member key on its own account only (where it may do everything but
@@ -110,9 +119,17 @@ impl May for Role {
             Role::Owner => true,
             Role::Finance => matches!(
                 action,
-                Prices | Cost | Invoices | Allocation | Organization | Wallet | Export
+                Prices
+                    | Cost
+                    | Invoices
+                    | Allocation
+                    | Organization
+                    | Wallet
+                    | Export
+                    | ReadNotify
+                    | ManageNotify
             ),
-            Role::Viewer => matches!(action, Prices | Usage | Cost),
+            Role::Viewer => matches!(action, Prices | Usage | Cost | ReadNotify),
             Role::Member => !matches!(action, ManageKeys | Organization),
         }
     }

@@ -22,6 +22,7 @@ mod handlers;
 mod idempotency;
 mod json_body;
 pub mod limits;
+mod notify;
 mod openapi;
 mod organization;
 mod printable;

@@ -3,7 +3,7 @@
 use crate::state::AppState;
 use crate::{
     accounts, admin, allocation, auth, catalog, console, estimate, finance, handlers, idempotency,
-    limits, openapi, organization, printable, quota, terms, usage,
+    limits, notify, openapi, organization, printable, quota, terms, usage,
 };
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -99,6 +99,18 @@ pub fn router(state: AppState) -> Router {
             "/v1/admin/invoices/{id}/settle",
             post(finance::settle_invoice),
         )
+        .route("/v1/accounts/{id}/notify", get(notify::get_notify))
+        .route(
+            "/v1/accounts/{id}/budgets/{budget}",
+            put(notify::put_budget).delete(notify::delete_budget),
+        )
+        .route("/v1/accounts/{id}/alerts", put(notify::put_alerts))
+        .route(
+            "/v1/admin/accounts/{id}/arrears",
+            put(notify::put_arrears).delete(notify::delete_arrears),
+        )
+        .route("/v1/notifications", get(notify::list_notifications))
+        .route("/v1/admin/notify/tick", post(notify::tick))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             idempotency::layer,

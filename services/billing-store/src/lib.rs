@@ -36,6 +36,7 @@ mod conn;
 mod events;
 mod finance;
 mod ledger;
+mod notify;
 mod pricing;
 mod quota;
 
@@ -48,7 +49,7 @@ pub use conn::backend::Backend;
 pub use conn::db;
 pub use conn::error::{MAX_BATCH_RECORDS, Result, StoreError};
 pub use conn::failpoints::POINTS as FAIL_POINTS;
-pub use conn::handles::{AdminHandle, FinanceHandle, LogHandle, QuotaHandle};
+pub use conn::handles::{AdminHandle, FinanceHandle, LogHandle, NotifyHandle, QuotaHandle};
 pub use conn::store::{
     DEFAULT_DEDUPE_HORIZON_S, DEFAULT_MAX_FUTURE_S, EMBEDDED_CONSUMER, Store, Topics,
 };
@@ -75,6 +76,10 @@ pub use finance::wallet_rows::{
     AdminMovement, Movement, MovementKind, Payment, PaymentMethod, WalletError,
 };
 pub use ledger::ledger_cache::DEFAULT_LEDGER_CACHE_KEYS;
+pub use notify::evaluate::{Block, Ticked};
+pub use notify::publish::Published;
+pub use notify::reads::{ArrearsView, NotifyState, NotifyView, StoredNotification};
+pub use notify::settings::{MAX_BUDGETS_PER_ACCOUNT, NotifyError, NotifySettings};
 pub use pricing::books::OLDER_COMPILED_MAX;
 pub use pricing::catalog::UploadedPriceBook;
 pub use pricing::pricebooks::PriceBookVersion;

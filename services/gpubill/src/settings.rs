@@ -83,6 +83,9 @@ pub struct KafkaFlags {
     /// Where quota decisions are relayed.
     #[arg(long, default_value = "billing.quota.v1")]
     pub quota_topic: String,
+    /// Where notifications (budgets, balance, reminders, arrears) are relayed (issue 28).
+    #[arg(long, default_value = "billing.notifications.v1")]
+    pub notifications_topic: String,
     /// Where rejected usage records are relayed, with their reason in headers.
     #[arg(long, default_value = "gpu.usage.dlq.v1")]
     pub dead_letter_topic: String,
@@ -354,6 +357,7 @@ impl Settings {
                 commands: args.kafka.commands_topic.clone(),
                 invoices: args.kafka.invoices_topic.clone(),
                 quota: args.kafka.quota_topic.clone(),
+                notifications: args.kafka.notifications_topic.clone(),
             },
             ingest_token: token("GPUBILL_INGEST_TOKEN")?,
             max_future_s: args.intake.max_future_seconds,

@@ -6,6 +6,7 @@
 //! | [`LogHandle`] | [`Store::log`] | ingest records, fold partitions, the commands topic, the outbox, dead letters, ledgers, compaction |
 //! | [`FinanceHandle`] | [`Store::finance`] | closes, invoices and credit notes, adjustments, wallets and settlement, the journal, provisional cost, verification |
 //! | [`QuotaHandle`] | [`Store::quota`] | quotas, authorizations and their holds, balances, quota decisions |
+//! | [`NotifyHandle`] | [`Store::notify`] | notification settings (budgets, alerts, arrears), their evaluation on a tick, the notifications |
 //! | [`AdminHandle`] | [`Store::admin`] | accounts, API keys and their audit, price books and account terms, seller profiles, idempotency keys, settings |
 //!
 //! A handle is a borrowed view (`Copy`, no state of its own); it dereferences to the
@@ -58,4 +59,9 @@ handle!(
     /// Administration: accounts, keys, price books, terms, profiles, idempotency, settings.
     AdminHandle,
     admin
+);
+handle!(
+    /// Notifications (issue 28): settings, ticks, the notifications written.
+    NotifyHandle,
+    notify
 );

@@ -20,6 +20,8 @@ pub struct Topics {
     pub invoices: String,
     /// Quota decisions, for rental backends.
     pub quota: String,
+    /// Notifications (issue 28), for rental backends that prefer Kafka to webhooks.
+    pub notifications: String,
 }
 
 impl Default for Topics {
@@ -28,6 +30,7 @@ impl Default for Topics {
             commands: "billing.commands.v1".into(),
             invoices: "billing.invoices.v1".into(),
             quota: "billing.quota.v1".into(),
+            notifications: "billing.notifications.v1".into(),
         }
     }
 }

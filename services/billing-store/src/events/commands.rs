@@ -77,6 +77,13 @@ pub enum Command {
         key_id: crate::admin::keys::ApiKeyId,
         at_ms: i64,
     },
+    /// Issue 28: an account's notification settings replaced (budgets, alerts, arrears).
+    #[serde(rename = "notify.put")]
+    PutNotify {
+        account: String,
+        settings: crate::notify::settings::NotifySettings,
+        at_ms: i64,
+    },
     #[serde(rename = "quotas.set")]
     SetQuotas {
         account: String,
@@ -237,6 +244,8 @@ impl Command {
                 };
                 format!("quotas.set:{}:{at_ms}", domain.id())
             }
+            // Likewise (the writer lock orders them; one per account and millisecond).
+            Command::PutNotify { account, at_ms, .. } => format!("notify.put:{account}:{at_ms}"),
             // Likewise; setting the same profile again records nothing.
             Command::PutProfile { account, at_ms, .. } => {
                 format!("profile.put:{account}:{at_ms}")
@@ -326,6 +335,18 @@ impl LogHandle<'_> {
                 profile,
                 at_ms,
             } => self.apply_profile(account, profile, *at_ms).await?,
+            Command::PutNotify {
+                account,
+                settings,
+                at_ms,
+            } => self
+                .notify()
+                .put_settings(account, settings, *at_ms)
+                .await
+                .map_err(|e| match e {
+                    crate::notify::settings::NotifyError::Store(s) => s,
+                    other => StoreError::Corrupt(format!("replayed notify settings: {other}")),
+                })?,
             Command::PutTerm {
                 account,
                 kind,

@@ -503,6 +503,17 @@ async fn apply_effects(
         &store.topics().quota,
         now_ms,
     )
+    .await?;
+    // Issue 28: budgets, balance alerts and arrears, from the same state.
+    crate::notify::evaluate::after_batch(
+        conn,
+        store,
+        &books.1,
+        &latest_usage,
+        &measured,
+        &position,
+        now_ms,
+    )
     .await
 }
 

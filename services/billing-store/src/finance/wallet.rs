@@ -212,6 +212,8 @@ impl FinanceHandle<'_> {
             now_ms,
         )
         .await?;
+        // Issue 28: a top-up resolves a low balance and clears arrears at once.
+        crate::notify::evaluate::account_now(&mut **tx, self, account, now_ms).await?;
         Ok(MovementMade {
             movement,
             created,
@@ -337,6 +339,8 @@ impl FinanceHandle<'_> {
             now_ms,
         )
         .await?;
+        // Issue 28: paying an overdue invoice clears arrears.
+        crate::notify::evaluate::account_now(&mut tx, self, &account, now_ms).await?;
         let made = payments_of(&mut tx, id)
             .await?
             .into_iter()

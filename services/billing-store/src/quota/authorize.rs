@@ -177,6 +177,8 @@ impl QuotaHandle<'_> {
         // no `spend_limit`), by domain id.
         let mut budgets: HashMap<String, Option<NodeBudget>> = HashMap::new();
         let tree = open.as_ref().map(|(_, book)| Tree::of(book));
+        // Issue 28: what budgets with `action = stop` and arrears stops block, by node.
+        let blocks = crate::notify::evaluate::blocks(&mut *tx).await?;
         // Each region's book made once per group.
         let mut rbooks: HashMap<Option<String>, Option<std::borrow::Cow<'_, PriceBook>>> =
             HashMap::new();
@@ -222,6 +224,16 @@ impl QuotaHandle<'_> {
                 continue;
             };
             let mut answer = decide(&q.req, &domain, rbook, state, q.ttl_ms, q.now_ms)?;
+            if let Ok(Authorization::Allowed(h)) = &answer
+                && let Some(denied) = crate::notify::evaluate::blocked(
+                    &blocks,
+                    tree.as_ref(),
+                    &q.req.account,
+                    h.amount,
+                )
+            {
+                answer = Ok(denied);
+            }
             // Issue 27: then the budget of every node above (and of the account itself when
             // it has sub-accounts), nearest first; the first that does not fit denies.
             let nodes = match (&answer, &tree) {

@@ -45,8 +45,12 @@ crate::conn::words::stored_words! {
         Warn = "warn",
         /// At or over the limit.
         Limit = "limit",
-        /// Back below the warning.
+        /// Back below the warning; or (issue 28) a budget's limit or an arrears stop lifted.
         Clear = "clear",
+        /// Issue 28, the arrears sequence: instances stopped, disks kept.
+        Stop = "stop",
+        /// Issue 28, the arrears sequence: the rental backend deletes the disks.
+        Release = "release",
     }
 }
 
@@ -289,10 +293,53 @@ async fn record(
         "qd_{}",
         &crate::admin::keys::hash_key(&format!("{account}|{quota}|{label}|{n}"))[..20]
     );
+    let row = DecisionRow {
+        id: &id,
+        account,
+        quota,
+        label,
+        kind,
+        used,
+        limit,
+        position,
+        quota_topic,
+        now_ms,
+    };
+    write_decision(conn, &row).await
+}
+
+/// A decision to write: its id, where it is, what it says.
+pub(crate) struct DecisionRow<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) account: &'a str,
+    pub(crate) quota: &'a str,
+    pub(crate) label: &'a str,
+    pub(crate) kind: &'a str,
+    pub(crate) used: Decimal,
+    pub(crate) limit: Decimal,
+    pub(crate) position: &'a serde_json::Value,
+    pub(crate) quota_topic: &'a str,
+    pub(crate) now_ms: i64,
+}
+
+/// Writes a decision and its outbox row (the quota topic, keyed by the account).
+pub(crate) async fn write_decision(conn: &mut dyn Conn, row: &DecisionRow<'_>) -> Result<()> {
+    let DecisionRow {
+        id,
+        account,
+        quota,
+        label,
+        kind,
+        used,
+        limit,
+        position,
+        quota_topic,
+        now_ms,
+    } = *row;
     crate::conn::db::query(include_str!(
         "../../queries/shared/insert_quota_decision.sql"
     ))
-    .bind(id.as_str())
+    .bind(id)
     .bind(account)
     .bind(quota)
     .bind(label)

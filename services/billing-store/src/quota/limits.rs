@@ -419,7 +419,7 @@ pub(crate) async fn bump_hold_rev(conn: &mut dyn Conn, account: &str) -> Result<
 }
 
 /// An account's quotas and when they were set, as `conn` sees them.
-async fn quotas_of(conn: &mut dyn Conn, account: &str) -> Result<Option<(Quotas, i64)>> {
+pub(crate) async fn quotas_of(conn: &mut dyn Conn, account: &str) -> Result<Option<(Quotas, i64)>> {
     let row = crate::conn::db::query(include_str!("../../queries/shared/select_quotas.sql"))
         .bind(account)
         .fetch_optional(conn)

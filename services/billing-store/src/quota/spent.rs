@@ -19,7 +19,7 @@ pub(crate) fn add_hold(spent: &mut Spent, h: &Hold) {
 /// Units of each sku running at `now_s`: usage keys whose last run ends within
 /// `RUNNING_WINDOW_S` ([`billing_core::quota::is_running`]), each with its last run's
 /// quantity.
-async fn running_units(
+pub(crate) async fn running_units(
     conn: &mut dyn Conn,
     account: &str,
     now_s: i64,
