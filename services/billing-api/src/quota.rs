@@ -283,10 +283,10 @@ pub async fn decisions(
         }
     };
     if let Some(k) = &q.kind
-        && !["warn", "limit", "clear"].contains(&k.as_str())
+        && billing_store::DecisionKind::parse(k).is_none()
     {
         return Err(ApiError::BadRequest(format!(
-            "kind = {k:?}: use warn, limit or clear"
+            "kind = {k:?}: use warn, limit, clear, stop or release"
         )));
     }
     let limit = crate::handlers::page_limit(q.limit, 1000)?;
