@@ -85,6 +85,10 @@ enum Kind {
     Keys,
     /// `GET /v1/me`: about the key itself, no account parameter; every key may ask.
     Me,
+    /// Issue 28: reading notifications and their settings (every role).
+    Notify,
+    /// Issue 28: budgets, alerts, webhooks (owner, finance, member).
+    ManageNotify,
 }
 
 /// The README's table of permissions ("Keys and roles"), written out again.
@@ -94,9 +98,17 @@ fn permitted(role: &str, kind: Kind) -> bool {
         "owner" => true,
         "finance" => matches!(
             kind,
-            Prices | Cost | Invoices | Allocation | Organization | Wallet | Me
+            Prices
+                | Cost
+                | Invoices
+                | Allocation
+                | Organization
+                | Wallet
+                | Me
+                | Notify
+                | ManageNotify
         ),
-        "viewer" => matches!(kind, Prices | Usage | Cost | Me),
+        "viewer" => matches!(kind, Prices | Usage | Cost | Me | Notify),
         "member" => !matches!(kind, Keys | Organization),
         other => panic!("no role {other}"),
     }
@@ -126,6 +138,15 @@ fn routes() -> BTreeMap<(&'static str, &'static str), Kind> {
         (("post", "/v1/accounts/{id}/keys"), Keys),
         (("delete", "/v1/accounts/{id}/keys/{key_id}"), Keys),
         (("post", "/v1/accounts/{id}/keys/{key_id}/rotate"), Keys),
+        // Issue 28: notifications.
+        (("get", "/v1/notifications"), Notify),
+        (("get", "/v1/accounts/{id}/notify"), Notify),
+        (("put", "/v1/accounts/{id}/budgets/{budget}"), ManageNotify),
+        (
+            ("delete", "/v1/accounts/{id}/budgets/{budget}"),
+            ManageNotify,
+        ),
+        (("put", "/v1/accounts/{id}/alerts"), ManageNotify),
     ])
 }
 
@@ -277,6 +298,21 @@ async fn probe(
                 String::new(),
             )
         }
+        // Issue 28: the account in the path; a budget to set, one that is not there to
+        // remove (its 404 is the allowed answer), alerts off.
+        ("get", "/v1/accounts/{id}/notify") => {
+            (format!("/v1/accounts/{named}/notify"), String::new())
+        }
+        ("put", "/v1/accounts/{id}/budgets/{budget}") => (
+            format!("/v1/accounts/{named}/budgets/b1"),
+            r#"{"amount":"100","thresholds":["50"]}"#.to_string(),
+        ),
+        ("delete", "/v1/accounts/{id}/budgets/{budget}") => {
+            (format!("/v1/accounts/{named}/budgets/nope"), String::new())
+        }
+        ("put", "/v1/accounts/{id}/alerts") => {
+            (format!("/v1/accounts/{named}/alerts"), "{}".to_string())
+        }
         (_, p) => (format!("{p}{}", own("")), String::new()),
     };
     let m = method.to_uppercase();
@@ -298,7 +334,12 @@ fn allowed_answer(path: &str, method: &str, s: StatusCode, v: &Value, target: &s
         ("post", "/v1/accounts/{id}/keys") | ("post", "/v1/accounts/{id}/keys/{key_id}/rotate") => {
             s == StatusCode::CREATED && v["account"] == target
         }
+        ("delete", "/v1/accounts/{id}/budgets/{budget}") => {
+            s == StatusCode::NOT_FOUND
+                && v["message"].as_str().unwrap_or("").starts_with("no budget")
+        }
         ("delete", _) => s == StatusCode::NO_CONTENT,
+        ("get", "/v1/accounts/{id}/notify") => s == StatusCode::OK && v["account"] == target,
         ("get", "/v1/usage") | ("get", "/v1/accounts/{id}/keys") => {
             s == StatusCode::OK && v["account"] == target
         }

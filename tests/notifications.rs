@@ -37,7 +37,12 @@ async fn notifications(t: &TestApp, account: &str) -> Vec<Value> {
 /// (type, seq) of each notification.
 fn kinds(ns: &[Value]) -> Vec<(String, i64)> {
     ns.iter()
-        .map(|n| (n["type"].as_str().unwrap().to_string(), n["seq"].as_i64().unwrap()))
+        .map(|n| {
+            (
+                n["type"].as_str().unwrap().to_string(),
+                n["seq"].as_i64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -265,7 +270,12 @@ async fn arrears_stop_release_and_a_top_up_that_clears(db: Db) {
         .await
         .iter()
         .filter(|d| d["quota"] == "arrears")
-        .map(|d| (d["kind"].as_str().unwrap().into(), d["quota"].as_str().unwrap().into()))
+        .map(|d| {
+            (
+                d["kind"].as_str().unwrap().into(),
+                d["quota"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(
         steps,
@@ -311,8 +321,14 @@ async fn bad_settings_are_refused_by_name(db: Db) {
     let key = t.account("acme").await;
     let other = t.account("zeta").await;
     for (body, says) in [
-        (json!({"amount": "10", "thresholds": ["0"]}), "thresholds[0]"),
-        (json!({"amount": "10", "thresholds": ["1001"]}), "thresholds[0]"),
+        (
+            json!({"amount": "10", "thresholds": ["0"]}),
+            "thresholds[0]",
+        ),
+        (
+            json!({"amount": "10", "thresholds": ["1001"]}),
+            "thresholds[0]",
+        ),
         (json!({"amount": "10", "thresholds": []}), "thresholds"),
         (json!({"amount": "-1", "thresholds": ["50"]}), "amount"),
         (
@@ -378,3 +394,23 @@ async fn bad_settings_are_refused_by_name(db: Db) {
     assert!(v.to_string().contains("balance."), "{v}");
 }
 on_both!(bad_settings_are_refused_by_name);
+
+/// The README's notifications section shows every event type with the body the core makes
+/// for its example (`billing_core::notify::example`), so the documented payloads cannot drift.
+#[test]
+fn the_readme_shows_every_event_type_with_its_example_body() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    for kind in billing_core::notify::NoticeKind::ALL {
+        let mut n = billing_core::notify::example(kind);
+        n.seq = Some(7);
+        let body = serde_json::to_string(&n.envelope()).unwrap();
+        assert!(
+            readme.contains(&format!(
+                "- `{}`:\n  ```json\n  {body}\n  ```",
+                kind.as_str()
+            )),
+            "README lacks the example of {kind}: {body}"
+        );
+    }
+}

@@ -15,7 +15,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, organization, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, organization, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit, get_notify, put_budget, delete_budget, put_alerts, put_arrears, delete_arrears, list_notifications, notify_tick),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -243,6 +243,66 @@ fn revoke_account_key() {}
         (status = 403, description = "the ingest token, or a customer key that is not an owner's"), (status = 404, description = "unknown account, one outside the key's scope, or no such live key")))]
 #[allow(dead_code)]
 fn rotate_account_key() {}
+
+const NOTIFY_SCOPE: &str =
+    "account id: the key's own account or one below it (the admin token: any)";
+
+#[utoipa::path(get, path = "/v1/accounts/{id}/notify", security(("bearer" = [])), params(("id" = String, Path, description = NOTIFY_SCOPE)),
+    responses((status = 200, description = "the account's budgets, alerts and arrears policy, what each rule remembers (thresholds crossed, what blocks authorizations) and the arrears step due next", body = NotifyView),
+        (status = 403, description = "the ingest token"), (status = 404, description = "unknown account, or one outside the key's scope (the same answer)")))]
+#[allow(dead_code)]
+fn get_notify() {}
+
+#[utoipa::path(put, path = "/v1/accounts/{id}/budgets/{budget}", security(("bearer" = [])),
+    params(("id" = String, Path, description = NOTIFY_SCOPE), ("budget" = String, Path, description = "the budget's id (1 to 64 of A-Z a-z 0-9 . _ -)")),
+    request_body(content = BudgetRequest),
+    responses((status = 200, description = "set (created or replaced): evaluated with every batch from now on", body = BudgetSet),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a viewer key"),
+        (status = 404, description = "unknown account, or one outside the key's scope"), (status = 422, description = "a field out of range: the message names it (thresholds[i], amount, action, scope)")))]
+#[allow(dead_code)]
+fn put_budget() {}
+
+#[utoipa::path(delete, path = "/v1/accounts/{id}/budgets/{budget}", security(("bearer" = [])),
+    params(("id" = String, Path, description = NOTIFY_SCOPE), ("budget" = String, Path, description = "the budget's id")),
+    responses((status = 204, description = "removed"), (status = 403, description = "the ingest token, or a viewer key"),
+        (status = 404, description = "unknown account, one outside the key's scope, or no such budget")))]
+#[allow(dead_code)]
+fn delete_budget() {}
+
+#[utoipa::path(put, path = "/v1/accounts/{id}/alerts", security(("bearer" = [])), params(("id" = String, Path, description = NOTIFY_SCOPE)),
+    request_body(content = AlertsRequest),
+    responses((status = 200, description = "the account's settings after the change", body = NotifySettings),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a viewer key"),
+        (status = 404, description = "unknown account, or one outside the key's scope"), (status = 422, description = "a field out of range: the message names it")))]
+#[allow(dead_code)]
+fn put_alerts() {}
+
+#[utoipa::path(put, path = "/v1/admin/accounts/{id}/arrears", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+    request_body(content = ArrearsPolicy),
+    responses((status = 200, description = "the arrears sequence is on for the account: arrears.started when its balance falls below zero or an invoice is overdue, a stop after the grace, a release after the further delay, cleared when paid", body = ArrearsSet),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "not the admin token"),
+        (status = 404, description = "unknown account"), (status = 422, description = "a delay out of range: the message names it")))]
+#[allow(dead_code)]
+fn put_arrears() {}
+
+#[utoipa::path(delete, path = "/v1/admin/accounts/{id}/arrears", security(("bearer" = [])), params(("id" = String, Path, description = "account id")),
+    responses((status = 204, description = "the arrears sequence is off for the account"), (status = 403, description = "not the admin token"), (status = 404, description = "unknown account")))]
+#[allow(dead_code)]
+fn delete_arrears() {}
+
+#[utoipa::path(get, path = "/v1/notifications", security(("bearer" = [])),
+    params(("account" = Option<String>, Query, description = "a key: its account (default) or one below it; the admin: one account (default: all)"),
+        ("after" = Option<i64>, Query, description = "one account's: a seq; all accounts': an outbox id"), ("limit" = Option<i64>, Query, description = "1 to 1000 (default 100)")),
+    responses((status = 200, description = "notifications oldest first", body = NotificationList),
+        (status = 400, description = "bad limit"), (status = 404, description = "an account outside the key's scope")))]
+#[allow(dead_code)]
+fn list_notifications() {}
+
+#[utoipa::path(post, path = "/v1/admin/notify/tick", security(("bearer" = [])),
+    responses((status = 200, description = "every account's arrears steps, balance alerts and reminders evaluated at the clock (serve does it every --notify-tick-seconds)", body = Ticked),
+        (status = 403, description = "not the admin token")))]
+#[allow(dead_code)]
+fn notify_tick() {}
 
 #[utoipa::path(get, path = "/v1/admin/audit", security(("bearer" = [])), params(("after" = Option<i64>, Query, description = "a seq: the entries after it"), ("limit" = Option<i64>, Query, description = "1 to 1000 (default 100)")),
     responses((status = 200, description = "every admin change (the recorded commands), who made it and when, in order", body = AuditLog),

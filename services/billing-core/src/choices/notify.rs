@@ -87,3 +87,30 @@
 //! - Payload amounts are strings rounded to the cent (`"510.00"`), percents without trailing
 //!   zeros (`"80"`), instants RFC 3339 UTC. Event types are parsed strictly; an unknown one is
 //!   named with the list of known ones.
+//!
+//! ## In the engine (billing-store `notify/`)
+//!
+//! - **When**: budgets, the balance alert and the arrears sequence of prepaid accounts are
+//!   evaluated in each batch's transaction, for the accounts it moved and every account above
+//!   them; `now` is the latest usage second the batch brought to the account (as for quota
+//!   decisions), never the clock, so a replay evaluates the same observations. A wallet
+//!   movement or an invoice payment evaluates its account at the command's time. A tick
+//!   (`serve --notify-tick-seconds`, `POST /v1/admin/notify/tick`) evaluates every account
+//!   with settings at the clock: the arrears steps that came due, balances, reminders.
+//! - **Budget cost**: scope `account`: the account's provisional invoice total of the period
+//!   (a payer's: its invoice); scope `node`: the subtree's, as a `spend_limit` of issue 27
+//!   measures it. Budgets on a project tag are refused when set (not evaluated by this
+//!   version). Budgets of regional billing domains are not evaluated (home only).
+//! - **The balance**: for an account with a `prepaid_balance` quota, what it can still spend
+//!   (`prepaid_available` with no holds); for any other account, its wallet. The balance
+//!   alert applies to prepaid accounts only.
+//! - **Overdue**: an `issued` invoice with something to pay, issued more than the store's
+//!   payment days ago (`serve --payment-days`).
+//! - **The arrears sequence is off unless set** per account (`PUT
+//!   /v1/admin/accounts/{id}/arrears`): stopping a customer's instances is the platform's
+//!   decision to make per account, not a default.
+//! - **Blocking**: a budget with `action = stop` at 100% blocks authorizations for its scope's
+//!   subtree; an arrears stop or release blocks the account's. A denial names the node and
+//!   the quota (`budget:<id>`, `arrears`), checked after the account's own quotas.
+//! - **Sequence numbers** are given in the writing transaction as the account's highest plus
+//!   one; a notice whose key is there already takes none.
