@@ -371,6 +371,10 @@ pub async fn projections(store: &Store) -> Vec<String> {
         "select 'payment|' || invoice_id || '|' || amount || '|' || method || '|' || reference || '|' || at_ms from invoice_payments order by invoice_id, reference",
         "select 'wallet|' || account || '|' || balance || '|' || outstanding from wallets order by account",
         "select 'series|' || series || '|' || year || '|' || last from number_series order by series, year",
+        // Issue 28: notifications are facts of the ledger (their creation time aside).
+        "select 'notify_settings|' || account || '|' || body || '|' || updated_at_ms from notify_settings order by account",
+        "select 'notify_state|' || account || '|' || subject || '|' || body || '|' || coalesce(block, '') from notify_states order by account, subject",
+        "select 'notification|' || account || '|' || seq || '|' || type || '|' || key || '|' || at_s || '|' || payload from notifications order by account, seq",
     ];
     let mut out = Vec::new();
     for q in queries {

@@ -327,7 +327,15 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
     let total = events.len() as i64;
 
     let db = fresh_db(gpubill_tests::Db::Postgres).await;
-    let store = billing_store::Store::open(&db).await.unwrap();
+    // The test's own commands (accounts, budgets) go to the engines' commands topic.
+    let store = billing_store::Store::open(&db)
+        .await
+        .unwrap()
+        .with_topics(billing_store::Topics {
+            commands: t.commands.clone(),
+            invoices: t.invoices.clone(),
+            ..Default::default()
+        });
     let book = dir.join("book.toml");
     let mut seed = 0x5eed_u64;
     let mut random = move |n: u64| {
@@ -336,6 +344,9 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
             .wrapping_add(1442695040888963407);
         (seed >> 33) % n
     };
+    // Issue 28: every account gets a budget of its whole invoice's total with thresholds
+    // 50/80/100 %: each crossing must be notified exactly once, in order, across the kills.
+    let budgets = budget_every_account(&store, &offline).await;
     let mut mid_stream = 0;
     for kill in 0..10 {
         let engine = Engine::start(&db, &t, &dir.join("data"), &book);
@@ -362,6 +373,7 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
     wait_folded(&store, &t.usage, total, Duration::from_secs(120)).await;
     let issued = close(engine.port).await;
     assert_exact(&store, &issued, &offline, &events).await;
+    assert_crossed_once_each(&store, &budgets).await;
 
     // Every command relayed; `gpubill replay` into an empty database issues the same bytes.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -411,6 +423,77 @@ async fn sigkill_ten_times_during_a_200k_event_replay_bills_exactly() {
             was.get(i),
             now.get(i)
         );
+    }
+}
+
+/// Creates each invoiced account with a budget of its invoice's total (50/80/100 %); the
+/// accounts budgeted.
+async fn budget_every_account(store: &billing_store::Store, offline: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for inv in offline {
+        let account = inv["account"].as_str().unwrap().to_string();
+        let total: rust_decimal::Decimal = inv["total"].as_str().unwrap().parse().unwrap();
+        if total <= rust_decimal::Decimal::ZERO {
+            continue;
+        }
+        let hash = billing_store::hash_key(&format!("key-{account}"));
+        store
+            .admin()
+            .create_account(&account, &hash, 1_790_000_000_000)
+            .await
+            .unwrap();
+        let budget = billing_core::notify::Budget {
+            id: "whole".into(),
+            account: account.clone(),
+            scope: billing_core::notify::BudgetScope::Account(account.clone()),
+            amount: total,
+            thresholds: [50, 80, 100].map(rust_decimal::Decimal::from).to_vec(),
+            forecast: false,
+            action: billing_core::notify::BudgetAction::Notify,
+        };
+        store
+            .notify()
+            .change_settings(
+                &account,
+                move |s| {
+                    s.budgets.insert("whole".into(), budget);
+                    Ok(())
+                },
+                1_790_000_000_000,
+            )
+            .await
+            .unwrap();
+        out.push(account);
+    }
+    assert!(!out.is_empty());
+    out
+}
+
+/// Each budgeted account was told of 50, 80 and 100 % once each, in that order, seq 1 to 3.
+async fn assert_crossed_once_each(store: &billing_store::Store, accounts: &[String]) {
+    for account in accounts {
+        let got: Vec<(i64, String, String)> = store
+            .notify()
+            .notifications(Some(account), 0, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|n| {
+                (
+                    n.seq,
+                    n.kind,
+                    n.body["data"]["threshold_percent"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            })
+            .collect();
+        let want: Vec<(i64, String, String)> = [(1, "50"), (2, "80"), (3, "100")]
+            .into_iter()
+            .map(|(seq, t)| (seq, "budget.crossed".to_string(), t.to_string()))
+            .collect();
+        assert_eq!(got, want, "{account}");
     }
 }
 

@@ -504,12 +504,18 @@ async fn apply_effects(
         now_ms,
     )
     .await?;
-    // Issue 28: budgets, balance alerts and arrears, from the same state.
+    // Issue 28: budgets, balance alerts and arrears, from the same state: the accounts whose
+    // usage or egress moved, each at its latest second in the batch.
+    let mut notify_at = latest_usage;
+    for (account, secs) in &egress_seconds {
+        let e = notify_at.entry(account.clone()).or_insert(*secs);
+        *e = (*e).max(*secs);
+    }
     crate::notify::evaluate::after_batch(
         conn,
         store,
         &books.1,
-        &latest_usage,
+        &notify_at,
         &measured,
         &position,
         now_ms,

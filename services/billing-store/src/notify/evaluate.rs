@@ -80,6 +80,7 @@ pub(crate) async fn after_batch(
         return Ok(());
     }
     let out = Outlet {
+        backend: store.backend,
         topics: store.topics(),
         position,
         now_ms,
@@ -114,6 +115,7 @@ pub(crate) async fn account_now(
     let books = store.books(conn).await?;
     let position = serde_json::Value::Array(Vec::new());
     let out = Outlet {
+        backend: store.backend,
         topics: store.topics(),
         position: &position,
         now_ms,
@@ -512,6 +514,7 @@ impl NotifyHandle<'_> {
             let mut tx = self.begin_write().await?;
             let books = self.books(&mut tx).await?;
             let out = Outlet {
+                backend: self.backend,
                 topics: self.topics(),
                 position: &position,
                 now_ms,

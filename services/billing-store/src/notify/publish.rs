@@ -13,6 +13,7 @@ use rust_decimal::Decimal;
 /// Where and when notices are written: the topics, the batch position (decisions carry it),
 /// and the time rows are stamped with.
 pub(crate) struct Outlet<'a> {
+    pub(crate) backend: crate::conn::backend::Backend,
     pub(crate) topics: &'a Topics,
     pub(crate) position: &'a serde_json::Value,
     pub(crate) now_ms: i64,
@@ -41,6 +42,12 @@ pub(crate) async fn publish(
     notice: &Notice,
     measured: &Measured<'_>,
 ) -> Result<Option<Published>> {
+    // Two transactions publishing for one account (folds of two partitions moving a node's
+    // budget, a fold and a tick) take its sequence numbers in turn: PostgreSQL's
+    // transaction-scoped lock on the account; SQLite has one writer already.
+    out.backend
+        .advisory_locks(conn, None, &[seq_lock(&notice.account)])
+        .await?;
     let seq: i64 = crate::conn::db::query(include_str!(
         "../../queries/shared/select_next_notification_seq.sql"
     ))
@@ -108,4 +115,12 @@ pub(crate) async fn publish(
     }
     metrics::counter!("gpubill_notifications_total", "type" => notice.kind.as_str()).increment(1);
     Ok(Some(Published { id, seq }))
+}
+
+/// The advisory lock key of an account's notification sequence: a hash of the account with a
+/// high tag, apart from the small keys of the writer locks.
+fn seq_lock(account: &str) -> i64 {
+    let h = crate::admin::keys::hash_key(&format!("notify-seq|{account}"));
+    let v = u64::from_str_radix(&h[..15], 16).unwrap_or(0);
+    i64::from_ne_bytes(v.to_ne_bytes()) | (1 << 60)
 }
