@@ -86,6 +86,7 @@ impl Application {
             },
             limiter: Arc::new(billing_api::limits::RateLimiter::new(settings.rate_limits)),
             usage_answers: Default::default(),
+            webhook_policy: Default::default(),
         };
         Ok(Application {
             state,

@@ -11,6 +11,7 @@ mod money;
 mod prices;
 mod profiles;
 mod usage;
+mod webhooks;
 
 pub use accounts::*;
 pub use common::*;
@@ -20,3 +21,4 @@ pub use money::*;
 pub use prices::*;
 pub use profiles::*;
 pub use usage::*;
+pub use webhooks::*;
