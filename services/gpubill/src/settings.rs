@@ -145,7 +145,11 @@ pub struct NotifyFlags {
     /// `10.1.0.0/16` where the rental backends listen, `127.0.0.1/32` for tests); repeatable.
     /// By default only public addresses are reached (private, loopback, link-local, metadata
     /// addresses are refused when the endpoint is registered and at every attempt).
-    #[arg(long = "webhook-allow-cidr", env = "GPUBILL_WEBHOOK_ALLOW_CIDRS", value_delimiter = ',')]
+    #[arg(
+        long = "webhook-allow-cidr",
+        env = "GPUBILL_WEBHOOK_ALLOW_CIDRS",
+        value_delimiter = ','
+    )]
     pub webhook_allow_cidrs: Vec<String>,
     /// How often every account's arrears steps, balance alerts and reminders are evaluated
     /// (`POST /v1/admin/notify/tick` does it by hand), in seconds; 0: never.

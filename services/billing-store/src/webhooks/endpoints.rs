@@ -176,7 +176,12 @@ async fn check_url(url: &str, policy: &AddressPolicy) -> Result<String> {
 
 /// The event types checked against the core's names, as stored (a JSON array).
 fn check_types(types: &[String]) -> Result<String> {
-    let known = |t: &str| NoticeKind::parse(t).map(|_| ()).map_err(|e| e.to_string());
+    let known = |t: &str| {
+        NoticeKind::parse(t).map(|_| ()).map_err(|_| {
+            let names: Vec<&str> = NoticeKind::ALL.iter().map(|k| k.as_str()).collect();
+            format!("the known types are {}", names.join(", "))
+        })
+    };
     EventFilter::new(types, &known)
         .map_err(|e| WebhookError::Invalid(format!("event_types: {e}")))?;
     serde_json::to_string(types).map_err(|e| WebhookError::Invalid(format!("event_types: {e}")))
