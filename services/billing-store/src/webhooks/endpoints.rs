@@ -22,7 +22,7 @@ pub const ROTATION_OVERLAP_MS: i64 = 24 * 3_600_000;
 /// The longest description an endpoint takes, in bytes.
 pub const DESCRIPTION_BYTES_MAX: usize = 512;
 /// Most live endpoints one owner (an account, or the platform) has.
-pub const ENDPOINTS_PER_OWNER_MAX: usize = 20;
+pub const ENDPOINTS_PER_OWNER_MAX: usize = 50;
 /// Most deliveries one page of the delivery log holds.
 pub const DELIVERY_LOG_PAGE_MAX: i64 = 1000;
 
