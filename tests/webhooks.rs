@@ -205,7 +205,7 @@ async fn deliveries_verify_with_standardwebhooks_in_seq_order(db: Db) {
     let receiver = PyReceiver::start(&[("current", &secret)]);
     patch_url(&t, "acme", &id, &receiver.url).await;
     // The customer's own key reads it, never the secret.
-    let (s, listed) = t.get(&format!("/v1/accounts/acme/webhooks"), &key).await;
+    let (s, listed) = t.get("/v1/accounts/acme/webhooks", &key).await;
     assert_eq!(s, StatusCode::OK, "{listed}");
     assert_eq!(listed["endpoints"][0]["id"], id.as_str(), "{listed}");
     assert!(listed["endpoints"][0].get("secret").is_none(), "{listed}");
@@ -597,7 +597,7 @@ async fn bad_input_and_other_tenants(db: Db) {
     let id = ep["id"].as_str().unwrap();
     // Another tenant: its key reaches neither the account nor the endpoint.
     for (method, path) in [
-        ("GET", format!("/v1/accounts/acme/webhooks")),
+        ("GET", "/v1/accounts/acme/webhooks".to_string()),
         ("GET", format!("/v1/accounts/acme/webhooks/{id}")),
         ("POST", format!("/v1/accounts/acme/webhooks/{id}/rotate")),
         ("DELETE", format!("/v1/accounts/acme/webhooks/{id}")),
