@@ -147,6 +147,42 @@ fn routes() -> BTreeMap<(&'static str, &'static str), Kind> {
             ManageNotify,
         ),
         (("put", "/v1/accounts/{id}/alerts"), ManageNotify),
+        // Issue 28, webhooks (branch hooks3).
+        (("get", "/v1/accounts/{id}/webhooks"), Notify),
+        (("post", "/v1/accounts/{id}/webhooks"), ManageNotify),
+        (("get", "/v1/accounts/{id}/webhooks/{endpoint}"), Notify),
+        (
+            ("patch", "/v1/accounts/{id}/webhooks/{endpoint}"),
+            ManageNotify,
+        ),
+        (
+            ("delete", "/v1/accounts/{id}/webhooks/{endpoint}"),
+            ManageNotify,
+        ),
+        (
+            ("post", "/v1/accounts/{id}/webhooks/{endpoint}/rotate"),
+            ManageNotify,
+        ),
+        (
+            ("post", "/v1/accounts/{id}/webhooks/{endpoint}/enable"),
+            ManageNotify,
+        ),
+        (
+            ("post", "/v1/accounts/{id}/webhooks/{endpoint}/test"),
+            ManageNotify,
+        ),
+        (
+            ("get", "/v1/accounts/{id}/webhooks/{endpoint}/deliveries"),
+            Notify,
+        ),
+        (
+            (
+                "post",
+                "/v1/accounts/{id}/webhooks/{endpoint}/deliveries/{notification}/resend",
+            ),
+            ManageNotify,
+        ),
+        // End of issue 28, webhooks.
     ])
 }
 
@@ -234,6 +270,31 @@ async fn admin_key_id(t: &TestApp, account: &str) -> String {
     v["key_id"].as_str().unwrap().to_string()
 }
 
+/// Issue 28, webhooks (branch hooks3): a live endpoint of `account`, made with the admin
+/// token, on a public address literal (never called: no worker runs here); a made-up id for
+/// an unregistered account.
+async fn admin_endpoint(t: &TestApp, account: &str) -> String {
+    if !ACCOUNTS.contains(&account) {
+        return "ep_nope".into();
+    }
+    // One live endpoint per account is enough (the probes delete some).
+    let (_, listed) = t
+        .admin("GET", &format!("/v1/accounts/{account}/webhooks"), "")
+        .await;
+    if let Some(id) = listed["endpoints"][0]["id"].as_str() {
+        return id.to_string();
+    }
+    let (s, v) = t
+        .admin(
+            "POST",
+            &format!("/v1/accounts/{account}/webhooks"),
+            r#"{"url":"https://93.184.215.14/hook"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    v["id"].as_str().unwrap().to_string()
+}
+
 /// One probe: `key` calls (method, path) for `target` (None: no `account` parameter, the key's
 /// own). Returns (status, body, what the request was).
 async fn probe(
@@ -313,6 +374,28 @@ async fn probe(
         ("put", "/v1/accounts/{id}/alerts") => {
             (format!("/v1/accounts/{named}/alerts"), "{}".to_string())
         }
+        // Issue 28, webhooks (branch hooks3).
+        ("post", "/v1/accounts/{id}/webhooks") => (
+            format!("/v1/accounts/{named}/webhooks"),
+            r#"{"url":"https://93.184.215.14/hook"}"#.to_string(),
+        ),
+        ("get", "/v1/accounts/{id}/webhooks") => {
+            (format!("/v1/accounts/{named}/webhooks"), String::new())
+        }
+        (_, p) if p.starts_with("/v1/accounts/{id}/webhooks/{endpoint}") => {
+            let endpoint = admin_endpoint(t, &named).await;
+            let body = if method == "patch" {
+                r#"{"description":"probe"}"#.to_string()
+            } else {
+                String::new()
+            };
+            (
+                p.replace("{id}", &named)
+                    .replace("{endpoint}", &endpoint)
+                    .replace("{notification}", "999999"),
+                body,
+            )
+        }
         (_, p) => (format!("{p}{}", own("")), String::new()),
     };
     let m = method.to_uppercase();
@@ -340,6 +423,19 @@ fn allowed_answer(path: &str, method: &str, s: StatusCode, v: &Value, target: &s
         }
         ("delete", _) => s == StatusCode::NO_CONTENT,
         ("get", "/v1/accounts/{id}/notify") => s == StatusCode::OK && v["account"] == target,
+        // Issue 28, webhooks (branch hooks3): a new endpoint; no delivery of a made-up
+        // notification to resend.
+        ("post", "/v1/accounts/{id}/webhooks") => {
+            s == StatusCode::CREATED && v["account"] == target
+        }
+        ("post", "/v1/accounts/{id}/webhooks/{endpoint}/deliveries/{notification}/resend") => {
+            s == StatusCode::NOT_FOUND
+                && v["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("no delivery")
+        }
+        ("get", "/v1/accounts/{id}/webhooks") => s == StatusCode::OK && v["account"] == target,
         ("get", "/v1/usage") | ("get", "/v1/accounts/{id}/keys") => {
             s == StatusCode::OK && v["account"] == target
         }

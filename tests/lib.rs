@@ -142,6 +142,7 @@ impl TestApp {
             metrics: Some(metrics_handle()),
             limiter: Default::default(),
             usage_answers: Default::default(),
+            webhook_policy: Default::default(),
         };
         TestApp {
             app: router(state.clone()),

@@ -54,6 +54,7 @@ impl Rig {
             commands: "commands".into(),
             invoices: "invoices".into(),
             quota: "quota".into(),
+            notifications: "notifications".into(),
         }
     }
 

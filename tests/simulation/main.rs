@@ -97,6 +97,7 @@ async fn open(
         metrics: Some(metrics_handle()),
         limiter: Default::default(),
         usage_answers: Default::default(),
+        webhook_policy: Default::default(),
     };
     Ok(TestApp {
         app: router(state.clone()),

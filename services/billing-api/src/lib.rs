@@ -32,6 +32,7 @@ mod routes;
 mod state;
 mod terms;
 mod usage;
+mod webhooks;
 pub use answers::Answers as UsageAnswers;
 
 pub use auth::{Principal, generate_secret};

@@ -48,7 +48,7 @@ impl From<NotifyError> for ApiError {
 
 /// The account a route acts on: the admin's any (404 when unknown), a key's within its scope
 /// and role.
-async fn account_for(
+pub(crate) async fn account_for(
     principal: &Principal,
     s: &AppState,
     account: &str,

@@ -15,7 +15,9 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "gpubill", description = "Billing and metering for GPU rental: ingest, usage, invoices, admin."),
-    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, organization, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit, get_notify, put_budget, delete_budget, put_alerts, put_arrears, delete_arrears, list_notifications, notify_tick),
+    paths(health, ready, openapi_json, metrics, me, prices, get_pricebook, ingest, usage, cost_current, estimate, invoices, invoice, create_account, patch_account, allocation, organization, list_accounts, put_pricebook, close, export, dead_letters, adjustments, put_quotas, authorize, extend_hold, release_hold, balance, quota_decisions, put_term, delete_term, list_terms, put_profile, get_profile, put_seller, get_seller, topups, refunds, payments, settle, journal, focus, add_key, list_keys, revoke_key, rotate_key, add_account_key, list_account_keys, revoke_account_key, rotate_account_key, audit, get_notify, put_budget, delete_budget, put_alerts, put_arrears, delete_arrears, list_notifications, notify_tick,
+        // Issue 28: webhook endpoints (webhooks.rs).
+        list_webhooks, create_webhook, get_webhook, patch_webhook, delete_webhook, rotate_webhook, enable_webhook, test_webhook, webhook_deliveries, resend_webhook_delivery, list_platform_webhooks, create_platform_webhook, delete_platform_webhook, enable_platform_webhook),
     components(schemas(crate::handlers::IngestResult, crate::handlers::NewAccount, schemas::Error, schemas::Document)),
     modifiers(&Bearer, &Errors)
 )]
@@ -496,6 +498,107 @@ fn journal() {}
         (status = 400, description = "bad period"), (status = 403, description = "not the admin token"), (status = 409, description = "the period is not closed")))]
 #[allow(dead_code)]
 fn focus() {}
+
+// Issue 28: webhook endpoints (webhooks.rs).
+
+#[utoipa::path(get, path = "/v1/accounts/{id}/webhooks", security(("bearer" = [])), params(("id" = String, Path, description = "account id: the key's own account or one below it")),
+    responses((status = 200, description = "the account's live endpoints, oldest first (never their secrets)", body = WebhookEndpointList),
+        (status = 403, description = "the ingest token"), (status = 404, description = "unknown account, or one outside the key's scope (the same answer)")))]
+#[allow(dead_code)]
+fn list_webhooks() {}
+
+#[utoipa::path(post, path = "/v1/accounts/{id}/webhooks", security(("bearer" = [])), params(("id" = String, Path, description = "account id: the key's own account or one below it")),
+    request_body(content = WebhookEndpointRequest),
+    responses((status = 201, description = "the endpoint with its secret, shown once", body = WebhookEndpointWithSecret),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a viewer key"),
+        (status = 404, description = "unknown account, or one outside the key's scope (the same answer)"),
+        (status = 422, description = "the field named is wrong: url (not http or https, a private or otherwise non-public address the operator did not allow, a host that does not resolve), event_types (an unknown type, with the known ones), description (too long)")))]
+#[allow(dead_code)]
+fn create_webhook() {}
+
+#[utoipa::path(get, path = "/v1/accounts/{id}/webhooks/{endpoint}", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_...")),
+    responses((status = 200, description = "the endpoint", body = WebhookEndpoint),
+        (status = 403, description = "the ingest token"), (status = 404, description = "unknown account, one outside the key's scope, or no such endpoint of the account")))]
+#[allow(dead_code)]
+fn get_webhook() {}
+
+#[utoipa::path(patch, path = "/v1/accounts/{id}/webhooks/{endpoint}", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_...")),
+    request_body(content = WebhookEndpointChange),
+    responses((status = 200, description = "the endpoint changed", body = WebhookEndpoint),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "the ingest token, or a viewer key"),
+        (status = 404, description = "unknown account, one outside the key's scope, or no such endpoint of the account"),
+        (status = 422, description = "the field named is wrong (url, event_types, description)")))]
+#[allow(dead_code)]
+fn patch_webhook() {}
+
+#[utoipa::path(delete, path = "/v1/accounts/{id}/webhooks/{endpoint}", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_...")),
+    responses((status = 204, description = "deleted: its pending deliveries are not attempted any more; its log stays"),
+        (status = 403, description = "the ingest token, or a viewer key"), (status = 404, description = "unknown account, one outside the key's scope, or no such endpoint of the account")))]
+#[allow(dead_code)]
+fn delete_webhook() {}
+
+#[utoipa::path(post, path = "/v1/accounts/{id}/webhooks/{endpoint}/rotate", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_...")),
+    responses((status = 200, description = "a new secret, shown once; the previous one keeps signing for 24 h (deliveries carry both signatures)", body = WebhookEndpointWithSecret),
+        (status = 403, description = "the ingest token, or a viewer key"), (status = 404, description = "unknown account, one outside the key's scope, or no such endpoint of the account")))]
+#[allow(dead_code)]
+fn rotate_webhook() {}
+
+#[utoipa::path(post, path = "/v1/accounts/{id}/webhooks/{endpoint}/enable", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_...")),
+    responses((status = 200, description = "enabled: its pending deliveries go out at once, in order, with fresh schedules", body = WebhookEndpointEnabled),
+        (status = 403, description = "the ingest token, or a viewer key"), (status = 404, description = "unknown account, one outside the key's scope, or no such endpoint of the account")))]
+#[allow(dead_code)]
+fn enable_webhook() {}
+
+#[utoipa::path(post, path = "/v1/accounts/{id}/webhooks/{endpoint}/test", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_...")),
+    responses((status = 200, description = "a `test` notification of the account, written: every endpoint of the account (and the platform's) that takes `test` receives it", body = WebhookTestSent),
+        (status = 403, description = "the ingest token, or a viewer key"), (status = 404, description = "unknown account, one outside the key's scope, or no such endpoint of the account")))]
+#[allow(dead_code)]
+fn test_webhook() {}
+
+#[utoipa::path(get, path = "/v1/accounts/{id}/webhooks/{endpoint}/deliveries", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_..."), ("limit" = Option<i64>, Query, description = "1 to 1000 (default 100)")),
+    responses((status = 200, description = "the delivery log: deliveries newest first, each with its status and attempts (status code or error, latency)", body = WebhookDeliveryLog),
+        (status = 400, description = "limit out of range"), (status = 403, description = "the ingest token"),
+        (status = 404, description = "unknown account, one outside the key's scope, or no such endpoint of the account")))]
+#[allow(dead_code)]
+fn webhook_deliveries() {}
+
+#[utoipa::path(post, path = "/v1/accounts/{id}/webhooks/{endpoint}/deliveries/{notification}/resend", security(("bearer" = [])),
+    params(("id" = String, Path, description = "account id: the key's own account or one below it"), ("endpoint" = String, Path, description = "ep_..."), ("notification" = i64, Path, description = "the notification's id, from the delivery log")),
+    responses((status = 200, description = "a delivered or failed delivery is pending again, due now, with a fresh schedule, in its place in the endpoint's order (requeued false: it was pending)", body = WebhookResent),
+        (status = 400, description = "notification not an integer"), (status = 403, description = "the ingest token, or a viewer key"),
+        (status = 404, description = "unknown account, one outside the key's scope, no such endpoint, or no delivery of that notification to it")))]
+#[allow(dead_code)]
+fn resend_webhook_delivery() {}
+
+#[utoipa::path(get, path = "/v1/admin/webhooks", security(("bearer" = [])),
+    responses((status = 200, description = "the platform's endpoints (every account's notifications)", body = PlatformWebhookList), (status = 403, description = "not the admin token")))]
+#[allow(dead_code)]
+fn list_platform_webhooks() {}
+
+#[utoipa::path(post, path = "/v1/admin/webhooks", security(("bearer" = [])), request_body(content = WebhookEndpointRequest),
+    responses((status = 201, description = "a platform endpoint with its secret, shown once", body = WebhookEndpointWithSecret),
+        (status = 400, description = "not JSON, or a field the body does not take"), (status = 403, description = "not the admin token"),
+        (status = 422, description = "the field named is wrong (url, event_types, description)")))]
+#[allow(dead_code)]
+fn create_platform_webhook() {}
+
+#[utoipa::path(delete, path = "/v1/admin/webhooks/{endpoint}", security(("bearer" = [])), params(("endpoint" = String, Path, description = "ep_...")),
+    responses((status = 204, description = "deleted"), (status = 403, description = "not the admin token"), (status = 404, description = "no such platform endpoint")))]
+#[allow(dead_code)]
+fn delete_platform_webhook() {}
+
+#[utoipa::path(post, path = "/v1/admin/webhooks/{endpoint}/enable", security(("bearer" = [])), params(("endpoint" = String, Path, description = "ep_...")),
+    responses((status = 200, description = "enabled: its pending deliveries go out at once, in order", body = WebhookEndpointEnabled),
+        (status = 403, description = "not the admin token"), (status = 404, description = "no such platform endpoint")))]
+#[allow(dead_code)]
+fn enable_platform_webhook() {}
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 use crate::state::AppState;
 use crate::{
     accounts, admin, allocation, auth, catalog, console, estimate, finance, handlers, idempotency,
-    limits, notify, openapi, organization, printable, quota, terms, usage,
+    limits, notify, openapi, organization, printable, quota, terms, usage, webhooks,
 };
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -111,6 +111,49 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/notifications", get(notify::list_notifications))
         .route("/v1/admin/notify/tick", post(notify::tick))
+        // Issue 28: webhook endpoints (webhooks.rs).
+        .route(
+            "/v1/accounts/{id}/webhooks",
+            get(webhooks::list).post(webhooks::create),
+        )
+        .route(
+            "/v1/accounts/{id}/webhooks/{endpoint}",
+            get(webhooks::get)
+                .patch(webhooks::patch)
+                .delete(webhooks::delete),
+        )
+        .route(
+            "/v1/accounts/{id}/webhooks/{endpoint}/rotate",
+            post(webhooks::rotate),
+        )
+        .route(
+            "/v1/accounts/{id}/webhooks/{endpoint}/enable",
+            post(webhooks::enable),
+        )
+        .route(
+            "/v1/accounts/{id}/webhooks/{endpoint}/test",
+            post(webhooks::test),
+        )
+        .route(
+            "/v1/accounts/{id}/webhooks/{endpoint}/deliveries",
+            get(webhooks::deliveries),
+        )
+        .route(
+            "/v1/accounts/{id}/webhooks/{endpoint}/deliveries/{notification}/resend",
+            post(webhooks::resend),
+        )
+        .route(
+            "/v1/admin/webhooks",
+            get(webhooks::admin_list).post(webhooks::admin_create),
+        )
+        .route(
+            "/v1/admin/webhooks/{endpoint}",
+            axum::routing::delete(webhooks::admin_delete),
+        )
+        .route(
+            "/v1/admin/webhooks/{endpoint}/enable",
+            post(webhooks::admin_enable),
+        )
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             idempotency::layer,

@@ -3,6 +3,7 @@
 use crate::answers::Answers as UsageAnswers;
 use crate::limits;
 use billing_store::{EventSink, Store};
+use billing_webhooks::target::AddressPolicy;
 use std::sync::Arc;
 
 /// Reads "now" in Unix milliseconds. Injected so tests can set the time.
@@ -35,4 +36,15 @@ pub struct AppState {
     pub limiter: Arc<limits::RateLimiter>,
     /// Usage answers kept under their accounts' ledger tokens (see [`UsageAnswers`]).
     pub usage_answers: Arc<UsageAnswers>,
+    /// Issue 28: the addresses webhook endpoints may have besides public ones (the operator's
+    /// `--webhook-allow-cidr`); `Default` allows public addresses only.
+    pub webhook_policy: Arc<AddressPolicy>,
+}
+
+impl AppState {
+    /// The same state with webhook endpoints checked against `policy`.
+    pub fn with_webhook_policy(mut self, policy: AddressPolicy) -> AppState {
+        self.webhook_policy = Arc::new(policy);
+        self
+    }
 }

@@ -39,6 +39,7 @@ mod ledger;
 mod notify;
 mod pricing;
 mod quota;
+mod webhooks;
 
 pub use admin::accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};
 pub use admin::api_keys::{ApiKeyInfo, AuditEntry, KeyGrant, key_id_of};
@@ -49,7 +50,9 @@ pub use conn::backend::Backend;
 pub use conn::db;
 pub use conn::error::{MAX_BATCH_RECORDS, Result, StoreError};
 pub use conn::failpoints::POINTS as FAIL_POINTS;
-pub use conn::handles::{AdminHandle, FinanceHandle, LogHandle, NotifyHandle, QuotaHandle};
+pub use conn::handles::{
+    AdminHandle, FinanceHandle, LogHandle, NotifyHandle, QuotaHandle, WebhookHandle,
+};
 pub use conn::store::{
     DEFAULT_DEDUPE_HORIZON_S, DEFAULT_MAX_FUTURE_S, EMBEDDED_CONSUMER, Store, Topics,
 };
@@ -91,3 +94,8 @@ pub use quota::holds::{HoldId, HoldStatus};
 pub use quota::limits::{
     Authorization, Balance, Hold, HoldError, HoldRequest, Quotas, RUNNING_WINDOW_S,
 };
+pub use webhooks::endpoints::{
+    DELIVERY_LOG_PAGE_MAX, Delivery, DeliveryAttempt, ENDPOINTS_PER_OWNER_MAX, EndpointChange,
+    NewEndpoint, ROTATION_OVERLAP_MS, WebhookEndpoint, WebhookError, WithSecret,
+};
+pub use webhooks::{LEASE_MS, SqlOutbox};

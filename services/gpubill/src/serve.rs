@@ -86,6 +86,7 @@ impl Application {
             },
             limiter: Arc::new(billing_api::limits::RateLimiter::new(settings.rate_limits)),
             usage_answers: Default::default(),
+            webhook_policy: Arc::new(settings.webhook_policy.clone()),
         };
         Ok(Application {
             state,
@@ -115,6 +116,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let maintenance = spawn_maintenance(&app);
+    let notify_tick = spawn_notify_tick(&app, args.notify.notify_tick_seconds);
+    let webhooks = (!args.notify.no_webhook_worker)
+        .then(|| spawn_webhook_worker(&app, &settings, stop_tx.subscribe()))
+        .transpose()?;
     let closer = args.closing.close_grace.map(|grace_s| {
         let check = std::time::Duration::from_secs(args.closing.close_check_seconds);
         crate::autoclose::spawn(
@@ -143,6 +148,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     .await?;
     let _ = stop_tx.send(true);
     maintenance.abort();
+    if let Some(tick) = notify_tick {
+        tick.abort();
+    }
+    if let Some(worker) = webhooks {
+        let _ = worker.await;
+    }
     if let Some(closer) = closer {
         closer.abort();
     }
@@ -183,6 +194,52 @@ fn spawn_maintenance(app: &Application) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Every `seconds` (0: never): `store.notify().tick(now)`, the arrears steps, balance alerts
+/// and reminders that came due.
+fn spawn_notify_tick(app: &Application, seconds: u64) -> Option<tokio::task::JoinHandle<()>> {
+    if seconds == 0 {
+        return None;
+    }
+    let (store, clock) = (app.state.store.clone(), app.state.clock.clone());
+    Some(tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(seconds));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            match store.notify().tick(clock()).await {
+                Ok(t) => tracing::debug!(accounts = t.accounts, "notifications tick"),
+                Err(e) => tracing::error!(error = %e, "the notifications tick failed"),
+            }
+        }
+    }))
+}
+
+/// The webhook delivery worker over the store's outbox (issue 28), until `stop`: every due
+/// head attempted at once, then a wait of ~200 ms when nothing was due.
+fn spawn_webhook_worker(
+    app: &Application,
+    settings: &Settings,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    use billing_webhooks::clock::{OsRandom, SystemClock};
+    let outbox = Arc::new(billing_store::SqlOutbox::new(app.state.store.clone()));
+    let worker = billing_webhooks::deliver::Worker::new(
+        outbox,
+        Arc::new(SystemClock),
+        Box::new(OsRandom),
+        settings.webhook_policy.clone(),
+    )
+    .context("cannot start the webhook delivery worker")?;
+    tracing::info!("webhook delivery worker running");
+    Ok(tokio::spawn(async move {
+        worker
+            .run(async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            })
+            .await;
+    }))
 }
 
 type Task = tokio::task::JoinHandle<Result<(), billing_kafka::KafkaError>>;

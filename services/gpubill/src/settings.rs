@@ -52,6 +52,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub closing: CloseFlags,
     #[command(flatten)]
+    pub notify: NotifyFlags,
+    #[command(flatten)]
     pub store: StoreFlags,
     #[command(flatten)]
     pub numbering: NumberingFlags,
@@ -134,6 +136,42 @@ pub struct CloseFlags {
     /// How often `--close-grace` looks for periods due, in seconds.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub close_check_seconds: u64,
+}
+
+/// Notifications and their webhooks (issue 28).
+#[derive(Args, Debug, Clone)]
+pub struct NotifyFlags {
+    /// A range of addresses webhook endpoints may have besides public ones (e.g.
+    /// `10.1.0.0/16` where the rental backends listen, `127.0.0.1/32` for tests); repeatable.
+    /// By default only public addresses are reached (private, loopback, link-local, metadata
+    /// addresses are refused when the endpoint is registered and at every attempt).
+    #[arg(
+        long = "webhook-allow-cidr",
+        env = "GPUBILL_WEBHOOK_ALLOW_CIDRS",
+        value_delimiter = ','
+    )]
+    pub webhook_allow_cidrs: Vec<String>,
+    /// How often every account's arrears steps, balance alerts and reminders are evaluated
+    /// (`POST /v1/admin/notify/tick` does it by hand), in seconds; 0: never.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub notify_tick_seconds: u64,
+    /// Do not run the webhook delivery worker in this process (another engine runs it).
+    #[arg(long)]
+    pub no_webhook_worker: bool,
+}
+
+impl NotifyFlags {
+    /// The addresses webhook endpoints may have: public ones and `--webhook-allow-cidr`.
+    pub fn webhook_policy(&self) -> anyhow::Result<billing_webhooks::target::AddressPolicy> {
+        let mut allowed = Vec::with_capacity(self.webhook_allow_cidrs.len());
+        for text in &self.webhook_allow_cidrs {
+            let net: ipnet::IpNet = text.trim().parse().with_context(|| {
+                format!("--webhook-allow-cidr {text:?}: not a CIDR range such as 10.0.0.0/8")
+            })?;
+            allowed.push(net);
+        }
+        Ok(billing_webhooks::target::AddressPolicy::allowing(allowed))
+    }
 }
 
 /// How the store keeps holds and ledgers.
@@ -300,6 +338,8 @@ pub struct Settings {
     pub payment_days: i64,
     /// Whether a top-up settles the account's unpaid invoices (issue 24.2).
     pub topup_settlement: bool,
+    /// The addresses webhook endpoints may have (`--webhook-allow-cidr`).
+    pub webhook_policy: billing_webhooks::target::AddressPolicy,
 }
 
 impl Settings {
@@ -371,6 +411,7 @@ impl Settings {
             topup_settlement: !args.payment.no_topup_settlement
                 && file.topup_settlement.unwrap_or(true),
             rate_limits: args.limits.rate_limits(),
+            webhook_policy: args.notify.webhook_policy()?,
         })
     }
 }

@@ -7,6 +7,7 @@
 //! | [`FinanceHandle`] | [`Store::finance`] | closes, invoices and credit notes, adjustments, wallets and settlement, the journal, provisional cost, verification |
 //! | [`QuotaHandle`] | [`Store::quota`] | quotas, authorizations and their holds, balances, quota decisions |
 //! | [`NotifyHandle`] | [`Store::notify`] | notification settings (budgets, alerts, arrears), their evaluation on a tick, the notifications |
+//! | [`WebhookHandle`] | [`Store::webhooks`] | webhook endpoints, their secrets, the delivery log, resend, test events |
 //! | [`AdminHandle`] | [`Store::admin`] | accounts, API keys and their audit, price books and account terms, seller profiles, idempotency keys, settings |
 //!
 //! A handle is a borrowed view (`Copy`, no state of its own); it dereferences to the
@@ -64,4 +65,9 @@ handle!(
     /// Notifications (issue 28): settings, ticks, the notifications written.
     NotifyHandle,
     notify
+);
+handle!(
+    /// Webhooks (issue 28): endpoints, their secrets, the delivery log, resend, test events.
+    WebhookHandle,
+    webhooks
 );

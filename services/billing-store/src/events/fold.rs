@@ -512,13 +512,7 @@ async fn apply_effects(
         *e = (*e).max(*secs);
     }
     crate::notify::evaluate::after_batch(
-        conn,
-        store,
-        &books.1,
-        &notify_at,
-        &measured,
-        &position,
-        now_ms,
+        conn, store, &books.1, &notify_at, &measured, &position, now_ms,
     )
     .await
 }

@@ -12,6 +12,7 @@ mod notify;
 mod prices;
 mod profiles;
 mod usage;
+mod webhooks;
 
 pub use accounts::*;
 pub use common::*;
@@ -22,3 +23,4 @@ pub use notify::*;
 pub use prices::*;
 pub use profiles::*;
 pub use usage::*;
+pub use webhooks::*;
