@@ -18,6 +18,7 @@ pub mod burn;
 pub mod examples;
 pub mod expiry;
 pub mod notice;
+pub mod settings;
 
 pub use arrears::{ArrearsPolicy, ArrearsState, Observed, Step, next_due, step};
 pub use balance::{BalanceAlert, BalanceState, hours_left};
@@ -26,3 +27,4 @@ pub use budget_eval::evaluate as evaluate_budget;
 pub use examples::example;
 pub use expiry::{Dated, ExpiryState, ReminderPolicy, reminders};
 pub use notice::{DecisionDue, DecisionKind, Notice, NoticeKind, UnknownKind};
+pub use settings::NotifySettings;

@@ -81,7 +81,7 @@ pub enum Command {
     #[serde(rename = "notify.put")]
     PutNotify {
         account: String,
-        settings: crate::notify::settings::NotifySettings,
+        settings: billing_core::notify::settings::NotifySettings,
         at_ms: i64,
     },
     #[serde(rename = "quotas.set")]
@@ -339,14 +339,7 @@ impl LogHandle<'_> {
                 account,
                 settings,
                 at_ms,
-            } => self
-                .notify()
-                .put_settings(account, settings, *at_ms)
-                .await
-                .map_err(|e| match e {
-                    crate::notify::settings::NotifyError::Store(s) => s,
-                    other => StoreError::Corrupt(format!("replayed notify settings: {other}")),
-                })?,
+            } => self.notify().apply_put(account, settings, *at_ms).await?,
             Command::PutTerm {
                 account,
                 kind,

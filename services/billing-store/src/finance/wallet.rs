@@ -213,7 +213,7 @@ impl FinanceHandle<'_> {
         )
         .await?;
         // Issue 28: a top-up resolves a low balance and clears arrears at once.
-        crate::notify::evaluate::account_now(&mut **tx, self, account, now_ms).await?;
+        self.notify_account_now(&mut **tx, account, now_ms).await?;
         Ok(MovementMade {
             movement,
             created,
@@ -340,7 +340,7 @@ impl FinanceHandle<'_> {
         )
         .await?;
         // Issue 28: paying an overdue invoice clears arrears.
-        crate::notify::evaluate::account_now(&mut tx, self, &account, now_ms).await?;
+        self.notify_account_now(&mut tx, &account, now_ms).await?;
         let made = payments_of(&mut tx, id)
             .await?
             .into_iter()

@@ -100,14 +100,21 @@ pub(crate) async fn after_batch(
     Ok(())
 }
 
-/// One account's balance alert and arrears after a wallet movement or an invoice payment at
-/// `now_ms` (the command's time).
-pub(crate) async fn account_now(
-    conn: &mut dyn Conn,
-    store: &Store,
-    account: &str,
-    now_ms: i64,
-) -> Result<()> {
+impl Store {
+    /// One account's balance alert and arrears after a wallet movement or an invoice payment
+    /// at `now_ms` (the command's time), in its transaction. A method of the store, so that
+    /// the wallet calls it without its module naming this one.
+    pub(crate) async fn notify_account_now(
+        &self,
+        conn: &mut dyn Conn,
+        account: &str,
+        now_ms: i64,
+    ) -> Result<()> {
+        account_now(conn, self, account, now_ms).await
+    }
+}
+
+async fn account_now(conn: &mut dyn Conn, store: &Store, account: &str, now_ms: i64) -> Result<()> {
     let s = crate::notify::settings::settings_of(conn, account).await?;
     if s.balance.is_none() && s.arrears.is_none() {
         return Ok(());
