@@ -22,6 +22,9 @@ pub async fn run(
     if args.lag_recovery {
         return crate::bench_lag::lag_recovery(args, topic, store).await;
     }
+    if args.webhook_latency {
+        return crate::bench_webhooks::webhook_latency(args, topic, store).await;
+    }
     if args.decision_latency {
         return crate::bench_decisions::decision_latency(args, topic, store).await;
     }

@@ -53,7 +53,12 @@ pub struct BenchKafkaArgs {
     /// being readable).
     #[arg(long)]
     pub decision_latency: bool,
-    /// Decision latency: probe accounts (one probe every 100 ms).
+    /// Instead: the webhook latency (issue 28): probe accounts each cross a budget under a
+    /// background load of `--rate` events/s; time from each probe's event being produced to
+    /// its `budget.crossed` webhook reaching a receiver on 127.0.0.1.
+    #[arg(long)]
+    pub webhook_latency: bool,
+    /// Decision and webhook latency: probe accounts (one probe every 100 ms).
     #[arg(long, default_value_t = 200)]
     pub probes: usize,
     /// Lag recovery and decision latency: background events per second.

@@ -14,6 +14,7 @@ mod bench_decisions;
 mod bench_kafka;
 mod bench_lag;
 mod bench_part3;
+mod bench_webhooks;
 mod kafka_kit;
 mod load;
 mod soak;

@@ -290,6 +290,107 @@ are adjusted on its December invoice {} (total {}, November's invoice unchanged)
     Ok(())
 }
 
+/// Issue 28 in the tour: acme's budget crossings (from the batches), then the arrears
+/// sequence of acct-1, whose November invoice is unpaid 30 days after issue: started on 2
+/// January, stopped a day later, cleared by a top-up that pays it; every notification as the
+/// admin lists them.
+async fn notifications_tour(at: &dyn Fn(i64) -> Client, admin: &str) -> anyhow::Result<()> {
+    const DAY_MS: i64 = 86_400_000;
+    let jan = at(JAN_2_2027_MS);
+    let (s, v) = jan
+        .call(
+            "PUT",
+            "/v1/admin/accounts/acct-1/arrears",
+            admin,
+            r#"{"grace_seconds":86400,"release_after_seconds":1296000}"#,
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "arrears policy: {v}");
+    for day in [0, 1] {
+        let (s, v) = at(JAN_2_2027_MS + day * DAY_MS + 1000)
+            .call("POST", "/v1/admin/notify/tick", admin, "", "application/json")
+            .await?;
+        anyhow::ensure!(s == StatusCode::OK, "tick: {v}");
+    }
+    let (s, v) = jan
+        .call(
+            "GET",
+            "/v1/accounts/acct-1/notify",
+            admin,
+            "",
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "notify state: {v}");
+    let next = match v["arrears"]["next"].as_array().map(Vec::as_slice) {
+        Some([step, when]) => format!(
+            ", next: {} at {}",
+            step.as_str().unwrap_or(""),
+            billing_core::timestamp::format_secs(when.as_i64().unwrap_or(0))
+        ),
+        _ => String::new(),
+    };
+    let phase = v["arrears"]["phase"].as_str().unwrap_or("clear").to_string();
+    let (s, v) = at(JAN_2_2027_MS + 2 * DAY_MS)
+        .call(
+            "POST",
+            "/v1/admin/accounts/acct-1/topups",
+            admin,
+            r#"{"amount":"1000.00","reference":"demo-arrears"}"#,
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s.is_success(), "top-up: {v}");
+    let (s, v) = jan
+        .call(
+            "GET",
+            "/v1/notifications?limit=100",
+            admin,
+            "",
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "notifications: {v}");
+    println!(
+        "
+Notifications (issue 28): acme's budget of 600.00 on its node, crossed by the batches; acct-1's"
+    );
+    println!(
+        "November invoice unpaid after 30 days: arrears sequence ({phase} on 2027-01-03{next}), cleared by a top-up:"
+    );
+    for n in v["notifications"].as_array().into_iter().flatten() {
+        let data = &n["body"]["data"];
+        let what = match n["type"].as_str().unwrap_or("") {
+            "budget.crossed" | "budget.resolved" => format!(
+                "{}% of {} ({}): cost {}",
+                data["threshold_percent"].as_str().unwrap_or(""),
+                data["amount"].as_str().unwrap_or(""),
+                data["measure"].as_str().unwrap_or(""),
+                data["cost"].as_str().unwrap_or("")
+            ),
+            _ => format!(
+                "phase {}, balance {}, overdue {}{}",
+                data["phase"].as_str().unwrap_or(""),
+                data["balance"].as_str().unwrap_or(""),
+                data["overdue"],
+                data["decision"]
+                    .as_str()
+                    .map(|d| format!(", decision {d}"))
+                    .unwrap_or_default()
+            ),
+        };
+        println!(
+            "  {:<8} #{:<2} {:<16} {}  {what}",
+            n["account"].as_str().unwrap_or(""),
+            n["seq"],
+            n["type"].as_str().unwrap_or(""),
+            n["body"]["timestamp"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
 struct Client {
     app: axum::Router,
 }
@@ -417,6 +518,19 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         org_keys.push((id, v["api_key"].as_str().unwrap_or_default().to_string()));
     }
 
+    // Issue 28: acme's budget on its node (both teams' cost), as acme's own key sets it;
+    // its crossings are computed with the batches that make them.
+    let (s, v) = client
+        .call(
+            "PUT",
+            "/v1/accounts/acme/budgets/org-monthly",
+            &org_keys[0].1,
+            r#"{"amount":"600","thresholds":["50","80","100"],"scope":{"node":"acme"}}"#,
+            "application/json",
+        )
+        .await?;
+    anyhow::ensure!(s == StatusCode::OK, "acme's budget: {v}");
+
     let spec = FleetSpec {
         gpus: args.gpus,
         accounts: 3,
@@ -542,6 +656,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     .await?;
 
     late_usage_tour(&at(JAN_2_2027_MS), &admin).await?;
+    notifications_tour(&at, &admin).await?;
 
     let base = format!("http://{}", args.listen);
     let (id0, key0) = &keys[0];
