@@ -414,3 +414,129 @@ fn the_readme_shows_every_event_type_with_its_example_body() {
         );
     }
 }
+
+/// A low prepaid balance by amount, with its resolution: acme prepays 10.00 and is told when
+/// what it can still spend falls below 5.00 (6.00 used: 4.00 left), once; a top-up of 10.00
+/// (14.00 left, over the 5.50 of the 10 % hysteresis) resolves it.
+async fn a_low_balance_is_told_once_and_resolved_by_a_top_up(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    let key = t.account("acme").await;
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/quotas",
+            json!({"prepaid_balance": "10"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/v1/accounts/acme/alerts",
+            Some(&key),
+            "application/json",
+            json!({"balance": {"low_amount": "5"}}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    t.ingest(&[usage("u1", "acme", 0, 400)]).await;
+    assert!(notifications(&t, "acme").await.is_empty());
+    t.ingest(&[usage("u2", "acme", 1000, 200)]).await;
+    t.ingest(&[usage("u2", "acme", 1000, 200)]).await;
+    let ns = notifications(&t, "acme").await;
+    assert_eq!(kinds(&ns), [("balance.low".to_string(), 1)]);
+    assert_eq!(ns[0]["body"]["data"]["balance"], "4.00");
+    assert_eq!(ns[0]["body"]["data"]["condition"], "amount");
+    let (s, v) = t
+        .admin(
+            "POST",
+            "/v1/admin/accounts/acme/topups",
+            json!({"amount": "10", "reference": "t1"}).to_string(),
+        )
+        .await;
+    assert!(s.is_success(), "{v}");
+    let ns = notifications(&t, "acme").await;
+    assert_eq!(
+        kinds(&ns),
+        [
+            ("balance.low".to_string(), 1),
+            ("balance.resolved".to_string(), 2)
+        ]
+    );
+    assert_eq!(ns[1]["body"]["data"]["balance"], "14.00");
+}
+on_both!(a_low_balance_is_told_once_and_resolved_by_a_top_up);
+
+/// Expiry reminders with a test clock: a package ending 2026-12-10T00:00Z is reminded in its
+/// 7-day window (ticked on the 5th, twice: once), its 3-day window (the 8th) and its 1-day
+/// window (the 9th at noon); an auto-renewing monthly plan of 300.00 renewing on 2027-01-01
+/// is announced 7 days before, saying the empty wallet does not cover it.
+async fn reminders_come_once_per_window(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    let key = t.account("acme").await;
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/terms/packages/pk1",
+            r#"{"sku":"gpu.h100","hours":"10","from":"2026-12-01T00:00:00Z","to":"2026-12-10T00:00:00Z","price":"0"}"#,
+        )
+        .await;
+    assert!(s.is_success(), "{v}");
+    let (s, v) = t
+        .admin(
+            "PUT",
+            "/v1/admin/accounts/acme/terms/subscriptions/plan-m",
+            r#"{"sku":"gpu.h100","quantity":"1","cycle":"month","start":"2026-12-01T00:00:00Z","auto_renew":true,"price":"300.00"}"#,
+        )
+        .await;
+    assert!(s.is_success(), "{v}");
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/v1/accounts/acme/alerts",
+            Some(&key),
+            "application/json",
+            json!({"reminders": {"days": [7, 3, 1]}}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let notify = t.state.store.notify();
+    let day = |d: i64, h: i64| (DEC_1 + (d - 1) * 86_400 + h * 3600) * 1000;
+    for at in [day(5, 0), day(5, 1), day(8, 0), day(9, 12), day(9, 13)] {
+        notify.tick(at).await.unwrap();
+    }
+    let ns = notifications(&t, "acme").await;
+    let windows: Vec<(String, i64)> = ns
+        .iter()
+        .filter(|n| n["type"] == "term.expiring")
+        .map(|n| {
+            (
+                n["body"]["data"]["id"].as_str().unwrap().to_string(),
+                n["body"]["data"]["window_days"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        windows,
+        [
+            ("pk1".to_string(), 7),
+            ("pk1".to_string(), 3),
+            ("pk1".to_string(), 1)
+        ]
+    );
+    // The plan renews on 2027-01-01: its 7-day window opens on 2026-12-25.
+    notify.tick(day(25, 1)).await.unwrap();
+    let ns = notifications(&t, "acme").await;
+    let renewing: Vec<&Value> = ns
+        .iter()
+        .filter(|n| n["type"] == "subscription.renewing")
+        .collect();
+    assert_eq!(renewing.len(), 1, "{ns:?}");
+    assert_eq!(renewing[0]["body"]["data"]["price"], "300.00");
+    assert_eq!(renewing[0]["body"]["data"]["wallet_covers"], false);
+    let seqs: Vec<i64> = ns.iter().map(|n| n["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, (1..=ns.len() as i64).collect::<Vec<_>>());
+}
+on_both!(reminders_come_once_per_window);
