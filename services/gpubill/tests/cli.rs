@@ -462,6 +462,15 @@ fn demo_runs_the_embedded_engine_end_to_end() {
         assert!(text.contains(line), "{line:?} not in {text}");
     }
     assert!(text.contains("0 rejected"), "{text}");
+    // Issue 28: acme's node budget crossed by the batches, acct-1's arrears sequence.
+    for line in [
+        "acme     #3 budget.crossed   2026-11-06T12:59:59Z  100% of 600.00 (actual): cost 669.58",
+        "acct-1   #1 arrears.started  2027-01-02T00:00:01Z  phase started, balance 0.00, overdue true",
+        "acct-1   #2 arrears.stopped  2027-01-03T00:00:01Z  phase stopped, balance 0.00, overdue true, decision stop",
+        "acct-1   #3 arrears.cleared  2027-01-04T00:00:00Z  phase clear, balance 412.25, overdue false, decision clear",
+    ] {
+        assert!(text.contains(line), "{line:?} not in {text}");
+    }
     assert!(dir.join("data/admin-token").exists());
     // The late event turned into an adjustment of November's invoice.
     assert!(
