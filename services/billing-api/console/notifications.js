@@ -97,9 +97,6 @@ function actionButton(ctx, { testid, label, run, attrs = {} }) {
         await run();
         ctx.navigate(location.hash);
       } catch (err) {
-        if (err instanceof ApiError && err.status === 401) {
-          throw err;
-        }
         failure(slot, err);
         b.disabled = false;
       }
@@ -131,9 +128,6 @@ function apiForm(ctx, testid, fields, submitLabel, run) {
           form.dataset.state = 'done';
           ctx.navigate(location.hash);
         } catch (err) {
-          if (err instanceof ApiError && err.status === 401) {
-            throw err;
-          }
           failure(error, err);
           form.dataset.state = 'failed';
         } finally {
