@@ -648,7 +648,10 @@ async fn notifications_after_the_browser(t: &TestApp, expect: &Value) {
             }
             _ => a == b,
         };
-        assert!(same, "the budget the browser added: {field} {a} != {b}: {view}");
+        assert!(
+            same,
+            "the budget the browser added: {field} {a} != {b}: {view}"
+        );
     }
     let thresholds: Vec<Decimal> = got["thresholds"]
         .as_array()

@@ -63,7 +63,8 @@ function relative(at, now) {
   const d = at - now;
   const a = Math.abs(d);
   const amount = a < 3600 ? t('notify.minutes', { n: Math.max(1, Math.round(a / 60)) }) : a < 172_800 ? t('notify.hours', { n: Math.round(a / 360) / 10 }) : t('notify.days', { n: Math.round(a / 8640) / 10 });
-  return d >= 0 ? t('notify.in', { d: amount }) : t('notify.ago', { d: amount });
+  // Past due: the next tick takes the step (at the instant it was due).
+  return d >= 0 ? t('notify.in', { d: amount }) : t('notify.due', { d: amount });
 }
 
 function duration(secs) {
@@ -228,7 +229,7 @@ function budgetsCard(ctx, account, view) {
     h('p', { class: 'muted small' }, t('notify.budgets_explain')),
     budgets.length
       ? table(
-          [t('notify.budget_id'), t('notify.scope'), [{ class: 'num' }, t('notify.amount')], t('notify.thresholds'), t('notify.forecast'), t('notify.action'), t('notify.state'), ''],
+          [t('notify.budget_id'), t('notify.scope'), [{ class: 'num' }, t('notify.amount')], t('notify.thresholds_col'), t('notify.forecast'), t('notify.action'), t('notify.state'), ''],
           rows,
           { testid: 'budgets-table' },
         )
@@ -239,9 +240,26 @@ function budgetsCard(ctx, account, view) {
   );
 }
 
-/** A rule's remembered state, in short: the JSON the API answers, on one line. */
+/** A budget's remembered state, in short: its cost, the thresholds crossed, whether it
+ * blocks (other rules' states: the JSON the API answers, on one line). */
 function stateText(s) {
-  const text = typeof s.state === 'string' ? s.state : JSON.stringify(s.state);
+  const st = s.state;
+  let text;
+  if (st && typeof st === 'object' && Array.isArray(st.marks)) {
+    const crossed = st.marks
+      .filter((m) => m.crossed)
+      .map((m) => `${m.threshold} %${m.measure === 'forecast' ? ` (${t('notify.forecast')})` : ''}`);
+    text = [
+      st.period && st.period.label ? st.period.label : null,
+      st.cost !== undefined ? `${t('notify.cost')} ${st.cost}` : null,
+      `${t('notify.crossed')} ${crossed.length ? crossed.join(', ') : t('notify.none_crossed')}`,
+      st.limited ? t('notify.limited') : null,
+    ]
+      .filter(Boolean)
+      .join(' · ');
+  } else {
+    text = typeof st === 'string' ? st : JSON.stringify(st);
+  }
   return s.block ? `${text} · ${t('notify.blocks')} ${JSON.stringify(s.block)}` : text;
 }
 
