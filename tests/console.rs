@@ -419,6 +419,10 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
     let mut expect = expect;
     expect["organization"] = org_expect;
     expect["organization"]["url"] = json!(org_url);
+    // Issue 28's notifications view, on a server of its own too.
+    let (notify_url, notify_expect, notify_server, notify_app) = notifications_server().await;
+    expect["notifications"] = notify_expect;
+    expect["notifications"]["url"] = json!(notify_url);
 
     let docs_png = workspace().join("docs/console.png");
     let run = {
@@ -441,6 +445,7 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
     };
     server.abort();
     org_server.abort();
+    notify_server.abort();
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
@@ -484,6 +489,190 @@ async fn console_in_headless_chromium_shows_what_the_api_answers() {
         docs_png.is_file(),
         "the README's screenshot {}",
         docs_png.display()
+    );
+    notifications_after_the_browser(&notify_app, &expect["notifications"]).await;
+}
+
+/// 36 CNY an hour in UTC: one unit for 100 s is exactly 1.00 (as in tests/notifications.rs).
+const NOTIFY_BOOK: &str =
+    "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.\"gpu.h100\"]\nrate_per_hour = \"36\"\n";
+
+/// Issue 28's notifications view on a loopback port of its own: `nora` prepaid 5.00, the
+/// arrears sequence on (1 h of grace, release 2 days after the stop), a budget `monthly` of
+/// 10.00 at 50/80/100 % set with its own key, and a webhook endpoint (a receiver here that
+/// answers 204) made over the API. Then 600 s of an H100 in December (6.00): the 50 % crossing
+/// and the prepaid balance below zero (`arrears.started`, the stop due an hour later), both
+/// delivered once by the `billing_webhooks` worker, so the delivery log has attempts. Answers
+/// its URL, what the browser must show (the API's answers: the budget, the arrears state with
+/// its next step, the notifications, the endpoint) and the server's task, with the app the
+/// checks after the browser read.
+async fn notifications_server() -> (
+    String,
+    Value,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+    TestApp,
+) {
+    use billing_webhooks::clock::{SplitMix64, SystemClock};
+    use billing_webhooks::deliver::Worker;
+    use billing_webhooks::target::AddressPolicy;
+    use std::sync::Arc;
+    let loopback = || AddressPolicy::allowing(vec!["127.0.0.1/32".parse().unwrap()]);
+    let mut t = TestApp::fresh(Db::Sqlite).await;
+    t.state = t.state.clone().with_webhook_policy(loopback());
+    t.app = billing_api::router(t.state.clone());
+    t.put_pricebook(NOTIFY_BOOK).await;
+    let key = t.account("nora").await;
+    for (path, body) in [
+        (
+            "/v1/admin/accounts/nora/quotas",
+            json!({"prepaid_balance": "5"}),
+        ),
+        (
+            "/v1/admin/accounts/nora/arrears",
+            json!({"grace_seconds": 3600, "release_after_seconds": 172_800}),
+        ),
+    ] {
+        let (s, v) = t.admin("PUT", path, body.to_string()).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+    }
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/v1/accounts/nora/budgets/monthly",
+            Some(&key),
+            "application/json",
+            json!({"amount": "10", "thresholds": ["50", "80", "100"]}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    // The receiver: every delivery answered 204.
+    let receiver = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", receiver.local_addr().unwrap());
+    let receiver_app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(|| async { StatusCode::NO_CONTENT }),
+    );
+    tokio::spawn(async move { axum::serve(receiver, receiver_app).await });
+    let (s, ep) = t
+        .call(
+            "POST",
+            "/v1/accounts/nora/webhooks",
+            Some(&key),
+            "application/json",
+            json!({"url": hook, "description": "ops"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{ep}");
+    let endpoint = ep["id"].as_str().unwrap().to_string();
+    let answer = t
+        .ingest(&[usage(
+            "n-1",
+            "nora",
+            ["L-n", "n0", "gpu.h100", "1"],
+            ["2026-12-01T00:00:00Z", "2026-12-01T00:10:00Z"],
+        )])
+        .await;
+    assert_eq!(answer["rejected"], 0, "{answer}");
+    let (s, notes) = t.get("/v1/notifications", &key).await;
+    assert_eq!(s, StatusCode::OK, "{notes}");
+    let types: Vec<&str> = notes["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["type"].as_str().unwrap())
+        .collect();
+    assert!(
+        types.contains(&"budget.crossed") && types.contains(&"arrears.started"),
+        "{notes}"
+    );
+    // Delivered once, each at its first attempt.
+    let outbox = Arc::new(billing_store::SqlOutbox::new(t.state.store.clone()));
+    let worker = Worker::new(
+        outbox,
+        Arc::new(SystemClock),
+        Box::new(SplitMix64::new(7)),
+        loopback(),
+    )
+    .unwrap();
+    let mut attempted = 0;
+    for _ in 0..50 {
+        attempted += worker.tick().await.unwrap().attempted;
+        if attempted >= types.len() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(attempted, types.len(), "one attempt per notification");
+    let (s, log) = t
+        .get(
+            &format!("/v1/accounts/nora/webhooks/{endpoint}/deliveries"),
+            &key,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{log}");
+    let (s, view) = t.get("/v1/accounts/nora/notify", &key).await;
+    assert_eq!(s, StatusCode::OK, "{view}");
+    assert_eq!(view["arrears"]["phase"], "started", "{view}");
+    assert_eq!(view["arrears"]["next"][0], "stop", "{view}");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = billing_api::router(t.state.clone());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let expect = json!({
+        "key": key,
+        "admin": ADMIN,
+        "account": "nora",
+        "view": view,
+        "notifications": notes["notifications"],
+        "endpoint": endpoint,
+        "deliveries": log["deliveries"],
+        // What the browser adds through the form.
+        "new_budget": {"id": "gpu", "amount": "20", "thresholds": ["25", "75", "100"], "forecast": true, "action": "stop"},
+    });
+    (url, expect, server, t)
+}
+
+/// What the browser did on the notifications view is the API's: the budget it added, and the
+/// test event it sent (a `test` notification after the usage's).
+async fn notifications_after_the_browser(t: &TestApp, expect: &Value) {
+    let key = expect["key"].as_str().unwrap();
+    let (s, view) = t.get("/v1/accounts/nora/notify", key).await;
+    assert_eq!(s, StatusCode::OK, "{view}");
+    let want = &expect["new_budget"];
+    let got = &view["settings"]["budgets"]["gpu"];
+    for field in ["amount", "forecast", "action"] {
+        let (a, b) = (&got[field], &want[field]);
+        let same = match (a.as_str(), b.as_str()) {
+            (Some(x), Some(y)) if field == "amount" => {
+                x.parse::<Decimal>().unwrap() == y.parse::<Decimal>().unwrap()
+            }
+            _ => a == b,
+        };
+        assert!(
+            same,
+            "the budget the browser added: {field} {a} != {b}: {view}"
+        );
+    }
+    let thresholds: Vec<Decimal> = got["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().parse().unwrap())
+        .collect();
+    let wanted: Vec<Decimal> = want["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(thresholds, wanted, "{view}");
+    let (s, notes) = t.get("/v1/notifications", key).await;
+    assert_eq!(s, StatusCode::OK, "{notes}");
+    let before = expect["notifications"].as_array().unwrap().len();
+    let after = notes["notifications"].as_array().unwrap();
+    assert!(
+        after[before..].iter().any(|n| n["type"] == "test"),
+        "the test event the browser sent: {notes}"
     );
 }
 

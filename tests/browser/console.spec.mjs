@@ -9,7 +9,9 @@
 //                           decisions, prices (GET /v1/prices), regional: { account,
 //                           region, currency, total } (an account whose November is in a
 //                           region of its own currency), closed (invoices November's close
-//                           issues) }; each usage entry has
+//                           issues), organization: { url, ... }, notifications: { url,
+//                           key, admin, account, view (GET /v1/accounts/{id}/notify),
+//                           notifications, endpoint, deliveries, new_budget } }; each usage entry has
 //                           `families`: { gpu|storage|vgpu: { total, groups } }
 //   GPUBILL_CHROMIUM        the browser (default /usr/bin/chromium)
 //   GPUBILL_ARTIFACTS       where screenshots go (default ../../target/test-artifacts)
@@ -259,7 +261,7 @@ async function signInCleanly(token, landing) {
 const outside = [];
 page.on('request', (r) => {
   const url = r.url();
-  const ours = [base, expect.organization && expect.organization.url].filter(Boolean);
+  const ours = [base, expect.organization && expect.organization.url, expect.notifications && expect.notifications.url].filter(Boolean);
   if (!ours.some((o) => url.startsWith(o)) && !url.startsWith('blob:') && !url.startsWith('data:')) {
     outside.push(url);
   }
@@ -622,6 +624,126 @@ await step('a member key has no organization page: not in its menu, refused by t
   check((await byTestId('org-node').count()) === 0, 'no node shown');
   const r = await apiStatus('/v1/organization');
   check(r.status === 403 && r.body.includes('a member key may not'), `GET /v1/organization with a member key: ${r.status} ${r.body}`);
+});
+
+/** The API from inside the page with a JSON body (as the console sends it). */
+async function apiSend(method, path, body) {
+  return page.evaluate(async ([m, p, b]) => {
+    const s = JSON.parse(sessionStorage.getItem('gpubill.session') || 'null');
+    const r = await fetch(p, { method: m, headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(b) });
+    return { status: r.status, body: await r.text() };
+  }, [method, path, body]);
+}
+
+await step('notifications (issue 28): the budget set over the API, the crossing from usage, the arrears state and what happens next', async () => {
+  const n = expect.notifications;
+  await page.goto(`${n.url}/`);
+  await signIn(n.key, '#/overview');
+  await byTestId('nav-notifications').click();
+  await drawn('#/notifications');
+  // The budget the test set with the customer's key.
+  const b = n.view.settings.budgets.monthly;
+  const r = page.locator('[data-testid=budget-row][data-budget=monthly]');
+  check((await r.count()) === 1, 'the budget monthly has a row');
+  equalDecimal(await r.locator('[data-testid=budget-row-amount]').textContent(), b.amount, 'the budget amount');
+  const thresholds = (await r.locator('[data-testid=budget-row-thresholds]').textContent()).split(',').map((x) => x.replace('%', '').trim());
+  check(thresholds.length === b.thresholds.length && thresholds.every((x, i) => sameDecimal(x, b.thresholds[i])), `thresholds ${thresholds} != ${b.thresholds}`);
+  check((await r.locator('[data-testid=budget-row-action]').getAttribute('data-action')) === b.action, 'the budget action');
+  // Every notification the API lists, with its type and seq; the crossing among them.
+  const rows = await page.locator('[data-testid=notification-row]').evaluateAll((els) => els.map((e) => `${e.dataset.seq} ${e.dataset.type}`));
+  const want = n.notifications.map((x) => `${x.seq} ${x.type}`).reverse();
+  check(JSON.stringify(rows) === JSON.stringify(want), `notifications ${JSON.stringify(rows)} != ${JSON.stringify(want)}`);
+  const crossed = n.notifications.find((x) => x.type === 'budget.crossed');
+  const data = await page.locator(`[data-testid=notification-row][data-seq="${crossed.seq}"] [data-testid=notification-data]`).textContent();
+  check(data.includes(`threshold_percent ${crossed.body.data.threshold_percent}`) && data.includes(`cost ${crossed.body.data.cost}`), `the crossing's data: ${data}`);
+  // The arrears state: its phase, the next step and when.
+  const a = n.view.arrears;
+  check((await byTestId('arrears-phase').getAttribute('data-phase')) === a.phase, `phase ${await byTestId('arrears-phase').getAttribute('data-phase')} != ${a.phase}`);
+  const next = byTestId('arrears-next');
+  check((await next.getAttribute('data-step')) === a.next[0], `next step ${await next.getAttribute('data-step')} != ${a.next[0]}`);
+  check((await next.getAttribute('data-at')) === String(a.next[1]), `next at ${await next.getAttribute('data-at')} != ${a.next[1]}`);
+  const at = new Date(a.next[1] * 1000);
+  const shown = await text('arrears-next-time');
+  check(shown.includes(String(at.getUTCFullYear())) && shown.includes(String(at.getUTCDate())), `the stop's time ${shown} (${at.toISOString()})`);
+  // The endpoint's delivery log: each delivery with its attempt and the receiver's 204.
+  const ep = page.locator(`[data-testid=endpoint][data-endpoint="${n.endpoint}"]`);
+  check((await ep.count()) === 1, 'the endpoint is listed');
+  const log = await ep.locator('[data-testid=delivery-row]').evaluateAll((els) => els.map((e) => `${e.dataset.notification} ${e.dataset.status}`));
+  const wantLog = n.deliveries.map((d) => `${d.notification} ${d.status}`);
+  check(JSON.stringify(log) === JSON.stringify(wantLog), `delivery log ${JSON.stringify(log)} != ${JSON.stringify(wantLog)}`);
+  const codes = await ep.locator('[data-testid=delivery-attempt]').evaluateAll((els) => els.map((e) => e.dataset.statusCode));
+  check(codes.length === n.deliveries.length && codes.every((c) => c === '204'), `attempts ${codes}`);
+  await shot('notifications');
+  await clean();
+});
+
+await step('notifications: a budget added through the form is the API\'s; a refused one shows the API\'s message', async () => {
+  const n = expect.notifications;
+  const nb = n.new_budget;
+  // "stop" needs a threshold of 100: the API refuses, the form says why in the API's words.
+  await byTestId('budget-id').fill(nb.id);
+  await byTestId('budget-amount').fill(nb.amount);
+  await byTestId('budget-thresholds').fill('25, 75');
+  await byTestId('budget-forecast').check();
+  await byTestId('budget-action').selectOption(nb.action);
+  await byTestId('budget-form-submit').click();
+  await page.waitForSelector('[data-testid=budget-form][data-state=failed]');
+  const refused = await apiSend('PUT', `/v1/accounts/${n.account}/budgets/${nb.id}`, { amount: nb.amount, thresholds: ['25', '75'], forecast: true, action: nb.action });
+  check(refused.status >= 400, `the API refuses stop without 100: ${refused.status}`);
+  const message = JSON.parse(refused.body).message;
+  const shownError = await text('budget-form-error');
+  check(shownError.includes(message), `the form shows ${JSON.stringify(shownError)}, the API says ${JSON.stringify(message)}`);
+  await byTestId('budget-thresholds').fill(nb.thresholds.join(', '));
+  await byTestId('budget-form-submit').click();
+  await page.waitForSelector(`[data-testid=budget-row][data-budget="${nb.id}"]`);
+  await drawn('#/notifications');
+  const got = JSON.parse((await apiStatus(`/v1/accounts/${n.account}/notify`)).body).settings.budgets[nb.id];
+  check(got && sameDecimal(got.amount, nb.amount) && got.forecast === true && got.action === nb.action, `the API has the budget: ${JSON.stringify(got)}`);
+  check(got.thresholds.length === nb.thresholds.length && got.thresholds.every((x, i) => sameDecimal(x, nb.thresholds[i])), `its thresholds: ${got.thresholds}`);
+  const r = page.locator(`[data-testid=budget-row][data-budget="${nb.id}"]`);
+  equalDecimal(await r.locator('[data-testid=budget-row-amount]').textContent(), nb.amount, 'the new budget on the page');
+  await clean();
+});
+
+await step('notifications: "send test event" writes a test notification the API lists; a delivery is resent', async () => {
+  const n = expect.notifications;
+  const ep = () => page.locator(`[data-testid=endpoint][data-endpoint="${n.endpoint}"]`);
+  await ep().locator('[data-testid=endpoint-test]').click();
+  await page.waitForSelector('[data-testid=test-sent]');
+  const seq = Number(await byTestId('test-sent').getAttribute('data-seq'));
+  const listed = JSON.parse((await apiStatus('/v1/notifications')).body).notifications;
+  const test = listed.find((x) => x.seq === seq);
+  check(test && test.type === 'test', `the API lists a test notification of seq ${seq}: ${JSON.stringify(listed.map((x) => [x.seq, x.type]))}`);
+  check(seq > Math.max(...n.notifications.map((x) => x.seq)), `the test event comes after the others (seq ${seq})`);
+  check((await page.locator(`[data-testid=notification-row][data-seq="${seq}"][data-type=test]`).count()) === 1, 'the page lists the test event');
+  // The new event waits for the worker in the log; a delivered one can be sent again.
+  const first = n.deliveries[0].notification;
+  const row = () => ep().locator(`[data-testid=delivery-row][data-notification="${first}"]`);
+  check((await row().getAttribute('data-status')) === 'delivered', 'delivered before the resend');
+  await row().locator('[data-testid=delivery-resend]').click();
+  await page.waitForSelector(`[data-testid=endpoint][data-endpoint="${n.endpoint}"] [data-testid=delivery-row][data-notification="${first}"][data-status=pending]`);
+  await shot('notifications-test');
+  await clean();
+});
+
+await step('notifications in Chinese, and the admin opens the same view for the account', async () => {
+  const n = expect.notifications;
+  await byTestId('lang-switch').click();
+  await drawn('#/notifications');
+  check((await text('nav-notifications')) === '通知', `nav: ${await text('nav-notifications')}`);
+  const missing = await page.evaluate(async () => (await import('/console/i18n.js')).missingKeys());
+  check(missing.length === 0, `labels missing in a language: ${missing.join(', ')}`);
+  await shot('zh-notifications');
+  await byTestId('lang-switch').click();
+  await drawn('#/notifications');
+  await signOut();
+  await signIn(n.admin, '#/admin/accounts');
+  await go(`#/admin/accounts/${n.account}`);
+  await byTestId('account-notifications').click();
+  await drawn(`#/admin/accounts/${n.account}/notifications`);
+  check((await page.locator('[data-testid=budget-row]').count()) === 2, 'the admin sees both budgets');
+  check((await byTestId('arrears-phase').getAttribute('data-phase')) === n.view.arrears.phase, 'the admin sees the arrears state');
+  await clean();
 });
 
 await browser.close();

@@ -103,6 +103,7 @@ export async function account(ctx) {
   return [
     h('p', null, h('a', { href: '#/admin/accounts', class: 'back' }, `← ${t('nav.accounts')}`)),
     h('h1', { testid: 'account-title' }, `${t('admin.account')} ${b.account}`),
+    h('p', null, h('a', { href: `#/admin/accounts/${encodeURIComponent(id)}/notifications`, testid: 'account-notifications' }, t('nav.notifications'))),
     balanceView(b),
     card(t('nav.quota'), decisionsTable(decisions, query)),
   ];

@@ -31,13 +31,19 @@ export class ApiError extends Error {
   }
 }
 
-export async function request(method, path, { token } = {}) {
+/** `body`, when given, is sent as JSON. */
+export async function request(method, path, { token, body } = {}) {
   const bearer = token ?? session()?.token;
+  const headers = bearer ? { Authorization: `Bearer ${bearer}` } : {};
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+  }
   let res;
   try {
     res = await fetch(path, {
       method,
-      headers: bearer ? { Authorization: `Bearer ${bearer}` } : {},
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
       credentials: 'omit',
     });
@@ -62,6 +68,13 @@ export async function get(path, opts) {
 
 export async function post(path, opts) {
   return (await request('POST', path, opts)).json();
+}
+
+/** A change (PUT, POST, PATCH, DELETE) with an optional JSON body: the answer's JSON, or null
+ * for a 204. */
+export async function send(method, path, body) {
+  const res = await request(method, path, { body });
+  return res.status === 204 ? null : res.json();
 }
 
 /** Links cannot carry the bearer header: fetch with it and save the answer as a file. */

@@ -13,6 +13,7 @@ import * as charts from './charts.js';
 import * as customer from './customer.js';
 import { card, h } from './dom.js';
 import { lang, setLang, t } from './i18n.js';
+import * as notifications from './notifications.js';
 
 const CUSTOMER_NAV = [
   ['overview', 'nav.overview'],
@@ -20,6 +21,7 @@ const CUSTOMER_NAV = [
   ['quota', 'nav.quota'],
   ['invoices', 'nav.invoices'],
   ['prices', 'nav.prices'],
+  ['notifications', 'nav.notifications'],
 ];
 
 /** Pages only some keys' roles may read: the organization (issue 27) is owner's and finance's. */
@@ -96,6 +98,9 @@ function pageOf(segments, s) {
     }
     switch (second) {
       case 'accounts':
+        if (third && segments[3] === 'notifications') {
+          return notifications.admin;
+        }
         return third ? admin.account : admin.accounts;
       case 'dead-letters':
         return admin.deadLetters;
@@ -125,6 +130,8 @@ function pageOf(segments, s) {
       return customer.prices;
     case 'organization':
       return customer.organization;
+    case 'notifications':
+      return notifications.customer;
     default:
       return notFound;
   }

@@ -57,6 +57,7 @@ static ASSETS: &[Asset] = &[
     asset!("customer.js", JS),
     asset!("dom.js", JS),
     asset!("i18n.js", JS),
+    asset!("notifications.js", JS),
     asset!("num.js", JS),
     asset!("periods.js", JS),
     asset!("vendor/echarts.min.js", JS),
