@@ -133,7 +133,10 @@ fn poll_decisions(
 
 /// Sends one 60 s usage event per probe account, one every 100 ms, from a producer connected
 /// before the first; answers each probe's account and the instant it was handed over.
-pub(crate) async fn send_probes(args: &BenchKafkaArgs, topic: &str) -> anyhow::Result<Vec<(String, Instant)>> {
+pub(crate) async fn send_probes(
+    args: &BenchKafkaArgs,
+    topic: &str,
+) -> anyhow::Result<Vec<(String, Instant)>> {
     // The probes' producer, connected (metadata, producer id) before the first probe.
     let producer = producer(&args.brokers)?;
     let warm = r#"{"specversion":"1.0","id":"warm-up","source":"bench/probe","type":"gpu.usage","subject":"warm-up","data":{"lease":"w","resource":"GPU-0","sku":"gpu.h100-80g","start":"2026-11-02T12:00:00Z","end":"2026-11-02T12:00:01Z","quantity":"1"}}"#;
@@ -159,5 +162,7 @@ pub(crate) async fn send_probes(args: &BenchKafkaArgs, topic: &str) -> anyhow::R
         sent.push((account, at));
         tokio::spawn(ack);
     }
+    // Dropping the producer with the last probe still queued loses it: flush first.
+    rdkafka::producer::Producer::flush(&producer, Duration::from_secs(10))?;
     Ok(sent)
 }

@@ -50,8 +50,7 @@ pub(crate) async fn webhook_latency(
 ) -> anyhow::Result<()> {
     let arrived: Arrived = Default::default();
     let url = receiver(arrived.clone()).await?;
-    let policy =
-        billing_webhooks::target::AddressPolicy::allowing(vec!["127.0.0.1/32".parse()?]);
+    let policy = billing_webhooks::target::AddressPolicy::allowing(vec!["127.0.0.1/32".parse()?]);
     for i in 0..args.probes {
         let account = format!("probe-{i}");
         store

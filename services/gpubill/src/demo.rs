@@ -309,7 +309,13 @@ async fn notifications_tour(at: &dyn Fn(i64) -> Client, admin: &str) -> anyhow::
     anyhow::ensure!(s == StatusCode::OK, "arrears policy: {v}");
     for day in [0, 1] {
         let (s, v) = at(JAN_2_2027_MS + day * DAY_MS + 1000)
-            .call("POST", "/v1/admin/notify/tick", admin, "", "application/json")
+            .call(
+                "POST",
+                "/v1/admin/notify/tick",
+                admin,
+                "",
+                "application/json",
+            )
             .await?;
         anyhow::ensure!(s == StatusCode::OK, "tick: {v}");
     }
@@ -331,7 +337,10 @@ async fn notifications_tour(at: &dyn Fn(i64) -> Client, admin: &str) -> anyhow::
         ),
         _ => String::new(),
     };
-    let phase = v["arrears"]["phase"].as_str().unwrap_or("clear").to_string();
+    let phase = v["arrears"]["phase"]
+        .as_str()
+        .unwrap_or("clear")
+        .to_string();
     let (s, v) = at(JAN_2_2027_MS + 2 * DAY_MS)
         .call(
             "POST",
