@@ -540,3 +540,90 @@ async fn reminders_come_once_per_window(db: Db) {
     assert_eq!(seqs, (1..=ns.len() as i64).collect::<Vec<_>>());
 }
 on_both!(reminders_come_once_per_window);
+
+/// A budget on a project tag (section 18's allocation): `corp` pays for `ml` and `web` and
+/// allocates by `project`; its budget of 100.00 on project p-x counts only what is allocated to
+/// p-x in its subtree: ml's 2 h on p-x (72.00) cross 50 %, web's 2 h on p-y change nothing,
+/// ml's third hour (108.00) crosses 100 %. A tag other than the book's allocation tag is
+/// refused by name.
+async fn a_tag_budget_counts_the_cost_allocated_to_its_value(db: Db) {
+    const TAGGED: &str = "currency = \"CNY\"\ntimezone = \"UTC\"\nallocation_tag = \"project\"\n[skus.\"gpu.h100\"]\nrate_per_hour = \"36\"\n";
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(TAGGED).await;
+    let corp = t.account("corp").await;
+    for id in ["ml", "web"] {
+        let (s, v) = t
+            .admin(
+                "POST",
+                "/v1/admin/accounts",
+                json!({"id": id, "parent": "corp", "pays": "parent"}).to_string(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+    }
+    let budget = |tag: &str| {
+        json!({"amount": "100", "thresholds": ["50", "100"], "scope": {"tag": tag, "value": "p-x"}})
+            .to_string()
+    };
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/v1/accounts/corp/budgets/px",
+            Some(&corp),
+            "application/json",
+            budget("team"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(v.to_string().contains("allocation_tag"), "{v}");
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/v1/accounts/corp/budgets/px",
+            Some(&corp),
+            "application/json",
+            budget("project"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let tags = |id: &str, account: &str, lease: &str, project: &str| {
+        json!({"specversion":"1.0","id":id,"source":"ctl/1","type":"lease.tags",
+            "subject":account,"data":{"lease":lease,"tags":{"project":project},"at":rfc(DEC_1)}})
+        .to_string()
+    };
+    let run = |id: &str, account: &str, lease: &str, offset: i64, hours: i64| {
+        json!({"specversion": "1.0", "id": id, "source": "node/1", "type": "gpu.usage", "subject": account,
+            "data": {"lease": lease, "resource": "gpu0", "sku": "gpu.h100",
+                "start": rfc(DEC_1 + offset), "end": rfc(DEC_1 + offset + hours * 3600)}})
+        .to_string()
+    };
+    t.ingest(&[
+        tags("t1", "ml", "L1", "p-x"),
+        tags("t2", "web", "L2", "p-y"),
+    ])
+    .await;
+    t.ingest(&[run("u1", "ml", "L1", 0, 2)]).await;
+    t.ingest(&[run("u2", "web", "L2", 0, 2)]).await;
+    t.ingest(&[run("u3", "ml", "L1", 7200, 1)]).await;
+    let ns = notifications(&t, "corp").await;
+    let got: Vec<(String, String)> = ns
+        .iter()
+        .map(|n| {
+            (
+                n["body"]["data"]["threshold_percent"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                n["body"]["data"]["cost"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("50".to_string(), "72.00".to_string()),
+            ("100".to_string(), "108.00".to_string())
+        ]
+    );
+}
+on_both!(a_tag_budget_counts_the_cost_allocated_to_its_value);

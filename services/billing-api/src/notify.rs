@@ -5,7 +5,8 @@
 //!   step due next and when.
 //! - `PUT /v1/accounts/{id}/budgets/{budget}`: `{amount, thresholds, scope?, forecast?,
 //!   action?}` sets a budget (`scope`: `{"account": id}` (default: the account itself) or
-//!   `{"node": id}`, an account of the key's subtree; `action`: `notify` or `stop`);
+//!   `{"node": id}`, an account of the key's subtree, or `{"tag": name, "value": v}`, the
+//!   cost allocated to a project tag's value in the account's subtree; `action`: `notify` or `stop`);
 //!   `DELETE` removes it (a limit it holds is lifted at the next evaluation).
 //! - `PUT /v1/accounts/{id}/alerts`: `{balance?: {low_amount?, low_hours?}, reminders?:
 //!   {days}}`, the low-balance alert and the expiry reminders (absent: off).
@@ -79,11 +80,32 @@ pub async fn get_notify(
     Ok(Json(s.store.notify().view(&account).await?))
 }
 
+/// `{"account": id}`, `{"node": id}` or `{"tag": name, "value": v}`.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub(crate) enum ScopeBody {
-    Account(String),
-    Node(String),
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScopeBody {
+    #[serde(default)]
+    account: Option<String>,
+    #[serde(default)]
+    node: Option<String>,
+    #[serde(default)]
+    tag: Option<String>,
+    #[serde(default)]
+    value: Option<String>,
+}
+
+impl ScopeBody {
+    fn scope(self) -> Result<BudgetScope, ApiError> {
+        match (self.account, self.node, self.tag, self.value) {
+            (Some(a), None, None, None) => Ok(BudgetScope::Account(a)),
+            (None, Some(n), None, None) => Ok(BudgetScope::Node(n)),
+            (None, None, Some(tag), Some(value)) => Ok(BudgetScope::Tag { tag, value }),
+            _ => Err(ApiError::Unprocessable(
+                "scope: one of {\"account\": id}, {\"node\": id} or {\"tag\": name, \"value\": v}"
+                    .into(),
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -110,8 +132,7 @@ pub async fn put_budget(
     let b = b?;
     let scope = match b.scope {
         None => BudgetScope::Account(account.clone()),
-        Some(ScopeBody::Account(a)) => BudgetScope::Account(a),
-        Some(ScopeBody::Node(n)) => BudgetScope::Node(n),
+        Some(body) => body.scope()?,
     };
     // The budget's subject is the account or an account below it.
     let target = match &scope {

@@ -99,8 +99,13 @@
 //!   with settings at the clock: the arrears steps that came due, balances, reminders.
 //! - **Budget cost**: scope `account`: the account's provisional invoice total of the period
 //!   (a payer's: its invoice); scope `node`: the subtree's, as a `spend_limit` of issue 27
-//!   measures it. Budgets on a project tag are refused when set (not evaluated by this
-//!   version). Budgets of regional billing domains are not evaluated (home only).
+//!   measures it; scope `tag` (`{"tag": name, "value": v}`, the name must be the price
+//!   book's `allocation_tag`): the total of the allocation rows (section 18) of the payer's
+//!   provisional invoice with that value, among the accounts of the owner's subtree. Its
+//!   forecast's burn rate is the subtree's times the value's share of the subtree's cost so
+//!   far (authorizations and running units carry no tags). A tag budget with `action = stop`
+//!   blocks the owner's whole subtree. Budgets of regional billing domains are not evaluated
+//!   (home only).
 //! - **The balance**: for an account with a `prepaid_balance` quota, what it can still spend
 //!   (`prepaid_available` with no holds); for any other account, its wallet. The balance
 //!   alert applies to prepaid accounts only.

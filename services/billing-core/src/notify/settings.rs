@@ -4,7 +4,7 @@
 
 use crate::notify::arrears::ArrearsPolicy;
 use crate::notify::balance::BalanceAlert;
-use crate::notify::budget::{Budget, BudgetScope};
+use crate::notify::budget::Budget;
 use crate::notify::expiry::ReminderPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -46,11 +46,6 @@ impl NotifySettings {
             if b.account != account {
                 return Err(format!("budgets.{id}: belongs to {:?}", b.account));
             }
-            if let BudgetScope::Tag { .. } = b.scope {
-                return Err(format!(
-                    "budgets.{id}.scope: budgets on a project tag are not evaluated by this version; use an account or an organization node"
-                ));
-            }
             b.validate().map_err(|e| format!("budgets.{id}.{e}"))?;
         }
         if let Some(a) = &self.balance {
@@ -69,7 +64,7 @@ impl NotifySettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::budget::BudgetAction;
+    use crate::notify::budget::{BudgetAction, BudgetScope};
     use rust_decimal::Decimal;
 
     fn budget(id: &str, account: &str, thresholds: &[i64]) -> Budget {
@@ -98,13 +93,13 @@ mod tests {
         let mut tag = budget("t", "acme", &[100]);
         tag.scope = BudgetScope::Tag {
             tag: "project".into(),
-            value: "x".into(),
+            value: "x y".into(),
         };
         s.budgets.insert("t".into(), tag);
         assert!(
             s.validate("acme")
                 .unwrap_err()
-                .starts_with("budgets.t.scope")
+                .starts_with("budgets.t.scope.value")
         );
         s.budgets.remove("t");
         assert!(s.validate("other").unwrap_err().contains("belongs to"));

@@ -274,11 +274,14 @@ async fn evaluate_budget(
         return Ok(());
     };
     let tree = Tree::of(&book);
-    let (node, cost, members) = match &budget.scope {
+    // What the budget measures, who runs under it (the burn rate's accounts) and, for a tag,
+    // its share of their cost (the burn rate is theirs times that share).
+    let (node, cost, members, share) = match &budget.scope {
         BudgetScope::Account(a) => (
             a.clone(),
             cost_of(conn, ctx, a, &label).await?,
             vec![a.clone()],
+            None,
         ),
         BudgetScope::Node(n) => {
             let spend = crate::quota::nodes::node_spend(
@@ -290,12 +293,31 @@ async fn evaluate_budget(
                 ctx.measured,
             )
             .await?;
-            (n.clone(), spend, tree.subtree(n).into_iter().collect())
+            (
+                n.clone(),
+                spend,
+                tree.subtree(n).into_iter().collect(),
+                None,
+            )
         }
-        // Refused when set (settings.rs).
-        BudgetScope::Tag { .. } => return Ok(()),
+        BudgetScope::Tag { value, .. } => {
+            let below = tree.subtree(&budget.account);
+            let payer = book.payer_of(&budget.account).to_string();
+            let (tagged, all) = tag_cost(conn, &payer, &label, value, &below).await?;
+            (
+                budget.account.clone(),
+                tagged,
+                below.into_iter().collect(),
+                Some((tagged, all)),
+            )
+        }
     };
     let burn = burn_rate(conn, &book, members, now).await?;
+    let burn = match share {
+        Some((_, all)) if all <= Decimal::ZERO => Decimal::ZERO,
+        Some((part, all)) => burn * part / all,
+        None => burn,
+    };
     let subject = format!("budget:{}", budget.id);
     let state: BudgetState = load(conn, &budget.account, &subject).await?;
     let obs = billing_core::notify::budget::BudgetObservation {
@@ -327,6 +349,42 @@ async fn evaluate_budget(
         limit: budget.amount,
     };
     publish_all(conn, ctx.out, &eval.notices, &measured).await
+}
+
+/// What the allocation of `payer`'s provisional invoice of `label` gives to tag `value` in
+/// the accounts of `below`, and to those accounts in all (section 18's rows, as stored by the
+/// batch that rated it).
+async fn tag_cost(
+    conn: &mut dyn Conn,
+    payer: &str,
+    label: &str,
+    value: &str,
+    below: &std::collections::BTreeSet<String>,
+) -> Result<(Decimal, Decimal)> {
+    let Some(r) = crate::conn::db::query(include_str!(
+        "../../queries/shared/select_provisional_body.sql"
+    ))
+    .bind(payer)
+    .bind(label)
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok((Decimal::ZERO, Decimal::ZERO));
+    };
+    let invoice: billing_core::Invoice = serde_json::from_str(&r.get::<String, _>("body"))
+        .map_err(|e| StoreError::Corrupt(format!("provisional_costs.body: {e}")))?;
+    let rows = match &invoice.allocation {
+        Some(rows) => rows.clone(),
+        None => vec![billing_core::pricing::allocation_report::whole(&invoice)],
+    };
+    let (mut tagged, mut all) = (Decimal::ZERO, Decimal::ZERO);
+    for row in rows.iter().filter(|r| below.contains(&r.account)) {
+        all += row.total;
+        if row.tag == value {
+            tagged += row.total;
+        }
+    }
+    Ok((tagged, all))
 }
 
 /// The balance a prepaid account can still spend (its quotas have a `prepaid_balance`), else

@@ -86,6 +86,23 @@ impl NotifyHandle<'_> {
         let now_ms = last.map_or(now_ms, |l| now_ms.max(l + 1));
         change(&mut settings)?;
         settings.validate(account).map_err(NotifyError::Invalid)?;
+        // A tag budget measures section 18's allocation: by the price book's allocation tag.
+        let books = self.books(&mut tx).await?;
+        let by = books.1.latest().and_then(|b| b.allocation_tag.clone());
+        for (id, b) in &settings.budgets {
+            if let billing_core::notify::BudgetScope::Tag { tag, .. } = &b.scope
+                && by.as_deref() != Some(tag.as_str())
+            {
+                return Err(NotifyError::Invalid(match &by {
+                    Some(by) => format!(
+                        "budgets.{id}.scope.tag: {tag:?} is not the price book's allocation_tag {by:?}"
+                    ),
+                    None => format!(
+                        "budgets.{id}.scope.tag: the price book has no allocation_tag to allocate {tag:?} by"
+                    ),
+                }));
+            }
+        }
         self.write_settings(&mut tx, account, &settings, now_ms)
             .await?;
         tx.commit().await?;

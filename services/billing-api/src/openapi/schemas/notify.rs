@@ -11,8 +11,9 @@ pub struct BudgetRequest {
     pub amount: Decimal,
     /// Percents of `amount`, each in (0, 1000], at most 2 decimals, no two equal (at most 10).
     pub thresholds: Vec<Decimal>,
-    /// `{"account": id}` (default: the account itself) or `{"node": id}` (an organization
-    /// node: its subtree's cost); the account or one below it.
+    /// `{"account": id}` (default: the account itself), `{"node": id}` (an organization
+    /// node: its subtree's cost; the account or one below it) or `{"tag": name, "value": v}`
+    /// (the cost allocated to a project: `name` is the price book's `allocation_tag`).
     #[schema(value_type = Option<Object>)]
     pub scope: Option<serde_json::Value>,
     /// Also alert on the forecast: cost to date + burn rate x time left in the period.
