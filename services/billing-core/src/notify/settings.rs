@@ -93,7 +93,7 @@ mod tests {
         let mut tag = budget("t", "acme", &[100]);
         tag.scope = BudgetScope::Tag {
             tag: "project".into(),
-            value: "x y".into(),
+            value: "x\ny".into(),
         };
         s.budgets.insert("t".into(), tag);
         assert!(
