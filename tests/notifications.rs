@@ -231,6 +231,16 @@ async fn arrears_stop_release_and_a_top_up_that_clears(db: Db) {
             .await;
         assert_eq!(s, StatusCode::OK, "{v}");
     }
+    // beta's steps also go to a webhook endpoint of beta's (never attempted here: no worker).
+    let (s, ep) = t
+        .admin(
+            "POST",
+            "/v1/accounts/beta/webhooks",
+            json!({"url": "https://93.184.215.14/hook", "event_types": ["arrears.started", "arrears.stopped", "arrears.released", "arrears.cleared"]}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{ep}");
+    let ep = ep["id"].as_str().unwrap().to_string();
     t.ingest(&[usage("u1", "acme", 0, 600), usage("u2", "beta", 0, 200)])
         .await;
     assert_eq!(
@@ -282,6 +292,34 @@ async fn arrears_stop_release_and_a_top_up_that_clears(db: Db) {
         [
             ("stop".to_string(), "arrears".to_string()),
             ("release".to_string(), "arrears".to_string())
+        ]
+    );
+    let (s, v) = t
+        .admin(
+            "GET",
+            &format!("/v1/accounts/beta/webhooks/{ep}/deliveries"),
+            String::new(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let mut queued: Vec<(i64, String)> = v["deliveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["seq"].as_i64().unwrap(),
+                d["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    queued.sort();
+    assert_eq!(
+        queued,
+        [
+            (1, "arrears.started".to_string()),
+            (2, "arrears.stopped".to_string()),
+            (3, "arrears.released".to_string())
         ]
     );
     // The top-up (the app's clock: 2 December) clears acme before its release.
