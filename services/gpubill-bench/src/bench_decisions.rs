@@ -33,32 +33,11 @@ pub(crate) async fn decision_latency(
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let seconds = 15 + args.probes as u64 / 10;
-    let produced = Arc::new(AtomicI64::new(0));
-    let production = background(
-        &args.brokers,
-        topic,
-        args.rate,
-        fleet_events((args.rate * seconds) as usize)?,
-        produced.clone(),
-    )?;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let settings = engine_settings(args, topic);
-    let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, now_ms, stop_rx));
-    // Joined and caught up with the background before the first probe.
-    let t0 = Instant::now();
-    loop {
-        let lag = produced.load(Ordering::Relaxed) - folded(&store, topic, args.partitions).await?;
-        if t0.elapsed() > Duration::from_secs(5) && lag < (args.rate / 2) as i64 {
-            break;
-        }
-        anyhow::ensure!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the engine did not catch up with the background load in 60 s (lag {lag})"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let at_start = (produced.load(Ordering::Relaxed), Instant::now());
+    let load = under_load(args, topic, store.clone()).await?;
+    let (produced, at_start) = (
+        load.produced.clone(),
+        (load.produced.load(Ordering::Relaxed), Instant::now()),
+    );
     // The poller: when each probe's `limit` decision is first readable.
     let seen: Seen = Default::default();
     let poller = poll_decisions(store.clone(), seen.clone(), args.probes);
@@ -93,11 +72,69 @@ pub(crate) async fn decision_latency(
         pct(0.99),
         pct(1.0)
     );
-    stop_tx.send(true)?;
-    engine.await??;
-    production.abort();
+    load.stop().await?;
     store.close().await;
     Ok(())
+}
+
+/// The engine folding `topic` into `store` while the fleet is produced at `args.rate`
+/// events/s in the background, caught up with it ([`under_load`]).
+pub(crate) struct UnderLoad {
+    /// Records produced so far.
+    pub(crate) produced: Arc<AtomicI64>,
+    production: tokio::task::JoinHandle<()>,
+    stop_tx: tokio::sync::watch::Sender<bool>,
+    engine: tokio::task::JoinHandle<Result<(), billing_kafka::KafkaError>>,
+}
+
+impl UnderLoad {
+    /// Stops the engine and the background production.
+    pub(crate) async fn stop(self) -> anyhow::Result<()> {
+        self.stop_tx.send(true)?;
+        self.engine.await??;
+        self.production.abort();
+        Ok(())
+    }
+}
+
+/// Starts the background production (enough for the probes of `args`) and the engine, and
+/// waits until the engine has joined and caught up with the background.
+pub(crate) async fn under_load(
+    args: &BenchKafkaArgs,
+    topic: &str,
+    store: Arc<Store>,
+) -> anyhow::Result<UnderLoad> {
+    let seconds = 15 + args.probes as u64 / 10;
+    let produced = Arc::new(AtomicI64::new(0));
+    let production = background(
+        &args.brokers,
+        topic,
+        args.rate,
+        fleet_events((args.rate * seconds) as usize)?,
+        produced.clone(),
+    )?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let settings = engine_settings(args, topic);
+    let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, now_ms, stop_rx));
+    // Joined and caught up with the background before the first probe.
+    let t0 = Instant::now();
+    loop {
+        let lag = produced.load(Ordering::Relaxed) - folded(&store, topic, args.partitions).await?;
+        if t0.elapsed() > Duration::from_secs(5) && lag < (args.rate / 2) as i64 {
+            break;
+        }
+        anyhow::ensure!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the engine did not catch up with the background load in 60 s (lag {lag})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(UnderLoad {
+        produced,
+        production,
+        stop_tx,
+        engine,
+    })
 }
 
 /// The instant each probe account's `limit` decision was first readable.

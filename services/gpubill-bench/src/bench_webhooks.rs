@@ -5,7 +5,7 @@ use crate::kafka_kit::*;
 use anyhow::Context;
 use billing_store::{NewEndpoint, SqlOutbox, Store};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -93,18 +93,8 @@ pub(crate) async fn webhook_latency(
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let seconds = 15 + args.probes as u64 / 10;
-    let produced = Arc::new(AtomicI64::new(0));
-    let production = background(
-        &args.brokers,
-        topic,
-        args.rate,
-        fleet_events((args.rate * seconds) as usize)?,
-        produced.clone(),
-    )?;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let settings = engine_settings(args, topic);
-    let engine = tokio::spawn(billing_kafka::run(store.clone(), settings, now_ms, stop_rx));
+    let load = crate::bench_decisions::under_load(args, topic, store.clone()).await?;
+    let produced = load.produced.clone();
     let worker = billing_webhooks::deliver::Worker::new(
         Arc::new(SqlOutbox::new(store.clone())),
         Arc::new(billing_webhooks::clock::SystemClock),
@@ -120,19 +110,6 @@ pub(crate) async fn webhook_latency(
             })
             .await;
     });
-    // Joined and caught up with the background before the first probe.
-    let t0 = Instant::now();
-    loop {
-        let lag = produced.load(Ordering::Relaxed) - folded(&store, topic, args.partitions).await?;
-        if t0.elapsed() > Duration::from_secs(5) && lag < (args.rate / 2) as i64 {
-            break;
-        }
-        anyhow::ensure!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the engine did not catch up with the background load in 60 s (lag {lag})"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let at_start = (produced.load(Ordering::Relaxed), Instant::now());
     let sent = crate::bench_decisions::send_probes(args, topic).await?;
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -174,9 +151,7 @@ pub(crate) async fn webhook_latency(
     );
     worker_stop.send(true)?;
     delivering.await?;
-    stop_tx.send(true)?;
-    engine.await??;
-    production.abort();
+    load.stop().await?;
     store.close().await;
     Ok(())
 }
