@@ -518,6 +518,9 @@ async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
     let total = events.len() as i64;
     let db = fresh_db(gpubill_tests::Db::Postgres).await;
     let book = dir.join("book.toml");
+    // Issue 28: budgets of every account, crossed while two engines fold and one dies.
+    let store = billing_store::Store::open(&db).await.unwrap();
+    let budgets = budget_every_account(&store, &offline).await;
     // A session timeout of 20 s: the group's first join waits ~10 s for members (tansu), so
     // both engines join its first generation however long the second takes to start (found:
     // one that joined after it waited for a rebalance tansu never started, 90 s and more).
@@ -528,7 +531,6 @@ async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
     a.wait_serving().await;
     let b = Engine::start_with(&db, &t, &dir.join("b"), &book, &session);
     b.wait_serving().await;
-    let store = billing_store::Store::open(&db).await.unwrap();
     // The fleet reports a slice at a time until both engines hold partitions and have folded
     // some (a group join takes about half the session timeout with tansu: an engine that
     // found every record already there folded them all before the other one joined).
@@ -558,6 +560,7 @@ async fn two_engines_share_four_partitions_and_one_is_killed_mid_stream() {
     wait_folded(&store, &t.usage, total, Duration::from_secs(120)).await;
     let issued = close(b.port).await;
     assert_exact(&store, &issued, &offline, &events).await;
+    assert_crossed_once_each(&store, &budgets).await;
 }
 
 /// Issue 24, item 10: `serve` against a commands topic of 4 partitions (what a broker that
