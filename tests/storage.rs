@@ -108,35 +108,23 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
 }
 on_both!(compaction_never_changes_an_invoice_nor_lets_an_event_count_twice);
 
-/// The partitions of PostgreSQL's `events` (migration 0011), by name.
-async fn event_partitions(url: &str) -> Vec<String> {
+/// One statement's rows against the test's PostgreSQL database, as text.
+async fn texts(url: &str, sql: &str) -> Vec<String> {
     use sqlx::Connection;
     let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "select c.relname::text from pg_inherits i join pg_class c on c.oid = i.inhrelid \
-         where i.inhparent = 'events'::regclass order by 1",
-    )
-    .fetch_all(&mut conn)
-    .await
-    .unwrap();
+    let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(&mut conn).await.unwrap();
     rows.into_iter().map(|r| r.0).collect()
 }
 
-/// Rows of one partition of `events`.
-async fn rows_in(url: &str, partition: &str) -> i64 {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-    sqlx::query_scalar(&format!("select count(*) from {partition}"))
-        .fetch_one(&mut conn)
-        .await
-        .unwrap()
-}
-
-/// Identities live in monthly partitions of the event's end: a month is made ahead of the
-/// clock (taking over what the default partition held of it), a conflict is found across
-/// partitions, and compaction drops a closed month whole.
+/// Issue 29, one index probe per event: identities are one table keyed by the identity alone
+/// (migration 0028), so a batch of new identities goes in by one `COPY`; a batch that meets
+/// a held one (a redelivery or a conflict, even one ending in another month) falls back to
+/// the look-up, keeps nothing of its `COPY`, and answers exactly what the `COPY` would not;
+/// the next batches take the slow way straight away, then the `COPY` again. Compaction
+/// drops identities by the index on their end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months() {
+async fn identities_go_in_by_copy_and_a_held_one_falls_back_without_losing_a_row() {
+    use billing_store::{IdentityPaths, SLOW_AFTER_FALLBACK};
     let url = fresh_db(Db::Postgres).await;
     let store = Store::open(&url)
         .await
@@ -147,99 +135,132 @@ async fn identities_are_partitioned_by_month_and_compaction_drops_whole_months()
         .put_pricebook(BOOK, DEC_2_2026_MS)
         .await
         .unwrap();
-    // Before any month exists everything lands in the default partition.
-    assert_eq!(event_partitions(&url).await, ["events_default"]);
-    let may = usage("m1", "2026-05-10T00:00:00Z", "2026-05-10T01:00:00Z");
-    let out = store
-        .log()
-        .ingest(vec![may.clone()], DEC_2_2026_MS)
-        .await
-        .unwrap();
-    assert_eq!(statuses(&out), ["accepted"]);
-    assert_eq!(rows_in(&url, "events_default").await, 1);
-
-    // Months from three before the clock's to two after it; May is not among them yet.
+    // The migrated table: one key, on the identity; an index on the end; no partitions.
     assert_eq!(
-        store
-            .log()
-            .maintain_partitions(DEC_2_2026_MS)
-            .await
-            .unwrap(),
-        6
-    );
-    assert_eq!(
-        store
-            .log()
-            .maintain_partitions(DEC_2_2026_MS)
-            .await
-            .unwrap(),
-        0
-    );
-    assert_eq!(
-        event_partitions(&url).await,
+        texts(
+            &url,
+            "select indexdef from pg_indexes where tablename = 'events' order by indexname"
+        )
+        .await,
         [
-            "events_202609",
-            "events_202610",
-            "events_202611",
-            "events_202612",
-            "events_202701",
-            "events_202702",
-            "events_default"
+            "CREATE INDEX events_by_end ON public.events USING btree (end_s)",
+            "CREATE UNIQUE INDEX events_pkey ON public.events USING btree (ident)"
         ]
     );
-    // A clock in June 2026 makes May, which takes over the default partition's May row.
-    store
-        .log()
-        .maintain_partitions(DEC_2_2026_MS - 170 * DAY_MS)
-        .await
-        .unwrap();
-    assert_eq!(rows_in(&url, "events_202605").await, 1);
-    assert_eq!(rows_in(&url, "events_default").await, 0);
-    let out = store.log().ingest(vec![may], DEC_2_2026_MS).await.unwrap();
-    assert_eq!(statuses(&out), ["duplicate"], "found in its new partition");
-
+    assert_eq!(
+        texts(
+            &url,
+            "select c.relname::text from pg_inherits i join pg_class c on c.oid = i.inhrelid"
+        )
+        .await,
+        Vec::<String>::new()
+    );
+    let ingest = |records: Vec<Vec<u8>>| {
+        let store = &store;
+        async move { statuses(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap()) }
+    };
     let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
+    let may = usage("m1", "2026-05-10T00:00:00Z", "2026-05-10T01:00:00Z");
+    assert_eq!(
+        ingest(vec![nov.clone(), may]).await,
+        ["accepted", "accepted"]
+    );
+    assert_eq!(
+        store.identity_paths(),
+        IdentityPaths {
+            copied: 1,
+            fell_back: 0,
+            slow: 0
+        }
+    );
+    // A redelivery among new events: the COPY meets it, nothing of the COPY stays, and the
+    // slow way accepts the new ones and finds the duplicate.
     let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
-    let out = store
-        .log()
-        .ingest(vec![nov.clone(), dec], DEC_2_2026_MS)
-        .await
-        .unwrap();
-    assert_eq!(statuses(&out), ["accepted", "accepted"]);
-    assert_eq!(rows_in(&url, "events_202611").await, 1);
-    assert_eq!(rows_in(&url, "events_202612").await, 1);
-    // The same identity with other content ending in another month is a conflict, found
-    // across partitions, and nothing of it is stored.
+    let dec2 = usage("d2", "2026-12-01T01:00:00Z", "2026-12-01T02:00:00Z");
+    assert_eq!(
+        ingest(vec![dec, nov.clone(), dec2]).await,
+        ["accepted", "duplicate", "accepted"]
+    );
+    assert_eq!(store.log().event_count().await.unwrap(), 4);
+    assert_eq!(
+        store.identity_paths(),
+        IdentityPaths {
+            copied: 1,
+            fell_back: 1,
+            slow: 0
+        }
+    );
+    // The same identity with other content ending in another month: a conflict, found by
+    // the one key, and nothing of it is stored.
     let moved = usage("n1", "2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z");
-    let out = store
-        .log()
-        .ingest(vec![moved], DEC_2_2026_MS)
-        .await
-        .unwrap();
-    assert_eq!(statuses(&out), ["conflict"]);
-    assert_eq!(rows_in(&url, "events_202612").await, 1);
+    assert_eq!(ingest(vec![moved]).await, ["conflict"]);
+    assert_eq!(
+        texts(
+            &url,
+            "select end_s::text from events where account = 'acme' order by end_s"
+        )
+        .await,
+        ["1778374800", "1793667600", "1796086800", "1796090400"]
+    );
+    // The run of slow batches ends, and the COPY comes back.
+    for n in 1..SLOW_AFTER_FALLBACK {
+        let fresh = usage(
+            &format!("s{n}"),
+            "2026-12-01T05:00:00Z",
+            "2026-12-01T05:00:01Z",
+        );
+        assert_eq!(ingest(vec![fresh]).await, ["accepted"]);
+    }
+    let fresh = usage("again", "2026-12-01T06:00:00Z", "2026-12-01T06:00:01Z");
+    assert_eq!(ingest(vec![fresh]).await, ["accepted"]);
+    assert_eq!(
+        store.identity_paths(),
+        IdentityPaths {
+            copied: 2,
+            fell_back: 1,
+            slow: u64::from(SLOW_AFTER_FALLBACK)
+        }
+    );
 
-    // May and November closed; 400 days after November the whole month's partitions go.
-    store
-        .finance()
-        .close_period("2026-05", DEC_2_2026_MS)
+    // Compaction goes by the index on the end: May and November closed, 400 days after
+    // November both identities go, December's stay.
+    for period in ["2026-05", "2026-11"] {
+        store
+            .finance()
+            .close_period(period, DEC_2_2026_MS)
+            .await
+            .unwrap();
+    }
+    // The delete can read its rows from the index (with sequential scans priced out, a plan
+    // without the index would still scan the table).
+    let plan = {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::query("set enable_seqscan = off")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "explain (costs off) delete from events where end_s < 1800000000 and exists \
+             (select 1 from periods p where events.end_s > p.start_s and events.end_s <= p.end_s)",
+        )
+        .fetch_all(&mut conn)
         .await
         .unwrap();
-    store
-        .finance()
-        .close_period("2026-11", DEC_2_2026_MS)
-        .await
-        .unwrap();
+        rows.into_iter().map(|r| r.0).collect::<Vec<_>>().join("\n")
+    };
+    assert!(plan.contains("events_by_end"), "{plan}");
     let later = DEC_2_2026_MS + 430 * DAY_MS;
     assert_eq!(store.log().compact(later).await.unwrap(), 2);
-    let left = event_partitions(&url).await;
-    assert!(!left.contains(&"events_202605".to_string()), "{left:?}");
-    assert!(!left.contains(&"events_202611".to_string()), "{left:?}");
-    // December is open: its month stays.
-    assert!(left.contains(&"events_202612".to_string()), "{left:?}");
-    assert_eq!(store.log().event_count().await.unwrap(), 1);
-    let out = store.log().ingest(vec![nov], later).await.unwrap();
-    assert_eq!(statuses(&out), ["too_late"]);
+    assert_eq!(
+        store.log().event_count().await.unwrap(),
+        2 + i64::from(SLOW_AFTER_FALLBACK)
+    );
+    assert_eq!(ingest_at(&store, nov, later).await, ["too_late"]);
+}
+
+async fn ingest_at(store: &Store, record: Vec<u8>, now_ms: i64) -> Vec<String> {
+    statuses(&store.log().ingest(vec![record], now_ms).await.unwrap())
 }
 
 /// Runs one statement against the test's PostgreSQL database (to corrupt a stored value).
@@ -477,4 +498,77 @@ async fn an_unknown_stored_word_is_an_error_naming_table_column_and_value() {
     store.quota().release_hold(&hold, None, now).await.unwrap();
     store.finance().verify(None).await.unwrap();
     store.log().dead_letters(0, 10).await.unwrap();
+}
+
+/// Migration 0028 carries every identity of the monthly partitions (a month's and the
+/// default one) into the one table: after it, a redelivery of each is still a duplicate and
+/// the same identity with other content still a conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migration_0028_carries_the_monthly_identities_over() {
+    let url = fresh_db(Db::Postgres).await;
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/postgres");
+    let mut before = sqlx::migrate::Migrator::new(dir).await.unwrap();
+    before.migrations = std::borrow::Cow::Owned(
+        before
+            .migrations
+            .iter()
+            .filter(|m| m.version < 28)
+            .cloned()
+            .collect(),
+    );
+    before.run(&pool).await.unwrap();
+    // A November partition, as `maintain_partitions` made them; May goes to the default one.
+    sqlx::query(
+        "create table events_202611 partition of events \
+         for values from (1793491200) to (1796083200)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
+    let may = usage("m1", "2026-05-10T00:00:00Z", "2026-05-10T01:00:00Z");
+    // The identity rows the engine stored for them under 0011.
+    for (n, record) in [&nov, &may].into_iter().enumerate() {
+        let e = billing_core::event::decode(record).unwrap();
+        sqlx::query(
+            "insert into events (ident, fingerprint, account, log_seq, end_s) \
+             values ($1, $2, $3, $4, $5)",
+        )
+        .bind(&billing_store::identity(&e.source, &e.id)[..])
+        .bind(&e.fingerprint().to_le_bytes()[..])
+        .bind(e.subject.to_string())
+        .bind(n as i64)
+        .bind(e.end_secs())
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    let held: Vec<(i64,)> = sqlx::query_as(
+        "select count(*) from events_202611 union all select count(*) from events_default",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(held, [(1,), (1,)]);
+    pool.close().await;
+
+    let store = Store::open(&url)
+        .await
+        .unwrap()
+        .with_dedupe_horizon(400 * 86_400);
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
+    assert_eq!(store.log().event_count().await.unwrap(), 2);
+    let moved = usage("n1", "2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z");
+    let out = store
+        .log()
+        .ingest(vec![nov, may, moved], DEC_2_2026_MS)
+        .await
+        .unwrap();
+    assert_eq!(statuses(&out), ["duplicate", "duplicate", "conflict"]);
+    assert_eq!(store.log().event_count().await.unwrap(), 2);
 }

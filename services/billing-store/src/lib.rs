@@ -7,12 +7,11 @@
 //!
 //! **Every difference between the two backends lives in `dialect.rs`**: one method of
 //! [`Backend`] per difference (connecting and migrating, the statements written twice,
-//! lists in one parameter, how batches of rows and event identities go in, the monthly
-//! partitions of `events`, advisory locks and the writer mutexes, dead letter numbering),
+//! lists in one parameter, how batches of rows and event identities go in, advisory locks and the writer mutexes, dead letter numbering),
 //! with a table of them in its header. The rest of the store does not branch on the backend;
 //! it asks the dialect. The driver layer ([`db`]) binds and reads each driver's own types,
 //! and the PostgreSQL-only code the dialect chooses (binary `COPY` and arrays in `sql.rs`,
-//! digests in `identities.rs`, partitions in `partitions.rs`) stays beside its callers. The
+//! digests and the optimistic `COPY` of identities in `identities.rs`) stays beside its callers. The
 //! schemas' differences are listed, with their reasons, in the test
 //! `postgres_and_sqlite_schemas_agree_after_migrations` (tests/backends.rs).
 //!
@@ -27,8 +26,7 @@
 //! `queries/sqlite` for those that differ (one name in both) or that one database alone runs.
 //! Each begins with a `--` comment saying what it does and what its parameters are. The rule:
 //! SQL text never holds outside data. Event data, account ids and every other value are bound
-//! parameters; the only text filled in at run time (a `{filter}`, window conditions, a monthly
-//! partition's table name) is text the store writes itself, from integers and fixed fragments
+//! parameters; the only text filled in at run time (a `{filter}`, window conditions) is text the store writes itself, from integers and fixed fragments
 //! (`sql::in_list`, `sql::ONE_ACCOUNT`).
 
 mod admin;
@@ -58,9 +56,8 @@ pub use conn::store::{
 };
 pub use events::commands::{Command, FoldedPart, PartitionPosition, Positions, Recorded};
 pub use events::fold::Outcome;
-pub use events::identities::identity;
+pub use events::identities::{IdentityPaths, SLOW_AFTER_FALLBACK, identity};
 pub use events::known::Known;
-pub use events::partitions::{month_bounds, partition_month};
 pub use events::reads::{DeadLetter, LateUsage, OutboxRow};
 pub use events::records::{Part, Position};
 pub use events::sink::EventSink;

@@ -1,7 +1,7 @@
 //! The raw `COPY` baseline of `bench-kafka` (issue 11): the same identity rows the engine
 //! stores for the benchmark's events (16-byte identity digest, 16-byte fingerprint, account,
 //! offset, end), copied with PostgreSQL's binary `COPY` into a table shaped like `events`
-//! (same columns, same primary key, same partitioning) in the same database. It is the
+//! (same columns, same primary key, same index on the end) in the same database. It is the
 //! fastest way PostgreSQL can take those rows, so `engine / copy` says how close the fold's
 //! writes come to PostgreSQL's own limit.
 
@@ -58,39 +58,18 @@ fn encode(rows: &[IdentityRow]) -> Vec<u8> {
     buf
 }
 
-/// Copies `rows` into a new table `like events` (columns, primary key and the partitions of
-/// the rows' months) of the database at `url`, in one transaction; answers the time of the
-/// copy and its commit.
+/// Copies `rows` into a new table `like events` (columns, primary key and the index on the
+/// end, migration 0028) of the database at `url`, in one transaction; answers the time of
+/// the copy and its commit.
 pub async fn copy_rows(url: &str, rows: &[IdentityRow]) -> anyhow::Result<Duration> {
     let mut conn = sqlx::PgConnection::connect(url).await?;
     sqlx::query("drop table if exists copy_baseline")
         .execute(&mut conn)
         .await?;
-    // The same shape as `events` (migration 0011): partitioned by month of end_s.
-    sqlx::query(
-        "create table copy_baseline (like events including defaults including constraints) \
-         partition by range (end_s)",
-    )
-    .execute(&mut conn)
-    .await?;
-    sqlx::query("alter table copy_baseline add primary key (ident, end_s)")
+    // The same shape as `events`: its columns, key and indexes.
+    sqlx::query("create table copy_baseline (like events including all)")
         .execute(&mut conn)
         .await?;
-    sqlx::query("create table copy_baseline_default partition of copy_baseline default")
-        .execute(&mut conn)
-        .await?;
-    let months: std::collections::BTreeSet<i64> = rows
-        .iter()
-        .map(|r| billing_store::partition_month(r.end_s))
-        .collect();
-    for m in months {
-        let (from, to) = billing_store::month_bounds(m);
-        sqlx::query(&format!(
-            "create table copy_baseline_{m} partition of copy_baseline for values from ({from}) to ({to})"
-        ))
-        .execute(&mut conn)
-        .await?;
-    }
     let data = encode(rows);
     let t = Instant::now();
     let mut tx = conn.begin().await?;

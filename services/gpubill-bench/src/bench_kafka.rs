@@ -134,7 +134,7 @@ async fn throughput(
     let copy = crate::bench_copy::copy_rows(&format!("{}/{db}", args.postgres), &rows).await?;
     let copy_rate = events.len() as f64 / copy.as_secs_f64();
     println!(
-        "raw COPY:         {copy_rate:>9.0} events/s ({:.2} s for the {} distinct identity rows, binary COPY, same key and partitions)",
+        "raw COPY:         {copy_rate:>9.0} events/s ({:.2} s for the {} distinct identity rows, binary COPY, same key and indexes)",
         copy.as_secs_f64(),
         rows.len()
     );

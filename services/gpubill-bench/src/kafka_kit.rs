@@ -108,8 +108,6 @@ pub async fn prepare(args: &BenchKafkaArgs) -> anyhow::Result<(String, String, A
         args.partitions,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    // The monthly partitions of `events`, as `gpubill serve` makes them.
-    store.log().maintain_partitions(now_ms()).await?;
     // Rated as in production: every batch keeps its accounts' provisional costs.
     store.admin().put_pricebook(EXAMPLE_BOOK, now_ms()).await?;
     Ok((topic, db, store))

@@ -42,9 +42,6 @@ impl Application {
         .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?
         .with_topup_settlement(settings.topup_settlement);
         let clock = system_clock();
-        // PostgreSQL: the monthly partitions of `events` around the clock (then hourly, in
-        // `run`).
-        store.log().maintain_partitions(clock()).await?;
         let caught_up = store.log().catch_up(clock()).await?;
         if caught_up > 0 {
             tracing::info!(
@@ -115,7 +112,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, "gpubill serving");
     eprintln!("gpubill: serving on http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let maintenance = spawn_maintenance(&app);
     let notify_tick = spawn_notify_tick(&app, args.notify.notify_tick_seconds);
     let webhooks = (!args.notify.no_webhook_worker)
         .then(|| spawn_webhook_worker(&app, &settings, stop_tx.subscribe()))
@@ -147,7 +143,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await?;
     let _ = stop_tx.send(true);
-    maintenance.abort();
     if let Some(tick) = notify_tick {
         tick.abort();
     }
@@ -179,21 +174,6 @@ async fn ensure_topics(brokers: &str, settings: &Settings, args: &ServeArgs) -> 
     };
     billing_kafka::ensure_topics(brokers, &plan).await?;
     Ok(())
-}
-
-/// Hourly: the monthly partitions of `events` around the clock.
-fn spawn_maintenance(app: &Application) -> tokio::task::JoinHandle<()> {
-    let (store, clock) = (app.state.store.clone(), app.state.clock.clone());
-    tokio::spawn(async move {
-        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
-        hourly.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            hourly.tick().await;
-            if let Err(e) = store.log().maintain_partitions(clock()).await {
-                tracing::error!(error = %e, "cannot make the monthly partitions of events");
-            }
-        }
-    })
 }
 
 /// Every `seconds` (0: never): `store.notify().tick(now)`, the arrears steps, balance alerts

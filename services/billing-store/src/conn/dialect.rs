@@ -9,8 +9,7 @@
 //! | Statements written twice | `queries/postgres/NAME.sql` | `queries/sqlite/NAME.sql` | [`Backend::sql`] with a [`Statement`] |
 //! | A list of values in one parameter | native `text[]`, `= any(array(...))` | a JSON array, `json_each` | [`Backend::in_list`] (bound by `db.rs`) |
 //! | Batches of rows | binary `COPY`, or one array per column (`unnest`) | rows of `?` placeholders | [`Backend::row_batches`] (written by `sql.rs`) |
-//! | Event identities (`events`) | 16-byte digest, monthly partitions, native arrays | (source, id) text, JSON | [`Backend::identity_keys`] (kept by `identities.rs`) |
-//! | Monthly partitions of `events` | made, attached, dropped whole | one table | [`Backend::month_partitions`] (`partitions.rs`) |
+//! | Event identities (`events`) | 16-byte digest, one table with a global unique index, binary `COPY` first (native arrays when a batch meets a held identity) | (source, id) text, JSON | [`Backend::identity_keys`] (kept by `identities.rs`) |
 //! | Writers across processes | advisory locks (writer shared or exclusive, one per log partition) | the database's own single writer | [`Backend::advisory_locks`] |
 //! | Writers in one process | folds concurrent; authorizations serialize among themselves | one writer mutex for everything | [`Backend::fold_mutex`], [`Backend::authorization_mutex`] |
 //! | Dead letter numbers | a sequence (concurrent folds) | after the highest given | [`Backend::next_dead_letter_numbers`], [`Backend::raise_dead_letter_numbers`] |
@@ -188,16 +187,6 @@ impl Backend {
         match self {
             Backend::Postgres => IdentityKeys::Digest,
             Backend::Sqlite => IdentityKeys::SourceAndId,
-        }
-    }
-
-    /// Whether `events` is partitioned by month (PostgreSQL, migration 0011: compaction drops
-    /// whole months, `Store::maintain_partitions` makes them ahead of the clock); SQLite keeps
-    /// one table.
-    pub(crate) fn month_partitions(self) -> bool {
-        match self {
-            Backend::Postgres => true,
-            Backend::Sqlite => false,
         }
     }
 

@@ -63,6 +63,8 @@ pub struct Store {
     pub(crate) topup_settlement: bool,
     /// Group commits of ingest requests since the store was opened.
     pub(crate) ingest_groups: std::sync::atomic::AtomicU64,
+    /// How identities go in (PostgreSQL; see `events::identities::Path`).
+    pub(crate) identity_path: crate::events::identities::Path,
     /// Authorizations waiting for the next group commit (see [`Store::authorize`]).
     pub(crate) authorizations: std::sync::Mutex<Vec<crate::quota::holds::Queued>>,
     /// Authorizations decide one group at a time (see [`Store::authorize`]); on PostgreSQL
@@ -114,6 +116,7 @@ impl Store {
             topics: Topics::default(),
             ingests: Default::default(),
             ingest_groups: Default::default(),
+            identity_path: Default::default(),
             invoice_prefix: billing_core::numbering::INVOICE_PREFIX.to_string(),
             failpoints: Default::default(),
             credit_note_prefix: billing_core::numbering::CREDIT_NOTE_PREFIX.to_string(),
@@ -239,6 +242,12 @@ impl Store {
     pub fn ingest_groups(&self) -> u64 {
         self.ingest_groups
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many batches' identities went in by one `COPY`, fell back to the slow way, or took
+    /// it straight away, since the store was opened (PostgreSQL; all zero on SQLite).
+    pub fn identity_paths(&self) -> crate::events::identities::IdentityPaths {
+        self.identity_path.counts()
     }
 
     /// How many price book versions this store holds compiled: the latest and at most

@@ -278,7 +278,9 @@ async fn fold_inner(
         .collect();
     let t0 = std::time::Instant::now();
     let decoded = decode_batch(store, &batch, now_ms);
-    let known = dedupe(conn, store.backend, &batch, &decoded).await?;
+    let t_decode = t0.elapsed();
+    let known = dedupe(conn, store.backend, &store.identity_path, &batch, &decoded).await?;
+    let t_identities = t0.elapsed();
     let closed: Vec<(String, i64, i64)> = crate::conn::db::query(include_str!(
         "../../queries/shared/select_closed_periods.sql"
     ))
@@ -349,6 +351,8 @@ async fn fold_inner(
         records = batch.len(),
         keys = sorted.usage.len(),
         decode_dedupe_us = t_dedupe.as_micros() as u64,
+        decode_us = t_decode.as_micros() as u64,
+        identities_us = (t_identities - t_decode).as_micros() as u64,
         ledger_us = (t_ledger - t_dedupe).as_micros() as u64,
         side_tables_us = (t_side - t_ledger).as_micros() as u64,
         effects_us = (t_written - t_side).as_micros() as u64,

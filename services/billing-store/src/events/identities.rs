@@ -3,16 +3,22 @@
 //! knows how each database keeps them (which one a database uses is
 //! `Backend::identity_keys`, `dialect.rs`):
 //!
-//! - PostgreSQL: a 16-byte digest of (source, id) with the 16-byte content fingerprint, in a
-//!   table partitioned by the month of the event's end (key (digest, end)), looked up and
-//!   inserted in one statement per batch from native arrays bound by sqlx's PostgreSQL
-//!   driver (`bytea[]`, `text[]`, `int8[]`; no JSON, no text keys;
-//!   `queries/postgres/insert_identities.sql`).
+//! - PostgreSQL (issue 29, migration 0028): a 16-byte digest of (source, id) with the 16-byte
+//!   content fingerprint, in one table with a global unique index on the digest. A batch's
+//!   first occurrences go in by one binary `COPY` under a savepoint: the unique index answers
+//!   "held before?" in the same B-tree descent as the insert, one descent per event. If the
+//!   `COPY` meets a held identity (a unique violation), the batch is rolled back to the
+//!   savepoint and goes in the slow way: one statement that looks the identities up, then
+//!   inserts the others (`queries/postgres/insert_identities.sql`, native arrays bound by
+//!   sqlx's PostgreSQL driver). Redeliveries come in runs (a producer's retries, a consumer
+//!   rewound), so after a fall-back the next [`SLOW_AFTER_FALLBACK`] batches take the slow way
+//!   straight away ([`Path`]).
 //! - SQLite: (source, id) text as the primary key, rows passed as JSON
 //!   (`queries/sqlite/*.sql`).
 //!
 //! Both answer the same thing: of a batch's first occurrences, which identities the table
-//! held already, with their fingerprints (everything else was inserted).
+//! held already, with their fingerprints (everything else was inserted). Which way a batch
+//! went changes nothing it answers.
 
 use crate::conn::backend::Backend;
 use crate::conn::db::Conn;
@@ -22,6 +28,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::Row as _;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// The stored identity of (source, id): the first 16 bytes of
 /// SHA-256(`"{len(source)}:{source}|{id}"`), length-prefixed so no two pairs spell alike.
@@ -59,21 +66,86 @@ pub(crate) struct NewIdentity<'a> {
     pub end_s: i64,
 }
 
-/// Most identities in one statement.
+/// Most identities in one statement of the slow way (and of SQLite's).
 const CHUNK: usize = 10_000;
+
+/// Batches that take the slow way straight away after one whose `COPY` met a held identity.
+pub const SLOW_AFTER_FALLBACK: u32 = 16;
+
+/// Which way a store's PostgreSQL batches send their identities, and how many went each way.
+#[derive(Default)]
+pub(crate) struct Path {
+    /// Batches left to take the slow way before trying a `COPY` again.
+    slow_left: AtomicU32,
+    copied: AtomicU64,
+    fell_back: AtomicU64,
+    slow: AtomicU64,
+}
+
+/// How many batches' identities went each way since the store was opened (PostgreSQL).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IdentityPaths {
+    /// Went in by one `COPY`, one index descent per identity.
+    pub copied: u64,
+    /// Tried a `COPY`, met a held identity, went in the slow way.
+    pub fell_back: u64,
+    /// Went the slow way straight away, within [`SLOW_AFTER_FALLBACK`] batches of a fall-back.
+    pub slow: u64,
+}
+
+impl Path {
+    /// Whether the next batch goes the slow way straight away (and counts it).
+    fn take_slow(&self) -> bool {
+        let slow = self
+            .slow_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok();
+        if slow {
+            self.slow.fetch_add(1, Ordering::Relaxed);
+        }
+        slow
+    }
+
+    pub(crate) fn counts(&self) -> IdentityPaths {
+        IdentityPaths {
+            copied: self.copied.load(Ordering::Relaxed),
+            fell_back: self.fell_back.load(Ordering::Relaxed),
+            slow: self.slow.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// Inserts `rows` (first occurrences, distinct identities) and returns the identities the
 /// table held before, with their stored fingerprints.
 pub(crate) async fn insert(
     conn: &mut dyn Conn,
     backend: Backend,
+    path: &Path,
     rows: &[NewIdentity<'_>],
 ) -> Result<HashMap<[u8; 16], u128>> {
     let mut held = HashMap::new();
-    for chunk in rows.chunks(CHUNK) {
-        match backend.identity_keys() {
-            IdentityKeys::Digest => insert_postgres(conn, chunk, &mut held).await?,
-            IdentityKeys::SourceAndId => insert_sqlite(conn, chunk, &mut held).await?,
+    if rows.is_empty() {
+        return Ok(held);
+    }
+    match backend.identity_keys() {
+        IdentityKeys::Digest => {
+            let slow = path.take_slow();
+            if !slow {
+                if copy_postgres(conn, rows).await? {
+                    path.copied.fetch_add(1, Ordering::Relaxed);
+                    return Ok(held);
+                }
+                path.fell_back.fetch_add(1, Ordering::Relaxed);
+                path.slow_left.store(SLOW_AFTER_FALLBACK, Ordering::Relaxed);
+            }
+            for chunk in rows.chunks(CHUNK) {
+                insert_postgres(conn, chunk, &mut held).await?;
+            }
+        }
+        IdentityKeys::SourceAndId => {
+            for chunk in rows.chunks(CHUNK) {
+                insert_sqlite(conn, chunk, &mut held).await?;
+            }
         }
     }
     Ok(held)
@@ -86,6 +158,73 @@ fn fingerprint(bytes: Vec<u8>) -> Result<u128> {
     Ok(u128::from_le_bytes(fp))
 }
 
+/// PostgreSQL's unique violation.
+const UNIQUE_VIOLATION: &str = "23505";
+
+/// The fast way: `rows` copied into `events` (binary `COPY`, in identity order) under a
+/// savepoint. True when every row went in (none was held); false when one was held, with
+/// the transaction rolled back to the savepoint (nothing of the `COPY` stays).
+async fn copy_postgres(conn: &mut dyn Conn, rows: &[NewIdentity<'_>]) -> Result<bool> {
+    let pg = crate::conn::dialect::postgres(conn)?;
+    let mut order: Vec<&NewIdentity<'_>> = rows.iter().collect();
+    // Identity order: each leaf of the index is visited once per batch, and two folds that
+    // copy the same identities take their row locks in the same order.
+    order.sort_unstable_by_key(|r| r.ident);
+    let mut buf: Vec<u8> = Vec::with_capacity(32 + rows.len() * 100);
+    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    buf.extend_from_slice(&0i32.to_be_bytes()); // flags
+    buf.extend_from_slice(&0i32.to_be_bytes()); // header extension
+    for r in order {
+        buf.extend_from_slice(&5i16.to_be_bytes());
+        for field in [
+            &r.ident[..],
+            &r.fingerprint.to_le_bytes()[..],
+            r.account.as_bytes(),
+        ] {
+            buf.extend_from_slice(&(field.len() as i32).to_be_bytes());
+            buf.extend_from_slice(field);
+        }
+        for n in [r.log_seq, r.end_s] {
+            buf.extend_from_slice(&8i32.to_be_bytes());
+            buf.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+    buf.extend_from_slice(&(-1i16).to_be_bytes());
+    sqlx::query("savepoint identities")
+        .execute(&mut *pg)
+        .await?;
+    let copied = async {
+        let mut copy = pg
+            .copy_in_raw(include_str!("../../queries/postgres/copy_identities.sql"))
+            .await?;
+        if let Err(e) = copy.send(buf).await {
+            copy.abort(e.to_string()).await?;
+            return Err(e);
+        }
+        copy.finish().await
+    }
+    .await;
+    match copied {
+        Ok(_) => {
+            sqlx::query("release savepoint identities")
+                .execute(&mut *pg)
+                .await?;
+            Ok(true)
+        }
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNIQUE_VIOLATION) => {
+            sqlx::query("rollback to savepoint identities")
+                .execute(&mut *pg)
+                .await?;
+            sqlx::query("release savepoint identities")
+                .execute(&mut *pg)
+                .await?;
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The slow way, for a batch that meets held identities: look up, then insert the others.
 async fn insert_postgres(
     conn: &mut dyn Conn,
     rows: &[NewIdentity<'_>],

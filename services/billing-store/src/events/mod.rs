@@ -1,15 +1,15 @@
-//! The log and the fold: records in, identities, dead letters, the commands topic, the outbox and the partitions of `events`.
+//! The log and the fold: records in, identities, dead letters, the commands topic, the outbox and compaction of identities.
 
 pub(crate) mod batch;
 pub(crate) mod capture;
 pub(crate) mod commands;
+pub(crate) mod compaction;
 pub(crate) mod dead_letters;
 pub(crate) mod fold;
 pub(crate) mod identities;
 pub(crate) mod ingest;
 pub(crate) mod ingest_queue;
 pub(crate) mod known;
-pub(crate) mod partitions;
 pub(crate) mod reads;
 pub(crate) mod records;
 pub(crate) mod sink;

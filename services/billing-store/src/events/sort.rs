@@ -24,12 +24,13 @@ pub(crate) struct Known {
 }
 
 /// Dedupe. The first occurrence of each identity in the batch is written to the
-/// authoritative events table straight away (`on conflict do nothing`); the identities the
-/// table held already come back with their fingerprints, to tell a duplicate from a conflict:
-/// one statement per batch, a write per new event.
+/// authoritative events table straight away; the identities the table held already come back
+/// with their fingerprints, to tell a duplicate from a conflict (`identities::insert`: one
+/// `COPY` per batch on PostgreSQL, one index descent per new event).
 pub(crate) async fn dedupe(
     conn: &mut dyn Conn,
     backend: Backend,
+    path: &crate::events::identities::Path,
     batch: &Records<'_>,
     decoded: &[Result<AnyEvent<'_>, Rejection>],
 ) -> Result<Known> {
@@ -65,7 +66,7 @@ pub(crate) async fn dedupe(
             })
         })
         .collect();
-    let held = crate::events::identities::insert(conn, backend, &rows).await?;
+    let held = crate::events::identities::insert(conn, backend, path, &rows).await?;
     Ok(Known { idents, fps, held })
 }
 

@@ -1,2 +1,0 @@
--- Drops month partition `name` with its rows. No parameters.
-drop table {name}
