@@ -155,72 +155,75 @@ async fn identities_go_in_by_copy_and_a_held_one_falls_back_without_losing_a_row
         .await,
         Vec::<String>::new()
     );
-    let ingest = |records: Vec<Vec<u8>>| {
-        let store = &store;
-        async move { statuses(&store.log().ingest(records, DEC_2_2026_MS).await.unwrap()) }
-    };
     let nov = usage("n1", "2026-11-03T00:00:00Z", "2026-11-03T01:00:00Z");
     let may = usage("m1", "2026-05-10T00:00:00Z", "2026-05-10T01:00:00Z");
     assert_eq!(
-        ingest(vec![nov.clone(), may]).await,
+        ingest_at(&store, vec![nov.clone(), may], DEC_2_2026_MS).await,
         ["accepted", "accepted"]
     );
-    assert_eq!(
-        store.identity_paths(),
-        IdentityPaths {
-            copied: 1,
-            fell_back: 0,
-            slow: 0
-        }
-    );
-    // A redelivery among new events: the COPY meets it, nothing of the COPY stays, and the
-    // slow way accepts the new ones and finds the duplicate.
+    let paths = |copied, fell_back, slow, looked_up| IdentityPaths {
+        copied,
+        fell_back,
+        slow,
+        looked_up,
+    };
+    assert_eq!(store.identity_paths(), paths(1, 0, 0, 0));
+    // A redelivery this store sent itself: looked up before the COPY, which takes the rest.
     let dec = usage("d1", "2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z");
     let dec2 = usage("d2", "2026-12-01T01:00:00Z", "2026-12-01T02:00:00Z");
     assert_eq!(
-        ingest(vec![dec, nov.clone(), dec2]).await,
+        ingest_at(&store, vec![dec, nov.clone(), dec2], DEC_2_2026_MS).await,
         ["accepted", "duplicate", "accepted"]
     );
-    assert_eq!(store.log().event_count().await.unwrap(), 4);
-    assert_eq!(
-        store.identity_paths(),
-        IdentityPaths {
-            copied: 1,
-            fell_back: 1,
-            slow: 0
-        }
-    );
-    // The same identity with other content ending in another month: a conflict, found by
-    // the one key, and nothing of it is stored.
+    assert_eq!(store.identity_paths(), paths(2, 0, 0, 1));
+    // Another engine (a store of its own) has not seen it: its COPY meets the held identity,
+    // nothing of the COPY stays, and the look-up statement accepts the new one and finds
+    // the conflict (same identity, other content, ending in another month).
+    let other = Store::open(&url)
+        .await
+        .unwrap()
+        .with_dedupe_horizon(400 * 86_400);
     let moved = usage("n1", "2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z");
-    assert_eq!(ingest(vec![moved]).await, ["conflict"]);
+    let dec3 = usage("d3", "2026-12-01T03:00:00Z", "2026-12-01T04:00:00Z");
+    assert_eq!(
+        ingest_at(&other, vec![dec3, moved], DEC_2_2026_MS).await,
+        ["accepted", "conflict"]
+    );
+    assert_eq!(other.identity_paths(), paths(0, 1, 0, 0));
     assert_eq!(
         texts(
             &url,
             "select end_s::text from events where account = 'acme' order by end_s"
         )
         .await,
-        ["1778374800", "1793667600", "1796086800", "1796090400"]
+        [
+            "1778374800",
+            "1793667600",
+            "1796086800",
+            "1796090400",
+            "1796097600"
+        ]
     );
-    // The run of slow batches ends, and the COPY comes back.
-    for n in 1..SLOW_AFTER_FALLBACK {
+    // Its next batches look every identity up before the COPY, then trust the COPY again.
+    for n in 1..=SLOW_AFTER_FALLBACK {
         let fresh = usage(
             &format!("s{n}"),
             "2026-12-01T05:00:00Z",
             "2026-12-01T05:00:01Z",
         );
-        assert_eq!(ingest(vec![fresh]).await, ["accepted"]);
+        assert_eq!(
+            ingest_at(&other, vec![fresh], DEC_2_2026_MS).await,
+            ["accepted"]
+        );
     }
     let fresh = usage("again", "2026-12-01T06:00:00Z", "2026-12-01T06:00:01Z");
-    assert_eq!(ingest(vec![fresh]).await, ["accepted"]);
     assert_eq!(
-        store.identity_paths(),
-        IdentityPaths {
-            copied: 2,
-            fell_back: 1,
-            slow: u64::from(SLOW_AFTER_FALLBACK)
-        }
+        ingest_at(&other, vec![fresh], DEC_2_2026_MS).await,
+        ["accepted"]
     );
+    let n = u64::from(SLOW_AFTER_FALLBACK);
+    assert_eq!(other.identity_paths(), paths(n + 1, 1, n, n));
+    other.close().await;
 
     // Compaction goes by the index on the end: May and November closed, 400 days after
     // November both identities go, December's stay.
@@ -254,13 +257,13 @@ async fn identities_go_in_by_copy_and_a_held_one_falls_back_without_losing_a_row
     assert_eq!(store.log().compact(later).await.unwrap(), 2);
     assert_eq!(
         store.log().event_count().await.unwrap(),
-        2 + i64::from(SLOW_AFTER_FALLBACK)
+        4 + i64::from(SLOW_AFTER_FALLBACK)
     );
-    assert_eq!(ingest_at(&store, nov, later).await, ["too_late"]);
+    assert_eq!(ingest_at(&store, vec![nov], later).await, ["too_late"]);
 }
 
-async fn ingest_at(store: &Store, record: Vec<u8>, now_ms: i64) -> Vec<String> {
-    statuses(&store.log().ingest(vec![record], now_ms).await.unwrap())
+async fn ingest_at(store: &Store, records: Vec<Vec<u8>>, now_ms: i64) -> Vec<String> {
+    statuses(&store.log().ingest(records, now_ms).await.unwrap())
 }
 
 /// Runs one statement against the test's PostgreSQL database (to corrupt a stored value).

@@ -6,13 +6,14 @@
 //! - PostgreSQL (issue 29, migration 0028): a 16-byte digest of (source, id) with the 16-byte
 //!   content fingerprint, in one table with a global unique index on the digest. A batch's
 //!   first occurrences go in by one binary `COPY` under a savepoint: the unique index answers
-//!   "held before?" in the same B-tree descent as the insert, one descent per event. If the
-//!   `COPY` meets a held identity (a unique violation), the batch is rolled back to the
-//!   savepoint and goes in the slow way: one statement that looks the identities up, then
-//!   inserts the others (`queries/postgres/insert_identities.sql`, native arrays bound by
-//!   sqlx's PostgreSQL driver). Redeliveries come in runs (a producer's retries, a consumer
-//!   rewound), so after a fall-back the next [`SLOW_AFTER_FALLBACK`] batches take the slow way
-//!   straight away ([`Path`]).
+//!   "held before?" in the same B-tree descent as the insert, one descent per event. The
+//!   identities the store itself sent lately ([`Recent`], a hint) are looked up first, so a
+//!   redelivery it has seen costs one look-up, not a failed `COPY`. If the `COPY` meets a held
+//!   identity after all (a unique violation: another engine's, or forgotten), the batch is
+//!   rolled back to the savepoint and goes in by one statement that looks every identity up,
+//!   then inserts the others (`queries/postgres/insert_identities.sql`, native arrays bound by
+//!   sqlx's PostgreSQL driver); the next [`SLOW_AFTER_FALLBACK`] batches look every identity
+//!   up before their `COPY` ([`Path`]).
 //! - SQLite: (source, id) text as the primary key, rows passed as JSON
 //!   (`queries/sqlite/*.sql`).
 //!
@@ -69,32 +70,79 @@ pub(crate) struct NewIdentity<'a> {
 /// Most identities in one statement of the slow way (and of SQLite's).
 const CHUNK: usize = 10_000;
 
-/// Batches that take the slow way straight away after one whose `COPY` met a held identity.
+/// Batches that look every identity up before their `COPY`, after one whose `COPY` met a held
+/// identity the store had not seen.
 pub const SLOW_AFTER_FALLBACK: u32 = 16;
+
+/// Identities a store remembers having sent, as hints (see [`Recent`]).
+pub const RECENT_IDENTITIES: usize = 1 << 20;
+
+/// The identities a store sent to the table lately (their first 8 bytes), oldest first, at
+/// most [`RECENT_IDENTITIES`]. Only a hint of which identities of a batch may be held: one it
+/// names is looked up before the `COPY`; one it does not name but that is held anyway (sent
+/// by another engine, or forgotten) makes the `COPY` fail and the batch fall back. A rolled
+/// back batch leaves its identities here, which costs a look-up, never a wrong answer.
+#[derive(Default)]
+struct Recent {
+    set: HashSet<u64>,
+    order: std::collections::VecDeque<u64>,
+}
+
+impl Recent {
+    fn prefix(ident: &[u8; 16]) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&ident[..8]);
+        u64::from_le_bytes(b)
+    }
+
+    fn may_hold(&self, ident: &[u8; 16]) -> bool {
+        self.set.contains(&Self::prefix(ident))
+    }
+
+    fn remember<'a>(&mut self, idents: impl Iterator<Item = &'a [u8; 16]>) {
+        for ident in idents {
+            let p = Self::prefix(ident);
+            if self.set.insert(p) {
+                self.order.push_back(p);
+            }
+        }
+        while self.order.len() > RECENT_IDENTITIES {
+            if let Some(old) = self.order.pop_front() {
+                self.set.remove(&old);
+            }
+        }
+    }
+}
 
 /// Which way a store's PostgreSQL batches send their identities, and how many went each way.
 #[derive(Default)]
 pub(crate) struct Path {
-    /// Batches left to take the slow way before trying a `COPY` again.
+    /// Batches left to look every identity up before their `COPY`.
     slow_left: AtomicU32,
+    recent: std::sync::Mutex<Recent>,
     copied: AtomicU64,
     fell_back: AtomicU64,
     slow: AtomicU64,
+    looked_up: AtomicU64,
 }
 
 /// How many batches' identities went each way since the store was opened (PostgreSQL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct IdentityPaths {
-    /// Went in by one `COPY`, one index descent per identity.
+    /// Batches whose new identities went in by one `COPY`, one index descent each.
     pub copied: u64,
-    /// Tried a `COPY`, met a held identity, went in the slow way.
+    /// Batches whose `COPY` met a held identity nobody had looked up, rolled back to the
+    /// savepoint and went in by the look-up-then-insert statement.
     pub fell_back: u64,
-    /// Went the slow way straight away, within [`SLOW_AFTER_FALLBACK`] batches of a fall-back.
+    /// Batches that looked every identity up before their `COPY`, within
+    /// [`SLOW_AFTER_FALLBACK`] batches of a fall-back.
     pub slow: u64,
+    /// Identities looked up before a `COPY` (the store's recent ones, or all of a slow batch).
+    pub looked_up: u64,
 }
 
 impl Path {
-    /// Whether the next batch goes the slow way straight away (and counts it).
+    /// Whether the next batch looks every identity up (and counts it).
     fn take_slow(&self) -> bool {
         let slow = self
             .slow_left
@@ -106,11 +154,16 @@ impl Path {
         slow
     }
 
+    fn recent(&self) -> std::sync::MutexGuard<'_, Recent> {
+        self.recent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub(crate) fn counts(&self) -> IdentityPaths {
         IdentityPaths {
             copied: self.copied.load(Ordering::Relaxed),
             fell_back: self.fell_back.load(Ordering::Relaxed),
             slow: self.slow.load(Ordering::Relaxed),
+            looked_up: self.looked_up.load(Ordering::Relaxed),
         }
     }
 }
@@ -128,20 +181,7 @@ pub(crate) async fn insert(
         return Ok(held);
     }
     match backend.identity_keys() {
-        IdentityKeys::Digest => {
-            let slow = path.take_slow();
-            if !slow {
-                if copy_postgres(conn, rows).await? {
-                    path.copied.fetch_add(1, Ordering::Relaxed);
-                    return Ok(held);
-                }
-                path.fell_back.fetch_add(1, Ordering::Relaxed);
-                path.slow_left.store(SLOW_AFTER_FALLBACK, Ordering::Relaxed);
-            }
-            for chunk in rows.chunks(CHUNK) {
-                insert_postgres(conn, chunk, &mut held).await?;
-            }
-        }
+        IdentityKeys::Digest => insert_postgres(conn, path, rows, &mut held).await?,
         IdentityKeys::SourceAndId => {
             for chunk in rows.chunks(CHUNK) {
                 insert_sqlite(conn, chunk, &mut held).await?;
@@ -149,6 +189,50 @@ pub(crate) async fn insert(
         }
     }
     Ok(held)
+}
+
+/// PostgreSQL: the identities this store sent lately (all of them in a slow batch) are looked
+/// up; the others, and those not found, go in by one `COPY`; if the `COPY` meets a held one
+/// after all, the batch falls back to the look-up-then-insert statement.
+async fn insert_postgres(
+    conn: &mut dyn Conn,
+    path: &Path,
+    rows: &[NewIdentity<'_>],
+    held: &mut HashMap<[u8; 16], u128>,
+) -> Result<()> {
+    let slow = path.take_slow();
+    let suspects: Vec<[u8; 16]> = {
+        let recent = path.recent();
+        rows.iter()
+            .filter(|r| slow || recent.may_hold(&r.ident))
+            .map(|r| r.ident)
+            .collect()
+    };
+    for chunk in suspects.chunks(CHUNK) {
+        look_up_postgres(conn, chunk, held).await?;
+    }
+    path.looked_up
+        .fetch_add(suspects.len() as u64, Ordering::Relaxed);
+    let new: Vec<&NewIdentity<'_>> = rows
+        .iter()
+        .filter(|r| !held.contains_key(&r.ident))
+        .collect();
+    if new.is_empty() || copy_postgres(conn, new).await? {
+        path.copied.fetch_add(1, Ordering::Relaxed);
+    } else {
+        path.fell_back.fetch_add(1, Ordering::Relaxed);
+        path.slow_left.store(SLOW_AFTER_FALLBACK, Ordering::Relaxed);
+        tracing::debug!(
+            identities = rows.len(),
+            "identities: the COPY met a held one, the batch goes the slow way"
+        );
+        held.clear();
+        for chunk in rows.chunks(CHUNK) {
+            look_up_and_insert_postgres(conn, chunk, held).await?;
+        }
+    }
+    path.recent().remember(rows.iter().map(|r| &r.ident));
+    Ok(())
 }
 
 fn fingerprint(bytes: Vec<u8>) -> Result<u128> {
@@ -164,13 +248,12 @@ const UNIQUE_VIOLATION: &str = "23505";
 /// The fast way: `rows` copied into `events` (binary `COPY`, in identity order) under a
 /// savepoint. True when every row went in (none was held); false when one was held, with
 /// the transaction rolled back to the savepoint (nothing of the `COPY` stays).
-async fn copy_postgres(conn: &mut dyn Conn, rows: &[NewIdentity<'_>]) -> Result<bool> {
+async fn copy_postgres(conn: &mut dyn Conn, mut order: Vec<&NewIdentity<'_>>) -> Result<bool> {
     let pg = crate::conn::dialect::postgres(conn)?;
-    let mut order: Vec<&NewIdentity<'_>> = rows.iter().collect();
     // Identity order: each leaf of the index is visited once per batch, and two folds that
     // copy the same identities take their row locks in the same order.
     order.sort_unstable_by_key(|r| r.ident);
-    let mut buf: Vec<u8> = Vec::with_capacity(32 + rows.len() * 100);
+    let mut buf: Vec<u8> = Vec::with_capacity(32 + order.len() * 100);
     buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
     buf.extend_from_slice(&0i32.to_be_bytes()); // flags
     buf.extend_from_slice(&0i32.to_be_bytes()); // header extension
@@ -224,8 +307,40 @@ async fn copy_postgres(conn: &mut dyn Conn, rows: &[NewIdentity<'_>]) -> Result<
     }
 }
 
-/// The slow way, for a batch that meets held identities: look up, then insert the others.
-async fn insert_postgres(
+/// The identities of `idents` the table holds, with their fingerprints, into `held`.
+async fn look_up_postgres(
+    conn: &mut dyn Conn,
+    idents: &[[u8; 16]],
+    held: &mut HashMap<[u8; 16], u128>,
+) -> Result<()> {
+    let pg = crate::conn::dialect::postgres(conn)?;
+    let found = sqlx::query::<sqlx::Postgres>(include_str!(
+        "../../queries/postgres/select_held_identities.sql"
+    ))
+    .bind(idents)
+    .fetch_all(&mut *pg)
+    .await?;
+    read_held(found, held)
+}
+
+/// Rows of `ident` and `fingerprint` (16 bytes each) into `held`.
+fn read_held(rows: Vec<sqlx::postgres::PgRow>, held: &mut HashMap<[u8; 16], u128>) -> Result<()> {
+    for r in rows {
+        // Fixed-width arrays on both sides: no allocation per identity.
+        let ident: [u8; 16] = r
+            .try_get("ident")
+            .map_err(|e| StoreError::Corrupt(format!("stored identity: {e}")))?;
+        let fp: [u8; 16] = r
+            .try_get("fingerprint")
+            .map_err(|e| StoreError::Corrupt(format!("stored fingerprint: {e}")))?;
+        held.insert(ident, u128::from_le_bytes(fp));
+    }
+    Ok(())
+}
+
+/// The fall-back, for a batch whose `COPY` met a held identity: look up, then insert the
+/// others, in one statement.
+async fn look_up_and_insert_postgres(
     conn: &mut dyn Conn,
     rows: &[NewIdentity<'_>],
     held: &mut HashMap<[u8; 16], u128>,
@@ -254,17 +369,7 @@ async fn insert_postgres(
             .bind(ends)
             .fetch_all(&mut *pg)
             .await?;
-    for r in answered {
-        // Fixed-width arrays on both sides: no allocation per identity.
-        let ident: [u8; 16] = r
-            .try_get("ident")
-            .map_err(|e| StoreError::Corrupt(format!("stored identity: {e}")))?;
-        let fp: [u8; 16] = r
-            .try_get("fingerprint")
-            .map_err(|e| StoreError::Corrupt(format!("stored fingerprint: {e}")))?;
-        held.insert(ident, u128::from_le_bytes(fp));
-    }
-    Ok(())
+    read_held(answered, held)
 }
 
 #[derive(Serialize)]
