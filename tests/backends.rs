@@ -511,7 +511,10 @@ async fn the_keys_that_do_not_yet_hold_the_shard_key_are_known() {
         .iter()
         .filter(|g| !known.contains(&g.as_str()))
         .collect();
-    assert!(unexplained.is_empty(), "keys without the shard key: {unexplained:#?}");
+    assert!(
+        unexplained.is_empty(),
+        "keys without the shard key: {unexplained:#?}"
+    );
     for k in known {
         assert!(
             gaps.iter().any(|g| g == k),

@@ -108,6 +108,20 @@ async fn compaction_never_changes_an_invoice_nor_lets_an_event_count_twice(db: D
 }
 on_both!(compaction_never_changes_an_invoice_nor_lets_an_event_count_twice);
 
+/// A store on `url` keeping identities 400 days, with the book.
+async fn store_with_book(url: &str) -> Store {
+    let store = Store::open(url)
+        .await
+        .unwrap()
+        .with_dedupe_horizon(400 * 86_400);
+    store
+        .admin()
+        .put_pricebook(BOOK, DEC_2_2026_MS)
+        .await
+        .unwrap();
+    store
+}
+
 /// One statement's rows against the test's PostgreSQL database, as text.
 async fn texts(url: &str, sql: &str) -> Vec<String> {
     use sqlx::Connection;
@@ -126,15 +140,7 @@ async fn texts(url: &str, sql: &str) -> Vec<String> {
 async fn identities_go_in_by_copy_and_a_held_one_falls_back_without_losing_a_row() {
     use billing_store::{IdentityPaths, SLOW_AFTER_FALLBACK};
     let url = fresh_db(Db::Postgres).await;
-    let store = Store::open(&url)
-        .await
-        .unwrap()
-        .with_dedupe_horizon(400 * 86_400);
-    store
-        .admin()
-        .put_pricebook(BOOK, DEC_2_2026_MS)
-        .await
-        .unwrap();
+    let store = store_with_book(&url).await;
     // The migrated table: one key, on the identity; an index on the end; no partitions.
     assert_eq!(
         texts(
@@ -556,15 +562,7 @@ async fn migration_0028_carries_the_monthly_identities_over() {
     assert_eq!(held, [(1,), (1,)]);
     pool.close().await;
 
-    let store = Store::open(&url)
-        .await
-        .unwrap()
-        .with_dedupe_horizon(400 * 86_400);
-    store
-        .admin()
-        .put_pricebook(BOOK, DEC_2_2026_MS)
-        .await
-        .unwrap();
+    let store = store_with_book(&url).await;
     assert_eq!(store.log().event_count().await.unwrap(), 2);
     let moved = usage("n1", "2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z");
     let out = store

@@ -56,7 +56,7 @@ pub use conn::store::{
 };
 pub use events::commands::{Command, FoldedPart, PartitionPosition, Positions, Recorded};
 pub use events::fold::Outcome;
-pub use events::identities::{IdentityPaths, SLOW_AFTER_FALLBACK, identity};
+pub use events::identities::{IdentityPaths, SLOW_AFTER_FALLBACK, copy_data, identity};
 pub use events::known::Known;
 pub use events::reads::{DeadLetter, LateUsage, OutboxRow};
 pub use events::records::{Part, Position};

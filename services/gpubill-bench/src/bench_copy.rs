@@ -37,25 +37,17 @@ pub fn identity_rows(events: &[(String, Vec<u8>)]) -> Vec<IdentityRow> {
         .collect()
 }
 
-/// Binary `COPY` encoding of `rows` (header, tuples, trailer).
+/// Binary `COPY` encoding of `rows`, as the engine sends its identities.
 fn encode(rows: &[IdentityRow]) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(rows.len() * 90 + 32);
-    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-    buf.extend_from_slice(&0i32.to_be_bytes()); // flags
-    buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
-    for r in rows {
-        buf.extend_from_slice(&5i16.to_be_bytes());
-        for field in [&r.ident[..], &r.fingerprint[..], r.account.as_bytes()] {
-            buf.extend_from_slice(&(field.len() as i32).to_be_bytes());
-            buf.extend_from_slice(field);
-        }
-        for n in [r.log_seq, r.end_s] {
-            buf.extend_from_slice(&8i32.to_be_bytes());
-            buf.extend_from_slice(&n.to_be_bytes());
-        }
-    }
-    buf.extend_from_slice(&(-1i16).to_be_bytes());
-    buf
+    billing_store::copy_data(rows.iter().map(|r| {
+        (
+            r.ident,
+            r.fingerprint,
+            r.account.as_str(),
+            r.log_seq,
+            r.end_s,
+        )
+    }))
 }
 
 /// Copies `rows` into a new table `like events` (columns, primary key and the index on the

@@ -242,6 +242,32 @@ fn fingerprint(bytes: Vec<u8>) -> Result<u128> {
     Ok(u128::from_le_bytes(fp))
 }
 
+/// Identity rows `(identity, fingerprint, account, log position, end)` in PostgreSQL's binary
+/// `COPY` format (header, tuples, trailer), in the column order of `copy_identities.sql`.
+/// Also the raw `COPY` baseline of `gpubill-bench bench-kafka`.
+pub fn copy_data<'a>(rows: impl ExactSizeIterator<Item = IdentityRow<'a>>) -> Vec<u8> {
+    let mut buf: Vec<u8> = Vec::with_capacity(32 + rows.len() * 100);
+    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    buf.extend_from_slice(&0i32.to_be_bytes()); // flags
+    buf.extend_from_slice(&0i32.to_be_bytes()); // header extension
+    for (ident, fingerprint, account, log_seq, end_s) in rows {
+        buf.extend_from_slice(&5i16.to_be_bytes());
+        for field in [&ident[..], &fingerprint[..], account.as_bytes()] {
+            buf.extend_from_slice(&(field.len() as i32).to_be_bytes());
+            buf.extend_from_slice(field);
+        }
+        for n in [log_seq, end_s] {
+            buf.extend_from_slice(&8i32.to_be_bytes());
+            buf.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+    buf.extend_from_slice(&(-1i16).to_be_bytes());
+    buf
+}
+
+/// One identity row as [`copy_data`] takes it.
+pub type IdentityRow<'a> = ([u8; 16], [u8; 16], &'a str, i64, i64);
+
 /// PostgreSQL's unique violation.
 const UNIQUE_VIOLATION: &str = "23505";
 
@@ -253,26 +279,15 @@ async fn copy_postgres(conn: &mut dyn Conn, mut order: Vec<&NewIdentity<'_>>) ->
     // Identity order: each leaf of the index is visited once per batch, and two folds that
     // copy the same identities take their row locks in the same order.
     order.sort_unstable_by_key(|r| r.ident);
-    let mut buf: Vec<u8> = Vec::with_capacity(32 + order.len() * 100);
-    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-    buf.extend_from_slice(&0i32.to_be_bytes()); // flags
-    buf.extend_from_slice(&0i32.to_be_bytes()); // header extension
-    for r in order {
-        buf.extend_from_slice(&5i16.to_be_bytes());
-        for field in [
-            &r.ident[..],
-            &r.fingerprint.to_le_bytes()[..],
-            r.account.as_bytes(),
-        ] {
-            buf.extend_from_slice(&(field.len() as i32).to_be_bytes());
-            buf.extend_from_slice(field);
-        }
-        for n in [r.log_seq, r.end_s] {
-            buf.extend_from_slice(&8i32.to_be_bytes());
-            buf.extend_from_slice(&n.to_be_bytes());
-        }
-    }
-    buf.extend_from_slice(&(-1i16).to_be_bytes());
+    let buf = copy_data(order.iter().map(|r| {
+        (
+            r.ident,
+            r.fingerprint.to_le_bytes(),
+            r.account,
+            r.log_seq,
+            r.end_s,
+        )
+    }));
     sqlx::query("savepoint identities")
         .execute(&mut *pg)
         .await?;
