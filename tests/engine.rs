@@ -672,6 +672,31 @@ async fn metrics_count_events_and_dead_letters_by_reason() {
     assert!(text.contains("gpubill_batch_duration_seconds"), "{text}");
 }
 
+/// Issue 29: which way each batch's identities went, on PostgreSQL. The first engine copies
+/// the event's identity in; a second engine on the same database, which never saw it, meets
+/// it in its own `COPY` and falls back to the look-up statement (the event a duplicate).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_identity_batches_by_path() {
+    let url = fresh_db(Db::Postgres).await;
+    let (a, b) = (TestApp::open(&url).await, TestApp::open(&url).await);
+    let good = lines(&fixture("worked-1/events.jsonl"))[0].clone();
+    a.ingest(std::slice::from_ref(&good)).await;
+    let again = b.ingest(&[good]).await;
+    assert_eq!(again["duplicates"], 1, "{again}");
+    assert_eq!(b.state.store.identity_paths().fell_back, 1);
+    let (s, body) = b.raw("GET", "/metrics", None, "", "").await;
+    assert_eq!(s, StatusCode::OK);
+    let text = String::from_utf8(body).unwrap();
+    for path in ["copied", "fell_back"] {
+        assert!(
+            text.contains(&format!(
+                "gpubill_identity_batches_total{{path=\"{path}\"}}"
+            )),
+            "{text}"
+        );
+    }
+}
+
 /// Usage answers are kept under the account's ledger token: the same query is answered
 /// again unchanged, and a fold of the account by this server or by another one on the same
 /// database (another engine) gives the next query the new figures at once.

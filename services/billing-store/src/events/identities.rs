@@ -217,10 +217,15 @@ async fn insert_postgres(
         .iter()
         .filter(|r| !held.contains_key(&r.ident))
         .collect();
+    if slow {
+        metrics::counter!("gpubill_identity_batches_total", "path" => "slow").increment(1);
+    }
     if new.is_empty() || copy_postgres(conn, new).await? {
         path.copied.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("gpubill_identity_batches_total", "path" => "copied").increment(1);
     } else {
         path.fell_back.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("gpubill_identity_batches_total", "path" => "fell_back").increment(1);
         path.slow_left.store(SLOW_AFTER_FALLBACK, Ordering::Relaxed);
         tracing::debug!(
             identities = rows.len(),
