@@ -150,14 +150,9 @@ async fn a_budget_alerts_once_per_crossing_and_stops_at_100(db: Db) {
 }
 on_both!(a_budget_alerts_once_per_crossing_and_stops_at_100);
 
-/// A node's budget (issue 27's tree): `corp` pays for `a` and `b`; a budget of corp on its
-/// node crosses 100% from its children's usage together (6.00 + 5.00 of 10.00), and stops
-/// both children.
-async fn a_node_budget_counts_the_subtree_and_stops_every_child(db: Db) {
-    let t = TestApp::fresh(db).await;
-    t.put_pricebook(BOOK).await;
-    let corp = t.account("corp").await;
-    for id in ["a", "b"] {
+/// Accounts `ids`, each a member of `corp` that `corp` pays for.
+async fn members_of_corp(t: &TestApp, ids: &[&str]) {
+    for id in ids {
         let (s, v) = t
             .admin(
                 "POST",
@@ -167,6 +162,16 @@ async fn a_node_budget_counts_the_subtree_and_stops_every_child(db: Db) {
             .await;
         assert_eq!(s, StatusCode::CREATED, "{v}");
     }
+}
+
+/// A node's budget (issue 27's tree): `corp` pays for `a` and `b`; a budget of corp on its
+/// node crosses 100% from its children's usage together (6.00 + 5.00 of 10.00), and stops
+/// both children.
+async fn a_node_budget_counts_the_subtree_and_stops_every_child(db: Db) {
+    let t = TestApp::fresh(db).await;
+    t.put_pricebook(BOOK).await;
+    let corp = t.account("corp").await;
+    members_of_corp(&t, &["a", "b"]).await;
     let (s, v) = t
         .call(
             "PUT",
@@ -589,16 +594,7 @@ async fn a_tag_budget_counts_the_cost_allocated_to_its_value(db: Db) {
     let t = TestApp::fresh(db).await;
     t.put_pricebook(TAGGED).await;
     let corp = t.account("corp").await;
-    for id in ["ml", "web"] {
-        let (s, v) = t
-            .admin(
-                "POST",
-                "/v1/admin/accounts",
-                json!({"id": id, "parent": "corp", "pays": "parent"}).to_string(),
-            )
-            .await;
-        assert_eq!(s, StatusCode::CREATED, "{v}");
-    }
+    members_of_corp(&t, &["ml", "web"]).await;
     let budget = |tag: &str| {
         json!({"amount": "100", "thresholds": ["50", "100"], "scope": {"tag": tag, "value": "p-x"}})
             .to_string()

@@ -17,14 +17,14 @@ const MAX_DRAWN_GROUPS = 12;
 const STEP_SECONDS = { hour: 3600, day: 86_400 };
 
 /** A failed secondary answer is shown where its figures would be (a 401 ends the session). */
-function keep(e) {
+export function keep(e) {
   if (e instanceof ApiError && e.status !== 401) {
     return e;
   }
   throw e;
 }
 
-function failed(v) {
+export function failed(v) {
   return v instanceof ApiError;
 }
 

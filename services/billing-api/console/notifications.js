@@ -7,7 +7,7 @@
 
 import * as api from './api.js';
 import { ApiError } from './api.js';
-import { errorNote } from './customer.js';
+import { errorNote, failed, keep } from './customer.js';
 import { card, figure, h, row, table, when } from './dom.js';
 import { lang, t } from './i18n.js';
 
@@ -25,16 +25,6 @@ const DELIVERY_LOG = 50;
  */
 let flash = null;
 
-function keep(e) {
-  if (e instanceof ApiError && e.status !== 401) {
-    return e;
-  }
-  throw e;
-}
-
-function failed(v) {
-  return v instanceof ApiError;
-}
 
 /** "50, 80 , 100" -> ["50", "80", "100"] */
 function list(text) {
