@@ -236,44 +236,16 @@ impl QuotaHandle<'_> {
             }
             // Issue 27: then the budget of every node above (and of the account itself when
             // it has sub-accounts), nearest first; the first that does not fit denies.
-            let nodes = match (&answer, &tree) {
-                (Ok(Authorization::Allowed(_)), Some(tree)) => tree.budget_nodes(&q.req.account),
+            let charged = match (&answer, &tree) {
+                (Ok(Authorization::Allowed(_)), Some(tree)) => {
+                    let org = (&**book, tree);
+                    let at = (label.as_str(), now_ms);
+                    let seen = (&mut budgets, placed.as_slice());
+                    self.charge_node_budgets((&mut *tx, books), org, at, seen, &q.req, &mut answer)
+                        .await?
+                }
                 _ => Vec::new(),
             };
-            let mut charged = Vec::with_capacity(nodes.len());
-            for node in nodes {
-                let Ok(Authorization::Allowed(h)) = &answer else {
-                    break;
-                };
-                let id = billing_core::domain::Domain {
-                    account: node,
-                    region: q.req.region.as_deref(),
-                }
-                .id()
-                .into_owned();
-                if !budgets.contains_key(&id) {
-                    let at = (id.as_str(), label.as_str(), now_ms);
-                    let org = (&**book, tree.as_ref().expect("a node comes from the tree"));
-                    let budget =
-                        node_budget((&mut *tx, self.backend), books, org, at, &placed).await?;
-                    budgets.insert(id.clone(), budget);
-                }
-                let Some(b) = budgets.get(&id).and_then(Option::as_ref) else {
-                    continue;
-                };
-                let used = b.spent + b.held;
-                if used + h.amount > b.limit {
-                    answer = Ok(Authorization::Denied {
-                        node: node.to_string(),
-                        quota: "spend_limit".into(),
-                        used: cents(used),
-                        requested: h.amount,
-                        limit: cents(b.limit),
-                    });
-                } else {
-                    charged.push(id);
-                }
-            }
             if let Ok(Authorization::Allowed(h)) = &answer {
                 for id in charged {
                     if let Some(Some(b)) = budgets.get_mut(&id) {
@@ -287,6 +259,56 @@ impl QuotaHandle<'_> {
             answers.push(answer);
         }
         Ok((answers, placed))
+    }
+
+    /// The budget of every node above `req`'s account (and of the account itself when it has
+    /// sub-accounts), nearest first, each read once per group into `budgets`: the first that
+    /// does not fit the allowed hold in `answer` turns it into a denial. Returns the nodes
+    /// whose budgets the hold counts against (all of them when it stays allowed).
+    async fn charge_node_budgets(
+        &self,
+        (tx, books): (&mut dyn Conn, &crate::pricing::books::Books),
+        (book, tree): (&PriceBook, &Tree<'_>),
+        (label, now_ms): (&str, i64),
+        (budgets, placed): (&mut HashMap<String, Option<NodeBudget>>, &[Hold]),
+        req: &HoldRequest,
+        answer: &mut Result<Authorization, HoldError>,
+    ) -> Result<Vec<String>, HoldError> {
+        let nodes = tree.budget_nodes(&req.account);
+        let mut charged = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let Ok(Authorization::Allowed(h)) = &*answer else {
+                break;
+            };
+            let id = billing_core::domain::Domain {
+                account: node,
+                region: req.region.as_deref(),
+            }
+            .id()
+            .into_owned();
+            if !budgets.contains_key(&id) {
+                let at = (id.as_str(), label, now_ms);
+                let budget =
+                    node_budget((&mut *tx, self.backend), books, (book, tree), at, placed).await?;
+                budgets.insert(id.clone(), budget);
+            }
+            let Some(b) = budgets.get(&id).and_then(Option::as_ref) else {
+                continue;
+            };
+            let used = b.spent + b.held;
+            if used + h.amount > b.limit {
+                *answer = Ok(Authorization::Denied {
+                    node: node.to_string(),
+                    quota: "spend_limit".into(),
+                    used: cents(used),
+                    requested: h.amount,
+                    limit: cents(b.limit),
+                });
+            } else {
+                charged.push(id);
+            }
+        }
+        Ok(charged)
     }
 
     /// After a group's commit: keeps the holds of `cached` if it `committed`, forgets the rest.
