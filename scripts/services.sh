@@ -32,7 +32,8 @@
 #             test's npm packages (playwright-core, pinned by tests/browser/package-lock.json),
 #             installed with `npm ci` when tests/browser/node_modules is missing or older than
 #             the lock file; tests/console.rs drives Debian's chromium (service chromium) with them.
-# Usage: scripts/services.sh [postgres] [kafka|kafka-fresh] [chromium] [ops-tools] [python-tools] [browser-deps]   (default: postgres)
+#   postgres-second: a second PostgreSQL server (cluster shard2) on 127.0.0.1:5433, for shards.
+# Usage: scripts/services.sh [postgres] [postgres-second] [kafka|kafka-fresh] [chromium] [ops-tools] [python-tools] [browser-deps]   (default: postgres)
 set -euo pipefail
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -73,6 +74,34 @@ ensure_postgres() {
         sleep 0.5
     done
     log "PostgreSQL did not come up on 127.0.0.1:5432"
+    return 1
+}
+
+# A second PostgreSQL server on 127.0.0.1:5433 (cluster "shard2" of the same version; trust
+# authentication on local TCP): the shards of issue 29 on two servers (tests/shards.rs and
+# `gpubill-bench bench-shards`).
+ensure_postgres_second() {
+    ensure_postgres
+    if pg_isready -h 127.0.0.1 -p 5433 -q 2>/dev/null; then
+        return 0
+    fi
+    local version
+    version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1)
+    if [ ! -d "/etc/postgresql/$version/shard2" ]; then
+        log "creating cluster $version/shard2 on port 5433"
+        pg_createcluster "$version" shard2 -p 5433 >/dev/null
+        local hba="/etc/postgresql/$version/shard2/pg_hba.conf"
+        sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' "$hba"
+    fi
+    log "starting PostgreSQL $version/shard2"
+    pg_ctlcluster --skip-systemctl-redirect "$version" shard2 start || true
+    for _ in $(seq 1 60); do
+        if pg_isready -h 127.0.0.1 -p 5433 -q 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.5
+    done
+    log "PostgreSQL did not come up on 127.0.0.1:5433"
     return 1
 }
 
@@ -264,12 +293,13 @@ ensure_browser_deps() {
 for service in "${@:-postgres}"; do
     case "$service" in
         postgres) ensure_postgres ;;
+        postgres-second) ensure_postgres_second ;;
         kafka) ensure_tansu ;;
         kafka-fresh) ensure_tansu fresh ;;
         chromium) ensure_chromium ;;
         ops-tools) ensure_ops_tools ;;
         python-tools) ensure_python_tools && ensure_focus_validator && ensure_webhooks_verifier ;;
         browser-deps) ensure_browser_deps ;;
-        *) log "unknown service $service (postgres, kafka, kafka-fresh, chromium, ops-tools, python-tools, browser-deps)"; exit 2 ;;
+        *) log "unknown service $service (postgres, postgres-second, kafka, kafka-fresh, chromium, ops-tools, python-tools, browser-deps)"; exit 2 ;;
     esac
 done

@@ -44,6 +44,13 @@ pub fn postgres_base() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
 }
 
+/// The second PostgreSQL server (shards on two servers, issue 29); `./scripts/test` starts it
+/// (`scripts/services.sh postgres-second`).
+pub fn postgres_second_base() -> String {
+    std::env::var("GPUBILL_TEST_POSTGRES_SECOND")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5433".into())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Db {
     Sqlite,
@@ -57,6 +64,18 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 /// A fresh, empty database URL. PostgreSQL must be running: a test that needs it fails
 /// loudly, never skips.
 pub async fn fresh_db(db: Db) -> String {
+    match db {
+        Db::Sqlite => fresh_db_named(db, None).await,
+        Db::Postgres => fresh_db_named(db, Some(&postgres_base())).await,
+    }
+}
+
+/// A fresh, empty PostgreSQL database on the server at `base` (`postgres://user@host:port`).
+pub async fn fresh_db_at(base: &str) -> String {
+    fresh_db_named(Db::Postgres, Some(base)).await
+}
+
+async fn fresh_db_named(db: Db, base: Option<&str>) -> String {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let name = format!(
         "gpubill_t_{}_{}_{n}",
@@ -75,7 +94,7 @@ pub async fn fresh_db(db: Db) -> String {
         }
         Db::Postgres => {
             use sqlx::Connection;
-            let base = postgres_base();
+            let base = base.map_or_else(postgres_base, String::from);
             let mut conn = sqlx::PgConnection::connect(&format!("{base}/postgres")).await.unwrap_or_else(|e| {
                 panic!("PostgreSQL is not reachable at {base} ({e}): run the tests with ./scripts/test, which starts it")
             });
@@ -123,7 +142,24 @@ impl TestApp {
     }
 
     /// A store writing its outputs to `topics` (tests sharing a broker use their own).
+    /// A store that is `shard` of a deployment (issue 29), with its own commands topic.
+    pub async fn open_shard(url: &str, shard: billing_store::shard::Shard) -> TestApp {
+        let topics = billing_store::Topics {
+            commands: shard.own(&billing_store::Topics::default().commands),
+            ..Default::default()
+        };
+        TestApp::open_store(url, topics, Some(shard)).await
+    }
+
     pub async fn open_with(url: &str, topics: billing_store::Topics) -> TestApp {
+        TestApp::open_store(url, topics, None).await
+    }
+
+    async fn open_store(
+        url: &str,
+        topics: billing_store::Topics,
+        shard: Option<billing_store::shard::Shard>,
+    ) -> TestApp {
         // The fixtures are dated November 2026, and a replay folds usage no fold recorded
         // with its own clock (the wall clock in some tests): a century of dedupe horizon keeps
         // every test's events inside it whenever the suite runs (tests/storage.rs and
@@ -133,6 +169,10 @@ impl TestApp {
             .unwrap_or_else(|e| panic!("open {url}: {e}"))
             .with_topics(topics)
             .with_dedupe_horizon(CENTURY_S);
+        let store = match shard {
+            Some(s) => store.with_shard(s),
+            None => store,
+        };
         let state = AppState {
             store: Arc::new(store),
             admin_token_hash: hash_key(ADMIN),

@@ -37,6 +37,7 @@ mod ledger;
 mod notify;
 mod pricing;
 mod quota;
+pub mod shard;
 mod webhooks;
 
 pub use admin::accounts::{AccountSummary, MAX_ACCOUNTS_PAGE};

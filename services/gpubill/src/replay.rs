@@ -33,18 +33,30 @@ pub struct ReplayArgs {
         value_delimiter = ','
     )]
     pub region_prefixes: Vec<String>,
+    /// The shard the database is (`serve --shard`): its own commands topic and trees only.
+    #[arg(long, env = "GPUBILL_SHARD")]
+    pub shard: Option<billing_store::shard::Shard>,
 }
 
 pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    let commands_topic = match args.shard {
+        Some(s) => s.own(&args.commands_topic),
+        None => args.commands_topic.clone(),
+    };
     let topics = Topics {
-        commands: args.commands_topic.clone(),
+        commands: commands_topic.clone(),
         ..Topics::default()
     };
+    let store = Store::open(&args.database)
+        .await
+        .context("cannot open the database")?
+        .with_topics(topics);
+    let store = match args.shard {
+        Some(shard) => store.with_shard(shard),
+        None => store,
+    };
     let store = Arc::new(crate::settings::with_numbering(
-        Store::open(&args.database)
-            .await
-            .context("cannot open the database")?
-            .with_topics(topics),
+        store,
         &args.invoice_prefix,
         &args.credit_note_prefix,
         &args.region_prefixes,
@@ -56,7 +68,7 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         billing_kafka::ReplaySettings::new(
             &args.kafka_brokers,
             &args.usage_topic,
-            &args.commands_topic,
+            &commands_topic,
         ),
         move || clock(),
     )

@@ -32,6 +32,10 @@ impl Application {
             .with_dedupe_horizon(settings.dedupe_horizon_s)
             .with_durable_holds(settings.durable_holds)
             .with_ledger_cache_keys(settings.ledger_cache_keys);
+        let store = match settings.shard {
+            Some(shard) => store.with_shard(shard),
+            None => store,
+        };
         let store = crate::settings::with_numbering(
             store,
             &settings.invoice_prefix,
@@ -236,7 +240,10 @@ fn spawn_consumer(
     settings.batch_max = args.kafka.kafka_batch_max.max(1);
     settings.lanes = args.kafka.kafka_fold_lanes.max(1);
     settings.linger = std::time::Duration::from_millis(args.kafka.kafka_linger_ms);
-    settings.group = args.kafka.kafka_group.clone();
+    settings.group = match args.kafka.shard {
+        Some(s) => s.own(&args.kafka.kafka_group),
+        None => args.kafka.kafka_group.clone(),
+    };
     settings.session_timeout_ms = args.kafka.kafka_session_timeout_ms;
     tracing::info!(brokers = %brokers, topic = %args.kafka.usage_topic, "consuming usage events from Kafka");
     let clock = app.state.clock.clone();

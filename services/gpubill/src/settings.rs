@@ -106,8 +106,15 @@ pub struct KafkaFlags {
     #[arg(long, default_value_t = 6000)]
     pub kafka_session_timeout_ms: u32,
     /// Kafka consumer group: engines of one deployment share it (they split the partitions).
+    /// A shard's engines use `{group}.shard-I-of-N`.
     #[arg(long, default_value = "gpubill")]
     pub kafka_group: String,
+    /// Run as shard INDEX of COUNT (issue 29, e.g. `0/2`): fold only the records of the
+    /// organization trees whose root hashes here, from every partition of the usage topic, in
+    /// the consumer group `{group}.shard-I-of-N`, with the commands topic
+    /// `{commands-topic}.shard-I-of-N`. Needs `--kafka-brokers` and a database of its own.
+    #[arg(long, env = "GPUBILL_SHARD")]
+    pub shard: Option<billing_store::shard::Shard>,
 }
 
 /// Which events the engine accepts by their time.
@@ -340,6 +347,8 @@ pub struct Settings {
     pub topup_settlement: bool,
     /// The addresses webhook endpoints may have (`--webhook-allow-cidr`).
     pub webhook_policy: billing_webhooks::target::AddressPolicy,
+    /// The shard this engine is (`--shard`), if any.
+    pub shard: Option<billing_store::shard::Shard>,
 }
 
 impl Settings {
@@ -380,6 +389,12 @@ impl Settings {
                     data_dir.join("gpubill.db").display()
                 ))
             });
+        if args.kafka.shard.is_some() && args.kafka.kafka_brokers.is_none() {
+            anyhow::bail!(
+                "--shard needs --kafka-brokers: a shard folds its trees from the shared usage \
+                 topic, and ingest over HTTP without Kafka would fold every tree's records here"
+            );
+        }
         let token = |name: &str| token_from(name, env(name));
         Ok(Settings {
             prices: args
@@ -394,7 +409,10 @@ impl Settings {
             kafka_brokers: args.kafka.kafka_brokers.clone(),
             usage_topic: args.kafka.usage_topic.clone(),
             topics: billing_store::Topics {
-                commands: args.kafka.commands_topic.clone(),
+                commands: match args.kafka.shard {
+                    Some(s) => s.own(&args.kafka.commands_topic),
+                    None => args.kafka.commands_topic.clone(),
+                },
                 invoices: args.kafka.invoices_topic.clone(),
                 quota: args.kafka.quota_topic.clone(),
                 notifications: args.kafka.notifications_topic.clone(),
@@ -412,6 +430,7 @@ impl Settings {
                 && file.topup_settlement.unwrap_or(true),
             rate_limits: args.limits.rate_limits(),
             webhook_policy: args.notify.webhook_policy()?,
+            shard: args.kafka.shard,
         })
     }
 }

@@ -87,6 +87,10 @@ pub struct Store {
     pub(crate) durable_holds: bool,
     /// Accounts' ledgers kept between batches for re-rating (see `ledger_cache`).
     pub(crate) ledger_cache: std::sync::Mutex<crate::ledger::ledger_cache::LedgerCache>,
+    /// The shard this store is (issue 29; see `shard`): None, the whole deployment.
+    pub(crate) shard: Option<crate::shard::Shard>,
+    /// Records folds of this store left to other shards, since it was opened.
+    pub(crate) other_shards: std::sync::atomic::AtomicU64,
 }
 
 /// Default of [`Store::with_dedupe_horizon`]: 90 days, three periods: late usage of the last
@@ -134,6 +138,8 @@ impl Store {
             ledger_cache: std::sync::Mutex::new(crate::ledger::ledger_cache::LedgerCache::new(
                 crate::ledger::ledger_cache::DEFAULT_LEDGER_CACHE_KEYS,
             )),
+            shard: None,
+            other_shards: Default::default(),
         })
     }
 
@@ -296,6 +302,29 @@ impl Store {
         *self.ledger_cache.lock().unwrap_or_else(|e| e.into_inner()) =
             crate::ledger::ledger_cache::LedgerCache::new(keys);
         self
+    }
+
+    /// The same store as one shard of a deployment (issue 29): its folds keep the records of
+    /// the organization trees `shard` holds and leave the others to their shards (see
+    /// [`crate::shard`]). Every shard consumes the usage topic in a consumer group of its own.
+    pub fn with_shard(mut self, shard: crate::shard::Shard) -> Store {
+        self.shard = Some(shard);
+        self
+    }
+
+    /// The shard this store is, if it is one.
+    pub fn shard(&self) -> Option<crate::shard::Shard> {
+        self.shard
+    }
+
+    /// Whether this store holds `account`'s tree (always, unless it is a shard).
+    pub(crate) fn holds(&self, book: Option<&billing_core::PriceBook>, account: &str) -> bool {
+        self.shard.is_none_or(|s| s.holds(book, account))
+    }
+
+    /// Records this store's folds left to other shards since it was opened.
+    pub fn records_for_other_shards(&self) -> u64 {
+        self.other_shards.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Usage keys of ledgers kept in memory now (see [`Store::with_ledger_cache_keys`]).

@@ -278,6 +278,7 @@ async fn fold_inner(
         .collect();
     let t0 = std::time::Instant::now();
     let decoded = decode_batch(store, &batch, now_ms);
+    let (batch, decoded) = keep_own_trees(conn, store, batch, decoded).await?;
     let t_decode = t0.elapsed();
     let known = dedupe(conn, store.backend, &store.identity_path, &batch, &decoded).await?;
     let t_identities = t0.elapsed();
@@ -421,6 +422,33 @@ fn decode_batch<'a>(
                 .and_then(|e| e.ending_after(earliest_end))
         })
         .collect()
+}
+
+/// A shard's records of the batch (issue 29, `crate::shard`): the others are its other
+/// shards', counted and left out before identities, so that nothing of them is written here.
+/// Their offsets still advance with the batch: each shard reads every partition.
+async fn keep_own_trees<'a>(
+    conn: &mut dyn Conn,
+    store: &Store,
+    batch: Records<'a>,
+    decoded: Vec<Result<AnyEvent<'a>, Rejection>>,
+) -> Result<(Records<'a>, Vec<Result<AnyEvent<'a>, Rejection>>)> {
+    let Some(shard) = store.shard else {
+        return Ok((batch, decoded));
+    };
+    let books = store.books(conn).await?;
+    let book = books.1.latest();
+    let (kept, left): (Vec<_>, Vec<_>) = batch
+        .into_iter()
+        .zip(decoded)
+        .partition(|(_, d)| shard.folds(book, d));
+    if !left.is_empty() {
+        store
+            .other_shards
+            .fetch_add(left.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        metrics::counter!("gpubill_records_other_shards_total").increment(left.len() as u64);
+    }
+    Ok(kept.into_iter().unzip())
 }
 
 /// What a batch moved of the ledger, for its effects.

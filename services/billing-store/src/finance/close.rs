@@ -196,6 +196,8 @@ impl FinanceHandle<'_> {
         // invoiced to its payer's (section 18), rated over the payer's members.
         let mut ids: BTreeSet<String> = self.admin().known_accounts().await?;
         ids.extend(term_domains(book).into_iter().map(|d| d.id().into_owned()));
+        // A shard invoices the trees it holds (issue 29); the others are its other shards'.
+        ids.retain(|id| self.holds(Some(book), id));
         let payers = payer_ids(book, ids.iter().map(String::as_str));
         let mut domains = Domains::new(book, &platform);
         let mut out = Vec::new();

@@ -28,6 +28,12 @@ impl Org {
         out
     }
 
+    /// The root of the account's tree: its farthest ancestor, or itself (issue 29: whole
+    /// trees live on one shard, so this is the shard key).
+    pub fn root_of<'a>(&'a self, account: &'a str) -> &'a str {
+        self.ancestors(account).last().copied().unwrap_or(account)
+    }
+
     /// Whether `account` lies within `scope`: it is `scope` or `scope` is one of its
     /// ancestors.
     pub fn within(&self, scope: &str, account: &str) -> bool {
@@ -79,6 +85,15 @@ mod tests {
         assert_eq!(o.parent_of("a1"), Some("team-a"));
         assert_eq!(o.payer_of("a1"), "root");
         assert_eq!(o.parent_of("stranger"), None);
+    }
+
+    #[test]
+    fn a_tree_has_one_root_and_a_stranger_is_its_own() {
+        let o = worked();
+        for a in ["a1", "team-a", "team-b", "root"] {
+            assert_eq!(o.root_of(a), "root", "{a}");
+        }
+        assert_eq!(o.root_of("stranger"), "stranger");
     }
 
     #[test]

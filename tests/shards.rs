@@ -1,0 +1,237 @@
+//! Issue 29, shards of whole organization trees: two shards on two PostgreSQL servers consume
+//! one usage topic, each in its own consumer group, and fold only the trees whose root hashes
+//! to them. Checked against one unsharded store fed the same records: every invoice of the
+//! deployment is issued by exactly one shard, equal to the unsharded one's; each record is
+//! folded by exactly one shard (platform events by every shard, an undecodable record by
+//! shard 0 alone); a tree is never split.
+
+use billing_store::shard::{Shard, shard_of_root};
+use gpubill_tests::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// 2026-11-01T00:00:00Z (the book's timezone is UTC).
+const NOV_1: i64 = 1_793_491_200;
+
+/// `corp` pays for `ml` and `web` (one tree, pooled tiers); the `t-*` accounts pay for
+/// themselves.
+const BOOK: &str = r#"
+currency = "CNY"
+timezone = "UTC"
+
+[skus."gpu.o"]
+tiers = [ { up_to_hours = 10, rate_per_hour = "30.00" }, { rate_per_hour = "20.00" } ]
+spot_rate_per_hour = "12.00"
+
+[[accounts]]
+id = "corp"
+
+[[accounts]]
+id = "ml"
+parent = "corp"
+pays = "parent"
+
+[[accounts]]
+id = "web"
+parent = "corp"
+pays = "parent"
+"#;
+
+fn usage(id: &str, account: &str, start_h: i64, hours: i64) -> String {
+    let start = NOV_1 + start_h * 3600;
+    json!({"specversion":"1.0","id":id,"source":"node/1","type":"gpu.usage",
+        "subject":account,"data":{"lease":format!("L-{account}"),"resource":"r1","sku":"gpu.o",
+        "start":rfc(start),"end":rfc(start + hours * 3600),"quantity":"1"}})
+    .to_string()
+}
+
+/// A platform event: it names a zone, not an account, and every shard folds it.
+fn spot_price(id: &str) -> String {
+    json!({"specversion":"1.0","id":id,"source":"market/gz","type":"spot.price","subject":"gz-a",
+        "data":{"sku":"gpu.o","price_per_hour":"7.5","from":"2026-11-01T00:00:00Z"}})
+    .to_string()
+}
+
+/// Folds `topic` into `t` with the consumer group `group` until its stored positions add up
+/// to `records` (each shard reads every partition).
+async fn consume_all(t: &TestApp, topic: &str, group: &str, records: i64) {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settings = billing_kafka::ConsumerSettings::new(brokers(), topic);
+    settings.group = group.to_string();
+    settings.dead_letter_topic = Some(format!("{topic}.dlq"));
+    let task = tokio::spawn(billing_kafka::run(
+        t.state.store.clone(),
+        settings,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let mut stored = 0;
+        for p in 0..4 {
+            stored += t
+                .state
+                .store
+                .log()
+                .stored_offset(topic, p)
+                .await
+                .unwrap()
+                .unwrap_or(0);
+        }
+        if stored >= records {
+            break;
+        }
+        assert!(!task.is_finished(), "consumer stopped: {:?}", task.await);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{group} folded {stored} of {records} records in 90 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+/// Invoices of a close by account, in section 6's terms (no numbers: each shard numbers its
+/// own series).
+fn by_account(closed: &Value) -> BTreeMap<String, Value> {
+    closed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["account"].as_str().unwrap().to_string(), section6(i)))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_shards_on_two_servers_fold_disjoint_trees_and_issue_the_whole_deployments_invoices()
+{
+    let topic = topic_with_partitions(4).await;
+    create_topic(&format!("{topic}.dlq"), 1).await;
+    let standalone: Vec<String> = (0..16).map(|i| format!("t-{i}")).collect();
+    let mut events = vec![
+        usage("c1", "corp", 0, 2),
+        usage("m1", "ml", 1, 6),
+        usage("m2", "ml", 30, 3),
+        usage("w1", "web", 2, 4),
+        spot_price("sp1"),
+    ];
+    for (i, a) in standalone.iter().enumerate() {
+        events.push(usage(&format!("{a}-u1"), a, i as i64, 1 + i as i64 % 5));
+        events.push(usage(&format!("{a}-u2"), a, 40 + i as i64, 11));
+    }
+    // Every event once on a spread of partitions, a third of them twice (a redelivery on
+    // another partition), and one record no shard can decode.
+    let mut records: Vec<(i32, String)> = vec![(2, "not an event".to_string())];
+    for (i, e) in events.iter().enumerate() {
+        records.push(((i % 4) as i32, e.clone()));
+        if i % 3 == 0 {
+            records.push((((i + 1) % 4) as i32, e.clone()));
+        }
+    }
+    produce(&topic, &records).await;
+    let total = records.len() as i64;
+
+    let whole = TestApp::fresh(Db::Postgres).await;
+    let shards = [
+        TestApp::open_shard(
+            &fresh_db_at(&postgres_base()).await,
+            "0/2".parse().unwrap(),
+        )
+        .await,
+        TestApp::open_shard(
+            &fresh_db_at(&postgres_second_base()).await,
+            "1/2".parse().unwrap(),
+        )
+        .await,
+    ];
+    for t in std::iter::once(&whole).chain(&shards) {
+        t.put_pricebook(BOOK).await;
+    }
+    consume_all(&whole, &topic, &format!("{topic}-whole"), total).await;
+    for (i, t) in shards.iter().enumerate() {
+        consume_all(t, &topic, &format!("{topic}-shard-{i}"), total).await;
+    }
+
+    // Each tree on the shard its root hashes to, whole: the usage events of its accounts.
+    let home = |account: &str| {
+        let root = if ["ml", "web"].contains(&account) {
+            "corp"
+        } else {
+            account
+        };
+        shard_of_root(root, 2) as usize
+    };
+    let per_shard = |s: usize| {
+        events
+            .iter()
+            .filter(|e| {
+                let v: Value = serde_json::from_str(e).unwrap();
+                v["type"] == "spot.price" || home(v["subject"].as_str().unwrap()) == s
+            })
+            .count() as i64
+    };
+    for (s, t) in shards.iter().enumerate() {
+        assert_eq!(
+            t.state.store.log().event_count().await.unwrap(),
+            per_shard(s),
+            "shard {s}'s identities: its trees' events and the spot price"
+        );
+        assert!(per_shard(s) > 5, "both shards hold some trees");
+    }
+    assert_eq!(
+        whole.state.store.log().event_count().await.unwrap(),
+        events.len() as i64
+    );
+    // Every record is folded by one shard and left by the other, except the spot price,
+    // which both fold (it was produced once or twice: sp1 is event 4, produced once).
+    let left: u64 = shards
+        .iter()
+        .map(|t| t.state.store.records_for_other_shards())
+        .sum();
+    assert_eq!(left as i64, total - 1, "each record left by exactly one shard");
+    // The undecodable record is dead-lettered once, by shard 0.
+    let dead: Vec<usize> = dead_letter_counts(&shards).await;
+    assert_eq!(dead, [1, 0]);
+    // The platform event reached both shards.
+    for t in &shards {
+        let (_, p) = t.admin("GET", "/v1/prices", "").await;
+        assert_eq!(p["skus"][0]["spot_rate_per_hour"], "7.50", "{p}");
+    }
+
+    // The invoices: the unsharded store's, each issued by exactly one shard, equal.
+    let expected = by_account(&whole.close("2026-11").await);
+    let mut issued: BTreeMap<String, Value> = BTreeMap::new();
+    for (s, t) in shards.iter().enumerate() {
+        for (account, invoice) in by_account(&t.close("2026-11").await) {
+            assert_eq!(home(&account), s, "{account} invoiced on shard {s}");
+            assert!(
+                issued.insert(account.clone(), invoice).is_none(),
+                "{account} invoiced twice"
+            );
+        }
+    }
+    assert_eq!(issued, expected);
+    assert_eq!(expected.len(), 1 + standalone.len(), "corp pays for ml and web");
+    assert!(
+        expected["corp"]["lines"].as_array().unwrap().len() >= 2,
+        "{}",
+        expected["corp"]
+    );
+}
+
+async fn dead_letter_counts(shards: &[TestApp]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for t in shards {
+        out.push(t.state.store.log().dead_letters(0, 10).await.unwrap().len());
+    }
+    out
+}
+
+#[test]
+fn a_shard_flag_names_its_form_when_wrong() {
+    for bad in ["2", "2/2", "x/2"] {
+        let e = bad.parse::<Shard>().unwrap_err().to_string();
+        assert!(e.contains("INDEX/COUNT"), "{e}");
+    }
+}
