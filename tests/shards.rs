@@ -104,8 +104,7 @@ fn by_account(closed: &Value) -> BTreeMap<String, Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_shards_on_two_servers_fold_disjoint_trees_and_issue_the_whole_deployments_invoices()
-{
+async fn two_shards_on_two_servers_fold_disjoint_trees_and_issue_the_whole_deployments_invoices() {
     let topic = topic_with_partitions(4).await;
     create_topic(&format!("{topic}.dlq"), 1).await;
     let standalone: Vec<String> = (0..16).map(|i| format!("t-{i}")).collect();
@@ -134,11 +133,7 @@ async fn two_shards_on_two_servers_fold_disjoint_trees_and_issue_the_whole_deplo
 
     let whole = TestApp::fresh(Db::Postgres).await;
     let shards = [
-        TestApp::open_shard(
-            &fresh_db_at(&postgres_base()).await,
-            "0/2".parse().unwrap(),
-        )
-        .await,
+        TestApp::open_shard(&fresh_db_at(&postgres_base()).await, "0/2".parse().unwrap()).await,
         TestApp::open_shard(
             &fresh_db_at(&postgres_second_base()).await,
             "1/2".parse().unwrap(),
@@ -189,7 +184,11 @@ async fn two_shards_on_two_servers_fold_disjoint_trees_and_issue_the_whole_deplo
         .iter()
         .map(|t| t.state.store.records_for_other_shards())
         .sum();
-    assert_eq!(left as i64, total - 1, "each record left by exactly one shard");
+    assert_eq!(
+        left as i64,
+        total - 1,
+        "each record left by exactly one shard"
+    );
     // The undecodable record is dead-lettered once, by shard 0.
     let dead: Vec<usize> = dead_letter_counts(&shards).await;
     assert_eq!(dead, [1, 0]);
@@ -212,7 +211,11 @@ async fn two_shards_on_two_servers_fold_disjoint_trees_and_issue_the_whole_deplo
         }
     }
     assert_eq!(issued, expected);
-    assert_eq!(expected.len(), 1 + standalone.len(), "corp pays for ml and web");
+    assert_eq!(
+        expected.len(),
+        1 + standalone.len(),
+        "corp pays for ml and web"
+    );
     assert!(
         expected["corp"]["lines"].as_array().unwrap().len() >= 2,
         "{}",
@@ -234,4 +237,234 @@ fn a_shard_flag_names_its_form_when_wrong() {
         let e = bad.parse::<Shard>().unwrap_err().to_string();
         assert!(e.contains("INDEX/COUNT"), "{e}");
     }
+}
+
+/// Folds `topic` into `t` in the group `group` until `stop`, on a task (the engine running).
+fn engine(
+    t: &TestApp,
+    topic: &str,
+    group: &str,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<Result<(), billing_kafka::KafkaError>>,
+) {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settings = billing_kafka::ConsumerSettings::new(brokers(), topic);
+    settings.group = group.to_string();
+    settings.dead_letter_topic = Some(format!("{topic}.dlq"));
+    settings.batch_max = 7;
+    let task = tokio::spawn(billing_kafka::run(
+        t.state.store.clone(),
+        settings,
+        || DEC_2_2026_MS,
+        stop_rx,
+    ));
+    (stop_tx, task)
+}
+
+async fn stored(t: &TestApp, topic: &str) -> i64 {
+    let mut sum = 0;
+    for p in 0..4 {
+        sum += t
+            .state
+            .store
+            .log()
+            .stored_offset(topic, p)
+            .await
+            .unwrap()
+            .unwrap_or(0);
+    }
+    sum
+}
+
+async fn wait_stored(t: &TestApp, topic: &str, records: i64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while stored(t, topic).await < records {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {records} records folded in 90 s",
+            stored(t, topic).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// A month of the `corp` tree and of the others, in three waves on the four partitions.
+fn wave(n: i64) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for (i, a) in ["corp", "ml", "web", "t-1", "t-2", "t-3", "t-4"]
+        .iter()
+        .enumerate()
+    {
+        for k in 0..6 {
+            let start_h = n * 200 + k * 30 + i as i64;
+            let e = usage(&format!("{a}-w{n}-{k}"), a, start_h, 1 + k % 3);
+            out.push((((i as i64 + k) % 4) as i32, e.clone()));
+            if k == 2 {
+                // Redelivered on another partition: the shard that folds it finds it held.
+                out.push((((i as i64 + k + 1) % 4) as i32, e));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tree_moves_to_another_shard_while_usage_flows_and_bills_as_if_it_never_moved() {
+    let topic = topic_with_partitions(4).await;
+    create_topic(&format!("{topic}.dlq"), 1).await;
+    let whole = TestApp::fresh(Db::Postgres).await;
+    let home = shard_of_root("corp", 2);
+    let other = 1 - home;
+    let url = |i: u32| {
+        if i == 0 {
+            postgres_base()
+        } else {
+            postgres_second_base()
+        }
+    };
+    let mut shards = Vec::new();
+    for i in 0..2u32 {
+        let shard = Shard { index: i, count: 2 };
+        shards.push(TestApp::open_shard(&fresh_db_at(&url(i)).await, shard).await);
+    }
+    for t in std::iter::once(&whole).chain(&shards) {
+        t.put_pricebook(BOOK).await;
+    }
+    // The tree's account, key and wallet, where it is held: they move with it.
+    for t in [&whole, &shards[home as usize]] {
+        t.account("corp").await;
+        let (s, _) = t
+            .admin(
+                "POST",
+                "/v1/admin/accounts/corp/topups",
+                json!({"amount":"500.00","reference":"bank-1"}).to_string(),
+            )
+            .await;
+        assert!(s.is_success(), "{s}");
+    }
+    let mut sent = 0i64;
+    let first = wave(0);
+    sent += first.len() as i64;
+    produce(&topic, &first).await;
+    let engines: Vec<_> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, t)| engine(t, &topic, &format!("{topic}-s{i}")))
+        .collect();
+    let whole_engine = engine(&whole, &topic, &format!("{topic}-whole"));
+    for t in &shards {
+        wait_stored(t, &topic, sent).await;
+    }
+    // The second wave is produced while the tree moves; the engines keep running.
+    let second = wave(1);
+    sent += second.len() as i64;
+    let producing = {
+        let topic = topic.clone();
+        tokio::spawn(async move {
+            for chunk in second.chunks(5) {
+                produce(&topic, chunk).await;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+    };
+    let (source, target) = (&shards[home as usize], &shards[other as usize]);
+    let report = billing_store::shard::move_tree(
+        &source.state.store,
+        &target.state.store,
+        "corp",
+        &topic,
+        DEC_2_2026_MS,
+    )
+    .await
+    .unwrap();
+    assert_eq!((report.from, report.to), (home, other));
+    assert_eq!(report.accounts, ["corp", "ml", "web"]);
+    for table in [
+        "events",
+        "ledger_keys",
+        "usage_facts",
+        "wallets",
+        "wallet_movements",
+    ] {
+        assert!(report.rows.get(table).is_some_and(|n| *n > 0), "{report:?}");
+    }
+    producing.await.unwrap();
+    // The third wave, and the first wave's records of the tree again: the target holds their
+    // identities now, so they are duplicates there, not new usage.
+    let mut third = wave(2);
+    third.extend(
+        first
+            .iter()
+            .filter(|(_, e)| {
+                ["\"corp\"", "\"ml\"", "\"web\""]
+                    .iter()
+                    .any(|a| e.contains(a))
+            })
+            .cloned(),
+    );
+    sent += third.len() as i64;
+    produce(&topic, &third).await;
+    for t in std::iter::once(&whole).chain(&shards) {
+        wait_stored(t, &topic, sent).await;
+    }
+    for (stop, task) in engines.into_iter().chain([whole_engine]) {
+        stop.send(true).unwrap();
+        task.await.unwrap().unwrap();
+    }
+    // Every event held once, by the shard that held its tree when it was folded, then moved.
+    let counts: Vec<i64> = event_counts(&shards).await;
+    assert_eq!(
+        counts.iter().sum::<i64>(),
+        whole.state.store.log().event_count().await.unwrap()
+    );
+    // Moving it again to where it is now, or from where it is not, is refused by name.
+    let again = billing_store::shard::move_tree(
+        &source.state.store,
+        &target.state.store,
+        "corp",
+        &topic,
+        DEC_2_2026_MS,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        again.contains("\"corp\"") && again.contains("does not hold it"),
+        "{again}"
+    );
+
+    let expected = by_account(&whole.close("2026-11").await);
+    let mut issued: BTreeMap<String, Value> = BTreeMap::new();
+    for (s, t) in shards.iter().enumerate() {
+        for (account, invoice) in by_account(&t.close("2026-11").await) {
+            let holder = if account == "corp" {
+                other
+            } else {
+                shard_of_root(&account, 2)
+            };
+            assert_eq!(holder as usize, s, "{account} invoiced on shard {s}");
+            issued.insert(account, invoice);
+        }
+    }
+    assert_eq!(issued, expected);
+    // The wallet moved with its movements: corp's balance is the same as the whole's.
+    let balance = |t: &TestApp| {
+        let store = t.state.store.clone();
+        async move { store.finance().wallet("corp").await.unwrap() }
+    };
+    assert_eq!(balance(target).await, balance(&whole).await);
+    // The auditor's check passes on both shards.
+    for t in &shards {
+        let report = t.state.store.finance().verify(None).await.unwrap();
+        assert!(report.differences.is_empty(), "{:?}", report.differences);
+    }
+}
+
+async fn event_counts(shards: &[TestApp]) -> Vec<i64> {
+    let mut out = Vec::new();
+    for t in shards {
+        out.push(t.state.store.log().event_count().await.unwrap());
+    }
+    out
 }

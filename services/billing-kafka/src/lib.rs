@@ -295,6 +295,9 @@ fn spawn_fold(
     })
 }
 
+/// How long a lane waits before reading again partitions whose batch met a tree moving in.
+const MOVE_WAIT: Duration = Duration::from_millis(200);
+
 /// How often the loop looks at a batch in flight when nothing else wakes it.
 const SETTLE_POLL: Duration = Duration::from_millis(10);
 
@@ -330,6 +333,10 @@ async fn settle(
         }
         Err(e) if e.is_retryable() || matches!(e, StoreError::Fenced { .. }) => {
             tracing::warn!(error = %e, "batch not written; resuming from the stored offsets");
+            if matches!(e, StoreError::TreeMoving { .. }) {
+                // A move takes seconds: read the partitions again a little later, not at once.
+                tokio::time::sleep(MOVE_WAIT).await;
+            }
             for (p, _) in &ends {
                 next.remove(p);
                 lane.pending_count -= lane.pending.remove(p).map_or(0, |r| r.len());

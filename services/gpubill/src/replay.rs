@@ -65,11 +65,7 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let report = billing_kafka::replay(
         store.clone(),
-        billing_kafka::ReplaySettings::new(
-            &args.kafka_brokers,
-            &args.usage_topic,
-            &commands_topic,
-        ),
+        billing_kafka::ReplaySettings::new(&args.kafka_brokers, &args.usage_topic, &commands_topic),
         move || clock(),
     )
     .await?;

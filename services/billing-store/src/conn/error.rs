@@ -28,6 +28,13 @@ pub enum StoreError {
     Fenced { expected: i64 },
     #[error("account {0:?} already exists")]
     AccountExists(String),
+    /// Issue 29: a batch holds records of a tree that is moving to this shard; it is folded
+    /// again once the move is done (the Kafka engine retries from the stored offsets).
+    #[error("the tree {root:?} is moving to this shard: its records wait for the move to finish")]
+    TreeMoving { root: String },
+    /// Issue 29: a move of a tree between shards that cannot be done, and why.
+    #[error("cannot move the tree {root:?}: {why}")]
+    Move { root: String, why: String },
     /// Section 18: an account that does not pay for itself has no invoice of its own.
     #[error(
         "account {account:?} does not pay for itself: its cost is on the invoice of its payer {payer:?}, allocated by account (GET /v1/allocation)"
@@ -61,6 +68,7 @@ impl StoreError {
             StoreError::Db(sqlx::Error::Database(e)) => {
                 matches!(e.code().as_deref(), Some("40P01") | Some("40001"))
             }
+            StoreError::TreeMoving { .. } => true,
             _ => false,
         }
     }

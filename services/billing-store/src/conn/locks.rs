@@ -11,7 +11,7 @@ use crate::conn::error::Result;
 use crate::conn::store::Store;
 
 /// The PostgreSQL advisory lock every writing transaction holds (any constant; "gpubill").
-const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
+pub(crate) const WRITER_LOCK: i64 = 0x0067_7075_6269_6c6c;
 /// The PostgreSQL advisory lock of one log partition's writers: 64 bits of SHA-256 of the
 /// consumer and partition (distinct from the two constants above in all but astronomically
 /// unlikely cases, which would only make two writers take turns).
@@ -21,7 +21,7 @@ fn partition_lock(consumer: &str, partition: i64) -> i64 {
 }
 
 /// The PostgreSQL advisory lock of authorization groups ("gpuhold").
-const HOLDS_LOCK: i64 = 0x0067_7075_686f_6c64;
+pub(crate) const HOLDS_LOCK: i64 = 0x0067_7075_686f_6c64;
 
 impl Store {
     /// Begins a transaction that changes what every fold reads or that reads a ledger no fold

@@ -318,8 +318,15 @@ impl Store {
     }
 
     /// Whether this store holds `account`'s tree (always, unless it is a shard).
-    pub(crate) fn holds(&self, book: Option<&billing_core::PriceBook>, account: &str) -> bool {
-        self.shard.is_none_or(|s| s.holds(book, account))
+    /// `placements`: this shard's `tree_moves` (`shard::placements`).
+    pub(crate) fn holds(
+        &self,
+        book: Option<&billing_core::PriceBook>,
+        placements: &crate::shard::placements::Placements,
+        account: &str,
+    ) -> bool {
+        self.shard
+            .is_none_or(|s| placements.holds_now(s, crate::shard::root_of(book, account)))
     }
 
     /// Records this store's folds left to other shards since it was opened.

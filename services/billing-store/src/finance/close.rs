@@ -197,7 +197,8 @@ impl FinanceHandle<'_> {
         let mut ids: BTreeSet<String> = self.admin().known_accounts().await?;
         ids.extend(term_domains(book).into_iter().map(|d| d.id().into_owned()));
         // A shard invoices the trees it holds (issue 29); the others are its other shards'.
-        ids.retain(|id| self.holds(Some(book), id));
+        let placements = crate::shard::placements::Placements::load(&mut conn).await?;
+        ids.retain(|id| self.holds(Some(book), &placements, id));
         let payers = payer_ids(book, ids.iter().map(String::as_str));
         let mut domains = Domains::new(book, &platform);
         let mut out = Vec::new();

@@ -28,6 +28,13 @@ impl Org {
         out
     }
 
+    /// Every account the organization names: each with a parent, and each parent.
+    pub fn accounts(&self) -> impl Iterator<Item = &str> {
+        self.parents
+            .iter()
+            .flat_map(|(a, p)| [a.as_str(), p.as_str()])
+    }
+
     /// The root of the account's tree: its farthest ancestor, or itself (issue 29: whole
     /// trees live on one shard, so this is the shard key).
     pub fn root_of<'a>(&'a self, account: &'a str) -> &'a str {
@@ -94,6 +101,10 @@ mod tests {
             assert_eq!(o.root_of(a), "root", "{a}");
         }
         assert_eq!(o.root_of("stranger"), "stranger");
+        let mut named: Vec<&str> = o.accounts().collect();
+        named.sort_unstable();
+        named.dedup();
+        assert_eq!(named, ["a1", "root", "team-a", "team-b"]);
     }
 
     #[test]

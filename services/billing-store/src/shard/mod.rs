@@ -11,6 +11,11 @@
 //! account. What shard 0 alone folds: records that cannot be decoded, so that each reaches the
 //! dead-letter topic once.
 
+pub(crate) mod moves;
+pub(crate) mod placements;
+
+pub use moves::{MoveReport, abandon_move, move_tree};
+
 use billing_core::event::AnyEvent;
 use billing_core::event::Rejection;
 use billing_core::pricebook::PriceBook;
@@ -42,8 +47,14 @@ impl std::str::FromStr for Shard {
             why: why.to_string(),
         };
         let (index, count) = text.split_once('/').ok_or_else(|| bad("no '/'"))?;
-        let index: u32 = index.trim().parse().map_err(|_| bad("INDEX is not a number"))?;
-        let count: u32 = count.trim().parse().map_err(|_| bad("COUNT is not a number"))?;
+        let index: u32 = index
+            .trim()
+            .parse()
+            .map_err(|_| bad("INDEX is not a number"))?;
+        let count: u32 = count
+            .trim()
+            .parse()
+            .map_err(|_| bad("COUNT is not a number"))?;
         if count == 0 || count > MAX_SHARDS {
             return Err(bad(&format!("COUNT must be 1 to {MAX_SHARDS}")));
         }
@@ -99,16 +110,21 @@ impl Shard {
         shard_of_root(root_of(book, account), self.count) == self.index
     }
 
-    /// Whether this shard folds a decoded record (see the module header).
+    /// Who folds a decoded record at `partition`, `offset` (see the module header and
+    /// [`placements`]).
     pub(crate) fn folds(
         &self,
         book: Option<&PriceBook>,
+        placements: &placements::Placements,
         decoded: &std::result::Result<AnyEvent<'_>, Rejection>,
-    ) -> bool {
+        (partition, offset): (i64, i64),
+    ) -> placements::Holder {
+        use placements::Holder;
         match decoded {
-            Err(_) => self.index == 0,
-            Ok(e) if e.is_platform() => true,
-            Ok(e) => self.holds(book, &e.subject),
+            Err(_) if self.index == 0 => Holder::Here,
+            Err(_) => Holder::Elsewhere,
+            Ok(e) if e.is_platform() => Holder::Here,
+            Ok(e) => placements.holder(*self, root_of(book, &e.subject), partition, offset),
         }
     }
 }

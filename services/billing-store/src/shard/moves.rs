@@ -1,0 +1,684 @@
+//! Moving an organization tree from one shard to another, online (issue 29).
+//!
+//! 1. **Target: copying.** The target records the move as `copying`: from its commit, the
+//!    target's folds wait on any record of the tree (the batch is read again later).
+//! 2. **Source: let go.** On one connection the source takes its writer and holds locks for
+//!    the session (its folds, closes, commands and authorizations wait), then in one
+//!    repeatable-read transaction reads its stored positions of the usage topic (the
+//!    **cutover**: every record before it was folded by the source, every record from it on is
+//!    the target's), records the move as `active` with that cutover, and reads the tree's rows
+//!    of every table ([`TABLES`]) with `COPY ... TO STDOUT`.
+//! 3. **Target: rows in.** In one transaction the target writes the rows with `COPY ... FROM
+//!    STDIN`; the columns a sequence numbers (decisions, wallet movements, notifications,
+//!    payments) take the target's next numbers in the source's order, and references to
+//!    renumbered notifications follow. It records the cutover, still `copying`.
+//! 4. **Source: rows out.** The source deletes the tree's rows and commits; its locks go.
+//! 5. **Target: active.** The target's folds take the tree's records from the cutover on.
+//!
+//! A failure before 4 commits leaves the source holding the tree (its transaction rolls
+//! back) and the target `copying`: [`abandon_move`] removes what the target copied, and the
+//! move can be made again. A failure between 4 and 5 is finished by making the move again (it
+//! finds the source let go, and activates). Both shards must be PostgreSQL stores of the same
+//! schema, price book and closed periods.
+
+use super::placements::{Placements, cutover_text};
+use super::{Shard, root_of};
+use crate::conn::db::Pool;
+use crate::conn::error::{Result, StoreError};
+use crate::conn::store::Store;
+use sqlx::{PgPool, Row};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How the rows of a table belong to a tree.
+#[derive(Debug, Clone, Copy)]
+enum Belongs {
+    /// A column holding the account (or billing domain) id.
+    Column(&'static str),
+    /// A payment, by its invoice's account.
+    Invoice,
+    /// A delivery (or its attempts), by its endpoint's account.
+    Endpoint,
+}
+
+/// One table a move carries.
+#[derive(Debug, Clone, Copy)]
+struct Table {
+    name: &'static str,
+    belongs: Belongs,
+    /// A column the target's sequence numbers anew, in the source's order.
+    renumbered: Option<&'static str>,
+    /// A column holding a notification id, renumbered with the notifications.
+    notification: Option<&'static str>,
+}
+
+const fn by(name: &'static str, column: &'static str) -> Table {
+    Table {
+        name,
+        belongs: Belongs::Column(column),
+        renumbered: None,
+        notification: None,
+    }
+}
+
+/// Every table of a tree's rows, in the order they are written (a table whose column follows
+/// another's renumbering comes after it). Not carried: the log, the outbox and dead letters
+/// (the source's own relay publishes what it wrote), consumer positions, idempotency keys,
+/// and the platform's tables (price books, periods, settings, number series).
+const TABLES: &[Table] = &[
+    by("accounts", "id"),
+    by("account_profiles", "account"),
+    by("account_term_revisions", "account"),
+    by("account_terms", "account"),
+    by("adjustments", "account"),
+    by("api_keys", "account"),
+    by("credit_notes", "account"),
+    by("egress", "account"),
+    by("events", "account"),
+    by("hold_revs", "account"),
+    by("holds", "account"),
+    by("invoices", "account"),
+    by("late_usage", "account"),
+    by("ledger_keys", "account"),
+    by("ledger_tokens", "account"),
+    Table {
+        renumbered: Some("id"),
+        ..by("notifications", "account")
+    },
+    by("notify_settings", "account"),
+    by("notify_states", "account"),
+    by("provisional_costs", "account"),
+    Table {
+        renumbered: Some("seq"),
+        ..by("quota_decisions", "account")
+    },
+    by("quota_levels", "account"),
+    by("quotas", "account"),
+    by("rental_events", "account"),
+    by("usage_facts", "account"),
+    Table {
+        renumbered: Some("seq"),
+        ..by("wallet_movements", "account")
+    },
+    by("wallets", "account"),
+    by("webhook_endpoints", "account"),
+    Table {
+        name: "invoice_payments",
+        belongs: Belongs::Invoice,
+        renumbered: Some("seq"),
+        notification: None,
+    },
+    Table {
+        name: "deliveries",
+        belongs: Belongs::Endpoint,
+        renumbered: None,
+        notification: Some("notification"),
+    },
+    Table {
+        name: "delivery_attempts",
+        belongs: Belongs::Endpoint,
+        renumbered: None,
+        notification: Some("notification"),
+    },
+];
+
+impl Table {
+    /// The tree's rows of this table (the accounts are in `moving_accounts`), as a `select`.
+    fn select(&self) -> String {
+        let order = self
+            .renumbered
+            .map(|c| format!(" order by t.{c}"))
+            .unwrap_or_default();
+        match self.belongs {
+            Belongs::Column(c) => format!(
+                "select t.* from {} t join moving_accounts m on t.{c} = m.account{order}",
+                self.name
+            ),
+            Belongs::Invoice => format!(
+                "select t.* from {} t join invoices i on i.id = t.invoice_id \
+                 join moving_accounts m on i.account = m.account{order}",
+                self.name
+            ),
+            Belongs::Endpoint => format!(
+                "select t.* from {} t join webhook_endpoints e on e.id = t.endpoint \
+                 join moving_accounts m on e.account = m.account{order}",
+                self.name
+            ),
+        }
+    }
+
+    fn delete(&self) -> String {
+        match self.belongs {
+            Belongs::Column(c) => format!(
+                "delete from {} t using moving_accounts m where t.{c} = m.account",
+                self.name
+            ),
+            Belongs::Invoice => format!(
+                "delete from {} t using invoices i, moving_accounts m \
+                 where i.id = t.invoice_id and i.account = m.account",
+                self.name
+            ),
+            Belongs::Endpoint => format!(
+                "delete from {} t using webhook_endpoints e, moving_accounts m \
+                 where e.id = t.endpoint and e.account = m.account",
+                self.name
+            ),
+        }
+    }
+}
+
+/// What a move did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveReport {
+    pub root: String,
+    pub from: u32,
+    pub to: u32,
+    /// The tree's accounts and billing domains that moved.
+    pub accounts: Vec<String>,
+    /// Rows carried, per table (tables without any left out).
+    pub rows: BTreeMap<String, u64>,
+    /// Per partition of the usage topic, the first offset the target folds.
+    pub cutover: BTreeMap<i64, i64>,
+}
+
+fn pg(store: &Store) -> Result<&PgPool> {
+    match &store.pool {
+        Pool::Pg(p) => Ok(p),
+        Pool::Lite(_) => Err(StoreError::Move {
+            root: String::new(),
+            why: "shards are PostgreSQL databases; this store is SQLite".into(),
+        }),
+    }
+}
+
+fn refuse(root: &str, why: impl Into<String>) -> StoreError {
+    StoreError::Move {
+        root: root.to_string(),
+        why: why.into(),
+    }
+}
+
+/// Moves the tree `root` from `source` to `target` (see the module header). `usage_topic` is
+/// the topic whose stored positions make the cutover.
+pub async fn move_tree(
+    source: &Store,
+    target: &Store,
+    root: &str,
+    usage_topic: &str,
+    now_ms: i64,
+) -> Result<MoveReport> {
+    let (from, to) = shards_of(source, target, root)?;
+    let (spool, tpool) = (pg(source)?, pg(target)?);
+    same_platform(spool, tpool, root).await?;
+    let placements = {
+        let mut c = source.pool.acquire().await?;
+        Placements::load(&mut c).await?
+    };
+    let target_placements = {
+        let mut c = target.pool.acquire().await?;
+        Placements::load(&mut c).await?
+    };
+    // A move whose source let go but whose target was not activated: finish it.
+    if let Some(last) = target_placements.moves.get(root).and_then(|h| h.last())
+        && last.shard == to.index
+        && !last.active
+        && placements
+            .moves
+            .get(root)
+            .and_then(|h| h.last())
+            .is_some_and(|m| m.seq == last.seq && m.shard == to.index && m.active)
+    {
+        activate(tpool, root, last.seq).await?;
+        return Err(refuse(
+            root,
+            format!(
+                "it had already moved to shard {} (its move {} was finished now)",
+                to, last.seq
+            ),
+        ));
+    }
+    if !placements.holds_now(from, root) {
+        return Err(refuse(root, format!("shard {from} does not hold it")));
+    }
+    if target_placements
+        .moves
+        .get(root)
+        .and_then(|h| h.last())
+        .is_some_and(|m| !m.active)
+    {
+        return Err(refuse(
+            root,
+            "an earlier move to this target did not finish: abandon it first (gpubill shards abandon)",
+        ));
+    }
+    // 1. The target waits on the tree's records.
+    let history = placements.moves.get(root).cloned().unwrap_or_default();
+    let seq = history.last().map_or(1, |m| m.seq + 1);
+    {
+        let mut tx = tpool.begin().await?;
+        for m in &history {
+            sqlx::query(
+                "insert into tree_moves (root, seq, shard, cutover, state, moved_at_ms) \
+                 values ($1, $2, $3, $4, 'active', $5) on conflict (root, seq) do nothing",
+            )
+            .bind(root)
+            .bind(m.seq)
+            .bind(i64::from(m.shard))
+            .bind(m.cutover.as_ref().map(cutover_text))
+            .bind(m.moved_at_ms)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query(
+            "insert into tree_moves (root, seq, shard, cutover, state, moved_at_ms) \
+             values ($1, $2, $3, null, 'copying', $4)",
+        )
+        .bind(root)
+        .bind(seq)
+        .bind(i64::from(to.index))
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+    }
+    // 2. The source lets go: its locks for the session, then one snapshot.
+    let mut sconn = spool.acquire().await?;
+    let locked = async {
+        for key in [
+            crate::conn::locks::WRITER_LOCK,
+            crate::conn::locks::HOLDS_LOCK,
+        ] {
+            sqlx::query("select pg_advisory_lock($1)")
+                .bind(key)
+                .execute(&mut *sconn)
+                .await?;
+        }
+        let result = carry(
+            source,
+            &mut sconn,
+            tpool,
+            root,
+            (seq, to),
+            usage_topic,
+            now_ms,
+        )
+        .await;
+        for key in [
+            crate::conn::locks::HOLDS_LOCK,
+            crate::conn::locks::WRITER_LOCK,
+        ] {
+            sqlx::query("select pg_advisory_unlock($1)")
+                .bind(key)
+                .execute(&mut *sconn)
+                .await?;
+        }
+        result
+    }
+    .await;
+    let (accounts, rows, cutover) = locked?;
+    // 5. The target takes the tree's records from the cutover on.
+    activate(tpool, root, seq).await?;
+    Ok(MoveReport {
+        root: root.to_string(),
+        from: from.index,
+        to: to.index,
+        accounts,
+        rows,
+        cutover,
+    })
+}
+
+type Carried = (Vec<String>, BTreeMap<String, u64>, BTreeMap<i64, i64>);
+
+/// Steps 2 to 4, on the source's connection holding its locks.
+async fn carry(
+    source: &Store,
+    sconn: &mut sqlx::PgConnection,
+    tpool: &PgPool,
+    root: &str,
+    (seq, to): (i64, Shard),
+    usage_topic: &str,
+    now_ms: i64,
+) -> Result<Carried> {
+    sqlx::query("begin isolation level repeatable read")
+        .execute(&mut *sconn)
+        .await?;
+    let result = async {
+        let accounts = tree_accounts(source, sconn, root).await?;
+        let cutover: BTreeMap<i64, i64> =
+            sqlx::query("select partition, next_offset from consumer_offsets where consumer = $1")
+                .bind(usage_topic)
+                .fetch_all(&mut *sconn)
+                .await?
+                .into_iter()
+                .map(|r| (r.get::<i64, _>("partition"), r.get::<i64, _>("next_offset")))
+                .collect();
+        sqlx::query(
+            "insert into tree_moves (root, seq, shard, cutover, state, moved_at_ms) \
+             values ($1, $2, $3, $4, 'active', $5)",
+        )
+        .bind(root)
+        .bind(seq)
+        .bind(i64::from(to.index))
+        .bind(cutover_text(&cutover))
+        .bind(now_ms)
+        .execute(&mut *sconn)
+        .await?;
+        sqlx::query("create temp table moving_accounts (account text primary key) on commit drop")
+            .execute(&mut *sconn)
+            .await?;
+        sqlx::query("insert into moving_accounts select unnest($1::text[])")
+            .bind(&accounts)
+            .execute(&mut *sconn)
+            .await?;
+        let mut copied: Vec<(Table, Vec<u8>)> = Vec::new();
+        for table in TABLES {
+            copied.push((*table, copy_out(sconn, &table.select()).await?));
+        }
+        // 3. The rows into the target, with the cutover, in one transaction.
+        let rows = write_target(tpool, root, seq, &cutover, copied).await?;
+        // 4. The rows out of the source: dependent tables first.
+        for table in TABLES.iter().rev() {
+            sqlx::query(&table.delete()).execute(&mut *sconn).await?;
+        }
+        Ok::<_, StoreError>((accounts, rows, cutover))
+    }
+    .await;
+    match result {
+        Ok(done) => {
+            sqlx::query("commit").execute(&mut *sconn).await?;
+            Ok(done)
+        }
+        Err(e) => {
+            let _ = sqlx::query("rollback").execute(&mut *sconn).await;
+            Err(e)
+        }
+    }
+}
+
+/// The accounts and billing domains of the tree `root` the source knows: every id of its
+/// account tables and of the price book's organization whose root is `root`.
+async fn tree_accounts(
+    source: &Store,
+    sconn: &mut sqlx::PgConnection,
+    root: &str,
+) -> Result<Vec<String>> {
+    let known: Vec<String> = sqlx::query(
+        "select id as account from accounts \
+         union select account from ledger_tokens union select account from account_terms \
+         union select account from wallets union select account from quotas \
+         union select account from notify_settings union select account from api_keys \
+         union select account from account_profiles union select account from invoices \
+         union select account from provisional_costs \
+         union select account from webhook_endpoints where account is not null",
+    )
+    .fetch_all(&mut *sconn)
+    .await?
+    .into_iter()
+    .map(|r| r.get::<String, _>("account"))
+    .collect();
+    let books = {
+        let mut c = source.pool.acquire().await?;
+        source.books(&mut c).await?
+    };
+    let book = books.1.latest();
+    let mut ids: BTreeSet<String> = known.into_iter().collect();
+    if let Some(b) = book {
+        ids.extend(b.org.accounts().map(String::from));
+    }
+    ids.insert(root.to_string());
+    Ok(ids
+        .into_iter()
+        .filter(|id| root_of(book, id) == root)
+        .collect())
+}
+
+async fn copy_out(conn: &mut sqlx::PgConnection, select: &str) -> Result<Vec<u8>> {
+    use futures_util::TryStreamExt;
+    let mut stream = conn
+        .copy_out_raw(&format!("copy ({select}) to stdout (format binary)"))
+        .await?;
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.try_next().await? {
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+async fn copy_in(conn: &mut sqlx::PgConnection, table: &str, data: Vec<u8>) -> Result<u64> {
+    let mut copy = conn
+        .copy_in_raw(&format!("copy {table} from stdin (format binary)"))
+        .await?;
+    if let Err(e) = copy.send(data).await {
+        copy.abort(e.to_string()).await?;
+        return Err(e.into());
+    }
+    Ok(copy.finish().await?)
+}
+
+/// Step 3: every table's rows into the target, renumbering where a sequence numbers them.
+async fn write_target(
+    tpool: &PgPool,
+    root: &str,
+    seq: i64,
+    cutover: &BTreeMap<i64, i64>,
+    copied: Vec<(Table, Vec<u8>)>,
+) -> Result<BTreeMap<String, u64>> {
+    let mut tx = tpool.begin().await?;
+    let mut rows = BTreeMap::new();
+    for (table, data) in copied {
+        let n = if table.renumbered.is_none() && table.notification.is_none() {
+            copy_in(&mut tx, table.name, data).await?
+        } else {
+            staged(&mut tx, &table, data).await?
+        };
+        if n > 0 {
+            rows.insert(table.name.to_string(), n);
+        }
+    }
+    sqlx::query("update tree_moves set cutover = $3 where root = $1 and seq = $2")
+        .bind(root)
+        .bind(seq)
+        .bind(cutover_text(cutover))
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// A table whose rows are renumbered (or refer to renumbered notifications): into a staging
+/// table first, numbers mapped there, then in. The mapping of notification ids is kept in
+/// `moved_notifications` for the deliveries that follow.
+async fn staged(conn: &mut sqlx::PgConnection, table: &Table, data: Vec<u8>) -> Result<u64> {
+    let stage = format!("moving_{}", table.name);
+    sqlx::query(&format!(
+        "create temp table {stage} (like {} including defaults) on commit drop",
+        table.name
+    ))
+    .execute(&mut *conn)
+    .await?;
+    let n = copy_in(conn, &stage, data).await?;
+    if let Some(col) = table.notification {
+        sqlx::query(&format!(
+            "update {stage} s set {col} = m.new from moved_notifications m where s.{col} = m.old"
+        ))
+        .execute(&mut *conn)
+        .await?;
+    }
+    if let Some(col) = table.renumbered {
+        let olds: Vec<i64> =
+            sqlx::query(&format!("select {col} as old from {stage} order by {col}"))
+                .fetch_all(&mut *conn)
+                .await?
+                .into_iter()
+                .map(|r| r.get::<i64, _>("old"))
+                .collect();
+        let mut news: Vec<i64> = sqlx::query(&format!(
+            "select nextval(pg_get_serial_sequence('{}', '{col}')) as new \
+             from generate_series(1, $1)",
+            table.name
+        ))
+        .bind(olds.len() as i64)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| r.get::<i64, _>("new"))
+        .collect();
+        news.sort_unstable();
+        let map = if table.name == "notifications" {
+            "moved_notifications".to_string()
+        } else {
+            format!("moved_{}_map", table.name)
+        };
+        sqlx::query(&format!(
+            "create temp table {map} (old bigint primary key, new bigint not null) on commit drop"
+        ))
+        .execute(&mut *conn)
+        .await?;
+        sqlx::query(&format!(
+            "insert into {map} select * from unnest($1::bigint[], $2::bigint[])"
+        ))
+        .bind(&olds)
+        .bind(&news)
+        .execute(&mut *conn)
+        .await?;
+        sqlx::query(&format!(
+            "update {stage} s set {col} = m.new from {map} m where s.{col} = m.old"
+        ))
+        .execute(&mut *conn)
+        .await?;
+    }
+    sqlx::query(&format!(
+        "insert into {} overriding system value select * from {stage}",
+        table.name
+    ))
+    .execute(&mut *conn)
+    .await?;
+    Ok(n)
+}
+
+async fn activate(tpool: &PgPool, root: &str, seq: i64) -> Result<()> {
+    sqlx::query("update tree_moves set state = 'active' where root = $1 and seq = $2")
+        .bind(root)
+        .bind(seq)
+        .execute(tpool)
+        .await?;
+    Ok(())
+}
+
+/// Undoes a move that failed before the source let go: the target's copied rows of the tree
+/// (if its transaction committed) and its `copying` record. Refused when the source did let
+/// go (make the move again instead: it finishes it).
+pub async fn abandon_move(source: &Store, target: &Store, root: &str) -> Result<()> {
+    let (_, to) = shards_of(source, target, root)?;
+    let (spool, tpool) = (pg(source)?, pg(target)?);
+    let last = {
+        let mut c = target.pool.acquire().await?;
+        Placements::load(&mut c).await?
+    }
+    .moves
+    .get(root)
+    .and_then(|h| h.last().cloned());
+    let Some(last) = last.filter(|m| !m.active && m.shard == to.index) else {
+        return Err(refuse(
+            root,
+            format!("shard {to} has no unfinished move of it"),
+        ));
+    };
+    let let_go: bool =
+        sqlx::query("select count(*) > 0 as done from tree_moves where root = $1 and seq = $2")
+            .bind(root)
+            .bind(last.seq)
+            .fetch_one(spool)
+            .await?
+            .get("done");
+    if let_go {
+        return Err(refuse(
+            root,
+            "the source let go of it already: make the move again to finish it",
+        ));
+    }
+    let mut tx = tpool.begin().await?;
+    let accounts = {
+        let mut c = source.pool.acquire().await?;
+        let books = source.books(&mut c).await?;
+        let mut ids: BTreeSet<String> = BTreeSet::new();
+        for r in sqlx::query("select account from ledger_tokens union select id from accounts")
+            .fetch_all(&mut *tx)
+            .await?
+        {
+            ids.insert(r.get::<String, _>("account"));
+        }
+        if let Some(b) = books.1.latest() {
+            ids.extend(b.org.accounts().map(String::from));
+        }
+        ids.insert(root.to_string());
+        ids.into_iter()
+            .filter(|id| root_of(books.1.latest(), id) == root)
+            .collect::<Vec<_>>()
+    };
+    sqlx::query("create temp table moving_accounts (account text primary key) on commit drop")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("insert into moving_accounts select unnest($1::text[])")
+        .bind(&accounts)
+        .execute(&mut *tx)
+        .await?;
+    for table in TABLES.iter().rev() {
+        sqlx::query(&table.delete()).execute(&mut *tx).await?;
+    }
+    sqlx::query("delete from tree_moves where root = $1 and seq = $2")
+        .bind(root)
+        .bind(last.seq)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The two stores' shards: both shards of one deployment, not the same one.
+fn shards_of(source: &Store, target: &Store, root: &str) -> Result<(Shard, Shard)> {
+    let (Some(from), Some(to)) = (source.shard, target.shard) else {
+        return Err(refuse(root, "both stores must be shards (--shard I/N)"));
+    };
+    if from.count != to.count {
+        return Err(refuse(
+            root,
+            format!("shards {from} and {to} are not of one deployment"),
+        ));
+    }
+    if from.index == to.index {
+        return Err(refuse(
+            root,
+            format!("source and target are both shard {from}"),
+        ));
+    }
+    Ok((from, to))
+}
+
+/// The two shards agree on what rates a tree: schema, price book versions, closed periods.
+async fn same_platform(spool: &PgPool, tpool: &PgPool, root: &str) -> Result<()> {
+    for (what, sql) in [
+        (
+            "schema version",
+            "select coalesce(max(version), 0)::text as v from _sqlx_migrations",
+        ),
+        (
+            "price book versions",
+            "select coalesce(string_agg(version::text || ':' || md5(toml), ',' order by version), '') as v from pricebooks",
+        ),
+        (
+            "closed periods",
+            "select coalesce(string_agg(period, ',' order by period), '') as v from periods where closed_at_ms is not null",
+        ),
+    ] {
+        let a: String = sqlx::query(sql).fetch_one(spool).await?.get("v");
+        let b: String = sqlx::query(sql).fetch_one(tpool).await?.get("v");
+        if a != b {
+            return Err(refuse(
+                root,
+                format!("the shards' {what} differ ({a:?} on the source, {b:?} on the target)"),
+            ));
+        }
+    }
+    Ok(())
+}
