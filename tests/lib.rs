@@ -183,6 +183,7 @@ impl TestApp {
             limiter: Default::default(),
             usage_answers: Default::default(),
             webhook_policy: Default::default(),
+            shards: None,
         };
         TestApp {
             app: router(state.clone()),

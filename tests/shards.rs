@@ -468,3 +468,107 @@ async fn event_counts(shards: &[TestApp]) -> Vec<i64> {
     }
     out
 }
+
+/// Serves `router` on a port of its own; answers its base URL.
+async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn any_shards_api_answers_for_every_tree_by_forwarding_to_its_holder() {
+    use axum::http::StatusCode;
+    use billing_store::shard::directory::Directory;
+    let directory_url = fresh_db_at(&postgres_base()).await;
+    let directory = Directory::open(&directory_url).await.unwrap();
+    let mut shards = Vec::new();
+    for i in 0..2u32 {
+        let base = if i == 0 {
+            postgres_base()
+        } else {
+            postgres_second_base()
+        };
+        let url = fresh_db_at(&base).await;
+        let shard = Shard { index: i, count: 2 };
+        let mut t = TestApp::open_shard(&url, shard).await;
+        t.put_pricebook(BOOK).await;
+        t.state.shards = Some(std::sync::Arc::new(billing_api::shards::ShardRoutes::new(
+            shard,
+            Directory::open(&directory_url).await.unwrap(),
+        )));
+        t.app = billing_api::router(t.state.clone());
+        let api = serve(t.app.clone()).await;
+        directory.put_shard(shard, &url, &api).await.unwrap();
+        shards.push(t);
+    }
+    let home = shard_of_root("corp", 2) as usize;
+    let other = 1 - home;
+    let (h, o) = (&shards[home], &shards[other]);
+
+    // Made through the shard that does not hold the tree: it is made on the holder.
+    let (s, made) = o
+        .admin(
+            "POST",
+            "/v1/admin/accounts",
+            json!({"id":"corp"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{made}");
+    let key = made["api_key"].as_str().unwrap().to_string();
+    let known = |t: &TestApp| {
+        let store = t.state.store.clone();
+        async move { store.admin().known_accounts().await.unwrap() }
+    };
+    assert!(known(h).await.contains("corp"));
+    assert!(!known(o).await.contains("corp"));
+    // The key lives with its account: the other shard forwards the key's requests.
+    let (s, me) = o.get("/v1/me", &key).await;
+    assert_eq!(
+        (s, me["account"].as_str()),
+        (StatusCode::OK, Some("corp")),
+        "{me}"
+    );
+    let direct = h.admin("GET", "/v1/admin/accounts/ml/terms", "").await;
+    let forwarded = o.admin("GET", "/v1/admin/accounts/ml/terms", "").await;
+    assert_eq!(direct, forwarded, "ml is in corp's tree");
+    // A tree the shard holds is answered there.
+    let own = (0..50)
+        .map(|i| format!("t-{i}"))
+        .find(|a| shard_of_root(a, 2) as usize == other)
+        .unwrap();
+    let (s, _) = o
+        .admin("POST", "/v1/admin/accounts", json!({"id": own}).to_string())
+        .await;
+    assert_eq!(s, StatusCode::CREATED);
+    assert!(known(o).await.contains(&own) && !known(h).await.contains(&own));
+    // A key no shard holds is refused as everywhere.
+    let (s, _) = o.get("/v1/me", &format!("gbk_{}", "0".repeat(64))).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+
+    // Once the tree moved, the former holder forwards its requests to the new one.
+    let report = billing_store::shard::move_tree(
+        &h.state.store,
+        &o.state.store,
+        "corp",
+        "gpu.usage.v1",
+        DEC_2_2026_MS,
+    )
+    .await
+    .unwrap();
+    directory
+        .placed("corp", report.to, report.moves, DEC_2_2026_MS)
+        .await
+        .unwrap();
+    assert!(known(o).await.contains("corp") && !known(h).await.contains("corp"));
+    let (s, me) = h.get("/v1/me", &key).await;
+    assert_eq!(
+        (s, me["account"].as_str()),
+        (StatusCode::OK, Some("corp")),
+        "{me}"
+    );
+    let (s, _) = h.admin("GET", "/v1/admin/accounts/corp/terms", "").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(directory.holder("corp", 2).await.unwrap() as usize, other);
+}

@@ -98,6 +98,7 @@ async fn open(
         limiter: Default::default(),
         usage_answers: Default::default(),
         webhook_policy: Default::default(),
+        shards: None,
     };
     Ok(TestApp {
         app: router(state.clone()),

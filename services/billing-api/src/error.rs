@@ -111,7 +111,10 @@ impl From<billing_store::StoreError> for ApiError {
             }
             S::PriceBook(_) => ApiError::Unprocessable(e.to_string()),
             S::BatchTooLarge(_) => ApiError::TooLarge(e.to_string()),
-            S::Fenced { .. } | S::Group(_) => ApiError::Unavailable(e.to_string()),
+            S::Fenced { .. } | S::Group(_) | S::TreeMoving { .. } => {
+                ApiError::Unavailable(e.to_string())
+            }
+            S::Move { .. } | S::Directory(_) => ApiError::Conflict(e.to_string()),
             other => ApiError::Internal(other.to_string()),
         }
     }

@@ -29,6 +29,7 @@ mod printable;
 mod query;
 mod quota;
 mod routes;
+pub mod shards;
 mod state;
 mod terms;
 mod usage;

@@ -162,6 +162,10 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             auth::actor_layer,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::shards::route,
+        ))
         .layer(DefaultBodyLimit::max(limits::MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(limits::json_errors))
         .with_state(state)

@@ -39,6 +39,9 @@ pub struct AppState {
     /// Issue 28: the addresses webhook endpoints may have besides public ones (the operator's
     /// `--webhook-allow-cidr`); `Default` allows public addresses only.
     pub webhook_policy: Arc<AddressPolicy>,
+    /// Issue 29: this API's shard and the directory it forwards other trees' requests by
+    /// (see [`crate::shards`]); None in a deployment of one database.
+    pub shards: Option<Arc<crate::shards::ShardRoutes>>,
 }
 
 impl AppState {

@@ -8,6 +8,7 @@ mod rate;
 mod replay;
 mod serve;
 mod settings;
+mod shards;
 mod simulate;
 mod verify;
 
@@ -45,6 +46,9 @@ enum Command {
     /// Recompute the ledger and every issued invoice from the stored events; exit 1 on any
     /// difference (the auditor's check).
     Verify(verify::VerifyArgs),
+    /// The shards of a deployment (issue 29): the directory, and moving an organization tree
+    /// to another shard online.
+    Shards(shards::ShardsArgs),
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -130,6 +134,9 @@ fn run() -> ExitCode {
         Command::Verify(args) => runtime().and_then(|rt| rt.block_on(verify::run(args))),
         Command::Replay(args) => runtime()
             .and_then(|rt| rt.block_on(replay::run(args)))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Shards(args) => runtime()
+            .and_then(|rt| rt.block_on(shards::run(args)))
             .map(|()| ExitCode::SUCCESS),
     };
     match result {

@@ -88,6 +88,17 @@ impl Application {
             limiter: Arc::new(billing_api::limits::RateLimiter::new(settings.rate_limits)),
             usage_answers: Default::default(),
             webhook_policy: Arc::new(settings.webhook_policy.clone()),
+            shards: match (settings.shard, &settings.shard_directory) {
+                (Some(shard), Some(url)) => {
+                    let directory = billing_store::shard::directory::Directory::open(url.expose())
+                        .await
+                        .context("cannot open the shard directory")?;
+                    Some(Arc::new(billing_api::shards::ShardRoutes::new(
+                        shard, directory,
+                    )))
+                }
+                _ => None,
+            },
         };
         Ok(Application {
             state,

@@ -115,6 +115,10 @@ pub struct KafkaFlags {
     /// `{commands-topic}.shard-I-of-N`. Needs `--kafka-brokers` and a database of its own.
     #[arg(long, env = "GPUBILL_SHARD")]
     pub shard: Option<billing_store::shard::Shard>,
+    /// With `--shard`: the shard directory (PostgreSQL, see `gpubill shards`). The API then
+    /// forwards each request for a tree another shard holds to that shard's API.
+    #[arg(long, env = "GPUBILL_SHARD_DIRECTORY", requires = "shard")]
+    pub shard_directory: Option<String>,
 }
 
 /// Which events the engine accepts by their time.
@@ -349,6 +353,8 @@ pub struct Settings {
     pub webhook_policy: billing_webhooks::target::AddressPolicy,
     /// The shard this engine is (`--shard`), if any.
     pub shard: Option<billing_store::shard::Shard>,
+    /// The shard directory the API forwards by (`--shard-directory`).
+    pub shard_directory: Option<Secret>,
 }
 
 impl Settings {
@@ -431,6 +437,7 @@ impl Settings {
             rate_limits: args.limits.rate_limits(),
             webhook_policy: args.notify.webhook_policy()?,
             shard: args.kafka.shard,
+            shard_directory: args.kafka.shard_directory.clone().map(Secret),
         })
     }
 }

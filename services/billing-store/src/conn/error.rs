@@ -35,6 +35,9 @@ pub enum StoreError {
     /// Issue 29: a move of a tree between shards that cannot be done, and why.
     #[error("cannot move the tree {root:?}: {why}")]
     Move { root: String, why: String },
+    /// Issue 29: the directory of shards refuses a change, and why.
+    #[error("shard directory: {0}")]
+    Directory(String),
     /// Section 18: an account that does not pay for itself has no invoice of its own.
     #[error(
         "account {account:?} does not pay for itself: its cost is on the invoice of its payer {payer:?}, allocated by account (GET /v1/allocation)"

@@ -11,6 +11,7 @@
 //! account. What shard 0 alone folds: records that cannot be decoded, so that each reaches the
 //! dead-letter topic once.
 
+pub mod directory;
 pub(crate) mod moves;
 pub(crate) mod placements;
 
@@ -126,6 +127,16 @@ impl Shard {
             Ok(e) if e.is_platform() => Holder::Here,
             Ok(e) => placements.holder(*self, root_of(book, &e.subject), partition, offset),
         }
+    }
+}
+
+impl crate::conn::store::Store {
+    /// The root of `account`'s tree as this store's folds see it (the latest price book's
+    /// organization): the key the directory places trees by.
+    pub async fn tree_root(&self, account: &str) -> crate::conn::error::Result<String> {
+        let mut conn = self.pool.acquire().await?;
+        let books = self.books(&mut conn).await?;
+        Ok(root_of(books.1.latest(), account).to_string())
     }
 }
 

@@ -172,6 +172,8 @@ pub struct MoveReport {
     pub root: String,
     pub from: u32,
     pub to: u32,
+    /// The move's number in the tree's history (1 for its first).
+    pub moves: i64,
     /// The tree's accounts and billing domains that moved.
     pub accounts: Vec<String>,
     /// Rows carried, per table (tables without any left out).
@@ -321,6 +323,7 @@ pub async fn move_tree(
         root: root.to_string(),
         from: from.index,
         to: to.index,
+        moves: seq,
         accounts,
         rows,
         cutover,
