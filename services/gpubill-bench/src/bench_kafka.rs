@@ -7,7 +7,6 @@
 
 use crate::kafka_kit::*;
 use billing_store::Store;
-use rdkafka::producer::FutureRecord;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,21 +45,8 @@ async fn throughput(
         events.len(),
         bytes as f64 / 1e6
     );
-    let producer = producer(&args.brokers)?;
     let t = Instant::now();
-    for chunk in events.chunks(50_000) {
-        let mut acks = Vec::with_capacity(chunk.len());
-        for (key, e) in chunk {
-            acks.push(
-                producer
-                    .send_result(FutureRecord::to(topic).key(key).payload(e))
-                    .map_err(|(e, _)| e)?,
-            );
-        }
-        for a in acks {
-            a.await?.map_err(|(e, _)| e)?;
-        }
-    }
+    produce_all(&args.brokers, topic, &events).await?;
     let produce = t.elapsed();
     println!(
         "produce:          {:>9.0} events/s ({:.1} s)",

@@ -72,6 +72,14 @@ pub struct BenchKafkaArgs {
     /// batch reads the ledgers it re-rates from the database).
     #[arg(long, default_value_t = billing_store::DEFAULT_LEDGER_CACHE_KEYS)]
     pub ledger_cache_keys: usize,
+    /// Instead: shards (issue 29, `bench_shards.rs`): a month of usage folded by one shard,
+    /// then by this many at once (databases alternating between `--postgres` and
+    /// `--postgres-second`), then a move of shard 0's largest tree to shard 1, timed.
+    #[arg(long)]
+    pub shards: Option<u32>,
+    /// The second PostgreSQL server of `--shards` (`scripts/services.sh postgres-second`).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5433")]
+    pub postgres_second: String,
     /// Lag recovery: how long the engine stays stopped, in seconds.
     #[arg(long, default_value_t = 30)]
     pub stop_seconds: u64,
@@ -212,6 +220,29 @@ pub(crate) fn fleet_events(n: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
         }
     })?;
     Ok(out)
+}
+
+/// Produces every event keyed as given, waiting for each acknowledgement (50,000 in flight).
+pub(crate) async fn produce_all(
+    brokers: &str,
+    topic: &str,
+    events: &[(String, Vec<u8>)],
+) -> anyhow::Result<()> {
+    let producer = producer(brokers)?;
+    for chunk in events.chunks(50_000) {
+        let mut acks = Vec::with_capacity(chunk.len());
+        for (key, e) in chunk {
+            acks.push(
+                producer
+                    .send_result(FutureRecord::to(topic).key(key).payload(e))
+                    .map_err(|(e, _)| e)?,
+            );
+        }
+        for a in acks {
+            a.await?.map_err(|(e, _)| e)?;
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn producer(brokers: &str) -> anyhow::Result<FutureProducer> {

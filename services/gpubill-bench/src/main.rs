@@ -14,6 +14,7 @@ mod bench_decisions;
 mod bench_kafka;
 mod bench_lag;
 mod bench_part3;
+mod bench_shards;
 mod bench_webhooks;
 mod kafka_kit;
 mod load;
@@ -53,6 +54,9 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// `gpubill-bench bench-kafka`: a fresh topic and database ([`kafka_kit::prepare`]), then
 /// the soak run (`soak.rs`) or the run of `bench_kafka.rs` the arguments choose.
 async fn bench_kafka(args: kafka_kit::BenchKafkaArgs) -> anyhow::Result<()> {
+    if let Some(shards) = args.shards {
+        return bench_shards::run(&args, shards).await;
+    }
     let (topic, db, store) = kafka_kit::prepare(&args).await?;
     if let Some(seconds) = args.soak_seconds {
         return soak::soak(&args, &topic, store, seconds).await;

@@ -1,0 +1,217 @@
+//! `gpubill-bench bench-kafka --shards N` (issue 29): a month of a fleet's usage folded by one
+//! shard, then by N shards at once (databases alternating between two PostgreSQL servers,
+//! `--postgres` and `--postgres-second`), each shard in its own consumer group reading every
+//! partition and folding only its trees; then the largest tree of shard 0 is moved to shard 1
+//! and the move timed. Every figure beside the bare consume rate of the same topic.
+//!
+//! Needs the broker and both servers: `./scripts/services.sh postgres postgres-second kafka`.
+
+use crate::kafka_kit::*;
+use billing_store::Store;
+use billing_store::shard::Shard;
+use gpubill_fleet::{FleetSpec, generate};
+use sqlx::Row;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One shard's part of a run.
+struct ShardRun {
+    store: Arc<Store>,
+    url: String,
+    /// Distinct events it holds.
+    events: i64,
+    /// From its first folded batch to its last record.
+    seconds: f64,
+}
+
+pub async fn run(args: &BenchKafkaArgs, shards: u32) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (2..=64).contains(&shards),
+        "--shards must be 2 to 64 (1 is the baseline every run measures)"
+    );
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis();
+    let topic = format!("gpubill-bench-shards-{stamp}");
+    create_topic(&args.brokers, &topic, args.partitions).await?;
+    let events = month_fleet(args.events)?;
+    println!(
+        "topic {topic} ({} partitions), {} events of 30 days (5-min heartbeats), {} cores",
+        args.partitions,
+        events.len(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    produce_all(&args.brokers, &topic, &events).await?;
+    let bare = bare_consume(&args.brokers, &topic, events.len()).await?;
+    println!("bare consume:     {bare:>9.0} records/s (one reader of every partition)");
+    let total = events.len() as i64;
+
+    let (one, one_wall) = fold(args, &topic, stamp, 1, total).await?;
+    let base = one[0].events as f64 / one[0].seconds;
+    println!(
+        "1 shard:  {:>9.0} events/s ({} events, {:.1} s)",
+        base, one[0].events, one_wall
+    );
+    let (many, wall) = fold(args, &topic, stamp, shards, total).await?;
+    let held: i64 = many.iter().map(|r| r.events).sum();
+    for (i, r) in many.iter().enumerate() {
+        let rate = r.events as f64 / r.seconds;
+        println!(
+            "shard {i}/{shards} ({}): {rate:>9.0} events/s of its own ({} events, {:.1} s, reading all {} records: {:.0} records/s), {:.2} of one shard's",
+            server_of(&r.url),
+            r.events,
+            r.seconds,
+            total,
+            total as f64 / r.seconds,
+            rate / base
+        );
+    }
+    println!(
+        "{shards} shards together: {:>9.0} events/s ({held} events, {wall:.1} s wall), {:.2} of one shard",
+        held as f64 / wall,
+        held as f64 / wall / base
+    );
+
+    // The move: shard 0's largest tree to shard 1, the engines stopped (nothing to fold).
+    let (root, its_events) = largest_account(&many[0].url).await?;
+    let t = Instant::now();
+    let report =
+        billing_store::shard::move_tree(&many[0].store, &many[1].store, &root, &topic, now_ms())
+            .await?;
+    let moved = t.elapsed().as_secs_f64();
+    let rows: u64 = report.rows.values().sum();
+    println!(
+        "move of {root} ({its_events} events of 30 days, {rows} rows over {} tables) from shard 0 to shard 1: {moved:.2} s",
+        report.rows.len()
+    );
+    for r in one.iter().chain(&many) {
+        r.store.close().await;
+    }
+    Ok(())
+}
+
+/// `n` events of 30 days: one GPU per lease, 5-minute heartbeats, over 64 accounts.
+fn month_fleet(n: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let per_gpu = 30 * 288 * 11 / 10;
+    let spec = FleetSpec {
+        gpus: (n / per_gpu + 1) as u32,
+        gpus_per_lease: 1,
+        accounts: 64,
+        seconds: 30 * 86_400,
+        interval: 300,
+        ..FleetSpec::default()
+    };
+    let mut out = Vec::with_capacity(n);
+    generate(&spec, |line| {
+        if out.len() < n {
+            let subject = line
+                .split("\"subject\":\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("")
+                .to_string();
+            out.push((subject, line.as_bytes().to_vec()));
+        }
+    })?;
+    Ok(out)
+}
+
+fn server_of(url: &str) -> &str {
+    url.rsplit_once('/').map_or(url, |(server, _)| server)
+}
+
+/// Folds the topic with `count` shards at once until each has read every record; answers
+/// each shard's run and the wall time from the first batch to the last shard done.
+async fn fold(
+    args: &BenchKafkaArgs,
+    topic: &str,
+    stamp: u128,
+    count: u32,
+    total: i64,
+) -> anyhow::Result<(Vec<ShardRun>, f64)> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut runs = Vec::new();
+    let mut tasks = Vec::new();
+    for i in 0..count {
+        let server = if i % 2 == 0 {
+            &args.postgres
+        } else {
+            &args.postgres_second
+        };
+        let db = format!("gpubill_bench_{stamp}_{i}of{count}");
+        {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&format!("{server}/postgres")).await?;
+            sqlx::query(&format!("create database {db}"))
+                .execute(&mut conn)
+                .await?;
+        }
+        let url = format!("{server}/{db}");
+        let store = Arc::new(
+            Store::open(&url)
+                .await?
+                .with_dedupe_horizon(100 * 365 * 86_400)
+                .with_ledger_cache_keys(args.ledger_cache_keys)
+                .with_shard(Shard { index: i, count }),
+        );
+        store.admin().put_pricebook(EXAMPLE_BOOK, now_ms()).await?;
+        let mut settings = engine_settings(args, topic);
+        settings.group = format!("{topic}-{i}of{count}");
+        tasks.push(tokio::spawn(billing_kafka::run(
+            store.clone(),
+            settings,
+            now_ms,
+            stop_rx.clone(),
+        )));
+        runs.push(ShardRun {
+            store,
+            url,
+            events: 0,
+            seconds: 0.0,
+        });
+    }
+    let mut first: Vec<Option<Instant>> = vec![None; runs.len()];
+    let mut done: Vec<bool> = vec![false; runs.len()];
+    let mut wall_start = None;
+    while done.iter().any(|d| !d) {
+        for (i, r) in runs.iter_mut().enumerate() {
+            if done[i] {
+                continue;
+            }
+            let read = folded(&r.store, topic, args.partitions).await?;
+            if read > 0 {
+                let t = *first[i].get_or_insert_with(Instant::now);
+                wall_start.get_or_insert(t);
+            }
+            if read >= total {
+                r.seconds = first[i].map_or(0.0, |f| f.elapsed().as_secs_f64());
+                done[i] = true;
+            }
+        }
+        for t in &tasks {
+            anyhow::ensure!(!t.is_finished(), "a shard's engine stopped");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let wall = wall_start.map_or(0.0, |t: Instant| t.elapsed().as_secs_f64());
+    stop_tx.send(true)?;
+    for t in tasks {
+        t.await??;
+    }
+    for r in &mut runs {
+        r.events = r.store.log().event_count().await?;
+    }
+    Ok((runs, wall))
+}
+
+/// The account with the most events in the shard database `url`.
+async fn largest_account(url: &str) -> anyhow::Result<(String, i64)> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await?;
+    let row = sqlx::query(
+        "select account, count(*) as n from events group by account order by n desc, account limit 1",
+    )
+    .fetch_one(&mut conn)
+    .await?;
+    Ok((row.get("account"), row.get("n")))
+}
