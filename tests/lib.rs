@@ -170,7 +170,7 @@ impl TestApp {
             .with_topics(topics)
             .with_dedupe_horizon(CENTURY_S);
         let store = match shard {
-            Some(s) => store.with_shard(s),
+            Some(s) => store.with_shard(s).unwrap(),
             None => store,
         };
         let state = AppState {

@@ -572,3 +572,91 @@ async fn any_shards_api_answers_for_every_tree_by_forwarding_to_its_holder() {
     assert_eq!(s, StatusCode::OK);
     assert_eq!(directory.holder("corp", 2).await.unwrap() as usize, other);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tree_with_issued_invoices_moves_with_their_numbers_and_both_shards_verify() {
+    let topic = topic_with_partitions(4).await;
+    create_topic(&format!("{topic}.dlq"), 1).await;
+    let home = shard_of_root("corp", 2) as usize;
+    let other = 1 - home;
+    let mut shards = Vec::new();
+    for (i, base) in [postgres_base(), postgres_second_base()].iter().enumerate() {
+        let shard = Shard {
+            index: i as u32,
+            count: 2,
+        };
+        let t = TestApp::open_shard(&fresh_db_at(base).await, shard).await;
+        t.put_pricebook(BOOK).await;
+        shards.push(t);
+    }
+    // November, closed on both shards: each numbers its own series.
+    let november = wave(0);
+    produce(&topic, &november).await;
+    let mut sent = november.len() as i64;
+    for (i, t) in shards.iter().enumerate() {
+        consume_all(t, &topic, &format!("{topic}-{i}"), sent).await;
+    }
+    let mut numbers: BTreeMap<String, String> = BTreeMap::new();
+    for (i, t) in shards.iter().enumerate() {
+        for inv in t.close("2026-11").await.as_array().unwrap() {
+            let number = inv["number"].as_str().unwrap();
+            assert!(number.starts_with(&format!("INVS{i}-2026-")), "{number}");
+            numbers.insert(inv["account"].as_str().unwrap().into(), number.into());
+        }
+    }
+    let report = billing_store::shard::move_tree(
+        &shards[home].state.store,
+        &shards[other].state.store,
+        "corp",
+        &topic,
+        DEC_2_2026_MS,
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.rows.get("invoices"), Some(&1), "{report:?}");
+    // The moved invoice keeps its number, and each shard's auditor's check passes.
+    let moved = shards[other]
+        .state
+        .store
+        .finance()
+        .invoices(Some("corp"), None)
+        .await
+        .unwrap();
+    assert_eq!(moved.len(), 1);
+    assert_eq!(moved[0].number.as_str(), numbers["corp"]);
+    for t in &shards {
+        let report = t.state.store.finance().verify(None).await.unwrap();
+        assert!(report.differences.is_empty(), "{:?}", report.differences);
+    }
+    // December on the new holder: its series numbers corp's next invoice (issued in 2027).
+    let december: Vec<(i32, String)> = ["corp", "ml", "t-1"]
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (i as i32, usage(&format!("{a}-dec"), a, 30 * 24 + 2, 3)))
+        .collect();
+    produce(&topic, &december).await;
+    sent += december.len() as i64;
+    for (i, t) in shards.iter().enumerate() {
+        consume_all(t, &topic, &format!("{topic}-{i}"), sent).await;
+    }
+    let shards: Vec<TestApp> = shards.into_iter().map(|t| t.at(JAN_2_2027_MS)).collect();
+    let december = shards[other].close("2026-12").await;
+    let corp = december
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["account"] == "corp")
+        .unwrap();
+    assert!(
+        corp["number"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("INVS{other}-2027-")),
+        "{corp}"
+    );
+    shards[home].close("2026-12").await;
+    for t in &shards {
+        let report = t.state.store.finance().verify(None).await.unwrap();
+        assert!(report.differences.is_empty(), "{:?}", report.differences);
+    }
+}

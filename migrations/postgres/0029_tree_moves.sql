@@ -17,3 +17,14 @@ create table tree_moves (
     moved_at_ms bigint not null,
     primary key (root, seq)
 );
+
+-- The numbered documents (invoices, credit notes) moves carried, as this shard saw them go
+-- or come: `here` 0 once moved out, 1 once moved in. A shard numbers from series of
+-- its own (`INVS0`, `INVS1`), so `gpubill verify` finds a moved-out number missing from its
+-- series and a moved-in one from a series it does not issue: both are accounted for here.
+create table moved_documents (
+    number text primary key,
+    root text not null,
+    here bigint not null check (here in (0, 1)),
+    moved_at_ms bigint not null
+);

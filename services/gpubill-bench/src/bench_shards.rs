@@ -152,7 +152,8 @@ async fn fold(
                 .await?
                 .with_dedupe_horizon(100 * 365 * 86_400)
                 .with_ledger_cache_keys(args.ledger_cache_keys)
-                .with_shard(Shard { index: i, count }),
+                .with_shard(Shard { index: i, count })
+                .map_err(anyhow::Error::msg)?,
         );
         store.admin().put_pricebook(EXAMPLE_BOOK, now_ms()).await?;
         let mut settings = engine_settings(args, topic);

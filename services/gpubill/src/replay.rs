@@ -51,16 +51,13 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         .await
         .context("cannot open the database")?
         .with_topics(topics);
-    let store = match args.shard {
-        Some(shard) => store.with_shard(shard),
-        None => store,
-    };
-    let store = Arc::new(crate::settings::with_numbering(
+    let store = crate::settings::with_numbering(
         store,
         &args.invoice_prefix,
         &args.credit_note_prefix,
         &args.region_prefixes,
-    )?);
+    )?;
+    let store = Arc::new(crate::settings::as_shard(store, args.shard)?);
     let clock = billing_api::system_clock();
     let started = std::time::Instant::now();
     let report = billing_kafka::replay(

@@ -32,19 +32,16 @@ impl Application {
             .with_dedupe_horizon(settings.dedupe_horizon_s)
             .with_durable_holds(settings.durable_holds)
             .with_ledger_cache_keys(settings.ledger_cache_keys);
-        let store = match settings.shard {
-            Some(shard) => store.with_shard(shard),
-            None => store,
-        };
         let store = crate::settings::with_numbering(
             store,
             &settings.invoice_prefix,
             &settings.credit_note_prefix,
             &settings.region_prefixes,
-        )?
-        .with_payment_days(settings.payment_days)
-        .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?
-        .with_topup_settlement(settings.topup_settlement);
+        )?;
+        let store = crate::settings::as_shard(store, settings.shard)?
+            .with_payment_days(settings.payment_days)
+            .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?
+            .with_topup_settlement(settings.topup_settlement);
         let clock = system_clock();
         let caught_up = store.log().catch_up(clock()).await?;
         if caught_up > 0 {

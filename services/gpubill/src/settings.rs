@@ -472,6 +472,19 @@ pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The store as `shard` (`--shard`), its series its own; after [`with_numbering`].
+pub fn as_shard(
+    store: billing_store::Store,
+    shard: Option<billing_store::shard::Shard>,
+) -> anyhow::Result<billing_store::Store> {
+    match shard {
+        Some(s) => store
+            .with_shard(s)
+            .map_err(|e| anyhow::anyhow!("--shard {s}: {e}")),
+        None => Ok(store),
+    }
+}
+
 /// The store numbering with the store-wide prefixes and each region's own series of
 /// `--region-prefix REGION=INVOICE:NOTE` (`serve` and `replay` take the same flags).
 pub fn with_numbering(

@@ -135,10 +135,11 @@ async fn stores(directory: &Directory, root: &str, to: u32) -> anyhow::Result<(S
     };
     let open = async |i: u32| -> anyhow::Result<Store> {
         let e = entry(i)?;
-        Ok(Store::open(&e.database_url)
+        Store::open(&e.database_url)
             .await
             .with_context(|| format!("cannot open shard {i}'s database"))?
-            .with_shard(Shard { index: i, count }))
+            .with_shard(Shard { index: i, count })
+            .map_err(anyhow::Error::msg)
     };
     Ok((open(from).await?, open(to).await?))
 }

@@ -55,6 +55,9 @@ struct StoredInvoice {
 /// An issued document as numbering sees it: id, account, number, issue time.
 type Numbered = (String, String, String, i64);
 
+/// Each number series' last number: (prefix, year) → last.
+type Series = BTreeMap<(String, i64), i64>;
+
 /// A wallet movement: kind, signed amount, reference, document.
 type StoredMovement = (MovementKind, Decimal, String, Option<String>);
 
@@ -71,7 +74,9 @@ struct Money {
     /// account -> (kind, amount, reference, document)
     movements: BTreeMap<String, Vec<StoredMovement>>,
     wallets: BTreeMap<String, (Decimal, Decimal)>,
-    series: BTreeMap<(String, i64), i64>,
+    series: Series,
+    /// Documents moves carried (issue 29): number → whether it is here now.
+    moved: BTreeMap<String, bool>,
 }
 
 impl FinanceHandle<'_> {
@@ -191,6 +196,15 @@ impl FinanceHandle<'_> {
             m.series
                 .insert((r.get("series"), r.get("year")), r.get("last"));
         }
+        for r in q(include_str!(
+            "../../queries/shared/select_moved_documents.sql"
+        ))
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            m.moved
+                .insert(r.get("number"), r.get::<i64, _>("here") == 1);
+        }
         Ok(m)
     }
 
@@ -285,14 +299,19 @@ fn invoice_fields(m: &Money, out: &mut Vec<Difference>) {
 }
 
 /// Every series holds exactly `1..=last`, numbered in issue order.
+/// A shard's series (issue 29) miss the documents moved out of it, and documents moved in
+/// from another shard's series are that series': `moved` (number → here now) says which.
 fn numbering_gaps(
     docs: &[Numbered],
-    series: &BTreeMap<(String, i64), i64>,
+    (series, moved): (&Series, &BTreeMap<String, bool>),
     out: &mut Vec<Difference>,
 ) {
     let mut by_series: BTreeMap<(String, i64), SeriesDocs> = BTreeMap::new();
     for d in docs {
         match numbering::parse(&d.2) {
+            Some((prefix, year, _))
+                if moved.get(&d.2) == Some(&true)
+                    && !series.contains_key(&(prefix.to_string(), i64::from(year))) => {}
             Some((prefix, year, seq)) => by_series
                 .entry((prefix.to_string(), i64::from(year)))
                 .or_default()
@@ -312,7 +331,10 @@ fn numbering_gaps(
         let seqs: Vec<i64> = docs.iter().map(|(_, s, _)| *s).collect();
         let (missing, beyond) = numbering::series_gaps(last, &seqs);
         let name = |n: i64| numbering::number(&key.0, key.1 as i32, n);
-        for n in missing {
+        for n in missing
+            .into_iter()
+            .filter(|n| moved.get(&name(*n)) != Some(&false))
+        {
             out.push(diff(
                 DifferenceKind::Numbering,
                 "",
@@ -519,7 +541,7 @@ impl Store {
         numbered.extend(m.notes.iter().map(|(id, account, number, _, at)| {
             (id.clone(), account.clone(), number.clone(), *at)
         }));
-        numbering_gaps(&numbered, &m.series, out);
+        numbering_gaps(&numbered, (&m.series, &m.moved), out);
         wallets(&m, out);
         report.wallets = m.wallets.len();
         Ok(())

@@ -377,8 +377,19 @@ async fn carry(
         for table in TABLES {
             copied.push((*table, copy_out(sconn, &table.select()).await?));
         }
+        let numbers: Vec<String> = sqlx::query(
+            "select t.number from invoices t join moving_accounts m on t.account = m.account \
+             union all select t.number from credit_notes t join moving_accounts m on t.account = m.account",
+        )
+        .fetch_all(&mut *sconn)
+        .await?
+        .into_iter()
+        .map(|r| r.get::<String, _>("number"))
+        .collect();
+        note_documents(&mut *sconn, &numbers, root, false, now_ms).await?;
         // 3. The rows into the target, with the cutover, in one transaction.
-        let rows = write_target(tpool, root, seq, &cutover, copied).await?;
+        let moved = (root, seq, &cutover, now_ms);
+        let rows = write_target(tpool, moved, copied, &numbers).await?;
         // 4. The rows out of the source: dependent tables first.
         for table in TABLES.iter().rev() {
             sqlx::query(&table.delete()).execute(&mut *sconn).await?;
@@ -461,12 +472,12 @@ async fn copy_in(conn: &mut sqlx::PgConnection, table: &str, data: Vec<u8>) -> R
 /// Step 3: every table's rows into the target, renumbering where a sequence numbers them.
 async fn write_target(
     tpool: &PgPool,
-    root: &str,
-    seq: i64,
-    cutover: &BTreeMap<i64, i64>,
+    (root, seq, cutover, now_ms): (&str, i64, &BTreeMap<i64, i64>, i64),
     copied: Vec<(Table, Vec<u8>)>,
+    numbers: &[String],
 ) -> Result<BTreeMap<String, u64>> {
     let mut tx = tpool.begin().await?;
+    note_documents(&mut tx, numbers, root, true, now_ms).await?;
     let mut rows = BTreeMap::new();
     for (table, data) in copied {
         let n = if table.renumbered.is_none() && table.notification.is_none() {
@@ -557,6 +568,29 @@ async fn staged(conn: &mut sqlx::PgConnection, table: &Table, data: Vec<u8>) -> 
     .execute(&mut *conn)
     .await?;
     Ok(n)
+}
+
+/// Notes the documents numbered `numbers` as moved out (`here` false) or in (`gpubill
+/// verify` reads it: a shard's series miss what moved out, and hold what came from others').
+async fn note_documents(
+    conn: &mut sqlx::PgConnection,
+    numbers: &[String],
+    root: &str,
+    here: bool,
+    now_ms: i64,
+) -> Result<()> {
+    sqlx::query(
+        "insert into moved_documents (number, root, here, moved_at_ms) \
+         select unnest($1::text[]), $2, $3, $4 on conflict (number) do update \
+         set root = excluded.root, here = excluded.here, moved_at_ms = excluded.moved_at_ms",
+    )
+    .bind(numbers)
+    .bind(root)
+    .bind(i64::from(here))
+    .bind(now_ms)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }
 
 async fn activate(tpool: &PgPool, root: &str, seq: i64) -> Result<()> {
