@@ -660,3 +660,63 @@ async fn a_tree_with_issued_invoices_moves_with_their_numbers_and_both_shards_ve
         assert!(report.differences.is_empty(), "{:?}", report.differences);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_cannot_join_a_tree_another_shard_holds() {
+    use axum::http::StatusCode;
+    let mut shards = Vec::new();
+    for i in 0..2u32 {
+        let t = TestApp::open_shard(
+            &fresh_db_at(&postgres_base()).await,
+            Shard { index: i, count: 2 },
+        )
+        .await;
+        t.put_pricebook(BOOK).await;
+        shards.push(t);
+    }
+    let corp = shard_of_root("corp", 2) as usize;
+    let elsewhere: Vec<String> = (0..50)
+        .map(|i| format!("t-{i}"))
+        .filter(|a| shard_of_root(a, 2) as usize != corp)
+        .take(2)
+        .collect();
+    let (stranger, neighbour) = (&elsewhere[0], &elsewhere[1]);
+    let t = &shards[1 - corp];
+    t.account(stranger).await;
+    t.account(neighbour).await;
+    let reparent = |account: &str, parent: &str| {
+        (
+            format!("/v1/admin/accounts/{account}/terms/accounts/{account}"),
+            json!({"parent": parent, "pays": "parent"}).to_string(),
+        )
+    };
+    let (uri, body) = reparent(stranger, "corp");
+    let (s, v) = t.admin("PUT", &uri, body).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let text = v.to_string();
+    assert!(
+        text.contains(stranger.as_str())
+            && text.contains("corp")
+            && text.contains("gpubill shards move"),
+        "{text}"
+    );
+    // Within the trees one shard holds, an account may change parents.
+    let (uri, body) = reparent(stranger, neighbour);
+    let (s, v) = t.admin("PUT", &uri, body).await;
+    assert!(s.is_success(), "{s}: {v}");
+    // A price book that puts an account of one shard under a tree of the other is refused by
+    // the shard holding the account's data.
+    let split = format!("{BOOK}\n[[accounts]]\nid = \"{neighbour}\"\nparent = \"ml\"\n");
+    {
+        let (s, v) = t
+            .call(
+                "PUT",
+                "/v1/admin/pricebook",
+                Some(ADMIN),
+                "application/toml",
+                split.clone(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    }
+}

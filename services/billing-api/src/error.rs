@@ -114,7 +114,7 @@ impl From<billing_store::StoreError> for ApiError {
             S::Fenced { .. } | S::Group(_) | S::TreeMoving { .. } => {
                 ApiError::Unavailable(e.to_string())
             }
-            S::Move { .. } | S::Directory(_) => ApiError::Conflict(e.to_string()),
+            S::Move { .. } | S::Directory(_) | S::SplitTree(_) => ApiError::Conflict(e.to_string()),
             other => ApiError::Internal(other.to_string()),
         }
     }

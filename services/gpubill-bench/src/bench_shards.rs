@@ -14,6 +14,96 @@ use sqlx::Row;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// CPU seconds so far of a process and its reaped children (`/proc/PID/stat`: utime, stime,
+/// cutime, cstime, in clock ticks of 1/100 s), or 0 when it cannot be read.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // The command (field 2) may hold spaces: the fields after its closing parenthesis, where
+    // the state is index 0 and utime (field 14) index 11.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (tick(11) + tick(12) + tick(13) + tick(14)) / 100.0
+}
+
+/// The PostgreSQL server's postmaster: the parent of a backend of ours.
+async fn postmaster_of(server: &str) -> anyhow::Result<u32> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&format!("{server}/postgres")).await?;
+    let backend: i32 = sqlx::query("select pg_backend_pid() as pid")
+        .fetch_one(&mut conn)
+        .await?
+        .get("pid");
+    let stat = std::fs::read_to_string(format!("/proc/{backend}/stat"))?;
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    Ok(rest
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0))
+}
+
+/// The broker's process (tansu on this machine), if one runs here.
+fn broker_pid() -> u32 {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                c.contains("tansu") && c.contains("broker")
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// CPU seconds of the engines (this process), each PostgreSQL server and the broker.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    engine: f64,
+    servers: [f64; 2],
+    broker: f64,
+}
+
+struct Meters {
+    servers: [u32; 2],
+    broker: u32,
+}
+
+impl Meters {
+    fn read(&self) -> Cpu {
+        Cpu {
+            engine: cpu_seconds(std::process::id()),
+            servers: [cpu_seconds(self.servers[0]), cpu_seconds(self.servers[1])],
+            broker: cpu_seconds(self.broker),
+        }
+    }
+
+    /// Prints what the phase since `before` cost, once its closed backends had time to exit
+    /// and be reaped.
+    async fn print(&self, what: &str, before: Cpu, wall: f64) {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let now = self.read();
+        println!(
+            "  CPU seconds of {what} ({wall:.1} s wall, 2 cores = {:.1}): engines {:.1}, PostgreSQL :5432 {:.1}, :5433 {:.1}, broker {:.1}",
+            2.0 * wall,
+            now.engine - before.engine,
+            now.servers[0] - before.servers[0],
+            now.servers[1] - before.servers[1],
+            now.broker - before.broker
+        );
+    }
+}
+
 /// One shard's part of a run.
 struct ShardRun {
     store: Arc<Store>,
@@ -46,13 +136,31 @@ pub async fn run(args: &BenchKafkaArgs, shards: u32) -> anyhow::Result<()> {
     println!("bare consume:     {bare:>9.0} records/s (one reader of every partition)");
     let total = events.len() as i64;
 
+    let meters = Meters {
+        servers: [
+            postmaster_of(&args.postgres).await?,
+            postmaster_of(&args.postgres_second).await?,
+        ],
+        broker: broker_pid(),
+    };
+    // A phase's backends are closed before it is measured: their CPU is then the postmaster's
+    // (reaped children).
+    let before = meters.read();
     let (one, one_wall) = fold(args, &topic, stamp, 1, total).await?;
+    for r in &one {
+        r.store.close().await;
+    }
+    meters.print("1 shard", before, one_wall).await;
     let base = one[0].events as f64 / one[0].seconds;
     println!(
         "1 shard:  {:>9.0} events/s ({} events, {:.1} s)",
         base, one[0].events, one_wall
     );
+    let before = meters.read();
     let (many, wall) = fold(args, &topic, stamp, shards, total).await?;
+    for r in &many {
+        r.store.close().await;
+    }
     let held: i64 = many.iter().map(|r| r.events).sum();
     for (i, r) in many.iter().enumerate() {
         let rate = r.events as f64 / r.seconds;
@@ -71,22 +179,32 @@ pub async fn run(args: &BenchKafkaArgs, shards: u32) -> anyhow::Result<()> {
         held as f64 / wall,
         held as f64 / wall / base
     );
+    meters
+        .print(&format!("{shards} shards"), before, wall)
+        .await;
 
     // The move: shard 0's largest tree to shard 1, the engines stopped (nothing to fold).
     let (root, its_events) = largest_account(&many[0].url).await?;
+    let open = async |r: &ShardRun, index: u32| -> anyhow::Result<Store> {
+        Store::open(&r.url)
+            .await?
+            .with_shard(Shard {
+                index,
+                count: shards,
+            })
+            .map_err(anyhow::Error::msg)
+    };
+    let (source, target) = (open(&many[0], 0).await?, open(&many[1], 1).await?);
     let t = Instant::now();
-    let report =
-        billing_store::shard::move_tree(&many[0].store, &many[1].store, &root, &topic, now_ms())
-            .await?;
+    let report = billing_store::shard::move_tree(&source, &target, &root, &topic, now_ms()).await?;
     let moved = t.elapsed().as_secs_f64();
     let rows: u64 = report.rows.values().sum();
     println!(
         "move of {root} ({its_events} events of 30 days, {rows} rows over {} tables) from shard 0 to shard 1: {moved:.2} s",
         report.rows.len()
     );
-    for r in one.iter().chain(&many) {
-        r.store.close().await;
-    }
+    source.close().await;
+    target.close().await;
     Ok(())
 }
 

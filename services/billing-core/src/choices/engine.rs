@@ -59,3 +59,22 @@
 //! - **A member that stops paying for itself** keeps its issued invoices; adjustments of its
 //!   closed periods are made only while it is a payer (it has no invoice of its own to carry
 //!   them after it joins another payer).
+//!
+//! ## Shards (issue 29)
+//!
+//! - The shard key is the **root of an organization tree**, not the payer: a payer inside a
+//!   tree (`pays = "self"` under a parent) stays with its tree, because budgets of an ancestor
+//!   read the whole subtree. The root is taken from the latest price book's organization with
+//!   the account terms merged in; moves of accounts dated later do not move a tree.
+//! - An organization change that would carry an account whose data a shard holds into a tree
+//!   that shard does not hold (a price book upload, an `accounts` term) is refused there with
+//!   409, naming the account and the two roots: its past usage would stay behind. A shard that
+//!   never saw the account accepts the same upload (price books are uploaded shard by shard).
+//! - A record is folded by the shard holding its tree **at the record's position** in its
+//!   partition: before a move's cutover by the source, from it on by the target. Platform
+//!   events are folded by every shard; a record that cannot be decoded (no account known) is
+//!   dead-lettered by shard 0 only.
+//! - Each shard numbers documents in series of its own (`INV` → `INVS{index}`); a document
+//!   keeps its number when its tree moves, and the next ones are numbered by the new holder's
+//!   series. Numbers are therefore unique in the deployment and gapless per shard series, and
+//!   a moved tree's later numbers are not those a run without the move would have given it.

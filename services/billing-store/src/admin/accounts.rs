@@ -134,17 +134,23 @@ impl AdminHandle<'_> {
     /// Accounts named by an accepted event or registered. Every accepted event left a ledger
     /// key or an egress row, which (unlike its identity) compaction never drops.
     pub async fn known_accounts(&self) -> Result<BTreeSet<String>> {
-        let mut out = BTreeSet::new();
-        for q in [
-            include_str!("../../queries/shared/select_ledger_key_accounts.sql"),
-            include_str!("../../queries/shared/select_egress_accounts.sql"),
-            include_str!("../../queries/shared/select_rental_accounts.sql"),
-            include_str!("../../queries/shared/select_account_ids.sql"),
-        ] {
-            for r in crate::conn::db::query(q).fetch_all(&self.pool).await? {
-                out.insert(r.get::<String, _>("account"));
-            }
-        }
-        Ok(out)
+        let mut conn = self.pool.acquire().await?;
+        known_in(&mut *conn).await
     }
+}
+
+/// [`AdminHandle::known_accounts`] on `conn` (in a transaction, as it sees them).
+pub(crate) async fn known_in(conn: &mut dyn crate::conn::db::Conn) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for q in [
+        include_str!("../../queries/shared/select_ledger_key_accounts.sql"),
+        include_str!("../../queries/shared/select_egress_accounts.sql"),
+        include_str!("../../queries/shared/select_rental_accounts.sql"),
+        include_str!("../../queries/shared/select_account_ids.sql"),
+    ] {
+        for r in crate::conn::db::query(q).fetch_all(&mut *conn).await? {
+            out.insert(r.get::<String, _>("account"));
+        }
+    }
+    Ok(out)
 }

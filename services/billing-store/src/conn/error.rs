@@ -35,6 +35,9 @@ pub enum StoreError {
     /// Issue 29: a move of a tree between shards that cannot be done, and why.
     #[error("cannot move the tree {root:?}: {why}")]
     Move { root: String, why: String },
+    /// Issue 29: an organization change that would split a tree across shards.
+    #[error("{0}")]
+    SplitTree(String),
     /// Issue 29: the directory of shards refuses a change, and why.
     #[error("shard directory: {0}")]
     Directory(String),

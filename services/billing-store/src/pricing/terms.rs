@@ -222,7 +222,12 @@ impl AdminHandle<'_> {
         let Some(fields) = self.resolve_change(&mut tx, &c).await? else {
             return Ok(false);
         };
+        let before = self.books(&mut tx).await?;
         let books = self.write_term(&mut tx, &c, fields).await?;
+        if let Some(new) = books.1.latest() {
+            self.keep_trees_whole(&mut tx, before.1.latest(), new)
+                .await?;
+        }
         tx.commit().await?;
         // Committed: the next reader finds the latest version compiled with the new terms.
         self.books.install(&books.1);
