@@ -611,3 +611,150 @@ async fn serve_refuses_to_start_when_the_commands_topic_has_4_partitions() {
     );
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// Issue 29 as an operator runs it: two `gpubill serve --shard` processes on two PostgreSQL
+/// servers, the directory made by `gpubill shards add`, and a tree moved by `gpubill shards
+/// move` between two halves of the fleet's reports. The two shards' invoices together are
+/// `gpubill rate`'s, each account's on the shard that holds its tree, and either shard's API
+/// answers for every account.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_shard_processes_and_a_move_bill_like_gpubill_rate() {
+    use billing_store::shard::shard_of_root;
+    let dir = dir("shards");
+    let (events_path, events) = simulate(&dir, 16, 86_400);
+    let offline = offline(&dir, &events_path);
+    let t = topics("shards").await;
+    let book = dir.join("book.toml");
+    let directory = gpubill_tests::fresh_db_at(&gpubill_tests::postgres_base()).await;
+    let dbs = [
+        gpubill_tests::fresh_db_at(&gpubill_tests::postgres_base()).await,
+        gpubill_tests::fresh_db_at(&gpubill_tests::postgres_second_base()).await,
+    ];
+    let mut engines = Vec::new();
+    for (i, db) in dbs.iter().enumerate() {
+        let shard = format!("{i}/2");
+        let more = ["--shard", &shard, "--shard-directory", &directory];
+        let e = Engine::start_with(db, &t, &dir.join(format!("s{i}")), &book, &more);
+        e.wait_serving().await;
+        let api = format!("http://127.0.0.1:{}", e.port);
+        let out = gpubill()
+            .args([
+                "shards",
+                "--directory",
+                &directory,
+                "add",
+                "--shard",
+                &shard,
+            ])
+            .args(["--database", db, "--api", &api])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        engines.push(e);
+    }
+    let out = gpubill()
+        .args(["shards", "--directory", &directory, "list"])
+        .output()
+        .unwrap();
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|s| s["shard"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [0, 1]
+    );
+    let stores = [
+        billing_store::Store::open(&dbs[0]).await.unwrap(),
+        billing_store::Store::open(&dbs[1]).await.unwrap(),
+    ];
+    let (first, rest) = events.split_at(events.len() / 2);
+    produce_events(&t.usage, first).await;
+    for s in &stores {
+        wait_folded(s, &t.usage, first.len() as i64, Duration::from_secs(90)).await;
+    }
+    // Shard 0's first account (no organization here: each account is its own tree).
+    let accounts: std::collections::BTreeSet<String> = offline
+        .iter()
+        .map(|i| i["account"].as_str().unwrap().to_string())
+        .collect();
+    let moved = accounts
+        .iter()
+        .find(|a| shard_of_root(a, 2) == 0)
+        .expect("an account on shard 0")
+        .clone();
+    assert!(
+        accounts.iter().any(|a| shard_of_root(a, 2) == 1),
+        "both shards hold accounts"
+    );
+    let out = gpubill()
+        .args([
+            "shards",
+            "--directory",
+            &directory,
+            "move",
+            "--root",
+            &moved,
+        ])
+        .args(["--to", "1", "--usage-topic", &t.usage])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["from"].as_u64(), report["to"].as_u64()),
+        (Some(0), Some(1))
+    );
+    produce_events(&t.usage, rest).await;
+    let total = events.len() as i64;
+    for s in &stores {
+        wait_folded(s, &t.usage, total, Duration::from_secs(90)).await;
+    }
+    let mut issued: Vec<Value> = Vec::new();
+    for (i, e) in engines.iter().enumerate() {
+        for invoice in close(e.port).await {
+            let account = invoice["account"].as_str().unwrap().to_string();
+            let holder = if account == moved {
+                1
+            } else {
+                shard_of_root(&account, 2) as usize
+            };
+            assert_eq!(holder, i, "{account} invoiced by shard {i}");
+            issued.push(section6(&invoice));
+        }
+    }
+    let by_account = |v: &Vec<Value>| -> std::collections::BTreeMap<String, Value> {
+        v.iter()
+            .map(|i| (i["account"].as_str().unwrap().to_string(), i.clone()))
+            .collect()
+    };
+    assert!(
+        by_account(&issued) == by_account(&offline),
+        "the shards' invoices differ from gpubill rate"
+    );
+    // Shard 0 answers for the moved account by forwarding to shard 1: the same recomputed
+    // November (which shard 0, without the account's ledger any more, could not give).
+    let cost = async |port: u16| -> (u16, String) {
+        let r = reqwest::Client::new()
+            .get(format!(
+                "http://127.0.0.1:{port}/v1/admin/adjustments?period=2026-11&account={moved}"
+            ))
+            .bearer_auth(ADMIN)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    let (via_0, at_1) = (cost(engines[0].port).await, cost(engines[1].port).await);
+    assert_eq!(via_0.0, 200, "{}", via_0.1);
+    assert!(via_0.1.contains(&moved), "{}", via_0.1);
+    assert_eq!(via_0, at_1);
+}
