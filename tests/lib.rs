@@ -144,9 +144,18 @@ impl TestApp {
     /// A store writing its outputs to `topics` (tests sharing a broker use their own).
     /// A store that is `shard` of a deployment (issue 29), with its own commands topic.
     pub async fn open_shard(url: &str, shard: billing_store::shard::Shard) -> TestApp {
+        TestApp::open_shard_with(url, shard, billing_store::Topics::default()).await
+    }
+
+    /// [`TestApp::open_shard`] writing to `topics`, the commands to the shard's own of them.
+    pub async fn open_shard_with(
+        url: &str,
+        shard: billing_store::shard::Shard,
+        topics: billing_store::Topics,
+    ) -> TestApp {
         let topics = billing_store::Topics {
-            commands: shard.own(&billing_store::Topics::default().commands),
-            ..Default::default()
+            commands: shard.own(&topics.commands),
+            ..topics
         };
         TestApp::open_store(url, topics, Some(shard)).await
     }

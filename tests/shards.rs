@@ -720,3 +720,49 @@ async fn an_account_cannot_join_a_tree_another_shard_holds() {
         assert_eq!(s, StatusCode::CONFLICT, "{v}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_shard_replays_from_its_own_commands_into_byte_identical_projections() {
+    let (topic, topics) = replayable_topics().await;
+    let mut shards = Vec::new();
+    for (i, base) in [postgres_base(), postgres_second_base()].iter().enumerate() {
+        let shard = Shard {
+            index: i as u32,
+            count: 2,
+        };
+        create_topic(&shard.own(&topics.commands), 1).await;
+        let t = TestApp::open_shard_with(&fresh_db_at(base).await, shard, topics.clone()).await;
+        t.put_pricebook(BOOK).await;
+        shards.push((shard, base.clone(), t));
+    }
+    let records = wave(0);
+    produce(&topic, &records).await;
+    for (shard, _, t) in &shards {
+        consume_all(
+            t,
+            &topic,
+            &format!("{topic}-{}", shard.suffix()),
+            records.len() as i64,
+        )
+        .await;
+        t.close("2026-11").await;
+        relay_all(t).await;
+    }
+    for (shard, base, a) in &shards {
+        let b = TestApp::open_shard_with(&fresh_db_at(base).await, *shard, topics.clone()).await;
+        let report = billing_kafka::replay(
+            b.state.store.clone(),
+            billing_kafka::ReplaySettings::new(brokers(), &topic, &shard.own(&topics.commands)),
+            || JAN_2_2027_MS,
+        )
+        .await
+        .unwrap();
+        assert!(report.folds > 0, "{report:?}");
+        assert_eq!(
+            projections(&a.state.store).await,
+            projections(&b.state.store).await,
+            "shard {shard}"
+        );
+        assert!(b.state.store.records_for_other_shards() > 0);
+    }
+}
