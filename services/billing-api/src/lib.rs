@@ -29,6 +29,7 @@ mod printable;
 mod query;
 mod quota;
 mod routes;
+mod shard_routing;
 pub mod shards;
 mod state;
 mod terms;

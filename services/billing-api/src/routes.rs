@@ -164,7 +164,7 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::shards::route,
+            crate::shard_routing::route,
         ))
         .layer(DefaultBodyLimit::max(limits::MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(limits::json_errors))

@@ -88,7 +88,7 @@ pub struct Store {
     /// Accounts' ledgers kept between batches for re-rating (see `ledger_cache`).
     pub(crate) ledger_cache: std::sync::Mutex<crate::ledger::ledger_cache::LedgerCache>,
     /// The shard this store is (issue 29; see `shard`): None, the whole deployment.
-    pub(crate) shard: Option<crate::shard::Shard>,
+    pub(crate) shard: Option<crate::shard::key::Shard>,
     /// Records folds of this store left to other shards, since it was opened.
     pub(crate) other_shards: std::sync::atomic::AtomicU64,
 }
@@ -312,7 +312,7 @@ impl Store {
     /// regions') gains `S{index}` (`INV` → `INVS1`), so no two shards issue one number and a
     /// tree's documents keep theirs when it moves. Call after the prefixes are set; refused
     /// when a prefix would grow past 16 characters.
-    pub fn with_shard(mut self, shard: crate::shard::Shard) -> Result<Store, String> {
+    pub fn with_shard(mut self, shard: crate::shard::key::Shard) -> Result<Store, String> {
         let own = |p: &str| {
             let suffixed = format!("{p}S{}", shard.index);
             if billing_core::numbering::is_prefix(&suffixed) {
@@ -334,20 +334,8 @@ impl Store {
     }
 
     /// The shard this store is, if it is one.
-    pub fn shard(&self) -> Option<crate::shard::Shard> {
+    pub fn shard(&self) -> Option<crate::shard::key::Shard> {
         self.shard
-    }
-
-    /// Whether this store holds `account`'s tree (always, unless it is a shard).
-    /// `placements`: this shard's `tree_moves` (`shard::placements`).
-    pub(crate) fn holds(
-        &self,
-        book: Option<&billing_core::PriceBook>,
-        placements: &crate::shard::placements::Placements,
-        account: &str,
-    ) -> bool {
-        self.shard
-            .is_none_or(|s| placements.holds_now(s, crate::shard::root_of(book, account)))
     }
 
     /// Records this store's folds left to other shards since it was opened.

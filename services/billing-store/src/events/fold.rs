@@ -278,7 +278,8 @@ async fn fold_inner(
         .collect();
     let t0 = std::time::Instant::now();
     let decoded = decode_batch(store, &batch, now_ms);
-    let (batch, decoded) = keep_own_trees(conn, store, parts, batch, decoded).await?;
+    let (batch, decoded) =
+        crate::events::own_trees::keep_own_trees(conn, store, parts, batch, decoded).await?;
     let t_decode = t0.elapsed();
     let known = dedupe(conn, store.backend, &store.identity_path, &batch, &decoded).await?;
     let t_identities = t0.elapsed();
@@ -422,55 +423,6 @@ fn decode_batch<'a>(
                 .and_then(|e| e.ending_after(earliest_end))
         })
         .collect()
-}
-
-/// A shard's records of the batch (issue 29, `crate::shard`): the others are its other
-/// shards', counted and left out before identities, so that nothing of them is written here.
-/// Their offsets still advance with the batch: each shard reads every partition. A record of
-/// a tree moving in fails the batch, to be folded again once the move is done.
-async fn keep_own_trees<'a>(
-    conn: &mut dyn Conn,
-    store: &Store,
-    parts: &[Part<'_>],
-    batch: Records<'a>,
-    decoded: Vec<Result<AnyEvent<'a>, Rejection>>,
-) -> Result<(Records<'a>, Vec<Result<AnyEvent<'a>, Rejection>>)> {
-    use crate::shard::placements::{Holder, Placements};
-    let Some(shard) = store.shard else {
-        return Ok((batch, decoded));
-    };
-    let books = store.books(conn).await?;
-    let book = books.1.latest();
-    let placements = Placements::load(conn).await?;
-    let mut kept = (
-        Vec::with_capacity(batch.len()),
-        Vec::with_capacity(batch.len()),
-    );
-    let mut left = 0u64;
-    for (record, d) in batch.into_iter().zip(decoded) {
-        let at = (parts[record.0].0.partition, record.1);
-        match shard.folds(book, &placements, &d, at) {
-            Holder::Here => {
-                kept.0.push(record);
-                kept.1.push(d);
-            }
-            Holder::Elsewhere => left += 1,
-            Holder::Wait => {
-                let root = d
-                    .as_ref()
-                    .map(|e| crate::shard::root_of(book, &e.subject).to_string())
-                    .unwrap_or_default();
-                return Err(StoreError::TreeMoving { root });
-            }
-        }
-    }
-    if left > 0 {
-        store
-            .other_shards
-            .fetch_add(left, std::sync::atomic::Ordering::Relaxed);
-        metrics::counter!("gpubill_records_other_shards_total").increment(left);
-    }
-    Ok(kept)
 }
 
 /// What a batch moved of the ledger, for its effects.

@@ -10,6 +10,7 @@ pub(crate) mod identities;
 pub(crate) mod ingest;
 pub(crate) mod ingest_queue;
 pub(crate) mod known;
+pub(crate) mod own_trees;
 pub(crate) mod reads;
 pub(crate) mod records;
 pub(crate) mod sink;

@@ -2,7 +2,7 @@
 //! there are, where each one's database and API are, and where moved trees are now. Read by
 //! the API to forward requests (`billing_api::shards`) and written by `gpubill shards`.
 
-use super::{Shard, shard_of_root};
+use super::key::{Shard, shard_of_root};
 use crate::conn::error::{Result, StoreError};
 use sqlx::{PgPool, Row};
 

@@ -21,150 +21,14 @@
 //! finds the source let go, and activates). Both shards must be PostgreSQL stores of the same
 //! schema, price book and closed periods.
 
+use super::key::{Shard, root_of};
 use super::placements::{Placements, cutover_text};
-use super::{Shard, root_of};
+use super::tables::{TABLES, Table, copy_in, copy_out, staged};
 use crate::conn::db::Pool;
 use crate::conn::error::{Result, StoreError};
 use crate::conn::store::Store;
 use sqlx::{PgPool, Row};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// How the rows of a table belong to a tree.
-#[derive(Debug, Clone, Copy)]
-enum Belongs {
-    /// A column holding the account (or billing domain) id.
-    Column(&'static str),
-    /// A payment, by its invoice's account.
-    Invoice,
-    /// A delivery (or its attempts), by its endpoint's account.
-    Endpoint,
-}
-
-/// One table a move carries.
-#[derive(Debug, Clone, Copy)]
-struct Table {
-    name: &'static str,
-    belongs: Belongs,
-    /// A column the target's sequence numbers anew, in the source's order.
-    renumbered: Option<&'static str>,
-    /// A column holding a notification id, renumbered with the notifications.
-    notification: Option<&'static str>,
-}
-
-const fn by(name: &'static str, column: &'static str) -> Table {
-    Table {
-        name,
-        belongs: Belongs::Column(column),
-        renumbered: None,
-        notification: None,
-    }
-}
-
-/// Every table of a tree's rows, in the order they are written (a table whose column follows
-/// another's renumbering comes after it). Not carried: the log, the outbox and dead letters
-/// (the source's own relay publishes what it wrote), consumer positions, idempotency keys,
-/// and the platform's tables (price books, periods, settings, number series).
-const TABLES: &[Table] = &[
-    by("accounts", "id"),
-    by("account_profiles", "account"),
-    by("account_term_revisions", "account"),
-    by("account_terms", "account"),
-    by("adjustments", "account"),
-    by("api_keys", "account"),
-    by("credit_notes", "account"),
-    by("egress", "account"),
-    by("events", "account"),
-    by("hold_revs", "account"),
-    by("holds", "account"),
-    by("invoices", "account"),
-    by("late_usage", "account"),
-    by("ledger_keys", "account"),
-    by("ledger_tokens", "account"),
-    Table {
-        renumbered: Some("id"),
-        ..by("notifications", "account")
-    },
-    by("notify_settings", "account"),
-    by("notify_states", "account"),
-    by("provisional_costs", "account"),
-    Table {
-        renumbered: Some("seq"),
-        ..by("quota_decisions", "account")
-    },
-    by("quota_levels", "account"),
-    by("quotas", "account"),
-    by("rental_events", "account"),
-    by("usage_facts", "account"),
-    Table {
-        renumbered: Some("seq"),
-        ..by("wallet_movements", "account")
-    },
-    by("wallets", "account"),
-    by("webhook_endpoints", "account"),
-    Table {
-        name: "invoice_payments",
-        belongs: Belongs::Invoice,
-        renumbered: Some("seq"),
-        notification: None,
-    },
-    Table {
-        name: "deliveries",
-        belongs: Belongs::Endpoint,
-        renumbered: None,
-        notification: Some("notification"),
-    },
-    Table {
-        name: "delivery_attempts",
-        belongs: Belongs::Endpoint,
-        renumbered: None,
-        notification: Some("notification"),
-    },
-];
-
-impl Table {
-    /// The tree's rows of this table (the accounts are in `moving_accounts`), as a `select`.
-    fn select(&self) -> String {
-        let order = self
-            .renumbered
-            .map(|c| format!(" order by t.{c}"))
-            .unwrap_or_default();
-        match self.belongs {
-            Belongs::Column(c) => format!(
-                "select t.* from {} t join moving_accounts m on t.{c} = m.account{order}",
-                self.name
-            ),
-            Belongs::Invoice => format!(
-                "select t.* from {} t join invoices i on i.id = t.invoice_id \
-                 join moving_accounts m on i.account = m.account{order}",
-                self.name
-            ),
-            Belongs::Endpoint => format!(
-                "select t.* from {} t join webhook_endpoints e on e.id = t.endpoint \
-                 join moving_accounts m on e.account = m.account{order}",
-                self.name
-            ),
-        }
-    }
-
-    fn delete(&self) -> String {
-        match self.belongs {
-            Belongs::Column(c) => format!(
-                "delete from {} t using moving_accounts m where t.{c} = m.account",
-                self.name
-            ),
-            Belongs::Invoice => format!(
-                "delete from {} t using invoices i, moving_accounts m \
-                 where i.id = t.invoice_id and i.account = m.account",
-                self.name
-            ),
-            Belongs::Endpoint => format!(
-                "delete from {} t using webhook_endpoints e, moving_accounts m \
-                 where e.id = t.endpoint and e.account = m.account",
-                self.name
-            ),
-        }
-    }
-}
 
 /// What a move did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -366,13 +230,7 @@ async fn carry(
         .bind(now_ms)
         .execute(&mut *sconn)
         .await?;
-        sqlx::query("create temp table moving_accounts (account text primary key) on commit drop")
-            .execute(&mut *sconn)
-            .await?;
-        sqlx::query("insert into moving_accounts select unnest($1::text[])")
-            .bind(&accounts)
-            .execute(&mut *sconn)
-            .await?;
+        stage_accounts(sconn, &accounts).await?;
         let mut copied: Vec<(Table, Vec<u8>)> = Vec::new();
         for table in TABLES {
             copied.push((*table, copy_out(sconn, &table.select()).await?));
@@ -446,29 +304,6 @@ async fn tree_accounts(
         .collect())
 }
 
-async fn copy_out(conn: &mut sqlx::PgConnection, select: &str) -> Result<Vec<u8>> {
-    use futures_util::TryStreamExt;
-    let mut stream = conn
-        .copy_out_raw(&format!("copy ({select}) to stdout (format binary)"))
-        .await?;
-    let mut out = Vec::new();
-    while let Some(chunk) = stream.try_next().await? {
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
-}
-
-async fn copy_in(conn: &mut sqlx::PgConnection, table: &str, data: Vec<u8>) -> Result<u64> {
-    let mut copy = conn
-        .copy_in_raw(&format!("copy {table} from stdin (format binary)"))
-        .await?;
-    if let Err(e) = copy.send(data).await {
-        copy.abort(e.to_string()).await?;
-        return Err(e.into());
-    }
-    Ok(copy.finish().await?)
-}
-
 /// Step 3: every table's rows into the target, renumbering where a sequence numbers them.
 async fn write_target(
     tpool: &PgPool,
@@ -499,77 +334,6 @@ async fn write_target(
     Ok(rows)
 }
 
-/// A table whose rows are renumbered (or refer to renumbered notifications): into a staging
-/// table first, numbers mapped there, then in. The mapping of notification ids is kept in
-/// `moved_notifications` for the deliveries that follow.
-async fn staged(conn: &mut sqlx::PgConnection, table: &Table, data: Vec<u8>) -> Result<u64> {
-    let stage = format!("moving_{}", table.name);
-    sqlx::query(&format!(
-        "create temp table {stage} (like {} including defaults) on commit drop",
-        table.name
-    ))
-    .execute(&mut *conn)
-    .await?;
-    let n = copy_in(conn, &stage, data).await?;
-    if let Some(col) = table.notification {
-        sqlx::query(&format!(
-            "update {stage} s set {col} = m.new from moved_notifications m where s.{col} = m.old"
-        ))
-        .execute(&mut *conn)
-        .await?;
-    }
-    if let Some(col) = table.renumbered {
-        let olds: Vec<i64> =
-            sqlx::query(&format!("select {col} as old from {stage} order by {col}"))
-                .fetch_all(&mut *conn)
-                .await?
-                .into_iter()
-                .map(|r| r.get::<i64, _>("old"))
-                .collect();
-        let mut news: Vec<i64> = sqlx::query(&format!(
-            "select nextval(pg_get_serial_sequence('{}', '{col}')) as new \
-             from generate_series(1, $1)",
-            table.name
-        ))
-        .bind(olds.len() as i64)
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .map(|r| r.get::<i64, _>("new"))
-        .collect();
-        news.sort_unstable();
-        let map = if table.name == "notifications" {
-            "moved_notifications".to_string()
-        } else {
-            format!("moved_{}_map", table.name)
-        };
-        sqlx::query(&format!(
-            "create temp table {map} (old bigint primary key, new bigint not null) on commit drop"
-        ))
-        .execute(&mut *conn)
-        .await?;
-        sqlx::query(&format!(
-            "insert into {map} select * from unnest($1::bigint[], $2::bigint[])"
-        ))
-        .bind(&olds)
-        .bind(&news)
-        .execute(&mut *conn)
-        .await?;
-        sqlx::query(&format!(
-            "update {stage} s set {col} = m.new from {map} m where s.{col} = m.old"
-        ))
-        .execute(&mut *conn)
-        .await?;
-    }
-    sqlx::query(&format!(
-        "insert into {} overriding system value select * from {stage}",
-        table.name
-    ))
-    .execute(&mut *conn)
-    .await?;
-    Ok(n)
-}
-
 /// Notes the documents numbered `numbers` as moved out (`here` false) or in (`gpubill
 /// verify` reads it: a shard's series miss what moved out, and hold what came from others').
 async fn note_documents(
@@ -590,6 +354,19 @@ async fn note_documents(
     .bind(now_ms)
     .execute(&mut *conn)
     .await?;
+    Ok(())
+}
+
+/// The tree's accounts into `moving_accounts`, a temporary table of the transaction, which
+/// [`Table::select`] and [`Table::delete`] join.
+async fn stage_accounts(conn: &mut sqlx::PgConnection, accounts: &[String]) -> Result<()> {
+    sqlx::query("create temp table moving_accounts (account text primary key) on commit drop")
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("insert into moving_accounts select unnest($1::text[])")
+        .bind(accounts)
+        .execute(&mut *conn)
+        .await?;
     Ok(())
 }
 
@@ -635,31 +412,8 @@ pub async fn abandon_move(source: &Store, target: &Store, root: &str) -> Result<
         ));
     }
     let mut tx = tpool.begin().await?;
-    let accounts = {
-        let mut c = source.pool.acquire().await?;
-        let books = source.books(&mut c).await?;
-        let mut ids: BTreeSet<String> = BTreeSet::new();
-        for r in sqlx::query("select account from ledger_tokens union select id from accounts")
-            .fetch_all(&mut *tx)
-            .await?
-        {
-            ids.insert(r.get::<String, _>("account"));
-        }
-        if let Some(b) = books.1.latest() {
-            ids.extend(b.org.accounts().map(String::from));
-        }
-        ids.insert(root.to_string());
-        ids.into_iter()
-            .filter(|id| root_of(books.1.latest(), id) == root)
-            .collect::<Vec<_>>()
-    };
-    sqlx::query("create temp table moving_accounts (account text primary key) on commit drop")
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("insert into moving_accounts select unnest($1::text[])")
-        .bind(&accounts)
-        .execute(&mut *tx)
-        .await?;
+    let accounts = tree_accounts(source, &mut tx, root).await?;
+    stage_accounts(&mut tx, &accounts).await?;
     for table in TABLES.iter().rev() {
         sqlx::query(&table.delete()).execute(&mut *tx).await?;
     }

@@ -6,9 +6,11 @@
 //! or below o (a partition missing from a cutover counts as 0), else the hash home. Cutovers
 //! only grow from move to move: each is the source's stored positions, which only grow.
 
-use super::{Shard, shard_of_root};
+use super::key::{Shard, root_of, shard_of_root};
 use crate::conn::db::Conn;
 use crate::conn::error::{Result, StoreError};
+use billing_core::event::{AnyEvent, Rejection};
+use billing_core::pricebook::PriceBook;
 use std::collections::{BTreeMap, HashMap};
 
 /// One move of a tree, as this shard knows it.
@@ -103,6 +105,24 @@ impl Placements {
             Some(m) => m.shard == shard.index,
             None => home(shard, root) == Holder::Here,
         }
+    }
+}
+
+/// Who folds a decoded record at `partition`, `offset` (see the module header and
+/// [`placements`]).
+pub(crate) fn folds(
+    shard: Shard,
+    book: Option<&PriceBook>,
+    placements: &Placements,
+    decoded: &std::result::Result<AnyEvent<'_>, Rejection>,
+    (partition, offset): (i64, i64),
+) -> Holder {
+    use Holder;
+    match decoded {
+        Err(_) if shard.index == 0 => Holder::Here,
+        Err(_) => Holder::Elsewhere,
+        Ok(e) if e.is_platform() => Holder::Here,
+        Ok(e) => placements.holder(shard, root_of(book, &e.subject), partition, offset),
     }
 }
 
