@@ -34,9 +34,12 @@ impl AdminHandle<'_> {
         } else {
             book.with_account_terms(&terms)?
         };
-        let before = self.books(&mut tx).await?;
-        self.keep_trees_whole(&mut tx, before.1.latest(), &book)
-            .await?;
+        if self.shard.is_some() {
+            // Only a shard reads the versions before (a store of one database compiles none).
+            let before = self.books(&mut tx).await?;
+            self.keep_trees_whole(&mut tx, before.1.latest(), &book)
+                .await?;
+        }
         let next: i64 = crate::conn::db::query(include_str!(
             "../../queries/shared/select_next_pricebook_version.sql"
         ))

@@ -222,9 +222,13 @@ impl AdminHandle<'_> {
         let Some(fields) = self.resolve_change(&mut tx, &c).await? else {
             return Ok(false);
         };
-        let before = self.books(&mut tx).await?;
+        // Only a shard reads the versions before (a store of one database compiles none).
+        let before = match self.shard {
+            Some(_) => Some(self.books(&mut tx).await?),
+            None => None,
+        };
         let books = self.write_term(&mut tx, &c, fields).await?;
-        if let Some(new) = books.1.latest() {
+        if let (Some(before), Some(new)) = (&before, books.1.latest()) {
             self.keep_trees_whole(&mut tx, before.1.latest(), new)
                 .await?;
         }
