@@ -811,20 +811,7 @@ pub async fn consume_at(t: &TestApp, topic: &str, events: i64, records: Option<i
     settings.dead_letter_topic = Some(format!("{topic}.dlq"));
     let task = tokio::spawn(billing_kafka::run(store, settings, move || now_ms, stop_rx));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    let stored = async || {
-        let mut sum = 0;
-        for p in 0..16 {
-            sum += t
-                .state
-                .store
-                .log()
-                .stored_offset(topic, p)
-                .await
-                .unwrap()
-                .unwrap_or(0);
-        }
-        sum
-    };
+    let stored = async || stored_positions(&t.state.store, topic).await;
     while t.state.store.log().event_count().await.unwrap() < events
         || records.is_some_and(|r| r > 0) && stored().await < records.unwrap_or(0)
     {
@@ -837,6 +824,21 @@ pub async fn consume_at(t: &TestApp, topic: &str, events: i64, records: Option<i
     }
     stop_tx.send(true).unwrap();
     task.await.unwrap().unwrap();
+}
+
+/// The store's positions of `topic` added up (its partitions below 16): how many of its
+/// records the store has folded or passed.
+pub async fn stored_positions(store: &Store, topic: &str) -> i64 {
+    let mut sum = 0;
+    for p in 0..16 {
+        sum += store
+            .log()
+            .stored_offset(topic, p)
+            .await
+            .unwrap()
+            .unwrap_or(0);
+    }
+    sum
 }
 
 /// Relays the outbox to the broker until it is empty (fails after 60 s).

@@ -55,40 +55,9 @@ fn spot_price(id: &str) -> String {
 /// Folds `topic` into `t` with the consumer group `group` until its stored positions add up
 /// to `records` (each shard reads every partition).
 async fn consume_all(t: &TestApp, topic: &str, group: &str, records: i64) {
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut settings = billing_kafka::ConsumerSettings::new(brokers(), topic);
-    settings.group = group.to_string();
-    settings.dead_letter_topic = Some(format!("{topic}.dlq"));
-    let task = tokio::spawn(billing_kafka::run(
-        t.state.store.clone(),
-        settings,
-        || DEC_2_2026_MS,
-        stop_rx,
-    ));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        let mut stored = 0;
-        for p in 0..4 {
-            stored += t
-                .state
-                .store
-                .log()
-                .stored_offset(topic, p)
-                .await
-                .unwrap()
-                .unwrap_or(0);
-        }
-        if stored >= records {
-            break;
-        }
-        assert!(!task.is_finished(), "consumer stopped: {:?}", task.await);
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{group} folded {stored} of {records} records in 90 s"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    stop_tx.send(true).unwrap();
+    let (stop, task) = engine(t, topic, group);
+    wait_stored(t, topic, records).await;
+    stop.send(true).unwrap();
     task.await.unwrap().unwrap();
 }
 
@@ -262,28 +231,13 @@ fn engine(
     (stop_tx, task)
 }
 
-async fn stored(t: &TestApp, topic: &str) -> i64 {
-    let mut sum = 0;
-    for p in 0..4 {
-        sum += t
-            .state
-            .store
-            .log()
-            .stored_offset(topic, p)
-            .await
-            .unwrap()
-            .unwrap_or(0);
-    }
-    sum
-}
-
 async fn wait_stored(t: &TestApp, topic: &str, records: i64) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    while stored(t, topic).await < records {
+    while stored_positions(&t.state.store, topic).await < records {
         assert!(
             std::time::Instant::now() < deadline,
             "{} of {records} records folded in 90 s",
-            stored(t, topic).await
+            stored_positions(&t.state.store, topic).await
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
@@ -369,15 +323,16 @@ async fn a_tree_moves_to_another_shard_while_usage_flows_and_bills_as_if_it_neve
         })
     };
     let (source, target) = (&shards[home as usize], &shards[other as usize]);
-    let report = billing_store::shard::move_tree(
-        &source.state.store,
-        &target.state.store,
-        "corp",
-        &topic,
-        DEC_2_2026_MS,
-    )
-    .await
-    .unwrap();
+    let move_corp = || {
+        billing_store::shard::move_tree(
+            &source.state.store,
+            &target.state.store,
+            "corp",
+            &topic,
+            DEC_2_2026_MS,
+        )
+    };
+    let report = move_corp().await.unwrap();
     assert_eq!((report.from, report.to), (home, other));
     assert_eq!(report.accounts, ["corp", "ml", "web"]);
     for table in [
@@ -419,16 +374,7 @@ async fn a_tree_moves_to_another_shard_while_usage_flows_and_bills_as_if_it_neve
         whole.state.store.log().event_count().await.unwrap()
     );
     // Moving it again to where it is now, or from where it is not, is refused by name.
-    let again = billing_store::shard::move_tree(
-        &source.state.store,
-        &target.state.store,
-        "corp",
-        &topic,
-        DEC_2_2026_MS,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let again = move_corp().await.unwrap_err().to_string();
     assert!(
         again.contains("\"corp\"") && again.contains("does not hold it"),
         "{again}"

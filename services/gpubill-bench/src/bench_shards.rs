@@ -9,7 +9,7 @@
 use crate::kafka_kit::*;
 use billing_store::Store;
 use billing_store::shard::Shard;
-use gpubill_fleet::{FleetSpec, generate};
+use gpubill_fleet::FleetSpec;
 use sqlx::Row;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -219,19 +219,7 @@ fn month_fleet(n: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
         interval: 300,
         ..FleetSpec::default()
     };
-    let mut out = Vec::with_capacity(n);
-    generate(&spec, |line| {
-        if out.len() < n {
-            let subject = line
-                .split("\"subject\":\"")
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .unwrap_or("")
-                .to_string();
-            out.push((subject, line.as_bytes().to_vec()));
-        }
-    })?;
-    Ok(out)
+    keyed_fleet(&spec, n)
 }
 
 fn server_of(url: &str) -> &str {

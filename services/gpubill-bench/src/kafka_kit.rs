@@ -207,8 +207,13 @@ pub(crate) fn fleet_events(n: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
         accounts: 64,
         ..FleetSpec::default()
     };
+    keyed_fleet(&spec, n)
+}
+
+/// The first `n` events of the fleet `spec`, each keyed by its account.
+pub(crate) fn keyed_fleet(spec: &FleetSpec, n: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::with_capacity(n);
-    generate(&spec, |line| {
+    generate(spec, |line| {
         if out.len() < n {
             let subject = line
                 .split("\"subject\":\"")

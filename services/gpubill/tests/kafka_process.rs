@@ -208,16 +208,7 @@ impl Drop for Engine {
 
 /// Records folded so far: the stored positions of the usage topic's partitions.
 async fn folded(store: &billing_store::Store, topic: &str) -> i64 {
-    let mut sum = 0;
-    for p in 0..4 {
-        sum += store
-            .log()
-            .stored_offset(topic, p)
-            .await
-            .unwrap()
-            .unwrap_or(0);
-    }
-    sum
+    gpubill_tests::stored_positions(store, topic).await
 }
 
 async fn wait_folded(store: &billing_store::Store, topic: &str, total: i64, within: Duration) {
