@@ -712,3 +712,99 @@ async fn each_shard_replays_from_its_own_commands_into_byte_identical_projection
         assert!(b.state.store.records_for_other_shards() > 0);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_move_that_fails_is_abandoned_or_finished_and_bills_as_if_it_never_moved() {
+    let topic = topic_with_partitions(4).await;
+    create_topic(&format!("{topic}.dlq"), 1).await;
+    let whole = TestApp::fresh(Db::Postgres).await;
+    let (home, other) = (
+        shard_of_root("corp", 2) as usize,
+        1 - shard_of_root("corp", 2) as usize,
+    );
+    let mut shards = Vec::new();
+    for (i, base) in [postgres_base(), postgres_second_base()].iter().enumerate() {
+        let shard = Shard {
+            index: i as u32,
+            count: 2,
+        };
+        shards.push(TestApp::open_shard(&fresh_db_at(base).await, shard).await);
+    }
+    for t in std::iter::once(&whole).chain(&shards) {
+        t.put_pricebook(BOOK).await;
+    }
+    let first = wave(0);
+    produce(&topic, &first).await;
+    let mut sent = first.len() as i64;
+    consume_all(&whole, &topic, &format!("{topic}-whole"), sent).await;
+    for (i, t) in shards.iter().enumerate() {
+        consume_all(t, &topic, &format!("{topic}-{i}"), sent).await;
+    }
+    let (source, target) = (&shards[home], &shards[other]);
+    let move_corp = || {
+        billing_store::shard::move_tree(
+            &source.state.store,
+            &target.state.store,
+            "corp",
+            &topic,
+            DEC_2_2026_MS,
+        )
+    };
+    let known = |t: &TestApp| {
+        let store = t.state.store.clone();
+        async move { store.admin().known_accounts().await.unwrap() }
+    };
+    // Dies after the target committed the rows, before the source let go: abandoned.
+    source
+        .state
+        .store
+        .arm_failpoint("move.before_source_commit", 0)
+        .unwrap();
+    let e = move_corp().await.unwrap_err().to_string();
+    assert!(e.contains("move.before_source_commit"), "{e}");
+    assert!(
+        known(target).await.contains("ml"),
+        "the target committed the rows"
+    );
+    assert!(
+        known(source).await.contains("ml"),
+        "the source still holds them"
+    );
+    billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp")
+        .await
+        .unwrap();
+    assert!(!known(target).await.contains("ml"));
+    // Dies after the source let go, before the target took the records: finished by moving
+    // again (abandoning is refused then).
+    source
+        .state
+        .store
+        .arm_failpoint("move.before_activate", 0)
+        .unwrap();
+    let e = move_corp().await.unwrap_err().to_string();
+    assert!(e.contains("move.before_activate"), "{e}");
+    let refused =
+        billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp")
+            .await
+            .unwrap_err()
+            .to_string();
+    assert!(refused.contains("let go"), "{refused}");
+    let finished = move_corp().await.unwrap();
+    assert_eq!((finished.moves, finished.rows.len()), (1, 0));
+    assert!(known(target).await.contains("ml") && !known(source).await.contains("ml"));
+
+    let second = wave(1);
+    produce(&topic, &second).await;
+    sent += second.len() as i64;
+    consume_all(&whole, &topic, &format!("{topic}-whole"), sent).await;
+    for (i, t) in shards.iter().enumerate() {
+        consume_all(t, &topic, &format!("{topic}-{i}"), sent).await;
+    }
+    let expected = by_account(&whole.close("2026-11").await);
+    let mut issued = BTreeMap::new();
+    for t in &shards {
+        issued.extend(by_account(&t.close("2026-11").await));
+    }
+    assert_eq!(issued, expected);
+    assert!(by_account(&target.close("2026-11").await).contains_key("corp"));
+}

@@ -28,6 +28,12 @@ pub const POINTS: [&str; 7] = [
     "wallet.after_movement",
 ];
 
+/// The fail points of a move of a tree between shards (issue 29), hit on the source store:
+/// after the target committed the rows, before the source lets go; and after the source let
+/// go, before the target takes the tree's records. Apart from [`POINTS`], which the tests
+/// that fold and close arm one by one.
+pub const MOVE_POINTS: [&str; 2] = ["move.before_source_commit", "move.before_activate"];
+
 #[derive(Debug, Default)]
 pub(crate) struct FailPoints {
     armed: AtomicBool,
@@ -37,8 +43,10 @@ pub(crate) struct FailPoints {
 
 impl FailPoints {
     pub(crate) fn arm(&self, name: &str, skip: u64) -> std::result::Result<(), String> {
-        let Some(point) = POINTS.iter().find(|p| **p == name) else {
-            return Err(format!("no fail point {name:?}; the points: {POINTS:?}"));
+        let Some(point) = POINTS.iter().chain(&MOVE_POINTS).find(|p| **p == name) else {
+            return Err(format!(
+                "no fail point {name:?}; the points: {POINTS:?}, {MOVE_POINTS:?}"
+            ));
         };
         *self.point.lock().unwrap_or_else(|e| e.into_inner()) = Some((point, skip));
         self.armed.store(true, Ordering::SeqCst);

@@ -83,24 +83,27 @@ pub async fn move_tree(
         let mut c = target.pool.acquire().await?;
         Placements::load(&mut c).await?
     };
-    // A move whose source let go but whose target was not activated: finish it.
+    // A move whose source let go but whose target was not activated: finish it (nothing is
+    // carried again: the rows are there).
     if let Some(last) = target_placements.moves.get(root).and_then(|h| h.last())
         && last.shard == to.index
         && !last.active
-        && placements
+        && let Some(done) = placements
             .moves
             .get(root)
             .and_then(|h| h.last())
-            .is_some_and(|m| m.seq == last.seq && m.shard == to.index && m.active)
+            .filter(|m| m.seq == last.seq && m.shard == to.index && m.active)
     {
         activate(tpool, root, last.seq).await?;
-        return Err(refuse(
-            root,
-            format!(
-                "it had already moved to shard {} (its move {} was finished now)",
-                to, last.seq
-            ),
-        ));
+        return Ok(MoveReport {
+            root: root.to_string(),
+            from: from.index,
+            to: to.index,
+            moves: last.seq,
+            accounts: Vec::new(),
+            rows: BTreeMap::new(),
+            cutover: done.cutover.clone().unwrap_or_default(),
+        });
     }
     if !placements.holds_now(from, root) {
         return Err(refuse(root, format!("shard {from} does not hold it")));
@@ -181,6 +184,7 @@ pub async fn move_tree(
     }
     .await;
     let (accounts, rows, cutover) = locked?;
+    source.failpoints.hit("move.before_activate")?;
     // 5. The target takes the tree's records from the cutover on.
     activate(tpool, root, seq).await?;
     Ok(MoveReport {
@@ -248,6 +252,7 @@ async fn carry(
         // 3. The rows into the target, with the cutover, in one transaction.
         let moved = (root, seq, &cutover, now_ms);
         let rows = write_target(tpool, moved, copied, &numbers).await?;
+        source.failpoints.hit("move.before_source_commit")?;
         // 4. The rows out of the source: dependent tables first.
         for table in TABLES.iter().rev() {
             sqlx::query(&table.delete()).execute(&mut *sconn).await?;
