@@ -179,7 +179,7 @@ impl TestApp {
             .with_topics(topics)
             .with_dedupe_horizon(CENTURY_S);
         let store = match shard {
-            Some(s) => store.with_shard(s).unwrap(),
+            Some(s) => store.with_shard(s),
             None => store,
         };
         let state = AppState {

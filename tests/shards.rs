@@ -542,12 +542,16 @@ async fn a_tree_with_issued_invoices_moves_with_their_numbers_and_both_shards_ve
     for (i, t) in shards.iter().enumerate() {
         consume_all(t, &topic, &format!("{topic}-{i}"), sent).await;
     }
+    // Each tree numbers its own series, whichever shard issues: its first invoice is its 1.
     let mut numbers: BTreeMap<String, String> = BTreeMap::new();
-    for (i, t) in shards.iter().enumerate() {
+    for t in &shards {
         for inv in t.close("2026-11").await.as_array().unwrap() {
-            let number = inv["number"].as_str().unwrap();
-            assert!(number.starts_with(&format!("INVS{i}-2026-")), "{number}");
-            numbers.insert(inv["account"].as_str().unwrap().into(), number.into());
+            let (account, number) = (
+                inv["account"].as_str().unwrap(),
+                inv["number"].as_str().unwrap(),
+            );
+            assert_eq!(number, format!("INV-{account}-2026-000001"));
+            numbers.insert(account.into(), number.into());
         }
     }
     let report = billing_store::shard::move_tree(
@@ -560,6 +564,20 @@ async fn a_tree_with_issued_invoices_moves_with_their_numbers_and_both_shards_ve
     .await
     .unwrap();
     assert_eq!(report.rows.get("invoices"), Some(&1), "{report:?}");
+    // The tree's series went with it: the new holder continues it, the old one has none.
+    let series = async |t: &TestApp| -> Vec<(String, i64)> {
+        billing_store::db::query(
+            "select series, last from number_series where series like 'INV-corp%' order by 1",
+        )
+        .fetch_all(t.state.store.pool())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.get("series"), r.get("last")))
+        .collect()
+    };
+    assert_eq!(series(&shards[other]).await, [("INV-corp".to_string(), 1)]);
+    assert!(series(&shards[home]).await.is_empty());
     // The moved invoice keeps its number, and each shard's auditor's check passes.
     let moved = shards[other]
         .state
@@ -574,7 +592,7 @@ async fn a_tree_with_issued_invoices_moves_with_their_numbers_and_both_shards_ve
         let report = t.state.store.finance().verify(None).await.unwrap();
         assert!(report.differences.is_empty(), "{:?}", report.differences);
     }
-    // December on the new holder: its series numbers corp's next invoice (issued in 2027).
+    // December on the new holder, which continues the tree's series (issued in 2027).
     let december: Vec<(i32, String)> = ["corp", "ml", "t-1"]
         .iter()
         .enumerate()
@@ -593,13 +611,9 @@ async fn a_tree_with_issued_invoices_moves_with_their_numbers_and_both_shards_ve
         .iter()
         .find(|i| i["account"] == "corp")
         .unwrap();
-    assert!(
-        corp["number"]
-            .as_str()
-            .unwrap()
-            .starts_with(&format!("INVS{other}-2027-")),
-        "{corp}"
-    );
+    // The number a run that never moved the tree gives it: the tree's series, not the
+    // shard's.
+    assert_eq!(corp["number"], "INV-corp-2027-000001", "{corp}");
     shards[home].close("2026-12").await;
     for t in &shards {
         let report = t.state.store.finance().verify(None).await.unwrap();

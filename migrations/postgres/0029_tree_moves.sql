@@ -19,9 +19,11 @@ create table tree_moves (
 );
 
 -- The numbered documents (invoices, credit notes) moves carried, as this shard saw them go
--- or come: `here` 0 once moved out, 1 once moved in. A shard numbers from series of
--- its own (`INVS0`, `INVS1`), so `gpubill verify` finds a moved-out number missing from its
--- series and a moved-in one from a series it does not issue: both are accounted for here.
+-- or come: `here` 0 once moved out, 1 once moved in. A shard numbers each tree in the tree's
+-- own series, which moves with it; documents of a store-wide series (issued before the store
+-- became a shard) do not take their series along, so `gpubill verify` finds a moved-out
+-- number missing from its series and a moved-in one from a series it does not issue: both
+-- are accounted for here.
 create table moved_documents (
     number text primary key,
     root text not null,

@@ -186,13 +186,10 @@ pub async fn run(args: &BenchKafkaArgs, shards: u32) -> anyhow::Result<()> {
     // The move: shard 0's largest tree to shard 1, the engines stopped (nothing to fold).
     let (root, its_events) = largest_account(&many[0].url).await?;
     let open = async |r: &ShardRun, index: u32| -> anyhow::Result<Store> {
-        Store::open(&r.url)
-            .await?
-            .with_shard(Shard {
-                index,
-                count: shards,
-            })
-            .map_err(anyhow::Error::msg)
+        Ok(Store::open(&r.url).await?.with_shard(Shard {
+            index,
+            count: shards,
+        }))
     };
     let (source, target) = (open(&many[0], 0).await?, open(&many[1], 1).await?);
     let t = Instant::now();
@@ -258,8 +255,7 @@ async fn fold(
                 .await?
                 .with_dedupe_horizon(100 * 365 * 86_400)
                 .with_ledger_cache_keys(args.ledger_cache_keys)
-                .with_shard(Shard { index: i, count })
-                .map_err(anyhow::Error::msg)?,
+                .with_shard(Shard { index: i, count }),
         );
         store.admin().put_pricebook(EXAMPLE_BOOK, now_ms()).await?;
         let mut settings = engine_settings(args, topic);

@@ -38,7 +38,7 @@ impl Application {
             &settings.credit_note_prefix,
             &settings.region_prefixes,
         )?;
-        let store = crate::settings::as_shard(store, settings.shard)?
+        let store = crate::settings::as_shard(store, settings.shard)
             .with_payment_days(settings.payment_days)
             .map_err(|e| anyhow::anyhow!("--payment-days: {e}"))?
             .with_topup_settlement(settings.topup_settlement);

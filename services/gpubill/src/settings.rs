@@ -472,16 +472,14 @@ pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The store as `shard` (`--shard`), its series its own; after [`with_numbering`].
+/// The store as `shard` (`--shard`), if one.
 pub fn as_shard(
     store: billing_store::Store,
     shard: Option<billing_store::shard::Shard>,
-) -> anyhow::Result<billing_store::Store> {
+) -> billing_store::Store {
     match shard {
-        Some(s) => store
-            .with_shard(s)
-            .map_err(|e| anyhow::anyhow!("--shard {s}: {e}")),
-        None => Ok(store),
+        Some(s) => store.with_shard(s),
+        None => store,
     }
 }
 

@@ -135,11 +135,10 @@ async fn stores(directory: &Directory, root: &str, to: u32) -> anyhow::Result<(S
     };
     let open = async |i: u32| -> anyhow::Result<Store> {
         let e = entry(i)?;
-        Store::open(&e.database_url)
+        Ok(Store::open(&e.database_url)
             .await
             .with_context(|| format!("cannot open shard {i}'s database"))?
-            .with_shard(Shard { index: i, count })
-            .map_err(anyhow::Error::msg)
+            .with_shard(Shard { index: i, count }))
     };
     Ok((open(from).await?, open(to).await?))
 }

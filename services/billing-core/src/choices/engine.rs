@@ -74,7 +74,9 @@
 //!   partition: before a move's cutover by the source, from it on by the target. Platform
 //!   events are folded by every shard; a record that cannot be decoded (no account known) is
 //!   dead-lettered by shard 0 only.
-//! - Each shard numbers documents in series of its own (`INV` → `INVS{index}`); a document
-//!   keeps its number when its tree moves, and the next ones are numbered by the new holder's
-//!   series. Numbers are therefore unique in the deployment and gapless per shard series, and
-//!   a moved tree's later numbers are not those a run without the move would have given it.
+//! - On shards each tree numbers its documents in a series of its own, `{prefix}-{root}`
+//!   (`INV-corp-2026-000001`; regions' prefixes alike), not in the store-wide series: shards
+//!   would otherwise need one sequence between them, and a moved tree's numbers would depend
+//!   on which shard issued them. The series (its `number_series` rows) moves with the tree, so
+//!   its numbers are gapless per tree and the same as a run without the move. A store-wide
+//!   series is then only the documents a store issued before it became a shard.

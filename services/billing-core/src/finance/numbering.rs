@@ -32,13 +32,30 @@ pub fn number(prefix: &str, year: i32, seq: i64) -> String {
     format!("{prefix}-{year}-{seq:06}")
 }
 
-/// A document number read back: `(prefix, year, seq)` of `{prefix}-{year}-{seq}` as
-/// [`number`] writes it (seq at least six digits, from 1); None for anything else.
+/// The series of a tree's own documents in a sharded deployment (issue 29): `{prefix}-{root}`
+/// (`INV-corp`), numbered `INV-corp-2026-000001`, so that the tree's numbers go wherever the
+/// tree goes and are those it would have had on any shard.
+pub fn tree_series(prefix: &str, root: &str) -> String {
+    format!("{prefix}-{root}")
+}
+
+/// Whether `series` names a series: a prefix, or a prefix and a tree's root account
+/// ([`tree_series`]).
+pub fn is_series(series: &str) -> bool {
+    is_prefix(series)
+        || series.split_once('-').is_some_and(|(p, root)| {
+            is_prefix(p) && crate::events::event_fields::is_account_id(root)
+        })
+}
+
+/// A document number read back: `(series, year, seq)` of `{series}-{year}-{seq}` as
+/// [`number`] writes it (seq at least six digits, from 1; the series a prefix or a tree's,
+/// [`is_series`]); None for anything else.
 pub fn parse(number: &str) -> Option<(&str, i32, i64)> {
     let mut parts = number.rsplitn(3, '-');
     let (seq, year, prefix) = (parts.next()?, parts.next()?, parts.next()?);
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !is_prefix(prefix) || year.len() != 4 || !digits(year) || seq.len() < 6 || !digits(seq) {
+    if !is_series(prefix) || year.len() != 4 || !digits(year) || seq.len() < 6 || !digits(seq) {
         return None;
     }
     let (year, seq): (i32, i64) = (year.parse().ok()?, seq.parse().ok()?);
@@ -74,6 +91,22 @@ mod tests {
             "INV-2026-0000001",
             "INV-2026-00001x",
             "",
+        ] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_tree_s_own_series_holds_its_root() {
+        let series = tree_series("INV", "corp-eu.1");
+        assert_eq!(series, "INV-corp-eu.1");
+        let n = number(&series, 2026, 12);
+        assert_eq!(n, "INV-corp-eu.1-2026-000012");
+        assert_eq!(parse(&n), Some(("INV-corp-eu.1", 2026, 12)));
+        for bad in [
+            "inv-corp-2026-000001",
+            "INV-c/p-2026-000001",
+            "INV--2026-000001",
         ] {
             assert_eq!(parse(bad), None, "{bad:?}");
         }

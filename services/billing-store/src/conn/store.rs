@@ -308,29 +308,12 @@ impl Store {
     /// the organization trees `shard` holds and leave the others to their shards (see
     /// [`crate::shard`]). Every shard consumes the usage topic in a consumer group of its own.
     ///
-    /// A shard numbers its documents in series of its own: every prefix (the store's and the
-    /// regions') gains `S{index}` (`INV` → `INVS1`), so no two shards issue one number and a
-    /// tree's documents keep theirs when it moves. Call after the prefixes are set; refused
-    /// when a prefix would grow past 16 characters.
-    pub fn with_shard(mut self, shard: crate::shard::key::Shard) -> Result<Store, String> {
-        let own = |p: &str| {
-            let suffixed = format!("{p}S{}", shard.index);
-            if billing_core::numbering::is_prefix(&suffixed) {
-                Ok(suffixed)
-            } else {
-                Err(format!(
-                    "prefix {p:?} of shard {shard}: {suffixed:?} (the shard's own series) is over 16 characters"
-                ))
-            }
-        };
-        self.invoice_prefix = own(&self.invoice_prefix)?;
-        self.credit_note_prefix = own(&self.credit_note_prefix)?;
-        for (invoice, note) in self.region_prefixes.values_mut() {
-            *invoice = own(invoice)?;
-            *note = own(note)?;
-        }
+    /// A shard numbers each tree's documents in the tree's own series
+    /// (`billing_core::numbering::tree_series`: `INV-corp-2026-000001`), so that no two shards
+    /// issue one number and a tree's numbers are the same whichever shard issues them.
+    pub fn with_shard(mut self, shard: crate::shard::key::Shard) -> Store {
         self.shard = Some(shard);
-        Ok(self)
+        self
     }
 
     /// The shard this store is, if it is one.

@@ -24,6 +24,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub(crate) struct Prepared {
     /// The billing domain's id: the account, or `account@region` (section 19).
     id: String,
+    /// On a shard (issue 29): the root of the payer's tree, whose own series number its
+    /// documents (`numbering::tree_series`).
+    root: Option<String>,
     invoice: Invoice,
     adjusted: Adjusted,
 }
@@ -242,6 +245,9 @@ impl FinanceHandle<'_> {
                     unpriced.extend(rated.unpriced);
                     out.push(Prepared {
                         id: id.clone(),
+                        root: self.shard.map(|_| {
+                            crate::shard::key::root_of(Some(book), domain.account).to_string()
+                        }),
                         invoice: rated.invoice,
                         adjusted,
                     });
@@ -276,19 +282,31 @@ impl FinanceHandle<'_> {
         let issued_at = format_secs(issued_s);
         let year = numbering::year_of(issued_s, tz)
             .ok_or_else(|| StoreError::Corrupt(format!("no calendar year for {issued_at}")))?;
-        // Each series (the store's, or a region's own) takes a block of numbers, in prefix
-        // order: per series, documents are numbered in the order prepared.
-        let mut wanted: BTreeMap<&str, usize> = BTreeMap::new();
+        // Each series (the store's, or a region's own; on a shard, the tree's own of either)
+        // takes a block of numbers, in series order: per series, documents are numbered in
+        // the order prepared.
+        let series_of = |p: &Prepared| {
+            let (invoice, note) = self.prefixes_of(Domain::parse(&p.id).region);
+            match &p.root {
+                Some(root) => (
+                    numbering::tree_series(invoice, root),
+                    numbering::tree_series(note, root),
+                ),
+                None => (invoice.to_string(), note.to_string()),
+            }
+        };
+        let mut wanted: BTreeMap<String, usize> = BTreeMap::new();
         for p in &prepared {
-            let (invoice_prefix, note_prefix) = self.prefixes_of(Domain::parse(&p.id).region);
-            *wanted.entry(invoice_prefix).or_default() += 1;
+            let (invoice_series, note_series) = series_of(p);
+            *wanted.entry(invoice_series).or_default() += 1;
             if !settle(p.invoice.total, &p.adjusted.lines).1.is_zero() {
-                *wanted.entry(note_prefix).or_default() += 1;
+                *wanted.entry(note_series).or_default() += 1;
             }
         }
-        let mut next: BTreeMap<&str, i64> = BTreeMap::new();
-        for (prefix, n) in wanted {
-            next.insert(prefix, take_numbers(tx, prefix, year, n).await?);
+        let mut next: BTreeMap<String, i64> = BTreeMap::new();
+        for (series, n) in wanted {
+            let last = take_numbers(tx, &series, year, n).await?;
+            next.insert(series, last);
         }
         let mut take = |prefix: &str| -> Result<DocumentNumber, CloseError> {
             let n = next.get_mut(prefix).ok_or_else(|| {
@@ -301,14 +319,14 @@ impl FinanceHandle<'_> {
         let mut credit_notes = Vec::new();
         let mut adjustment_rows = Vec::new();
         for p in prepared {
+            let (invoice_series, note_series) = series_of(&p);
             let invoice = p.invoice;
             let id = invoice_id(&p.id, period_label);
-            let (invoice_prefix, note_prefix) = self.prefixes_of(Domain::parse(&p.id).region);
-            let number = take(invoice_prefix)?;
+            let number = take(&invoice_series)?;
             let (amount_due, note_amount) = settle(invoice.total, &p.adjusted.lines);
             let note_number = match note_amount.is_zero() {
                 true => None,
-                false => Some(take(note_prefix)?),
+                false => Some(take(&note_series)?),
             };
             let note = note_number.map(|note_number| CreditNote {
                 kind: crate::finance::documents::DocumentKind::CreditNote,

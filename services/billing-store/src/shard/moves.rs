@@ -234,7 +234,7 @@ async fn carry(
         .bind(now_ms)
         .execute(&mut *sconn)
         .await?;
-        stage_accounts(sconn, &accounts).await?;
+        stage_accounts(sconn, &accounts, &tree_series_of(source, root)).await?;
         let mut copied: Vec<(Table, Vec<u8>)> = Vec::new();
         for table in TABLES {
             copied.push((*table, copy_out(sconn, &table.select()).await?));
@@ -362,17 +362,41 @@ async fn note_documents(
     Ok(())
 }
 
-/// The tree's accounts into `moving_accounts`, a temporary table of the transaction, which
-/// [`Table::select`] and [`Table::delete`] join.
-async fn stage_accounts(conn: &mut sqlx::PgConnection, accounts: &[String]) -> Result<()> {
-    sqlx::query("create temp table moving_accounts (account text primary key) on commit drop")
+/// The tree's accounts into `moving_accounts` and its number series into `moving_series`,
+/// temporary tables of the transaction, which [`Table::select`] and [`Table::delete`] join.
+async fn stage_accounts(
+    conn: &mut sqlx::PgConnection,
+    accounts: &[String],
+    series: &[String],
+) -> Result<()> {
+    for (table, column, values) in [
+        ("moving_accounts", "account", accounts),
+        ("moving_series", "series", series),
+    ] {
+        sqlx::query(&format!(
+            "create temp table {table} ({column} text primary key) on commit drop"
+        ))
         .execute(&mut *conn)
         .await?;
-    sqlx::query("insert into moving_accounts select unnest($1::text[])")
-        .bind(accounts)
-        .execute(&mut *conn)
-        .await?;
+        sqlx::query(&format!("insert into {table} select unnest($1::text[])"))
+            .bind(values)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
+}
+
+/// The tree's own number series on `store` (`numbering::tree_series` of every prefix: the
+/// store's and each region's).
+fn tree_series_of(store: &Store, root: &str) -> Vec<String> {
+    let mut prefixes = vec![&store.invoice_prefix, &store.credit_note_prefix];
+    for (invoice, note) in store.region_prefixes.values() {
+        prefixes.extend([invoice, note]);
+    }
+    prefixes
+        .into_iter()
+        .map(|p| billing_core::numbering::tree_series(p, root))
+        .collect()
 }
 
 async fn activate(tpool: &PgPool, root: &str, seq: i64) -> Result<()> {
@@ -418,7 +442,7 @@ pub async fn abandon_move(source: &Store, target: &Store, root: &str) -> Result<
     }
     let mut tx = tpool.begin().await?;
     let accounts = tree_accounts(source, &mut tx, root).await?;
-    stage_accounts(&mut tx, &accounts).await?;
+    stage_accounts(&mut tx, &accounts, &tree_series_of(source, root)).await?;
     for table in TABLES.iter().rev() {
         sqlx::query(&table.delete()).execute(&mut *tx).await?;
     }

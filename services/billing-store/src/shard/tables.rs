@@ -14,6 +14,8 @@ pub(crate) enum Belongs {
     Invoice,
     /// A delivery (or its attempts), by its endpoint's account.
     Endpoint,
+    /// A number series, by the tree's own series (`moving_series`).
+    Series,
 }
 
 /// One table a move carries.
@@ -78,6 +80,12 @@ pub(crate) const TABLES: &[Table] = &[
     by("wallets", "account"),
     by("webhook_endpoints", "account"),
     Table {
+        name: "number_series",
+        belongs: Belongs::Series,
+        renumbered: None,
+        notification: None,
+    },
+    Table {
         name: "invoice_payments",
         belongs: Belongs::Invoice,
         renumbered: Some("seq"),
@@ -119,6 +127,10 @@ impl Table {
                  join moving_accounts m on e.account = m.account{order}",
                 self.name
             ),
+            Belongs::Series => format!(
+                "select t.* from {} t join moving_series m on t.series = m.series",
+                self.name
+            ),
         }
     }
 
@@ -136,6 +148,10 @@ impl Table {
             Belongs::Endpoint => format!(
                 "delete from {} t using webhook_endpoints e, moving_accounts m \
                  where e.id = t.endpoint and e.account = m.account",
+                self.name
+            ),
+            Belongs::Series => format!(
+                "delete from {} t using moving_series m where t.series = m.series",
                 self.name
             ),
         }
