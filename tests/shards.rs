@@ -323,15 +323,7 @@ async fn a_tree_moves_to_another_shard_while_usage_flows_and_bills_as_if_it_neve
         })
     };
     let (source, target) = (&shards[home as usize], &shards[other as usize]);
-    let move_corp = || {
-        billing_store::shard::move_tree(
-            &source.state.store,
-            &target.state.store,
-            "corp",
-            &topic,
-            DEC_2_2026_MS,
-        )
-    };
+    let move_corp = || move_corp(source, target, &topic);
     let report = move_corp().await.unwrap();
     assert_eq!((report.from, report.to), (home, other));
     assert_eq!(report.accounts, ["corp", "ml", "web"]);
@@ -413,6 +405,22 @@ async fn event_counts(shards: &[TestApp]) -> Vec<i64> {
         out.push(t.state.store.log().event_count().await.unwrap());
     }
     out
+}
+
+/// Moves the tree `corp` from `source` to `target`, the cutover at `topic`'s positions.
+async fn move_corp(
+    source: &TestApp,
+    target: &TestApp,
+    topic: &str,
+) -> Result<billing_store::shard::MoveReport, billing_store::StoreError> {
+    billing_store::shard::move_tree(
+        &source.state.store,
+        &target.state.store,
+        "corp",
+        topic,
+        DEC_2_2026_MS,
+    )
+    .await
 }
 
 /// Serves `router` on a port of its own; answers its base URL.
@@ -755,15 +763,7 @@ async fn a_move_that_fails_is_abandoned_or_finished_and_bills_as_if_it_never_mov
         consume_all(t, &topic, &format!("{topic}-{i}"), sent).await;
     }
     let (source, target) = (&shards[home], &shards[other]);
-    let move_corp = || {
-        billing_store::shard::move_tree(
-            &source.state.store,
-            &target.state.store,
-            "corp",
-            &topic,
-            DEC_2_2026_MS,
-        )
-    };
+    let move_corp = || move_corp(source, target, &topic);
     let known = |t: &TestApp| {
         let store = t.state.store.clone();
         async move { store.admin().known_accounts().await.unwrap() }
