@@ -822,3 +822,59 @@ async fn a_move_that_fails_is_abandoned_or_finished_and_bills_as_if_it_never_mov
     assert_eq!(issued, expected);
     assert!(by_account(&target.close("2026-11").await).contains_key("corp"));
 }
+
+/// Nothing is shared between shards: with shard 0's database locked for writing (its writer
+/// advisory lock held, as a close or a move holds it), shard 1 folds all of its records, and
+/// shard 0 folds its own once the lock goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_shard_held_up_holds_up_no_other_shard() {
+    use sqlx::Connection;
+    let topic = topic_with_partitions(4).await;
+    create_topic(&format!("{topic}.dlq"), 1).await;
+    let urls = [
+        fresh_db_at(&postgres_base()).await,
+        fresh_db_at(&postgres_second_base()).await,
+    ];
+    let mut shards = Vec::new();
+    for (i, url) in urls.iter().enumerate() {
+        let shard = Shard {
+            index: i as u32,
+            count: 2,
+        };
+        let t = TestApp::open_shard(url, shard).await;
+        t.put_pricebook(BOOK).await;
+        shards.push(t);
+    }
+    // The writer lock of billing-store's `conn/locks.rs` (0x0067_7075_6269_6c6c, "gpubill"),
+    // held exclusively for the session.
+    let mut blocker = sqlx::PgConnection::connect(&urls[0]).await.unwrap();
+    sqlx::query("select pg_advisory_lock(29115572065758316)")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+    let records = wave(0);
+    produce(&topic, &records).await;
+    let total = records.len() as i64;
+    let engines: Vec<_> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, t)| engine(t, &topic, &format!("{topic}-{i}")))
+        .collect();
+    wait_stored(&shards[1], &topic, total).await;
+    assert!(shards[1].state.store.log().event_count().await.unwrap() > 0);
+    assert_eq!(
+        stored_positions(&shards[0].state.store, &topic).await,
+        0,
+        "shard 0 waits for its lock"
+    );
+    sqlx::query("select pg_advisory_unlock(29115572065758316)")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+    wait_stored(&shards[0], &topic, total).await;
+    assert!(shards[0].state.store.log().event_count().await.unwrap() > 0);
+    for (stop, task) in engines {
+        stop.send(true).unwrap();
+        task.await.unwrap().unwrap();
+    }
+}
