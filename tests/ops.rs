@@ -797,7 +797,15 @@ fn docker_compose_config_is_valid_and_its_files_exist() {
     // The files it mounts are this repository's (`config` does not look at them).
     let out = run(
         "docker-compose",
-        &["-f", COMPOSE, "--profile", "monitoring", "config"],
+        &[
+            "-f",
+            COMPOSE,
+            "--profile",
+            "monitoring",
+            "--profile",
+            "shards",
+            "config",
+        ],
         |c| {
             c.env("GPUBILL_ADMIN_TOKEN", "ops-test-token");
         },
@@ -811,7 +819,16 @@ fn docker_compose_config_is_valid_and_its_files_exist() {
         .filter(|l| l.starts_with(&root))
         .map(|l| l.split(':').next().unwrap())
         .collect();
-    assert!(mounts.len() >= 5, "{resolved}");
+    assert!(mounts.len() >= 6, "{resolved}");
+    // The shards profile (issue 29): two shards, each with its database, and the directory.
+    for service in [
+        "gpubill-shard0:",
+        "gpubill-shard1:",
+        "postgres-shard1:",
+        "shards-directory:",
+    ] {
+        assert!(resolved.contains(service), "{service} missing: {resolved}");
+    }
     for path in mounts {
         assert!(
             Path::new(path).exists(),
