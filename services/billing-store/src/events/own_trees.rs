@@ -30,9 +30,27 @@ pub(crate) async fn keep_own_trees<'a>(
         Vec::with_capacity(batch.len()),
     );
     let mut left = 0u64;
+    // The holder of a tree that never moved does not depend on the record's position: found
+    // once per root and batch (its digest), not once per record.
+    let mut unmoved: std::collections::HashMap<String, Holder> = Default::default();
     for (record, d) in batch.into_iter().zip(decoded) {
         let at = (parts[record.0].0.partition, record.1);
-        match crate::shard::placements::folds(shard, book, &placements, &d, at) {
+        let root = match &d {
+            Ok(e) if !e.is_platform() => Some(crate::shard::key::root_of(book, &e.subject)),
+            _ => None,
+        };
+        let holder = match root.filter(|r| !placements.moves.contains_key(*r)) {
+            Some(r) => match unmoved.get(r) {
+                Some(h) => *h,
+                None => {
+                    let h = placements.holder(shard, r, at.0, at.1);
+                    unmoved.insert(r.to_string(), h);
+                    h
+                }
+            },
+            None => crate::shard::placements::folds(shard, book, &placements, &d, at),
+        };
+        match holder {
             Holder::Here => {
                 kept.0.push(record);
                 kept.1.push(d);
