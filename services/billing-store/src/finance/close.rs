@@ -264,6 +264,44 @@ impl FinanceHandle<'_> {
         Ok(out)
     }
 
+    /// The invoice and credit note series of a prepared document: the store's, or its
+    /// region's own; on a shard, the tree's own of either (`numbering::tree_series`).
+    fn series_of(&self, p: &Prepared) -> (String, String) {
+        let (invoice, note) = self.prefixes_of(Domain::parse(&p.id).region);
+        match &p.root {
+            Some(root) => (
+                numbering::tree_series(invoice, root),
+                numbering::tree_series(note, root),
+            ),
+            None => (invoice.to_string(), note.to_string()),
+        }
+    }
+
+    /// Each series the documents of `prepared` need takes a block of numbers of `year`, in
+    /// series order (per series, documents are numbered in the order prepared). Answers each
+    /// series' first number of its block.
+    async fn take_blocks(
+        &self,
+        tx: &mut crate::conn::db::Tx,
+        prepared: &[Prepared],
+        year: i32,
+    ) -> Result<BTreeMap<String, i64>, CloseError> {
+        let mut wanted: BTreeMap<String, usize> = BTreeMap::new();
+        for p in prepared {
+            let (invoice_series, note_series) = self.series_of(p);
+            *wanted.entry(invoice_series).or_default() += 1;
+            if !settle(p.invoice.total, &p.adjusted.lines).1.is_zero() {
+                *wanted.entry(note_series).or_default() += 1;
+            }
+        }
+        let mut next = BTreeMap::new();
+        for (series, n) in wanted {
+            let last = take_numbers(tx, &series, year, n).await?;
+            next.insert(series, last);
+        }
+        Ok(next)
+    }
+
     /// Writes the invoices with their ids and numbers, the credit notes their adjustments
     /// leave, the recomputations those adjustments were issued against, the wallets'
     /// settlements, and the outbox rows. Numbers come from the series of the issue date's
@@ -282,32 +320,7 @@ impl FinanceHandle<'_> {
         let issued_at = format_secs(issued_s);
         let year = numbering::year_of(issued_s, tz)
             .ok_or_else(|| StoreError::Corrupt(format!("no calendar year for {issued_at}")))?;
-        // Each series (the store's, or a region's own; on a shard, the tree's own of either)
-        // takes a block of numbers, in series order: per series, documents are numbered in
-        // the order prepared.
-        let series_of = |p: &Prepared| {
-            let (invoice, note) = self.prefixes_of(Domain::parse(&p.id).region);
-            match &p.root {
-                Some(root) => (
-                    numbering::tree_series(invoice, root),
-                    numbering::tree_series(note, root),
-                ),
-                None => (invoice.to_string(), note.to_string()),
-            }
-        };
-        let mut wanted: BTreeMap<String, usize> = BTreeMap::new();
-        for p in &prepared {
-            let (invoice_series, note_series) = series_of(p);
-            *wanted.entry(invoice_series).or_default() += 1;
-            if !settle(p.invoice.total, &p.adjusted.lines).1.is_zero() {
-                *wanted.entry(note_series).or_default() += 1;
-            }
-        }
-        let mut next: BTreeMap<String, i64> = BTreeMap::new();
-        for (series, n) in wanted {
-            let last = take_numbers(tx, &series, year, n).await?;
-            next.insert(series, last);
-        }
+        let mut next = self.take_blocks(tx, &prepared, year).await?;
         let mut take = |prefix: &str| -> Result<DocumentNumber, CloseError> {
             let n = next.get_mut(prefix).ok_or_else(|| {
                 StoreError::Corrupt(format!("no numbers taken for series {prefix:?}"))
@@ -319,7 +332,7 @@ impl FinanceHandle<'_> {
         let mut credit_notes = Vec::new();
         let mut adjustment_rows = Vec::new();
         for p in prepared {
-            let (invoice_series, note_series) = series_of(&p);
+            let (invoice_series, note_series) = self.series_of(&p);
             let invoice = p.invoice;
             let id = invoice_id(&p.id, period_label);
             let number = take(&invoice_series)?;

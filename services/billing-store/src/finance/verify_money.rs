@@ -187,24 +187,7 @@ impl FinanceHandle<'_> {
             )?;
             m.wallets.insert(r.get("account"), (balance, outstanding));
         }
-        for r in q(include_str!(
-            "../../queries/shared/select_number_series.sql"
-        ))
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            m.series
-                .insert((r.get("series"), r.get("year")), r.get("last"));
-        }
-        for r in q(include_str!(
-            "../../queries/shared/select_moved_documents.sql"
-        ))
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            m.moved
-                .insert(r.get("number"), r.get::<i64, _>("here") == 1);
-        }
+        (m.series, m.moved) = numbering_state(&mut *conn).await?;
         Ok(m)
     }
 
@@ -232,6 +215,32 @@ impl FinanceHandle<'_> {
         }
         Ok(())
     }
+}
+
+/// Every number series' last number, and the documents moves of trees carried (issue 29):
+/// number → whether it is here now.
+async fn numbering_state(
+    conn: &mut dyn crate::conn::db::Conn,
+) -> Result<(Series, BTreeMap<String, bool>)> {
+    let q = |sql| crate::conn::db::query(sql);
+    let (mut series, mut moved) = (Series::new(), BTreeMap::new());
+    for r in q(include_str!(
+        "../../queries/shared/select_number_series.sql"
+    ))
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        series.insert((r.get("series"), r.get("year")), r.get("last"));
+    }
+    for r in q(include_str!(
+        "../../queries/shared/select_moved_documents.sql"
+    ))
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        moved.insert(r.get("number"), r.get::<i64, _>("here") == 1);
+    }
+    Ok((series, moved))
 }
 
 /// What the payments of invoice `id` add up to.

@@ -85,24 +85,16 @@ pub async fn move_tree(
     };
     // A move whose source let go but whose target was not activated: finish it (nothing is
     // carried again: the rows are there).
-    if let Some(last) = target_placements.moves.get(root).and_then(|h| h.last())
-        && last.shard == to.index
-        && !last.active
-        && let Some(done) = placements
-            .moves
-            .get(root)
-            .and_then(|h| h.last())
-            .filter(|m| m.seq == last.seq && m.shard == to.index && m.active)
-    {
-        activate(tpool, root, last.seq).await?;
+    if let Some((seq, cutover)) = pending(&placements, &target_placements, root, to) {
+        activate(tpool, root, seq).await?;
         return Ok(MoveReport {
             root: root.to_string(),
             from: from.index,
             to: to.index,
-            moves: last.seq,
+            moves: seq,
             accounts: Vec::new(),
             rows: BTreeMap::new(),
-            cutover: done.cutover.clone().unwrap_or_default(),
+            cutover,
         });
     }
     if !placements.holds_now(from, root) {
@@ -122,9 +114,36 @@ pub async fn move_tree(
     // 1. The target waits on the tree's records.
     let history = placements.moves.get(root).cloned().unwrap_or_default();
     let seq = history.last().map_or(1, |m| m.seq + 1);
+    start_copying(tpool, root, &history, (seq, to), now_ms).await?;
+    // 2 to 4, the source holding its locks.
+    let (accounts, rows, cutover) =
+        let_go(source, tpool, root, (seq, to), usage_topic, now_ms).await?;
+    source.failpoints.hit("move.before_activate")?;
+    // 5. The target takes the tree's records from the cutover on.
+    activate(tpool, root, seq).await?;
+    Ok(MoveReport {
+        root: root.to_string(),
+        from: from.index,
+        to: to.index,
+        moves: seq,
+        accounts,
+        rows,
+        cutover,
+    })
+}
+
+/// Step 1: the target records the move as `copying` (after the tree's earlier moves, as the
+/// source knows them), so its folds wait on the tree's records.
+async fn start_copying(
+    tpool: &PgPool,
+    root: &str,
+    history: &[super::placements::Placement],
+    (seq, to): (i64, Shard),
+    now_ms: i64,
+) -> Result<()> {
     {
         let mut tx = tpool.begin().await?;
-        for m in &history {
+        for m in history {
             sqlx::query(
                 "insert into tree_moves (root, seq, shard, cutover, state, moved_at_ms) \
                  values ($1, $2, $3, $4, 'active', $5) on conflict (root, seq) do nothing",
@@ -149,9 +168,21 @@ pub async fn move_tree(
         .await?;
         tx.commit().await?;
     }
-    // 2. The source lets go: its locks for the session, then one snapshot.
-    let mut sconn = spool.acquire().await?;
-    let locked = async {
+    Ok(())
+}
+
+/// Steps 2 to 4 ([`carry`]) with the source's writer and holds locks taken for the session
+/// and given back whatever happened.
+async fn let_go(
+    source: &Store,
+    tpool: &PgPool,
+    root: &str,
+    (seq, to): (i64, Shard),
+    usage_topic: &str,
+    now_ms: i64,
+) -> Result<Carried> {
+    let mut sconn = pg(source)?.acquire().await?;
+    async {
         for key in [
             crate::conn::locks::WRITER_LOCK,
             crate::conn::locks::HOLDS_LOCK,
@@ -182,20 +213,27 @@ pub async fn move_tree(
         }
         result
     }
-    .await;
-    let (accounts, rows, cutover) = locked?;
-    source.failpoints.hit("move.before_activate")?;
-    // 5. The target takes the tree's records from the cutover on.
-    activate(tpool, root, seq).await?;
-    Ok(MoveReport {
-        root: root.to_string(),
-        from: from.index,
-        to: to.index,
-        moves: seq,
-        accounts,
-        rows,
-        cutover,
-    })
+    .await
+}
+
+/// A move of `root` to `to` that the source let go of and the target did not activate yet:
+/// its number and cutover.
+fn pending(
+    source: &Placements,
+    target: &Placements,
+    root: &str,
+    to: Shard,
+) -> Option<(i64, BTreeMap<i64, i64>)> {
+    let last = target.moves.get(root)?.last()?;
+    if last.shard != to.index || last.active {
+        return None;
+    }
+    let done = source
+        .moves
+        .get(root)?
+        .last()
+        .filter(|m| m.seq == last.seq && m.shard == to.index && m.active)?;
+    Some((last.seq, done.cutover.clone().unwrap_or_default()))
 }
 
 type Carried = (Vec<String>, BTreeMap<String, u64>, BTreeMap<i64, i64>);
