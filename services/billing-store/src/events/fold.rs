@@ -6,11 +6,9 @@ use crate::conn::handles::LogHandle;
 use crate::conn::sql::{Val, insert_rows};
 use crate::conn::store::{EMBEDDED_CONSUMER, Store};
 pub use crate::events::batch::Outcome;
-use crate::events::batch::{KeyInsert, Spans};
 use crate::events::records::{Part, Position, Records};
 use crate::events::sort::{dedupe, sort_records};
 use billing_core::event::{AnyEvent, Rejection, decode_any};
-use std::collections::{BTreeMap, HashMap};
 
 impl LogHandle<'_> {
     /// Folds every log record the engine has not folded yet (after a crash between append and
@@ -330,13 +328,13 @@ async fn fold_inner(
         .map(|(k, _)| (&*k.account, k.lease));
     crate::events::capture::capture_holds(conn, store.backend, leases, now_ms).await?;
     let t_side = t0.elapsed();
-    let moved = Moved {
+    let moved = crate::events::effects::Moved {
         usage: &sorted.usage,
         changed,
         egress_seconds,
         stamp,
     };
-    apply_effects(conn, store, parts, moved, now_ms).await?;
+    crate::events::effects::apply_effects(conn, store, parts, moved, now_ms).await?;
     store.failpoints.hit("fold.after_effects")?;
     let t_written = t0.elapsed();
     store.failpoints.hit("fold.before_offsets")?;
@@ -423,104 +421,6 @@ fn decode_batch<'a>(
                 .and_then(|e| e.ending_after(earliest_end))
         })
         .collect()
-}
-
-/// What a batch moved of the ledger, for its effects.
-struct Moved<'b, 'a> {
-    /// Usage spans per key.
-    usage: &'b HashMap<String, (KeyInsert<'a>, Spans<'a>)>,
-    /// The keys whose stored runs changed, per account, as stored.
-    changed: HashMap<String, Vec<crate::ledger::ledger_cache::ChangedKey>>,
-    /// (account, second) of each egress row and account rental fact.
-    egress_seconds: Vec<(String, i64)>,
-    /// The ledger tokens of the moved accounts.
-    stamp: crate::ledger::ledger_cache::Stamp,
-}
-
-/// Provisional costs of the accounts this batch moved, then their quota decisions, in its
-/// transaction. `moved` (account → the `[first, last]` seconds of its usage and egress) is
-/// what is re-rated; `latest_usage` (account → latest usage second) names the period
-/// decisions are taken in. Every moved account gets a fresh ledger token (`ledger_cache`).
-async fn apply_effects(
-    conn: &mut dyn Conn,
-    store: &Store,
-    parts: &[Part<'_>],
-    batch: Moved<'_, '_>,
-    now_ms: i64,
-) -> Result<()> {
-    let Moved {
-        usage,
-        changed,
-        egress_seconds,
-        stamp,
-    } = batch;
-    let mut moved: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
-    let mut latest_usage: BTreeMap<String, i64> = BTreeMap::new();
-    for (k, spans) in usage.values() {
-        let account = moved.entry(k.account.to_string()).or_default();
-        account.extend(spans.iter().map(|&(from, to, _, _)| (from, to - 1)));
-        let last = spans.iter().map(|s| s.1 - 1).max().unwrap_or(0);
-        let e = latest_usage.entry(k.account.to_string()).or_insert(last);
-        *e = (*e).max(last);
-    }
-    for (account, secs) in &egress_seconds {
-        moved
-            .entry(account.clone())
-            .or_default()
-            .push((*secs, *secs));
-    }
-    if moved.is_empty() {
-        return Ok(());
-    }
-    let memory = crate::pricing::provisional::InMemory {
-        cache: &store.ledger_cache,
-        stamp: &stamp,
-        changed: &changed,
-        // Egress and rental facts are not applied in memory: those accounts are read again.
-        reread: egress_seconds.iter().map(|(a, _)| a.as_str()).collect(),
-    };
-    let position = serde_json::Value::Array(
-        parts
-            .iter()
-            .filter_map(|(at, records)| {
-                let last = records.last()?.0;
-                Some(serde_json::json!({"consumer": at.consumer, "partition": at.partition, "next_offset": last + 1}))
-            })
-            .collect(),
-    );
-    let books = store.books(conn).await?;
-    let measured = crate::pricing::provisional::update(
-        conn,
-        store.backend,
-        &books.1,
-        &moved,
-        &memory,
-        &position,
-        now_ms,
-    )
-    .await?;
-    crate::quota::decisions::evaluate(
-        conn,
-        store.backend,
-        &books.1,
-        &latest_usage,
-        &measured,
-        &position,
-        &store.topics().quota,
-        now_ms,
-    )
-    .await?;
-    // Issue 28: budgets, balance alerts and arrears, from the same state: the accounts whose
-    // usage or egress moved, each at its latest second in the batch.
-    let mut notify_at = latest_usage;
-    for (account, secs) in &egress_seconds {
-        let e = notify_at.entry(account.clone()).or_insert(*secs);
-        *e = (*e).max(*secs);
-    }
-    crate::notify::evaluate::after_batch(
-        conn, store, &books.1, &notify_at, &measured, &position, now_ms,
-    )
-    .await
 }
 
 /// Fencing: only the writer that read the offset a part starts at may advance it.

@@ -5,6 +5,7 @@ pub(crate) mod capture;
 pub(crate) mod commands;
 pub(crate) mod compaction;
 pub(crate) mod dead_letters;
+pub(crate) mod effects;
 pub(crate) mod fold;
 pub(crate) mod identities;
 pub(crate) mod ingest;
