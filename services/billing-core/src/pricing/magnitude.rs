@@ -96,27 +96,47 @@ pub fn check_magnitude(
 
 /// The unit-seconds the usage keys can bill: their usage in the period and, at each key's
 /// largest quantity, the minimum charge (4.6), a padding of one increment per run ending in
-/// the period (15) and, with SLA compensation, the whole period (10). The seconds at the
-/// largest quantity are summed as integers first: one decimal product per key.
+/// the period (15) and, with SLA compensation, the whole period (10). Seconds are summed as
+/// integers per quantity first, then one decimal product per distinct quantity (the keys of
+/// an account have a handful): the bound is the same sum, taken without a decimal operation
+/// per run (it was a tenth of a busy engine's CPU, `docs/benchmarks.md`).
 fn usage_bound(ctx: &RatingContext<'_>, ledger: &AccountLedger, sla: bool) -> Option<Decimal> {
     let (book, period) = (ctx.book, &ctx.period);
-    let mut unit_seconds = Decimal::ZERO;
+    let whole_period = if sla { period.seconds() } else { 0 };
+    // Saturating: a sum past 96 bits fails the conversion below, as the decimal sum would.
+    let mut seconds_at: std::collections::BTreeMap<Decimal, i128> = Default::default();
+    let mut add = |q: Decimal, seconds: i128| {
+        let s = seconds_at.entry(q).or_default();
+        *s = s.saturating_add(seconds);
+    };
+    // The keys come by sku within a lease; the last sku's padding is kept.
+    let mut last: Option<(&str, i64, i64)> = None;
     for (key, runs) in ledger.usage() {
         let mut ending: i128 = 0;
         for r in runs.clipped(period.start, period.end) {
-            unit_seconds = unit_seconds.checked_add(r.unit_seconds())?;
+            add(r.quantity, i128::from(r.seconds()));
             ending += 1;
         }
-        let sku = book.skus.get(&*key.sku);
-        let minimum = sku.and_then(|s| s.minimum_seconds).unwrap_or(0);
-        let increment = sku.and_then(|s| s.increment_seconds).unwrap_or(0);
-        let whole_period = if sla { period.seconds() } else { 0 };
+        let (minimum, increment) = match last {
+            Some((sku, m, i)) if sku == &*key.sku => (m, i),
+            _ => {
+                let sku = book.skus.get(&*key.sku);
+                let m = sku.and_then(|s| s.minimum_seconds).unwrap_or(0);
+                let i = sku.and_then(|s| s.increment_seconds).unwrap_or(0);
+                last = Some((&key.sku, m, i));
+                (m, i)
+            }
+        };
         let seconds =
             i128::from(minimum) + i128::from(increment) * ending + i128::from(whole_period);
         if let (true, Some(q)) = (seconds > 0, runs.max_quantity()) {
-            let seconds = Decimal::try_from_i128_with_scale(seconds, 0).ok()?;
-            unit_seconds = unit_seconds.checked_add(q.checked_mul(seconds)?)?;
+            add(q, seconds);
         }
+    }
+    let mut unit_seconds = Decimal::ZERO;
+    for (q, seconds) in seconds_at {
+        let seconds = Decimal::try_from_i128_with_scale(seconds, 0).ok()?;
+        unit_seconds = unit_seconds.checked_add(q.checked_mul(seconds)?)?;
     }
     Some(unit_seconds)
 }

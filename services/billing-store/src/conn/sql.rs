@@ -136,7 +136,8 @@ impl Column {
     }
 
     /// Appends `v`; false when it is not of the column's type.
-    fn push(&mut self, v: Val) -> bool {
+    /// Appends `v`, or gives it back when it is not of the column's type (shown in the error).
+    fn push(&mut self, v: Val) -> Result<(), Val> {
         match (self, v) {
             (Column::I64(c), Val::I64(x)) => c.push(Some(x)),
             (Column::I64(c), Val::OptI64(x)) => c.push(x),
@@ -146,9 +147,9 @@ impl Column {
             (Column::Bytes(c), Val::OptBytes(x)) => c.push(x),
             (Column::Bool(c), Val::Bool(x)) => c.push(Some(x)),
             (Column::F64(c), Val::F64(x)) => c.push(Some(x)),
-            _ => return false,
+            (_, v) => return Err(v),
         }
-        true
+        Ok(())
     }
 }
 
@@ -162,6 +163,17 @@ async fn copy_rows_postgres(
     rows: Vec<Vec<Val>>,
     cols: usize,
 ) -> Result<u64, sqlx::Error> {
+    let (statement, buf) = copy_statement(head, &rows, cols)?;
+    send_copy(pg, &statement, buf).await
+}
+
+/// The `copy ... from stdin (format binary)` statement of the plain insert `head`, and the
+/// binary data of `rows`.
+fn copy_statement(
+    head: &str,
+    rows: &[Vec<Val>],
+    cols: usize,
+) -> Result<(String, Vec<u8>), sqlx::Error> {
     // The statement files begin with `--` comments.
     let statement: Vec<&str> = head
         .lines()
@@ -190,14 +202,72 @@ async fn copy_rows_postgres(
         }
     }
     buf.extend_from_slice(&(-1i16).to_be_bytes());
-    let mut copy = pg
-        .copy_in_raw(&format!("copy {target} from stdin (format binary)"))
-        .await?;
+    Ok((format!("copy {target} from stdin (format binary)"), buf))
+}
+
+/// Sends `buf` by the `COPY` `statement`.
+async fn send_copy(
+    pg: &mut sqlx::PgConnection,
+    statement: &str,
+    buf: Vec<u8>,
+) -> Result<u64, sqlx::Error> {
+    let mut copy = pg.copy_in_raw(statement).await?;
     if let Err(e) = copy.send(buf).await {
         copy.abort(e.to_string()).await?;
         return Err(e);
     }
     copy.finish().await
+}
+
+/// PostgreSQL's unique violation.
+const UNIQUE_VIOLATION: &str = "23505";
+
+/// Sends `buf` by the `COPY` `statement` under the savepoint `name`. True when every row went
+/// in; false when one met a row a unique index already held, with the transaction rolled
+/// back to the savepoint (nothing of the `COPY` stays). Other errors are returned.
+pub(crate) async fn copy_raw_under_savepoint(
+    pg: &mut sqlx::PgConnection,
+    name: &str,
+    statement: &str,
+    buf: Vec<u8>,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query(&format!("savepoint {name}"))
+        .execute(&mut *pg)
+        .await?;
+    match send_copy(pg, statement, buf).await {
+        Ok(_) => {
+            sqlx::query(&format!("release savepoint {name}"))
+                .execute(&mut *pg)
+                .await?;
+            Ok(true)
+        }
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNIQUE_VIOLATION) => {
+            sqlx::query(&format!("rollback to savepoint {name}"))
+                .execute(&mut *pg)
+                .await?;
+            sqlx::query(&format!("release savepoint {name}"))
+                .execute(&mut *pg)
+                .await?;
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The plain insert `head` of `rows` by a binary `COPY` under the savepoint `name` (PostgreSQL
+/// only): see [`copy_raw_under_savepoint`].
+pub(crate) async fn copy_under_savepoint(
+    conn: &mut dyn Conn,
+    name: &str,
+    head: &str,
+    rows: &[Vec<Val>],
+) -> Result<bool, sqlx::Error> {
+    let Some(cols) = rows.first().map(Vec::len) else {
+        return Ok(true);
+    };
+    let (statement, buf) = copy_statement(head, rows, cols)?;
+    let pg = crate::conn::dialect::postgres(conn)?;
+    copy_raw_under_savepoint(pg, name, &statement, buf).await
 }
 
 /// One field of a binary `COPY` row: its length (-1: NULL) and its bytes.
@@ -238,8 +308,8 @@ async fn insert_rows_postgres(
             ));
         }
         for (c, (column, v)) in columns.iter_mut().zip(row).enumerate() {
-            let shown = format!("{v:?}");
-            if !column.push(v) {
+            if let Err(v) = column.push(v) {
+                let shown = format!("{v:?}");
                 let want = column.sql_type();
                 return Err(sqlx::Error::Encode(
                     format!("row {n}, column {c}: {shown:.60} is not a {want} element").into(),

@@ -273,9 +273,6 @@ pub fn copy_data<'a>(rows: impl ExactSizeIterator<Item = IdentityRow<'a>>) -> Ve
 /// One identity row as [`copy_data`] takes it.
 pub type IdentityRow<'a> = ([u8; 16], [u8; 16], &'a str, i64, i64);
 
-/// PostgreSQL's unique violation.
-const UNIQUE_VIOLATION: &str = "23505";
-
 /// The fast way: `rows` copied into `events` (binary `COPY`, in identity order) under a
 /// savepoint. True when every row went in (none was held); false when one was held, with
 /// the transaction rolled back to the savepoint (nothing of the `COPY` stays).
@@ -293,38 +290,13 @@ async fn copy_postgres(conn: &mut dyn Conn, mut order: Vec<&NewIdentity<'_>>) ->
             r.end_s,
         )
     }));
-    sqlx::query("savepoint identities")
-        .execute(&mut *pg)
-        .await?;
-    let copied = async {
-        let mut copy = pg
-            .copy_in_raw(include_str!("../../queries/postgres/copy_identities.sql"))
-            .await?;
-        if let Err(e) = copy.send(buf).await {
-            copy.abort(e.to_string()).await?;
-            return Err(e);
-        }
-        copy.finish().await
-    }
-    .await;
-    match copied {
-        Ok(_) => {
-            sqlx::query("release savepoint identities")
-                .execute(&mut *pg)
-                .await?;
-            Ok(true)
-        }
-        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNIQUE_VIOLATION) => {
-            sqlx::query("rollback to savepoint identities")
-                .execute(&mut *pg)
-                .await?;
-            sqlx::query("release savepoint identities")
-                .execute(&mut *pg)
-                .await?;
-            Ok(false)
-        }
-        Err(e) => Err(e.into()),
-    }
+    Ok(crate::conn::sql::copy_raw_under_savepoint(
+        pg,
+        "identities",
+        include_str!("../../queries/postgres/copy_identities.sql"),
+        buf,
+    )
+    .await?)
 }
 
 /// The identities of `idents` the table holds, with their fingerprints, into `held`.
