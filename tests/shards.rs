@@ -784,7 +784,7 @@ async fn a_move_that_fails_is_abandoned_or_finished_and_bills_as_if_it_never_mov
         known(source).await.contains("ml"),
         "the source still holds them"
     );
-    billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp")
+    billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp", JAN_2_2027_MS)
         .await
         .unwrap();
     assert!(!known(target).await.contains("ml"));
@@ -798,7 +798,7 @@ async fn a_move_that_fails_is_abandoned_or_finished_and_bills_as_if_it_never_mov
     let e = move_corp().await.unwrap_err().to_string();
     assert!(e.contains("move.before_activate"), "{e}");
     let refused =
-        billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp")
+        billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp", JAN_2_2027_MS)
             .await
             .unwrap_err()
             .to_string();
@@ -876,5 +876,91 @@ async fn a_shard_held_up_holds_up_no_other_shard() {
     for (stop, task) in engines {
         stop.send(true).unwrap();
         task.await.unwrap().unwrap();
+    }
+}
+
+/// Folds everything produced so far (`sent` records) into each shard.
+async fn fold_on_each(shards: &[(Shard, String, TestApp)], topic: &str, sent: i64) {
+    for (shard, _, t) in shards {
+        consume_all(t, topic, &format!("{topic}-{}", shard.suffix()), sent).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shards_replay_across_moves_and_an_abandoned_one_into_byte_identical_projections() {
+    let (topic, topics) = replayable_topics().await;
+    let home = shard_of_root("corp", 2) as usize;
+    let other = 1 - home;
+    let mut shards = Vec::new();
+    for (i, base) in [postgres_base(), postgres_second_base()].iter().enumerate() {
+        let shard = Shard {
+            index: i as u32,
+            count: 2,
+        };
+        create_topic(&shard.own(&topics.commands), 1).await;
+        let t = TestApp::open_shard_with(&fresh_db_at(base).await, shard, topics.clone()).await;
+        t.put_pricebook(BOOK).await;
+        shards.push((shard, base.clone(), t));
+    }
+    let mut sent = 0;
+    for n in 0..3 {
+        let records = wave(n);
+        produce(&topic, &records).await;
+        sent += records.len() as i64;
+        fold_on_each(&shards, &topic, sent).await;
+        let (from, to) = (&shards[home].2, &shards[other].2);
+        match n {
+            // The tree goes to the other shard, its records from the cutover on with it.
+            0 => {
+                move_corp(from, to, &topic).await.unwrap();
+            }
+            // It comes back, but the first attempt dies after the target (here: its hash
+            // home) wrote the rows, and is abandoned; the second is made to the end.
+            1 => {
+                to.state
+                    .store
+                    .arm_failpoint("move.before_source_commit", 0)
+                    .unwrap();
+                move_corp(to, from, &topic).await.unwrap_err();
+                billing_store::shard::abandon_move(
+                    &to.state.store,
+                    &from.state.store,
+                    "corp",
+                    JAN_2_2027_MS,
+                )
+                .await
+                .unwrap();
+                move_corp(to, from, &topic).await.unwrap();
+            }
+            _ => {}
+        }
+    }
+    for (_, _, t) in &shards {
+        t.close("2026-11").await;
+        relay_all(t).await;
+    }
+    for (shard, base, a) in &shards {
+        let b = TestApp::open_shard_with(&fresh_db_at(base).await, *shard, topics.clone()).await;
+        let report = billing_kafka::replay(
+            b.state.store.clone(),
+            billing_kafka::ReplaySettings::new(brokers(), &topic, &shard.own(&topics.commands)),
+            || JAN_2_2027_MS,
+        )
+        .await
+        .unwrap();
+        assert!(report.folds > 0, "{report:?}");
+        let live = projections(&a.state.store).await;
+        // Not vacuous: the tree's usage is on its hash home, which holds it at the end, and
+        // the other shard folded some of it while it held the tree.
+        assert!(
+            live.iter().any(|l| l.starts_with("fact|corp|")) == (shard.index as usize == home),
+            "shard {shard}"
+        );
+        assert_eq!(live, projections(&b.state.store).await, "shard {shard}");
+    }
+    // The live shards' books: the tree's invoice on its holder only, and verify passes.
+    for (_, _, t) in &shards {
+        let report = t.state.store.finance().verify(None).await.unwrap();
+        assert!(report.differences.is_empty(), "{:?}", report.differences);
     }
 }

@@ -102,11 +102,32 @@ pub async fn replay(
         read_to: BTreeMap::new(),
         ends: ends.clone(),
     };
+    // The parts of a tree moved in (issue 29), applied together once the last arrives.
+    let mut moving_in: Vec<Command> = Vec::new();
     for item in commands.into_iter().map(Some).chain([None]) {
-        let (command, actor) = match item {
+        let (mut command, actor) = match item {
             Some((c, a)) => (Some(c), a),
             None => (None, None),
         };
+        if let Some(part @ Command::TreeMovedIn { parts, .. }) = &command {
+            if *parts > 1 {
+                moving_in.push(part.clone());
+                match billing_store::shard::join_moved_in(&moving_in) {
+                    Ok(None) => continue,
+                    Ok(Some(joined)) => {
+                        moving_in.clear();
+                        command = Some(joined);
+                    }
+                    Err(detail) => {
+                        return Err(KafkaError::BadCommand {
+                            topic: settings.commands_topic.clone(),
+                            offset: -1,
+                            detail,
+                        });
+                    }
+                }
+            }
+        }
         match &command {
             Some(Command::Folded {
                 consumer: c,

@@ -111,7 +111,7 @@ pub async fn run(args: ShardsArgs) -> anyhow::Result<()> {
         }
         ShardsCommand::Abandon { root, to } => {
             let (source, target) = stores(&directory, &root, to).await?;
-            billing_store::shard::abandon_move(&source, &target, &root).await?;
+            billing_store::shard::abandon_move(&source, &target, &root, clock()).await?;
             eprintln!("gpubill: abandoned the move of {root} to shard {to}");
         }
     }

@@ -363,9 +363,9 @@ mod tests {
     fn a_postgres_column_takes_only_its_first_rows_type() {
         let mut c = Column::of(&Val::OptI64(None), 3);
         assert_eq!(c.sql_type(), "bigint[]");
-        assert!(c.push(Val::OptI64(None)));
-        assert!(c.push(Val::I64(7)));
-        assert!(!c.push(Val::Text("7".into())));
+        assert!(c.push(Val::OptI64(None)).is_ok());
+        assert!(c.push(Val::I64(7)).is_ok());
+        assert_eq!(c.push(Val::Text("7".into())), Err(Val::Text("7".into())));
         let Column::I64(v) = c else { panic!() };
         assert_eq!(v, [None, Some(7)]);
         assert_eq!(Column::of(&Val::Bytes(vec![]), 1).sql_type(), "bytea[]");

@@ -154,6 +154,43 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stamp: Option<i64>,
     },
+    /// Issue 29: this shard let go of the tree `root` to shard `shard` (the tree's move
+    /// `seq`), records from `cutover` on (partition → first offset) being the target's.
+    /// Written in the transaction that deleted the tree's rows; a replay deletes them again.
+    #[serde(rename = "tree.moved_out")]
+    TreeMovedOut {
+        root: String,
+        seq: i64,
+        shard: u32,
+        /// (partition, first offset) pairs: a map with integer keys does not come back
+        /// through this enum's tag.
+        cutover: Vec<(i64, i64)>,
+        at_ms: i64,
+    },
+    /// Issue 29: part `part` of `parts` of the rows of a tree that moved in
+    /// (`shard::replayed::MovedIn` as JSON, in hex, cut to fit a broker's message). Written in
+    /// the transaction that wrote the rows; a replay joins the parts and writes them again.
+    /// `nonce` is random, drawn by the move: a move abandoned and made again has the same
+    /// number and may carry the same rows, and must not pass for a relayed duplicate.
+    #[serde(rename = "tree.moved_in")]
+    TreeMovedIn {
+        root: String,
+        seq: i64,
+        nonce: i64,
+        part: u32,
+        parts: u32,
+        data: String,
+        at_ms: i64,
+    },
+    /// Issue 29: a move abandoned on its target (`gpubill shards abandon`): the rows it had
+    /// copied are gone, and so is its record.
+    #[serde(rename = "tree.move_abandoned")]
+    TreeMoveAbandoned {
+        root: String,
+        seq: i64,
+        nonce: i64,
+        at_ms: i64,
+    },
     /// What one fold of the Kafka engine did (issue 30), in the transaction that did it: the
     /// records it folded (per partition of `consumer`, offsets `[from, to)`), the clock it
     /// decided them with, and the fold stamp and dead-letter numbers it drew. Not applied
@@ -217,6 +254,18 @@ impl Command {
                 let first = parts.first().map_or((-1, -1), |p| (p.partition, p.from));
                 format!("usage.folded:{consumer}:{}:{}", first.0, first.1)
             }
+            // A tree's moves are numbered in its history.
+            Command::TreeMovedOut { root, seq, .. } => format!("tree.moved_out:{root}:{seq}"),
+            Command::TreeMovedIn {
+                root,
+                seq,
+                nonce,
+                part,
+                ..
+            } => format!("tree.moved_in:{root}:{seq}:{nonce:016x}:{part}"),
+            Command::TreeMoveAbandoned {
+                root, seq, nonce, ..
+            } => format!("tree.move_abandoned:{root}:{seq}:{nonce:016x}"),
             // References are unique per account and per invoice.
             Command::WalletMovement {
                 account, reference, ..
@@ -330,6 +379,11 @@ impl LogHandle<'_> {
             | Command::WalletMovement { .. }
             | Command::SettleInvoice { .. }
             | Command::InvoicePayment { .. }) => self.apply_money_command(c).await?,
+            c @ (Command::TreeMovedOut { .. }
+            | Command::TreeMovedIn { .. }
+            | Command::TreeMoveAbandoned { .. }) => {
+                crate::shard::replayed::apply(self, c).await?
+            }
             Command::PutProfile {
                 account,
                 profile,

@@ -84,7 +84,8 @@ pub(crate) async fn stamp(
     Ok(out)
 }
 
-fn fresh_token() -> Result<i64> {
+/// A fresh random 64-bit value (ledger tokens; the nonces of moves' commands).
+pub(crate) fn fresh_token() -> Result<i64> {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes)
         .map_err(|e| StoreError::Corrupt(format!("the OS random number generator failed: {e}")))?;

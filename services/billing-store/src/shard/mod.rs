@@ -16,7 +16,9 @@ pub mod key;
 pub(crate) mod moves;
 mod on_store;
 pub(crate) mod placements;
+pub(crate) mod replayed;
 pub(crate) mod tables;
 
 pub use key::{MAX_SHARDS, Shard, ShardParseError, root_of, shard_of_root};
 pub use moves::{MoveReport, abandon_move, move_tree};
+pub use replayed::join_moved_in;

@@ -23,7 +23,8 @@
 
 use super::key::{Shard, root_of};
 use super::placements::{Placements, cutover_text};
-use super::tables::{TABLES, Table, copy_in, copy_out, staged};
+use super::replayed::MovedIn;
+use super::tables::{TABLES, copy_in, copy_out, staged};
 use crate::conn::db::Pool;
 use crate::conn::error::{Result, StoreError};
 use crate::conn::store::Store;
@@ -117,7 +118,7 @@ pub async fn move_tree(
     start_copying(tpool, root, &history, (seq, to), now_ms).await?;
     // 2 to 4, the source holding its locks.
     let (accounts, rows, cutover) =
-        let_go(source, tpool, root, (seq, to), usage_topic, now_ms).await?;
+        let_go(source, target, root, (seq, to), usage_topic, now_ms).await?;
     source.failpoints.hit("move.before_activate")?;
     // 5. The target takes the tree's records from the cutover on.
     activate(tpool, root, seq).await?;
@@ -134,7 +135,7 @@ pub async fn move_tree(
 
 /// Step 1: the target records the move as `copying` (after the tree's earlier moves, as the
 /// source knows them), so its folds wait on the tree's records.
-async fn start_copying(
+pub(crate) async fn start_copying(
     tpool: &PgPool,
     root: &str,
     history: &[super::placements::Placement],
@@ -175,7 +176,7 @@ async fn start_copying(
 /// and given back whatever happened.
 async fn let_go(
     source: &Store,
-    tpool: &PgPool,
+    target: &Store,
     root: &str,
     (seq, to): (i64, Shard),
     usage_topic: &str,
@@ -195,7 +196,7 @@ async fn let_go(
         let result = carry(
             source,
             &mut sconn,
-            tpool,
+            target,
             root,
             (seq, to),
             usage_topic,
@@ -242,7 +243,7 @@ type Carried = (Vec<String>, BTreeMap<String, u64>, BTreeMap<i64, i64>);
 async fn carry(
     source: &Store,
     sconn: &mut sqlx::PgConnection,
-    tpool: &PgPool,
+    target: &Store,
     root: &str,
     (seq, to): (i64, Shard),
     usage_topic: &str,
@@ -252,7 +253,6 @@ async fn carry(
         .execute(&mut *sconn)
         .await?;
     let result = async {
-        let accounts = tree_accounts(source, sconn, root).await?;
         let cutover: BTreeMap<i64, i64> =
             sqlx::query("select partition, next_offset from consumer_offsets where consumer = $1")
                 .bind(usage_topic)
@@ -261,40 +261,45 @@ async fn carry(
                 .into_iter()
                 .map(|r| (r.get::<i64, _>("partition"), r.get::<i64, _>("next_offset")))
                 .collect();
-        sqlx::query(
-            "insert into tree_moves (root, seq, shard, cutover, state, moved_at_ms) \
-             values ($1, $2, $3, $4, 'active', $5)",
-        )
-        .bind(root)
-        .bind(seq)
-        .bind(i64::from(to.index))
-        .bind(cutover_text(&cutover))
-        .bind(now_ms)
-        .execute(&mut *sconn)
-        .await?;
-        stage_accounts(sconn, &accounts, &tree_series_of(source, root)).await?;
-        let mut copied: Vec<(Table, Vec<u8>)> = Vec::new();
-        for table in TABLES {
-            copied.push((*table, copy_out(sconn, &table.select()).await?));
+        let history = {
+            let mut c = source.pool.acquire().await?;
+            Placements::load(&mut c).await?
         }
-        let numbers: Vec<String> = sqlx::query(
-            "select t.number from invoices t join moving_accounts m on t.account = m.account \
-             union all select t.number from credit_notes t join moving_accounts m on t.account = m.account",
-        )
-        .fetch_all(&mut *sconn)
-        .await?
-        .into_iter()
-        .map(|r| r.get::<String, _>("number"))
-        .collect();
-        note_documents(&mut *sconn, &numbers, root, false, now_ms).await?;
+        .moves
+        .remove(root)
+        .unwrap_or_default();
+        let out = MovedOut {
+            root,
+            seq,
+            to: to.index,
+            cutover: &cutover,
+            at_ms: now_ms,
+        };
+        let (accounts, numbers) = leave(source, sconn, &out).await?;
+        let mut tables = Vec::new();
+        for table in TABLES {
+            let data = copy_out(sconn, &table.select()).await?;
+            tables.push((table.name.to_string(), hex::encode(data)));
+        }
         // 3. The rows into the target, with the cutover, in one transaction.
-        let moved = (root, seq, &cutover, now_ms);
-        let rows = write_target(tpool, moved, copied, &numbers).await?;
+        let moved_in = MovedIn {
+            root: root.to_string(),
+            seq,
+            nonce: crate::ledger::ledger_cache::fresh_token()?,
+            shard: to.index,
+            history,
+            cutover: cutover.clone(),
+            numbers,
+            tables,
+            at_ms: now_ms,
+        };
+        let rows = write_target(target, &moved_in).await?;
         source.failpoints.hit("move.before_source_commit")?;
         // 4. The rows out of the source: dependent tables first.
-        for table in TABLES.iter().rev() {
-            sqlx::query(&table.delete()).execute(&mut *sconn).await?;
-        }
+        delete_rows(sconn).await?;
+        source
+            .record_command(&mut *sconn, &out.command(), now_ms)
+            .await?;
         Ok::<_, StoreError>((accounts, rows, cutover))
     }
     .await;
@@ -308,6 +313,69 @@ async fn carry(
             Err(e)
         }
     }
+}
+
+/// A move as the source records it (and a replay of the source applies it again).
+pub(crate) struct MovedOut<'a> {
+    pub(crate) root: &'a str,
+    pub(crate) seq: i64,
+    pub(crate) to: u32,
+    pub(crate) cutover: &'a BTreeMap<i64, i64>,
+    pub(crate) at_ms: i64,
+}
+
+impl MovedOut<'_> {
+    pub(crate) fn command(&self) -> crate::events::commands::Command {
+        crate::events::commands::Command::TreeMovedOut {
+            root: self.root.to_string(),
+            seq: self.seq,
+            shard: self.to,
+            cutover: self.cutover.iter().map(|(p, o)| (*p, *o)).collect(),
+            at_ms: self.at_ms,
+        }
+    }
+}
+
+/// On the source, in its transaction: records the move as `active` with its cutover, stages
+/// the tree's accounts and series (for [`Table::select`] and [`delete_rows`]) and notes its
+/// documents as moved out. Returns the accounts and the documents' numbers.
+pub(crate) async fn leave(
+    source: &Store,
+    sconn: &mut sqlx::PgConnection,
+    out: &MovedOut<'_>,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let accounts = tree_accounts(source, sconn, out.root).await?;
+    sqlx::query(
+        "insert into tree_moves (root, seq, shard, cutover, state, moved_at_ms) \
+         values ($1, $2, $3, $4, 'active', $5)",
+    )
+    .bind(out.root)
+    .bind(out.seq)
+    .bind(i64::from(out.to))
+    .bind(cutover_text(out.cutover))
+    .bind(out.at_ms)
+    .execute(&mut *sconn)
+    .await?;
+    stage_accounts(sconn, &accounts, &tree_series_of(source, out.root)).await?;
+    let numbers: Vec<String> = sqlx::query(
+        "select t.number from invoices t join moving_accounts m on t.account = m.account \
+         union all select t.number from credit_notes t join moving_accounts m on t.account = m.account",
+    )
+    .fetch_all(&mut *sconn)
+    .await?
+    .into_iter()
+    .map(|r| r.get::<String, _>("number"))
+    .collect();
+    note_documents(&mut *sconn, &numbers, out.root, false, out.at_ms).await?;
+    Ok((accounts, numbers))
+}
+
+/// Deletes the staged tree's rows of every table, dependent tables first.
+pub(crate) async fn delete_rows(conn: &mut sqlx::PgConnection) -> Result<()> {
+    for table in TABLES.iter().rev() {
+        sqlx::query(&table.delete()).execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// The accounts and billing domains of the tree `root` the source knows: every id of its
@@ -347,32 +415,39 @@ async fn tree_accounts(
         .collect())
 }
 
-/// Step 3: every table's rows into the target, renumbering where a sequence numbers them.
-async fn write_target(
-    tpool: &PgPool,
-    (root, seq, cutover, now_ms): (&str, i64, &BTreeMap<i64, i64>, i64),
-    copied: Vec<(Table, Vec<u8>)>,
-    numbers: &[String],
-) -> Result<BTreeMap<String, u64>> {
-    let mut tx = tpool.begin().await?;
-    note_documents(&mut tx, numbers, root, true, now_ms).await?;
+/// Step 3: every table's rows into the target, renumbering where a sequence numbers them,
+/// and the rows recorded in the target's outbox (`tree.moved_in`, for its replay), on the
+/// target `store`.
+pub(crate) async fn write_target(store: &Store, moved: &MovedIn) -> Result<BTreeMap<String, u64>> {
+    let mut tx = pg(store)?.begin().await?;
+    note_documents(&mut tx, &moved.numbers, &moved.root, true, moved.at_ms).await?;
     let mut rows = BTreeMap::new();
-    for (table, data) in copied {
+    for (name, data) in &moved.tables {
+        let table = TABLES.iter().find(|t| t.name == name).ok_or_else(|| {
+            StoreError::Corrupt(format!("a move carries rows of an unknown table {name:?}"))
+        })?;
+        let data = hex::decode(data)
+            .map_err(|e| StoreError::Corrupt(format!("a move's rows of {name}: {e}")))?;
         let n = if table.renumbered.is_none() && table.notification.is_none() {
             copy_in(&mut tx, table.name, data).await?
         } else {
-            staged(&mut tx, &table, data).await?
+            staged(&mut tx, table, data).await?
         };
         if n > 0 {
             rows.insert(table.name.to_string(), n);
         }
     }
     sqlx::query("update tree_moves set cutover = $3 where root = $1 and seq = $2")
-        .bind(root)
-        .bind(seq)
-        .bind(cutover_text(cutover))
+        .bind(&moved.root)
+        .bind(moved.seq)
+        .bind(cutover_text(&moved.cutover))
         .execute(&mut *tx)
         .await?;
+    for command in moved.commands()? {
+        store
+            .record_command(&mut *tx, &command, moved.at_ms)
+            .await?;
+    }
     tx.commit().await?;
     Ok(rows)
 }
@@ -437,7 +512,7 @@ fn tree_series_of(store: &Store, root: &str) -> Vec<String> {
         .collect()
 }
 
-async fn activate(tpool: &PgPool, root: &str, seq: i64) -> Result<()> {
+pub(crate) async fn activate(tpool: &PgPool, root: &str, seq: i64) -> Result<()> {
     sqlx::query("update tree_moves set state = 'active' where root = $1 and seq = $2")
         .bind(root)
         .bind(seq)
@@ -449,7 +524,12 @@ async fn activate(tpool: &PgPool, root: &str, seq: i64) -> Result<()> {
 /// Undoes a move that failed before the source let go: the target's copied rows of the tree
 /// (if its transaction committed) and its `copying` record. Refused when the source did let
 /// go (make the move again instead: it finishes it).
-pub async fn abandon_move(source: &Store, target: &Store, root: &str) -> Result<()> {
+pub async fn abandon_move(
+    source: &Store,
+    target: &Store,
+    root: &str,
+    now_ms: i64,
+) -> Result<()> {
     let (_, to) = shards_of(source, target, root)?;
     let (spool, tpool) = (pg(source)?, pg(target)?);
     let last = {
@@ -479,17 +559,34 @@ pub async fn abandon_move(source: &Store, target: &Store, root: &str) -> Result<
         ));
     }
     let mut tx = tpool.begin().await?;
-    let accounts = tree_accounts(source, &mut tx, root).await?;
-    stage_accounts(&mut tx, &accounts, &tree_series_of(source, root)).await?;
-    for table in TABLES.iter().rev() {
-        sqlx::query(&table.delete()).execute(&mut *tx).await?;
-    }
+    remove_copied(source, &mut tx, root, last.seq).await?;
+    let abandoned = crate::events::commands::Command::TreeMoveAbandoned {
+        root: root.to_string(),
+        seq: last.seq,
+        nonce: crate::ledger::ledger_cache::fresh_token()?,
+        at_ms: now_ms,
+    };
+    target.record_command(&mut *tx, &abandoned, now_ms).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// On the target, in its transaction: the rows of `root` a move copied, and the move's
+/// record. `store` names the deployment's number prefixes and price book.
+pub(crate) async fn remove_copied(
+    store: &Store,
+    tx: &mut sqlx::PgConnection,
+    root: &str,
+    seq: i64,
+) -> Result<()> {
+    let accounts = tree_accounts(store, tx, root).await?;
+    stage_accounts(tx, &accounts, &tree_series_of(store, root)).await?;
+    delete_rows(tx).await?;
     sqlx::query("delete from tree_moves where root = $1 and seq = $2")
         .bind(root)
-        .bind(last.seq)
+        .bind(seq)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
     Ok(())
 }
 

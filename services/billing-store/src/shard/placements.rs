@@ -14,7 +14,7 @@ use billing_core::pricebook::PriceBook;
 use std::collections::{BTreeMap, HashMap};
 
 /// One move of a tree, as this shard knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Placement {
     pub(crate) seq: i64,
     pub(crate) shard: u32,
