@@ -80,3 +80,10 @@
 //!   on which shard issued them. The series (its `number_series` rows) moves with the tree, so
 //!   its numbers are gapless per tree and the same as a run without the move. A store-wide
 //!   series is then only the documents a store issued before it became a shard.
+//! - A move is **a command of both shards** (`tree.moved_out` with the source's delete,
+//!   `tree.moved_in` with the target's rows, `tree.move_abandoned`), so a shard's replay
+//!   rebuilds what trees left or joined. The target's command carries the rows themselves,
+//!   not a pointer to the source's history: a replay of one shard reads only its own topics.
+//!   The rows travel in parts of at most 512 KiB of hex (one broker message each); an attempt
+//!   draws a random nonce, so an abandoned attempt and the move made again (same number,
+//!   perhaps the same rows) are two commands, not one relayed twice.
