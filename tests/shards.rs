@@ -784,9 +784,14 @@ async fn a_move_that_fails_is_abandoned_or_finished_and_bills_as_if_it_never_mov
         known(source).await.contains("ml"),
         "the source still holds them"
     );
-    billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp", JAN_2_2027_MS)
-        .await
-        .unwrap();
+    billing_store::shard::abandon_move(
+        &source.state.store,
+        &target.state.store,
+        "corp",
+        JAN_2_2027_MS,
+    )
+    .await
+    .unwrap();
     assert!(!known(target).await.contains("ml"));
     // Dies after the source let go, before the target took the records: finished by moving
     // again (abandoning is refused then).
@@ -797,11 +802,15 @@ async fn a_move_that_fails_is_abandoned_or_finished_and_bills_as_if_it_never_mov
         .unwrap();
     let e = move_corp().await.unwrap_err().to_string();
     assert!(e.contains("move.before_activate"), "{e}");
-    let refused =
-        billing_store::shard::abandon_move(&source.state.store, &target.state.store, "corp", JAN_2_2027_MS)
-            .await
-            .unwrap_err()
-            .to_string();
+    let refused = billing_store::shard::abandon_move(
+        &source.state.store,
+        &target.state.store,
+        "corp",
+        JAN_2_2027_MS,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(refused.contains("let go"), "{refused}");
     let finished = move_corp().await.unwrap();
     assert_eq!((finished.moves, finished.rows.len()), (1, 0));

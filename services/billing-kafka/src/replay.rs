@@ -109,22 +109,22 @@ pub async fn replay(
             Some((c, a)) => (Some(c), a),
             None => (None, None),
         };
-        if let Some(part @ Command::TreeMovedIn { parts, .. }) = &command {
-            if *parts > 1 {
-                moving_in.push(part.clone());
-                match billing_store::shard::join_moved_in(&moving_in) {
-                    Ok(None) => continue,
-                    Ok(Some(joined)) => {
-                        moving_in.clear();
-                        command = Some(joined);
-                    }
-                    Err(detail) => {
-                        return Err(KafkaError::BadCommand {
-                            topic: settings.commands_topic.clone(),
-                            offset: -1,
-                            detail,
-                        });
-                    }
+        if let Some(part @ Command::TreeMovedIn { parts, .. }) = &command
+            && *parts > 1
+        {
+            moving_in.push(part.clone());
+            match billing_store::shard::join_moved_in(&moving_in) {
+                Ok(None) => continue,
+                Ok(Some(joined)) => {
+                    moving_in.clear();
+                    command = Some(joined);
+                }
+                Err(detail) => {
+                    return Err(KafkaError::BadCommand {
+                        topic: settings.commands_topic.clone(),
+                        offset: -1,
+                        detail,
+                    });
                 }
             }
         }

@@ -381,9 +381,7 @@ impl LogHandle<'_> {
             | Command::InvoicePayment { .. }) => self.apply_money_command(c).await?,
             c @ (Command::TreeMovedOut { .. }
             | Command::TreeMovedIn { .. }
-            | Command::TreeMoveAbandoned { .. }) => {
-                crate::shard::replayed::apply(self, c).await?
-            }
+            | Command::TreeMoveAbandoned { .. }) => self.apply_move(c).await?,
             Command::PutProfile {
                 account,
                 profile,

@@ -13,6 +13,7 @@
 
 pub mod directory;
 pub mod key;
+pub(crate) mod moved;
 pub(crate) mod moves;
 mod on_store;
 pub(crate) mod placements;
@@ -20,5 +21,5 @@ pub(crate) mod replayed;
 pub(crate) mod tables;
 
 pub use key::{MAX_SHARDS, Shard, ShardParseError, root_of, shard_of_root};
+pub use moved::join_moved_in;
 pub use moves::{MoveReport, abandon_move, move_tree};
-pub use replayed::join_moved_in;

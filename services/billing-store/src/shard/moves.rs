@@ -22,8 +22,8 @@
 //! schema, price book and closed periods.
 
 use super::key::{Shard, root_of};
+use super::moved::{MovedIn, MovedOut};
 use super::placements::{Placements, cutover_text};
-use super::replayed::MovedIn;
 use super::tables::{TABLES, copy_in, copy_out, staged};
 use crate::conn::db::Pool;
 use crate::conn::error::{Result, StoreError};
@@ -315,27 +315,6 @@ async fn carry(
     }
 }
 
-/// A move as the source records it (and a replay of the source applies it again).
-pub(crate) struct MovedOut<'a> {
-    pub(crate) root: &'a str,
-    pub(crate) seq: i64,
-    pub(crate) to: u32,
-    pub(crate) cutover: &'a BTreeMap<i64, i64>,
-    pub(crate) at_ms: i64,
-}
-
-impl MovedOut<'_> {
-    pub(crate) fn command(&self) -> crate::events::commands::Command {
-        crate::events::commands::Command::TreeMovedOut {
-            root: self.root.to_string(),
-            seq: self.seq,
-            shard: self.to,
-            cutover: self.cutover.iter().map(|(p, o)| (*p, *o)).collect(),
-            at_ms: self.at_ms,
-        }
-    }
-}
-
 /// On the source, in its transaction: records the move as `active` with its cutover, stages
 /// the tree's accounts and series (for [`Table::select`] and [`delete_rows`]) and notes its
 /// documents as moved out. Returns the accounts and the documents' numbers.
@@ -524,12 +503,7 @@ pub(crate) async fn activate(tpool: &PgPool, root: &str, seq: i64) -> Result<()>
 /// Undoes a move that failed before the source let go: the target's copied rows of the tree
 /// (if its transaction committed) and its `copying` record. Refused when the source did let
 /// go (make the move again instead: it finishes it).
-pub async fn abandon_move(
-    source: &Store,
-    target: &Store,
-    root: &str,
-    now_ms: i64,
-) -> Result<()> {
+pub async fn abandon_move(source: &Store, target: &Store, root: &str, now_ms: i64) -> Result<()> {
     let (_, to) = shards_of(source, target, root)?;
     let (spool, tpool) = (pg(source)?, pg(target)?);
     let last = {
