@@ -689,9 +689,9 @@ async fn an_account_cannot_join_a_tree_another_shard_holds() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn each_shard_replays_from_its_own_commands_into_byte_identical_projections() {
-    let (topic, topics) = replayable_topics().await;
+/// Two shards on the two servers, each relaying its commands to a topic of its own, with
+/// the book: (shard, server, app).
+async fn replayable_shards(topics: &billing_store::Topics) -> Vec<(Shard, String, TestApp)> {
     let mut shards = Vec::new();
     for (i, base) in [postgres_base(), postgres_second_base()].iter().enumerate() {
         let shard = Shard {
@@ -703,6 +703,33 @@ async fn each_shard_replays_from_its_own_commands_into_byte_identical_projection
         t.put_pricebook(BOOK).await;
         shards.push((shard, base.clone(), t));
     }
+    shards
+}
+
+/// `shard` replayed from its commands and the usage `topic` into a fresh database on `base`;
+/// the replay folded recorded folds.
+async fn replayed(
+    shard: Shard,
+    base: &str,
+    topics: &billing_store::Topics,
+    topic: &str,
+) -> TestApp {
+    let b = TestApp::open_shard_with(&fresh_db_at(base).await, shard, topics.clone()).await;
+    let report = billing_kafka::replay(
+        b.state.store.clone(),
+        billing_kafka::ReplaySettings::new(brokers(), topic, &shard.own(&topics.commands)),
+        || JAN_2_2027_MS,
+    )
+    .await
+    .unwrap();
+    assert!(report.folds > 0, "{report:?}");
+    b
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_shard_replays_from_its_own_commands_into_byte_identical_projections() {
+    let (topic, topics) = replayable_topics().await;
+    let shards = replayable_shards(&topics).await;
     let records = wave(0);
     produce(&topic, &records).await;
     for (shard, _, t) in &shards {
@@ -717,15 +744,7 @@ async fn each_shard_replays_from_its_own_commands_into_byte_identical_projection
         relay_all(t).await;
     }
     for (shard, base, a) in &shards {
-        let b = TestApp::open_shard_with(&fresh_db_at(base).await, *shard, topics.clone()).await;
-        let report = billing_kafka::replay(
-            b.state.store.clone(),
-            billing_kafka::ReplaySettings::new(brokers(), &topic, &shard.own(&topics.commands)),
-            || JAN_2_2027_MS,
-        )
-        .await
-        .unwrap();
-        assert!(report.folds > 0, "{report:?}");
+        let b = replayed(*shard, base, &topics, &topic).await;
         assert_eq!(
             projections(&a.state.store).await,
             projections(&b.state.store).await,
@@ -900,17 +919,7 @@ async fn shards_replay_across_moves_and_an_abandoned_one_into_byte_identical_pro
     let (topic, topics) = replayable_topics().await;
     let home = shard_of_root("corp", 2) as usize;
     let other = 1 - home;
-    let mut shards = Vec::new();
-    for (i, base) in [postgres_base(), postgres_second_base()].iter().enumerate() {
-        let shard = Shard {
-            index: i as u32,
-            count: 2,
-        };
-        create_topic(&shard.own(&topics.commands), 1).await;
-        let t = TestApp::open_shard_with(&fresh_db_at(base).await, shard, topics.clone()).await;
-        t.put_pricebook(BOOK).await;
-        shards.push((shard, base.clone(), t));
-    }
+    let shards = replayable_shards(&topics).await;
     let mut sent = 0;
     for n in 0..3 {
         let records = wave(n);
@@ -949,15 +958,7 @@ async fn shards_replay_across_moves_and_an_abandoned_one_into_byte_identical_pro
         relay_all(t).await;
     }
     for (shard, base, a) in &shards {
-        let b = TestApp::open_shard_with(&fresh_db_at(base).await, *shard, topics.clone()).await;
-        let report = billing_kafka::replay(
-            b.state.store.clone(),
-            billing_kafka::ReplaySettings::new(brokers(), &topic, &shard.own(&topics.commands)),
-            || JAN_2_2027_MS,
-        )
-        .await
-        .unwrap();
-        assert!(report.folds > 0, "{report:?}");
+        let b = replayed(*shard, base, &topics, &topic).await;
         let live = projections(&a.state.store).await;
         // Not vacuous: the tree's usage is on its hash home, which holds it at the end, and
         // the other shard folded some of it while it held the tree.
