@@ -26,40 +26,7 @@ pub(crate) async fn write_ledger(
     kept: (&std::sync::Mutex<LedgerCache>, &Stamp),
 ) -> Result<HashMap<String, Vec<ChangedKey>>> {
     let t0 = std::time::Instant::now();
-    // Keys whose account's ledger is kept and valid come from memory; the others are read.
-    let mut existing: HashMap<String, (Runs, Sources)> = HashMap::new();
-    let mut key_ids: Vec<&String> = Vec::new();
-    {
-        let (cache, stamp) = kept;
-        let cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        for (id, (k, _)) in usage {
-            let stored = stamp.before.get(&*k.account).copied();
-            match cache.stored_key(&k.account, stored, (k.lease, k.resource, k.sku, k.class)) {
-                Some(known) => {
-                    existing.insert(id.clone(), known);
-                }
-                None => key_ids.push(id),
-            }
-        }
-    }
-    for chunk in key_ids.chunks(MAX_IN_LIST) {
-        let sql = include_str!("../../queries/shared/select_ledger_keys.sql")
-            .replace("{filter}", &in_list("key_id", backend));
-        let q = crate::conn::db::query(&sql).bind(chunk);
-        for r in q.fetch_all(&mut *conn).await? {
-            let runs: Runs = serde_json::from_str(&r.get::<String, _>("runs"))
-                .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
-            let sources =
-                crate::ledger::ledgers::parse_sources(r.get::<Option<String>, _>("sources"))?;
-            existing.insert(r.get("key_id"), (runs, sources));
-        }
-    }
-    // Keys neither kept nor stored are new: their rows are plain inserts.
-    let new_keys: std::collections::HashSet<&String> = key_ids
-        .iter()
-        .copied()
-        .filter(|id| !existing.contains_key(*id))
-        .collect();
+    let (mut existing, key_ids, new_keys) = stored_keys(conn, backend, usage, kept).await?;
     let t_read = t0.elapsed();
     let mut ledger_rows = Vec::with_capacity(usage.len());
     let mut new_rows = Vec::new();
@@ -133,6 +100,56 @@ pub(crate) async fn write_ledger(
         "ledger keys"
     );
     Ok(changed_keys)
+}
+
+/// The stored runs and coverage of the keys `usage` touches: from the kept ledgers where
+/// their account's entry is valid, else read (one statement per [`MAX_IN_LIST`] keys).
+/// Returns them, the ids that were read, and those of the keys neither kept nor stored (new).
+async fn stored_keys<'u>(
+    conn: &mut dyn Conn,
+    backend: Backend,
+    usage: &'u HashMap<String, (KeyInsert<'_>, Spans<'_>)>,
+    kept: (&std::sync::Mutex<LedgerCache>, &Stamp),
+) -> Result<(
+    HashMap<String, (Runs, Sources)>,
+    Vec<&'u String>,
+    std::collections::HashSet<&'u String>,
+)> {
+    // Keys whose account's ledger is kept and valid come from memory; the others are read.
+    let mut existing: HashMap<String, (Runs, Sources)> = HashMap::new();
+    let mut key_ids: Vec<&String> = Vec::new();
+    {
+        let (cache, stamp) = kept;
+        let cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        for (id, (k, _)) in usage {
+            let stored = stamp.before.get(&*k.account).copied();
+            match cache.stored_key(&k.account, stored, (k.lease, k.resource, k.sku, k.class)) {
+                Some(known) => {
+                    existing.insert(id.clone(), known);
+                }
+                None => key_ids.push(id),
+            }
+        }
+    }
+    for chunk in key_ids.chunks(MAX_IN_LIST) {
+        let sql = include_str!("../../queries/shared/select_ledger_keys.sql")
+            .replace("{filter}", &in_list("key_id", backend));
+        let q = crate::conn::db::query(&sql).bind(chunk);
+        for r in q.fetch_all(&mut *conn).await? {
+            let runs: Runs = serde_json::from_str(&r.get::<String, _>("runs"))
+                .map_err(|e| StoreError::Corrupt(format!("ledger runs: {e}")))?;
+            let sources =
+                crate::ledger::ledgers::parse_sources(r.get::<Option<String>, _>("sources"))?;
+            existing.insert(r.get("key_id"), (runs, sources));
+        }
+    }
+    // Keys neither kept nor stored are new: their rows are plain inserts.
+    let new_keys: std::collections::HashSet<&'u String> = key_ids
+        .iter()
+        .copied()
+        .filter(|id| !existing.contains_key(*id))
+        .collect();
+    Ok((existing, key_ids, new_keys))
 }
 
 /// Writes the ledger rows: `stored` (keys the table holds) by the upsert, `new` (keys it did

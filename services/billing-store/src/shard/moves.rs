@@ -117,8 +117,17 @@ pub async fn move_tree(
     let seq = history.last().map_or(1, |m| m.seq + 1);
     start_copying(tpool, root, &history, (seq, to), now_ms).await?;
     // 2 to 4, the source holding its locks.
-    let (accounts, rows, cutover) =
-        let_go(source, target, root, (seq, to), usage_topic, now_ms).await?;
+    let leaving = Leaving {
+        source,
+        target,
+        root,
+        seq,
+        to,
+        history,
+        usage_topic,
+        now_ms,
+    };
+    let (accounts, rows, cutover) = let_go(&leaving).await?;
     source.failpoints.hit("move.before_activate")?;
     // 5. The target takes the tree's records from the cutover on.
     activate(tpool, root, seq).await?;
@@ -174,15 +183,8 @@ pub(crate) async fn start_copying(
 
 /// Steps 2 to 4 ([`carry`]) with the source's writer and holds locks taken for the session
 /// and given back whatever happened.
-async fn let_go(
-    source: &Store,
-    target: &Store,
-    root: &str,
-    (seq, to): (i64, Shard),
-    usage_topic: &str,
-    now_ms: i64,
-) -> Result<Carried> {
-    let mut sconn = pg(source)?.acquire().await?;
+async fn let_go(leaving: &Leaving<'_>) -> Result<Carried> {
+    let mut sconn = pg(leaving.source)?.acquire().await?;
     async {
         for key in [
             crate::conn::locks::WRITER_LOCK,
@@ -193,16 +195,7 @@ async fn let_go(
                 .execute(&mut *sconn)
                 .await?;
         }
-        let result = carry(
-            source,
-            &mut sconn,
-            target,
-            root,
-            (seq, to),
-            usage_topic,
-            now_ms,
-        )
-        .await;
+        let result = carry(leaving, &mut sconn).await;
         for key in [
             crate::conn::locks::HOLDS_LOCK,
             crate::conn::locks::WRITER_LOCK,
@@ -239,16 +232,32 @@ fn pending(
 
 type Carried = (Vec<String>, BTreeMap<String, u64>, BTreeMap<i64, i64>);
 
-/// Steps 2 to 4, on the source's connection holding its locks.
-async fn carry(
-    source: &Store,
-    sconn: &mut sqlx::PgConnection,
-    target: &Store,
-    root: &str,
-    (seq, to): (i64, Shard),
-    usage_topic: &str,
+/// A move under way, from the source's side.
+struct Leaving<'a> {
+    source: &'a Store,
+    target: &'a Store,
+    root: &'a str,
+    seq: i64,
+    to: Shard,
+    /// The tree's earlier moves, as the source knows them.
+    history: Vec<super::placements::Placement>,
+    /// The topic whose stored positions make the cutover.
+    usage_topic: &'a str,
     now_ms: i64,
-) -> Result<Carried> {
+}
+
+/// Steps 2 to 4, on the source's connection holding its locks.
+async fn carry(leaving: &Leaving<'_>, sconn: &mut sqlx::PgConnection) -> Result<Carried> {
+    let Leaving {
+        source,
+        target,
+        root,
+        seq,
+        to,
+        usage_topic,
+        now_ms,
+        ..
+    } = *leaving;
     sqlx::query("begin isolation level repeatable read")
         .execute(&mut *sconn)
         .await?;
@@ -261,13 +270,6 @@ async fn carry(
                 .into_iter()
                 .map(|r| (r.get::<i64, _>("partition"), r.get::<i64, _>("next_offset")))
                 .collect();
-        let history = {
-            let mut c = source.pool.acquire().await?;
-            Placements::load(&mut c).await?
-        }
-        .moves
-        .remove(root)
-        .unwrap_or_default();
         let out = MovedOut {
             root,
             seq,
@@ -287,7 +289,7 @@ async fn carry(
             seq,
             nonce: crate::ledger::ledger_cache::fresh_token()?,
             shard: to.index,
-            history,
+            history: leaving.history.clone(),
             cutover: cutover.clone(),
             numbers,
             tables,
