@@ -27,7 +27,7 @@ use crate::events::known::Known;
 use crate::finance::adjust::issued_credit;
 use crate::finance::close_error::CloseError;
 use crate::finance::documents::parse_invoice;
-use crate::pricing::provisional::IssuedCredit;
+use crate::pricing::issued::IssuedCredit;
 use billing_core::adjustment::{AdjustmentLine, settle};
 use billing_core::invoice::Invoice;
 use rust_decimal::Decimal;

@@ -20,7 +20,7 @@ use crate::conn::handles::AdminHandle;
 use crate::conn::store::Store;
 use crate::events::commands::Command;
 use crate::pricing::books::{Books, BooksKey};
-use crate::pricing::provisional::issued_credits;
+use crate::pricing::issued::issued_credits;
 use crate::pricing::terms_merge::load_terms;
 use billing_core::pricebook::{AccountTerm, ParsedTerm, PriceBook, PriceBookError, TermKind};
 use billing_core::term_changes::{Consumed, check_change, ended_subscription_cycles};
@@ -97,7 +97,7 @@ async fn credit_drawn(
     let pool = billing_core::credits::CreditPool::after_labelled(
         book,
         account,
-        crate::pricing::provisional::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
+        crate::pricing::issued::labelled(issued.get(account).map_or(&[][..], Vec::as_slice)),
     );
     Ok(c.amount - pool.remaining_of(c.index).unwrap_or(c.amount))
 }

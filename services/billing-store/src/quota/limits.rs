@@ -107,15 +107,12 @@ async fn holdings(
     now_s: i64,
 ) -> Result<Holdings> {
     use billing_core::holdings::{credit_balances, package_balances, subscription_statuses};
-    let issued = crate::pricing::provisional::issued_credits(
-        conn,
-        crate::conn::sql::ONE_ACCOUNT,
-        &domain.into(),
-    )
-    .await?;
+    let issued =
+        crate::pricing::issued::issued_credits(conn, crate::conn::sql::ONE_ACCOUNT, &domain.into())
+            .await?;
     let resolved = billing_core::credits::resolve_labels(
         book,
-        crate::pricing::provisional::labelled(issued.get(domain).map_or(&[][..], Vec::as_slice)),
+        crate::pricing::issued::labelled(issued.get(domain).map_or(&[][..], Vec::as_slice)),
     );
     let sla_credited = resolved.iter().map(|r| r.1.compensation).sum();
     let (credits, sla_left) = credit_balances(book, account, &resolved);
