@@ -146,6 +146,67 @@ rate_per_hour = "15.00"
     });
 }
 
+/// Issue 29: re-rating one account of the 1M-key soak's shape after a batch: 1,000 GPUs
+/// heartbeating every 30 s since the month began (every key active, a run each), 40 of them
+/// extended by the batch. Rated from the keys' sum (what the engine does) and key by key
+/// (what it did before). `cargo bench -p billing-core --bench core -- "soak account"`.
+fn soak_account(c: &mut Criterion) {
+    let book = PriceBook::from_toml(
+        r#"currency = "CNY"
+timezone = "Asia/Shanghai"
+[skus."gpu.h100-80g"]
+tiers = [ { up_to_hours = 5000, rate_per_hour = "24.00" }, { rate_per_hour = "18.00" } ]
+[[offpeak]]
+from = "22:00"
+to = "06:00"
+multiplier = "0.70"
+"#,
+    )
+    .unwrap();
+    let period = Period::month("2026-11", book.timezone).unwrap();
+    let start = period.start + 2 * 86_400;
+    let mut ledger = AccountLedger::new();
+    let mut now = start + 86_400;
+    for g in 0..1_000i64 {
+        let end = now - (g % 30);
+        ledger.insert_usage(
+            &format!("l-{g}"),
+            &format!("GPU-{g}"),
+            "gpu.h100-80g",
+            Class::OnDemand,
+            start + g % 30,
+            end,
+            Decimal::ONE,
+        );
+    }
+    let summed = RatingContext::new(&book, period.clone());
+    let by_keys = RatingContext::new(&book, period).by_keys();
+    let mut g = c.benchmark_group("soak account");
+    for (name, ctx) in [("from the sum", &summed), ("key by key", &by_keys)] {
+        g.bench_function(format!("40 heartbeats + re-rate 1,000 keys, {name}"), |b| {
+            b.iter(|| {
+                now += 1;
+                for k in 0..40i64 {
+                    let gpu = (now * 40 + k) % 1_000;
+                    ledger.insert_usage(
+                        &format!("l-{gpu}"),
+                        &format!("GPU-{gpu}"),
+                        "gpu.h100-80g",
+                        Class::OnDemand,
+                        now - 30,
+                        now,
+                        Decimal::ONE,
+                    );
+                }
+                rate_account(ctx, "acme", Some(&ledger), Decimal::ZERO)
+                    .unwrap()
+                    .invoice
+                    .total
+            })
+        });
+    }
+}
+
 /// The skus, off-peak window, region and reservation of [`part3_book`].
 const PART3_SKUS_AND_REGION: &str = r#"currency = "CNY"
 timezone = "Asia/Shanghai"
@@ -188,5 +249,5 @@ fn part3_book() -> String {
     )
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, soak_account);
 criterion_main!(benches);

@@ -6,6 +6,7 @@
 use crate::events::event::Class;
 use crate::ledger::key_runs::{KeyRuns, Sources};
 use crate::ledger::keys::{CounterKey, EgressRecord, ResourceKey, ResourceKeyRef, member_lease};
+use crate::ledger::profile::Profiles;
 use crate::ledger::runs::Runs;
 use crate::rental::lease::{LeaseState, Timeline};
 use crate::rental::tags::{TagTimeline, Tags};
@@ -30,6 +31,9 @@ pub struct AccountLedger {
     /// Section 18: per dest, the egress records that name a lease, with it (the allocation
     /// reads the lease's tag at the record's time); also in `egress`.
     egress_leases: BTreeMap<String, Vec<(EgressRecord, Box<str>)>>,
+    /// Issue 29: the usage summed over keys per (class, sku), kept with every change of a
+    /// key's runs ([`AccountLedger::profiles`]).
+    profiles: Profiles,
 }
 
 impl AccountLedger {
@@ -55,10 +59,17 @@ impl AccountLedger {
             if matches!(k.sources, Sources::One(_)) {
                 k.materialize();
             }
-            return k.runs.insert(from, to, quantity);
+            let before = k.runs.steps_in(from, to);
+            let changed = k.runs.insert(from, to, quantity);
+            if changed {
+                let after = k.runs.steps_in(from, to);
+                self.profiles.replace(sku, class, &before, &after);
+            }
+            return changed;
         }
         let mut runs = Runs::new();
         runs.insert(from, to, quantity);
+        self.profiles.add_key(sku, class, &runs);
         self.usage.insert(
             ResourceKey {
                 lease: lease.into(),
@@ -90,10 +101,17 @@ impl AccountLedger {
     ) -> bool {
         let probe = ResourceKeyRef(lease, resource, sku, class);
         if let Some(k) = self.usage.get_mut(&probe) {
-            return k.insert_from(source, from, to, quantity);
+            let before = k.runs.steps_in(from, to);
+            let changed = k.insert_from(source, from, to, quantity);
+            if changed {
+                let after = k.runs.steps_in(from, to);
+                self.profiles.replace(sku, class, &before, &after);
+            }
+            return changed;
         }
         let mut k = KeyRuns::default();
         k.insert_from(source, from, to, quantity);
+        self.profiles.add_key(sku, class, &k.runs);
         self.usage.insert(
             ResourceKey {
                 lease: lease.into(),
@@ -197,6 +215,7 @@ impl AccountLedger {
         for (key, k) in &other.usage {
             let mut key = key.clone();
             key.lease = member_lease(member, &key.lease).into();
+            self.profiles.add_key(&key.sku, key.class, &k.runs);
             self.usage.insert(key, k.clone());
         }
         for (dest, records) in &other.egress {
@@ -249,11 +268,25 @@ impl AccountLedger {
 
     /// Replaces a key's runs wholesale (loading a ledger from storage).
     pub fn set_runs(&mut self, key: ResourceKey, runs: Runs) {
+        let all = |r: &Runs| r.steps_in(i64::MIN, i64::MAX);
+        let before = self
+            .usage
+            .get(&key)
+            .map(|k| all(&k.runs))
+            .unwrap_or_default();
+        self.profiles
+            .replace(&key.sku, key.class, &before, &all(&runs));
         if runs.is_empty() {
             self.usage.remove(&key);
         } else {
             self.usage.entry(key).or_default().runs = runs;
         }
+    }
+
+    /// Issue 29: per (class, sku), the steps of the keys' summed quantity, always those of
+    /// the keys the ledger holds.
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
     }
 
     pub fn add_egress(&mut self, dest: &str, record: EgressRecord) {
@@ -296,12 +329,16 @@ impl AccountLedger {
     /// this (`first_s < end and end_s > start`, egress by time) to re-rate a period; a
     /// property test checks that rating the restriction equals rating the whole ledger.
     pub fn restricted_to(&self, start: i64, end: i64) -> AccountLedger {
-        let usage = self
+        let usage: HashMap<ResourceKey, KeyRuns> = self
             .usage
             .iter()
             .filter(|(_, k)| k.runs.clipped(start, end).next().is_some())
             .map(|(k, r)| (k.clone(), r.clone()))
             .collect();
+        let mut profiles = Profiles::default();
+        for (key, k) in &usage {
+            profiles.add_key(&key.sku, key.class, &k.runs);
+        }
         let egress = self
             .egress
             .iter()
@@ -337,6 +374,7 @@ impl AccountLedger {
             counters: self.counters.clone(),
             tags: self.tags.clone(),
             egress_leases,
+            profiles,
         }
     }
 

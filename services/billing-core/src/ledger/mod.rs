@@ -12,6 +12,7 @@
 //! given per-second function is unique and the ledger is a function of the *set* of events.
 
 pub mod meter;
+pub mod profile;
 pub mod runs;
 pub mod usage;
 

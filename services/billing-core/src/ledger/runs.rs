@@ -162,6 +162,29 @@ impl Runs {
             })
     }
 
+    /// The steps of the per-second function at the instants `t` of `[a, b]`: `f(t) − f(t − 1)`
+    /// where it is not zero, in time order ([`crate::ledger::profile`]). A change of the runs
+    /// over `[from, to)` moves steps at `from ..= to` only.
+    pub fn steps_in(&self, a: i64, b: i64) -> Vec<(i64, Decimal)> {
+        let lo = self.0.partition_point(|r| r.to < a);
+        let mut out: Vec<(i64, Decimal)> = Vec::new();
+        let mut step = |t: i64, d: Decimal| {
+            if t < a || t > b {
+                return;
+            }
+            match out.last_mut() {
+                Some((last, sum)) if *last == t => *sum += d,
+                _ => out.push((t, d)),
+            }
+        };
+        for r in self.0[lo..].iter().take_while(|r| r.from <= b) {
+            step(r.from, r.quantity);
+            step(r.to, -r.quantity);
+        }
+        out.retain(|(_, d)| !d.is_zero());
+        out
+    }
+
     /// Seconds with any usage, over all time.
     pub fn covered_seconds(&self) -> i64 {
         self.0.iter().map(Run::seconds).sum()

@@ -30,4 +30,5 @@ pub mod rating_context;
 pub mod reservations;
 pub mod spot;
 pub mod subscriptions;
+pub mod summed;
 pub mod tiers;

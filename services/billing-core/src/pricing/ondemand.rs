@@ -15,6 +15,7 @@
 
 use crate::common::money::usage_amount;
 use crate::ledger::Runs;
+use crate::ledger::profile::Steps;
 use crate::pricing::invoice::{Component, Line};
 use crate::pricing::pricebook::{Package, Sku};
 use crate::pricing::rating_context::RatingContext;
@@ -28,8 +29,8 @@ pub struct SkuInputs<'a> {
     pub name: &'a str,
     pub sku: &'a Sku,
     pub tiers: Vec<Tier>,
-    /// The left runs (section 8) of the account's `on_demand` keys of the sku.
-    pub keys: Vec<&'a Runs>,
+    /// The account's `on_demand` usage of the sku.
+    pub usage: SkuUsage<'a>,
     /// Reserved capacity `[from, to)` x quantity: reservations and subscriptions.
     pub capacity: Vec<(i64, i64, Decimal)>,
     /// The account's packages of the sku, in drawing order: earliest `to`, then smaller `id`
@@ -40,6 +41,61 @@ pub struct SkuInputs<'a> {
     pub cuts: Vec<i64>,
     /// Whether to record where each segment's overflow went ([`OnDemandTrace`]).
     pub trace: bool,
+}
+
+/// What rating reads of an account's `on_demand` usage of one sku.
+#[derive(Debug, Clone)]
+pub enum SkuUsage<'a> {
+    /// The left runs (section 8) of each key.
+    Keys(Vec<&'a Runs>),
+    /// Their sum, when no rule reads the keys one by one ([`crate::pricing::summed`]): the
+    /// sku prices no lease state, so left runs are whole runs.
+    Summed(&'a Steps),
+}
+
+impl Default for SkuUsage<'_> {
+    fn default() -> Self {
+        SkuUsage::Keys(Vec::new())
+    }
+}
+
+impl<'a> SkuUsage<'a> {
+    /// The keys' left runs one by one; none for a sum, which is rated only for a sku whose
+    /// minimum charge and billing increment are unset ([`crate::pricing::summed`]).
+    pub fn keys(&self) -> &[&'a Runs] {
+        match self {
+            SkuUsage::Keys(k) => k,
+            SkuUsage::Summed(_) => &[],
+        }
+    }
+
+    /// Unit-seconds inside `[from, to)`.
+    pub fn unit_seconds(&self, from: i64, to: i64) -> Decimal {
+        match self {
+            SkuUsage::Keys(keys) => keys
+                .iter()
+                .flat_map(|r| r.clipped(from, to))
+                .map(|r| r.unit_seconds())
+                .sum(),
+            // The magnitude bound held: no sum of the rating overflows.
+            SkuUsage::Summed(steps) => steps.unit_seconds(from, to).unwrap_or(Decimal::MAX),
+        }
+    }
+
+    /// The changes of the summed usage `U` over `[from, to)`, as `(instant, dU, 0)`.
+    fn changes(&self, from: i64, to: i64, out: &mut Vec<(i64, Decimal, Decimal)>) {
+        match self {
+            SkuUsage::Keys(keys) => {
+                for run in keys.iter().flat_map(|r| r.clipped(from, to)) {
+                    out.push((run.from, run.quantity, Decimal::ZERO));
+                    out.push((run.to, -run.quantity, Decimal::ZERO));
+                }
+            }
+            SkuUsage::Summed(steps) => {
+                out.extend(steps.changes(from, to).map(|(t, d)| (t, d, Decimal::ZERO)));
+            }
+        }
+    }
 }
 
 /// Section 18: where the overflow of each segment of the period went, for the allocation of
@@ -194,14 +250,7 @@ pub fn rate_sku(
         .fold(period.start, i64::min);
     // Changes of U and R over time: (instant, dU, dR).
     let mut deltas: Vec<(i64, Decimal, Decimal)> = Vec::new();
-    for run in inputs
-        .keys
-        .iter()
-        .flat_map(|r| r.clipped(walk_start, period.end))
-    {
-        deltas.push((run.from, run.quantity, Decimal::ZERO));
-        deltas.push((run.to, -run.quantity, Decimal::ZERO));
-    }
+    inputs.usage.changes(walk_start, period.end, &mut deltas);
     for &(from, to, q) in &inputs.capacity {
         let (a, b) = (from.max(walk_start), to.min(period.end));
         if a < b {

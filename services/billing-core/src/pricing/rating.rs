@@ -13,13 +13,14 @@ use crate::common::money::{round_amount, show_quantity, usage_amount};
 use crate::events::event::Class;
 use crate::finance::credits::CreditPool;
 use crate::ledger::meter::Meter;
+use crate::ledger::profile::Profiles;
 use crate::ledger::{AccountLedger, Runs};
 use crate::pricing::account_index::TermsOfAccount;
 use crate::pricing::allocation::Allocator;
 use crate::pricing::egress::{bytes_in, egress_lines, gigabytes};
 use crate::pricing::invoice::{Component, Invoice, Line, LineDiscount, Terms, Unit};
 use crate::pricing::minimum::owed_unit_seconds;
-use crate::pricing::ondemand::{SkuInputs, rate_sku};
+use crate::pricing::ondemand::{SkuInputs, SkuUsage, rate_sku};
 use crate::pricing::period::Period;
 use crate::pricing::pricebook::{Package, PriceBook, Subscription};
 pub use crate::pricing::rating_context::{RateMonthError, RatingContext, RatingError, Unpriced};
@@ -223,14 +224,21 @@ fn account_lines_traced(
             (s, bounds)
         })
         .collect();
-    crate::pricing::magnitude::check_magnitude(ctx, &terms, &subscriptions, account, ledger)?;
+    let summed = crate::pricing::summed::summed(ctx, ledger, alloc.is_some());
+    let magnitude = crate::pricing::magnitude::check_magnitude;
+    magnitude(ctx, &terms, &subscriptions, (account, ledger), summed)?;
     let mut lines = Vec::new();
     let mut unpriced = Vec::new();
-    let keys = split_keys(ctx.book, ledger, &ctx.period, &mut lines);
+    // Rated from the keys' sum, no rule reads a key alone: no key is split.
+    let keys = match summed {
+        Some(_) => Vec::new(),
+        None => split_keys(ctx.book, ledger, &ctx.period, &mut lines),
+    };
     let mine = Mine {
         account,
         terms: &terms,
         subscriptions: &subscriptions,
+        summed,
     };
     if let Some(a) = alloc.as_deref_mut() {
         a.states(ctx, ledger, &keys);
@@ -262,6 +270,9 @@ struct Mine<'m, 'a> {
     account: &'m str,
     terms: &'m TermsOfAccount<'a>,
     subscriptions: &'m [(&'a Subscription, Vec<i64>)],
+    /// The ledger's profiles when the period is rated from the keys' sum
+    /// ([`crate::pricing::summed`]).
+    summed: Option<&'m Profiles>,
 }
 
 /// Sections 4.1 to 4.4, 4.6, 12 and 13 for every on-demand sku of the account.
@@ -274,9 +285,21 @@ fn on_demand_lines(
     mut alloc: Option<&mut Allocator>,
 ) {
     let (book, account, subscriptions) = (ctx.book, mine.account, mine.subscriptions);
-    let mut by_sku: BTreeMap<&str, Vec<&Runs>> = BTreeMap::new();
-    for k in keys.iter().filter(|k| k.key.class == Class::OnDemand) {
-        by_sku.entry(&k.key.sku).or_default().push(&k.left);
+    let mut by_sku: BTreeMap<&str, SkuUsage<'_>> = BTreeMap::new();
+    match mine.summed {
+        Some(profiles) => by_sku.extend(
+            profiles
+                .of(Class::OnDemand)
+                .iter()
+                .map(|(sku, steps)| (&**sku, SkuUsage::Summed(steps))),
+        ),
+        None => {
+            let mut runs: BTreeMap<&str, Vec<&Runs>> = BTreeMap::new();
+            for k in keys.iter().filter(|k| k.key.class == Class::OnDemand) {
+                runs.entry(&k.key.sku).or_default().push(&k.left);
+            }
+            by_sku.extend(runs.into_iter().map(|(s, r)| (s, SkuUsage::Keys(r))));
+        }
     }
     let reservations = mine.terms.reservations.iter().copied();
     let packages: &[&Package] = &mine.terms.packages;
@@ -285,7 +308,7 @@ fn on_demand_lines(
     skus.extend(subscriptions.iter().map(|(s, _)| s.sku.as_str()));
     skus.extend(packages.iter().map(|p| p.sku.as_str()));
     for name in skus {
-        let runs = by_sku.remove(name).unwrap_or_default();
+        let usage = by_sku.remove(name).unwrap_or_default();
         let sku = book.skus.get(name);
         let Some((sku, tiers)) = sku.and_then(|s| s.on_demand_tiers().map(|t| (s, t))) else {
             let why = if sku.is_none() {
@@ -293,7 +316,7 @@ fn on_demand_lines(
             } else {
                 "sku has no on-demand rate"
             };
-            push_unpriced(ctx, account, name, &runs, why, unpriced);
+            push_unpriced(ctx, account, name, &usage, why, unpriced);
             continue;
         };
         let mut capacity: Vec<(i64, i64, Decimal)> = reservations
@@ -331,7 +354,7 @@ fn on_demand_lines(
             name,
             sku,
             tiers,
-            keys: runs,
+            usage,
             capacity,
             packages: pkgs,
             cuts,
@@ -360,7 +383,8 @@ fn minimum_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec
         return;
     };
     let owed: Decimal = inputs
-        .keys
+        .usage
+        .keys()
         .iter()
         .filter_map(|r| owed_unit_seconds(r, minimum, &ctx.period))
         .sum();
@@ -381,7 +405,8 @@ fn increment_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut V
         return;
     };
     let owed: Decimal = inputs
-        .keys
+        .usage
+        .keys()
         .iter()
         .map(|r| crate::pricing::increment::owed_unit_seconds(r, increment, &ctx.period))
         .sum();
@@ -398,11 +423,11 @@ fn push_unpriced(
     ctx: &RatingContext<'_>,
     account: &str,
     sku: &str,
-    runs: &[&Runs],
+    usage: &SkuUsage<'_>,
     why: &str,
     unpriced: &mut Vec<Unpriced>,
 ) {
-    let used = unit_seconds_in(runs, &ctx.period);
+    let used = usage.unit_seconds(ctx.period.start, ctx.period.end);
     if !used.is_zero() {
         unpriced.push(Unpriced {
             account: account.to_string(),
@@ -515,14 +540,6 @@ fn egress_lines_of(
         }
     }
     Ok(())
-}
-
-/// Σ quantity x seconds of `keys` inside the period.
-fn unit_seconds_in(keys: &[&Runs], period: &Period) -> Decimal {
-    keys.iter()
-        .flat_map(|r| r.clipped(period.start, period.end))
-        .map(|r| r.unit_seconds())
-        .sum()
 }
 
 /// Every payer to invoice: the payers of the accounts named by an accepted event or by the
@@ -755,7 +772,7 @@ pub(crate) fn unknown_region(
     let why = "region not in the price book";
     let mut usage: BTreeMap<(&str, Class), Decimal> = BTreeMap::new();
     for (key, runs) in ledger.usage() {
-        let used = unit_seconds_in(&[runs], period);
+        let used = SkuUsage::Keys(vec![runs]).unit_seconds(period.start, period.end);
         if !used.is_zero() {
             *usage.entry((&key.sku, key.class)).or_default() += used;
         }

@@ -83,6 +83,9 @@ pub struct RatingContext<'a> {
     /// Every account's terms, when the context rates many accounts ([`RatingContext::indexed`],
     /// or one index shared by many contexts: [`RatingContext::with_index`]).
     terms: Option<Cow<'a, TermsIndex<'a>>>,
+    /// Rate on-demand usage key by key even where the keys' sum would do
+    /// ([`crate::pricing::summed`]): tests compare the two.
+    pub(crate) by_keys: bool,
 }
 
 impl<'a> RatingContext<'a> {
@@ -101,7 +104,15 @@ impl<'a> RatingContext<'a> {
             platform,
             faults: platform.faults().collect(),
             terms: None,
+            by_keys: false,
         }
+    }
+
+    /// The same context rating every account key by key, never from the keys' summed usage
+    /// ([`crate::pricing::summed`]): what tests and benchmarks compare the sum with.
+    pub fn by_keys(mut self) -> Self {
+        self.by_keys = true;
+        self
     }
 
     /// The same context with every account's terms indexed once, for rating many accounts
