@@ -6,7 +6,7 @@
 use crate::events::event::Class;
 use crate::ledger::key_runs::{KeyRuns, Sources};
 use crate::ledger::keys::{CounterKey, EgressRecord, ResourceKey, ResourceKeyRef, member_lease};
-use crate::ledger::profile::Profiles;
+use crate::ledger::profile::{KeyPart, Profiles};
 use crate::ledger::runs::Runs;
 use crate::rental::lease::{LeaseState, Timeline};
 use crate::rental::tags::{TagTimeline, Tags};
@@ -59,10 +59,10 @@ impl AccountLedger {
             if matches!(k.sources, Sources::One(_)) {
                 k.materialize();
             }
-            let before = k.runs.steps_in(from, to);
+            let before = KeyPart::of(&k.runs, from, to);
             let changed = k.runs.insert(from, to, quantity);
             if changed {
-                let after = k.runs.steps_in(from, to);
+                let after = KeyPart::of(&k.runs, from, to);
                 self.profiles.replace(sku, class, &before, &after);
             }
             return changed;
@@ -101,10 +101,10 @@ impl AccountLedger {
     ) -> bool {
         let probe = ResourceKeyRef(lease, resource, sku, class);
         if let Some(k) = self.usage.get_mut(&probe) {
-            let before = k.runs.steps_in(from, to);
+            let before = KeyPart::of(&k.runs, from, to);
             let changed = k.insert_from(source, from, to, quantity);
             if changed {
-                let after = k.runs.steps_in(from, to);
+                let after = KeyPart::of(&k.runs, from, to);
                 self.profiles.replace(sku, class, &before, &after);
             }
             return changed;
@@ -268,14 +268,13 @@ impl AccountLedger {
 
     /// Replaces a key's runs wholesale (loading a ledger from storage).
     pub fn set_runs(&mut self, key: ResourceKey, runs: Runs) {
-        let all = |r: &Runs| r.steps_in(i64::MIN, i64::MAX);
         let before = self
             .usage
             .get(&key)
-            .map(|k| all(&k.runs))
+            .map(|k| KeyPart::whole(&k.runs))
             .unwrap_or_default();
         self.profiles
-            .replace(&key.sku, key.class, &before, &all(&runs));
+            .replace(&key.sku, key.class, &before, &KeyPart::whole(&runs));
         if runs.is_empty() {
             self.usage.remove(&key);
         } else {

@@ -72,64 +72,158 @@ impl Steps {
     }
 }
 
-/// Per class, per sku: the steps of the account's keys of that class and sku.
+/// What the minimum charge (section 4.6) and its magnitude bound read of one key: its
+/// covered seconds, first second and largest quantity (of whole runs: the profile is read
+/// only for skus that price no lease state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Shape {
+    covered: i64,
+    first: i64,
+    max: Decimal,
+}
+
+/// What one key adds to its (class, sku)'s profile, over the instants a change may have
+/// moved ([`KeyPart::of`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct KeyPart {
+    steps: Vec<(i64, Decimal)>,
+    shape: Option<Shape>,
+}
+
+impl KeyPart {
+    /// The key with `runs`: its steps at the instants of `[from, to]` (every instant for a
+    /// whole key; `from ..= to` around a change over `[from, to)`) and its shape.
+    pub(crate) fn of(runs: &Runs, from: i64, to: i64) -> KeyPart {
+        let shape = match (runs.first_second(), runs.max_quantity()) {
+            (Some(first), Some(max)) => Some(Shape {
+                covered: runs.covered_seconds(),
+                first,
+                max,
+            }),
+            _ => None,
+        };
+        KeyPart {
+            steps: runs.steps_in(from, to),
+            shape,
+        }
+    }
+
+    /// The whole key.
+    pub(crate) fn whole(runs: &Runs) -> KeyPart {
+        KeyPart::of(runs, i64::MIN, i64::MAX)
+    }
+}
+
+/// The keys of one (class, sku) summed: the steps of their quantity, how many keys there are
+/// of each shape (the minimum charge's inputs), and the sum of their largest quantities.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkuProfile {
+    steps: Steps,
+    shapes: BTreeMap<Shape, u32>,
+    max_sum: Decimal,
+}
+
+impl SkuProfile {
+    pub fn steps(&self) -> &Steps {
+        &self.steps
+    }
+
+    /// Section 4.6 from the keys' shapes: `Σ (minimum − covered) x largest quantity` over the
+    /// keys whose first second is in `[start, end)` and that cover fewer than `minimum`
+    /// seconds (`pricing::minimum::owed_unit_seconds`, summed). Reads the short keys only.
+    pub fn minimum_owed(&self, minimum: i64, start: i64, end: i64) -> Decimal {
+        let short = Shape {
+            covered: minimum,
+            first: i64::MIN,
+            max: Decimal::MIN,
+        };
+        self.shapes
+            .range(..short)
+            .filter(|(s, _)| start <= s.first && s.first < end)
+            .map(|(s, n)| Decimal::from(minimum - s.covered) * s.max * Decimal::from(*n))
+            .sum()
+    }
+
+    /// `Σ` of every key's largest quantity (the magnitude bound's minimum charges).
+    pub fn max_sum(&self) -> Decimal {
+        self.max_sum
+    }
+
+    fn is_empty(&self) -> bool {
+        self.shapes.is_empty()
+    }
+
+    fn shape(&mut self, shape: Option<Shape>, negate: bool) {
+        let Some(shape) = shape else { return };
+        if negate {
+            self.max_sum -= shape.max;
+            if let Some(n) = self.shapes.get_mut(&shape) {
+                *n -= 1;
+                if *n == 0 {
+                    self.shapes.remove(&shape);
+                }
+            }
+        } else {
+            self.max_sum += shape.max;
+            *self.shapes.entry(shape).or_default() += 1;
+        }
+    }
+}
+
+/// Per class, per sku: the account's keys of that class and sku, summed ([`SkuProfile`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Profiles {
-    on_demand: BTreeMap<Box<str>, Steps>,
-    spot: BTreeMap<Box<str>, Steps>,
+    on_demand: BTreeMap<Box<str>, SkuProfile>,
+    spot: BTreeMap<Box<str>, SkuProfile>,
 }
 
 impl Profiles {
-    fn of_mut(&mut self, class: Class) -> &mut BTreeMap<Box<str>, Steps> {
+    fn of_mut(&mut self, class: Class) -> &mut BTreeMap<Box<str>, SkuProfile> {
         match class {
             Class::OnDemand => &mut self.on_demand,
             Class::Spot => &mut self.spot,
         }
     }
 
-    /// Per sku, the steps of the class's keys (skus without usage have none).
-    pub fn of(&self, class: Class) -> &BTreeMap<Box<str>, Steps> {
+    /// Per sku, the class's keys summed (skus without usage have none).
+    pub fn of(&self, class: Class) -> &BTreeMap<Box<str>, SkuProfile> {
         match class {
             Class::OnDemand => &self.on_demand,
             Class::Spot => &self.spot,
         }
     }
 
-    /// A key of (`sku`, `class`) changed from `before` to `after` (its steps over the instants
-    /// that may have moved: every instant, or `from ..= to` of the interval it changed over).
-    pub(crate) fn replace(
-        &mut self,
-        sku: &str,
-        class: Class,
-        before: &[(i64, Decimal)],
-        after: &[(i64, Decimal)],
-    ) {
+    /// A key of (`sku`, `class`) changed from `before` to `after`, both taken over the same
+    /// instants ([`KeyPart::of`]).
+    pub(crate) fn replace(&mut self, sku: &str, class: Class, before: &KeyPart, after: &KeyPart) {
         if before == after {
             return;
         }
         let by_sku = self.of_mut(class);
-        let steps = match by_sku.get_mut(sku) {
-            Some(s) => s,
+        let profile = match by_sku.get_mut(sku) {
+            Some(p) => p,
             None => by_sku.entry(sku.into()).or_default(),
         };
-        steps.add(before, true);
-        steps.add(after, false);
-        if steps.is_empty() {
+        profile.steps.add(&before.steps, true);
+        profile.steps.add(&after.steps, false);
+        profile.shape(before.shape, true);
+        profile.shape(after.shape, false);
+        if profile.is_empty() {
             by_sku.remove(sku);
         }
     }
 
     /// Adds a whole key (a ledger built from others').
     pub(crate) fn add_key(&mut self, sku: &str, class: Class, runs: &Runs) {
-        self.replace(sku, class, &[], &runs.steps_in(i64::MIN, i64::MAX));
+        self.replace(sku, class, &KeyPart::default(), &KeyPart::whole(runs));
     }
 
-    /// Steps held in all (memory estimates).
+    /// Steps and shapes held in all (memory estimates).
     pub fn len(&self) -> usize {
         self.on_demand
             .values()
             .chain(self.spot.values())
-            .map(Steps::len)
+            .map(|p| p.steps.len() + p.shapes.len())
             .sum()
     }
 
@@ -163,7 +257,7 @@ mod tests {
         let mut p = Profiles::default();
         p.add_key("gpu", Class::OnDemand, &runs(&[(0, 100, "2")]));
         p.add_key("gpu", Class::OnDemand, &runs(&[(50, 200, "1")]));
-        let steps = &p.of(Class::OnDemand)["gpu"];
+        let steps = p.of(Class::OnDemand)["gpu"].steps();
         let all: Vec<(i64, Decimal)> = steps.changes(i64::MIN, i64::MAX).collect();
         assert_eq!(
             all,
@@ -175,14 +269,35 @@ mod tests {
         assert_eq!(from_70, vec![(70, d("3")), (100, d("-2"))]);
     }
 
+    /// Section 4.6 from shapes, minimum 60 s in `[0, 1000)`: a key of 20 s at 2 GPUs owes
+    /// 40 x 2 = 80, one of 50 s at 0.5 (two runs, largest 0.5) owes 10 x 0.5 = 5; a key of
+    /// 60 s owes nothing, nor one starting at 1000 (the next period's). Largest quantities
+    /// sum to 2 + 0.5 + 1 + 1 = 4.5.
+    #[test]
+    fn short_keys_owe_the_minimum_from_their_shapes() {
+        let mut p = Profiles::default();
+        p.add_key("gpu", Class::OnDemand, &runs(&[(100, 120, "2")]));
+        p.add_key(
+            "gpu",
+            Class::OnDemand,
+            &runs(&[(0, 25, "0.25"), (30, 55, "0.5")]),
+        );
+        p.add_key("gpu", Class::OnDemand, &runs(&[(200, 260, "1")]));
+        p.add_key("gpu", Class::OnDemand, &runs(&[(1000, 1010, "1")]));
+        let gpu = &p.of(Class::OnDemand)["gpu"];
+        assert_eq!(gpu.minimum_owed(60, 0, 1000), d("85"));
+        assert_eq!(gpu.minimum_owed(60, 1000, 2000), d("50"));
+        assert_eq!(gpu.max_sum(), d("4.5"));
+    }
+
     /// A key that goes away takes its steps with it: nothing is left of the sku.
     #[test]
     fn removing_every_key_leaves_no_sku() {
         let mut p = Profiles::default();
         let r = runs(&[(0, 10, "1.5"), (10, 20, "2"), (30, 40, "1")]);
         p.add_key("gpu", Class::Spot, &r);
-        assert_eq!(p.len(), 5);
-        p.replace("gpu", Class::Spot, &r.steps_in(i64::MIN, i64::MAX), &[]);
+        assert_eq!(p.len(), 5 + 1);
+        p.replace("gpu", Class::Spot, &KeyPart::whole(&r), &KeyPart::default());
         assert!(p.is_empty());
     }
 }

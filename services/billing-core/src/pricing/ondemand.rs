@@ -15,7 +15,7 @@
 
 use crate::common::money::usage_amount;
 use crate::ledger::Runs;
-use crate::ledger::profile::Steps;
+use crate::ledger::profile::SkuProfile;
 use crate::pricing::invoice::{Component, Line};
 use crate::pricing::pricebook::{Package, Sku};
 use crate::pricing::rating_context::RatingContext;
@@ -50,7 +50,7 @@ pub enum SkuUsage<'a> {
     Keys(Vec<&'a Runs>),
     /// Their sum, when no rule reads the keys one by one ([`crate::pricing::summed`]): the
     /// sku prices no lease state, so left runs are whole runs.
-    Summed(&'a Steps),
+    Summed(&'a SkuProfile),
 }
 
 impl Default for SkuUsage<'_> {
@@ -61,11 +61,23 @@ impl Default for SkuUsage<'_> {
 
 impl<'a> SkuUsage<'a> {
     /// The keys' left runs one by one; none for a sum, which is rated only for a sku whose
-    /// minimum charge and billing increment are unset ([`crate::pricing::summed`]).
+    /// billing increment is unset ([`crate::pricing::summed`]).
     pub fn keys(&self) -> &[&'a Runs] {
         match self {
             SkuUsage::Keys(k) => k,
             SkuUsage::Summed(_) => &[],
+        }
+    }
+
+    /// Section 4.6: the unit-seconds the keys owe in `period` for a minimum of `minimum`
+    /// seconds.
+    pub fn minimum_owed(&self, minimum: i64, period: &crate::pricing::period::Period) -> Decimal {
+        match self {
+            SkuUsage::Keys(keys) => keys
+                .iter()
+                .filter_map(|r| crate::pricing::minimum::owed_unit_seconds(r, minimum, period))
+                .sum(),
+            SkuUsage::Summed(p) => p.minimum_owed(minimum, period.start, period.end),
         }
     }
 
@@ -78,7 +90,7 @@ impl<'a> SkuUsage<'a> {
                 .map(|r| r.unit_seconds())
                 .sum(),
             // The magnitude bound held: no sum of the rating overflows.
-            SkuUsage::Summed(steps) => steps.unit_seconds(from, to).unwrap_or(Decimal::MAX),
+            SkuUsage::Summed(p) => p.steps().unit_seconds(from, to).unwrap_or(Decimal::MAX),
         }
     }
 
@@ -91,8 +103,12 @@ impl<'a> SkuUsage<'a> {
                     out.push((run.to, -run.quantity, Decimal::ZERO));
                 }
             }
-            SkuUsage::Summed(steps) => {
-                out.extend(steps.changes(from, to).map(|(t, d)| (t, d, Decimal::ZERO)));
+            SkuUsage::Summed(p) => {
+                out.extend(
+                    p.steps()
+                        .changes(from, to)
+                        .map(|(t, d)| (t, d, Decimal::ZERO)),
+                );
             }
         }
     }

@@ -19,7 +19,6 @@ use crate::pricing::account_index::TermsOfAccount;
 use crate::pricing::allocation::Allocator;
 use crate::pricing::egress::{bytes_in, egress_lines, gigabytes};
 use crate::pricing::invoice::{Component, Invoice, Line, LineDiscount, Terms, Unit};
-use crate::pricing::minimum::owed_unit_seconds;
 use crate::pricing::ondemand::{SkuInputs, SkuUsage, rate_sku};
 use crate::pricing::period::Period;
 use crate::pricing::pricebook::{Package, PriceBook, Subscription};
@@ -291,7 +290,7 @@ fn on_demand_lines(
             profiles
                 .of(Class::OnDemand)
                 .iter()
-                .map(|(sku, steps)| (&**sku, SkuUsage::Summed(steps))),
+                .map(|(sku, p)| (&**sku, SkuUsage::Summed(p))),
         ),
         None => {
             let mut runs: BTreeMap<&str, Vec<&Runs>> = BTreeMap::new();
@@ -382,12 +381,7 @@ fn minimum_line(ctx: &RatingContext<'_>, inputs: &SkuInputs<'_>, lines: &mut Vec
     let (Some(minimum), Some(rate)) = (inputs.sku.minimum_seconds, inputs.sku.first_rate()) else {
         return;
     };
-    let owed: Decimal = inputs
-        .usage
-        .keys()
-        .iter()
-        .filter_map(|r| owed_unit_seconds(r, minimum, &ctx.period))
-        .sum();
+    let owed = inputs.usage.minimum_owed(minimum, &ctx.period);
     lines.push(Line::usage(
         Component::Minimum,
         inputs.name,
