@@ -19,6 +19,7 @@ use crate::pricing::account_index::TermsOfAccount;
 use crate::pricing::allocation::Allocator;
 use crate::pricing::egress::{bytes_in, egress_lines, gigabytes};
 use crate::pricing::invoice::{Component, Invoice, Line, LineDiscount, Terms, Unit};
+use crate::pricing::magnitude::check_magnitude;
 use crate::pricing::ondemand::{SkuInputs, SkuUsage, rate_sku};
 use crate::pricing::period::Period;
 use crate::pricing::pricebook::{Package, PriceBook, Subscription};
@@ -224,8 +225,7 @@ fn account_lines_traced(
         })
         .collect();
     let summed = crate::pricing::summed::summed(ctx, ledger, alloc.is_some());
-    let magnitude = crate::pricing::magnitude::check_magnitude;
-    magnitude(ctx, &terms, &subscriptions, (account, ledger), summed)?;
+    check_magnitude(ctx, &terms, &subscriptions, (account, ledger), summed)?;
     let mut lines = Vec::new();
     let mut unpriced = Vec::new();
     // Rated from the keys' sum, no rule reads a key alone: no key is split.
