@@ -510,9 +510,10 @@ proptest! {
     /// increment, lease state or allocation) is rated from its keys' sum (`pricing::summed`):
     /// the invoice is byte-identical to the one rated key by key, with tiers (graduated and
     /// volume), off-peak windows, reservations, minimum charges and packages drawn across
-    /// periods, for usage
-    /// spread over three months (some of it across a month's end) and folded in any order. The ledger's sum is always the one
-    /// rebuilt from its keys.
+    /// periods, for usage spread over three months (some of it across a month's end), folded
+    /// in any order, with quantities spelled with trailing zeros and a sku the book does not
+    /// price (unpriced). The ledger's sum is always the one rebuilt from its keys, also for a
+    /// ledger loaded key by key and then replaced (`set_runs`, as the store's kept ledgers).
     #[test]
     fn rating_from_the_keys_sum_equals_rating_key_by_key(
         evs in prop::collection::vec(ev(), 1..40),
@@ -521,6 +522,7 @@ proptest! {
         seed in any::<u64>(),
         b in book(),
     ) {
+        use billing_core::ledger::AccountLedger;
         use billing_core::pricing::summed::summed;
         use billing_core::rating::{RatingContext, rate_account};
         let mut toml = b.toml();
@@ -532,17 +534,29 @@ proptest! {
             );
         }
         let book = PriceBook::from_toml(&toml).unwrap();
+        let mut rng = seed;
+        let mut next = move || {
+            rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            rng >> 33
+        };
         let mut records: Vec<String> = evs.iter().enumerate().map(|(i, e)| {
             let mut e = e.clone();
             e.spot = false;
             e.start += shifts[i] * 3600;
-            e.json(i)
+            let mut json = e.json(i);
+            if next() % 2 == 0 {
+                let q = e.quantity;
+                let spelled = if q.contains('.') { format!("{q}00") } else { format!("{q}.000") };
+                json = json.replace(&format!("\"quantity\":\"{q}\""), &format!("\"quantity\":\"{spelled}\""));
+            }
+            if next() % 6 == 0 {
+                json = json.replace("\"sku\":\"vgpu.quarter\"", "\"sku\":\"a100.unpriced\"");
+            }
+            json
         }).collect();
         records.extend(records.clone().into_iter().step_by(3));
-        let mut rng = seed;
         for i in (1..records.len()).rev() {
-            rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            records.swap(i, (rng >> 33) as usize % (i + 1));
+            records.swap(i, next() as usize % (i + 1));
         }
         let mut meter = Meter::new();
         for r in &records {
@@ -557,13 +571,29 @@ proptest! {
                 prop_assert!(summed(&by_keys, ledger, false).is_none());
                 let rebuilt = ledger.restricted_to(i64::MIN, i64::MAX);
                 prop_assert_eq!(ledger.profiles(), rebuilt.profiles());
+                // Loaded key by key, each key first with its first run only, then replaced.
+                let mut keys: Vec<_> = ledger.usage().collect();
+                keys.sort_by(|a, b| a.0.cmp(b.0));
+                let mut loaded = AccountLedger::new();
+                for (key, runs) in &keys {
+                    let first = Runs::from_runs(runs.as_slice().iter().take(1).copied());
+                    loaded.set_runs((*key).clone(), first);
+                }
+                for j in (1..keys.len()).rev() {
+                    keys.swap(j, next() as usize % (j + 1));
+                }
+                for (key, runs) in &keys {
+                    loaded.set_runs((*key).clone(), (*runs).clone());
+                }
+                prop_assert_eq!(ledger.profiles(), loaded.profiles());
                 let fast = rate_account(&ctx, account, Some(ledger), d("5")).unwrap();
                 let slow = rate_account(&by_keys, account, Some(ledger), d("5")).unwrap();
-                prop_assert_eq!(
-                    serde_json::to_string(&fast.invoice).unwrap(),
-                    serde_json::to_string(&slow.invoice).unwrap()
-                );
-                prop_assert_eq!(&fast.unpriced, &slow.unpriced);
+                let from_loaded = rate_account(&ctx, account, Some(&loaded), d("5")).unwrap();
+                let json = |r: &billing_core::rating::Rated| {
+                    (serde_json::to_string(&r.invoice).unwrap(), serde_json::to_string(&r.unpriced).unwrap())
+                };
+                prop_assert_eq!(json(&fast), json(&slow));
+                prop_assert_eq!(json(&from_loaded), json(&slow));
             }
         }
     }

@@ -215,7 +215,9 @@ impl AccountLedger {
         for (key, k) in &other.usage {
             let mut key = key.clone();
             key.lease = member_lease(member, &key.lease).into();
-            self.profiles.add_key(&key.sku, key.class, &k.runs);
+            let before = self.usage.get(&key).map(|old| KeyPart::whole(&old.runs));
+            let after = KeyPart::whole(&k.runs);
+            (self.profiles).replace(&key.sku, key.class, &before.unwrap_or_default(), &after);
             self.usage.insert(key, k.clone());
         }
         for (dest, records) in &other.egress {

@@ -107,7 +107,11 @@ pub fn check_magnitude(
 /// integers per quantity first, then one decimal product per distinct quantity (the keys of
 /// an account have a handful): the bound is the same sum, taken without a decimal operation
 /// per run (it was a tenth of a busy engine's CPU, `docs/benchmarks.md`).
-fn usage_bound(ctx: &RatingContext<'_>, ledger: &AccountLedger, sla: bool) -> Option<Decimal> {
+pub(crate) fn usage_bound(
+    ctx: &RatingContext<'_>,
+    ledger: &AccountLedger,
+    sla: bool,
+) -> Option<Decimal> {
     let (book, period) = (ctx.book, &ctx.period);
     let whole_period = if sla { period.seconds() } else { 0 };
     // Saturating: a sum past 96 bits fails the conversion below, as the decimal sum would.

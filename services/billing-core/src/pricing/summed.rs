@@ -16,6 +16,14 @@
 //! SLA compensation with faults (10: every key's largest quantity over the period) and the
 //! allocation of a payer's invoice (18). `tests/properties.rs` checks the equality on random
 //! workloads against [`RatingContext::by_keys`].
+//!
+//! The two ways add the same numbers in different groupings (a segment rated whole or in two
+//! pieces; unit-seconds summed by segment or by run), which is the same only while every sum
+//! is exact. It is up to [`EXACT_UNIT_SECONDS`] of usage (and minimum charges) in the period:
+//! quantities and book terms carry at most 15 decimals, so every value the walk adds or
+//! subtracts fits a `Decimal`'s 28 digits exactly; a tier bound or package balance beyond
+//! that is never reached, so its rounding takes nothing. An account past it is rated key by
+//! key.
 
 use crate::events::event::Class;
 use crate::ledger::AccountLedger;
@@ -41,12 +49,14 @@ pub fn summed<'l>(
             .get(sku)
             .is_none_or(|s| s.increment_seconds.is_none() && s.state_rates.is_empty())
     };
-    profiles
-        .of(Class::OnDemand)
-        .keys()
-        .all(|sku| plain(sku))
-        .then_some(profiles)
+    let all_plain = profiles.of(Class::OnDemand).keys().all(|sku| plain(sku));
+    let exact = usage_bound(ctx, profiles).is_some_and(|b| b <= EXACT_UNIT_SECONDS);
+    (all_plain && exact).then_some(profiles)
 }
+
+/// 10^12 unit-seconds (~280 million unit-hours) in a period: below it, every sum of rating
+/// from the keys' sum is exact (see the module).
+pub const EXACT_UNIT_SECONDS: Decimal = Decimal::from_parts(0xD4A5_1000, 0xE8, 0, false, 0);
 
 /// The magnitude bound's usage term (`magnitude::usage_bound` without increments or SLA,
 /// which [`summed`] excludes): every on-demand unit-second of the period, and each sku's
@@ -71,40 +81,63 @@ mod tests {
     use crate::pricing::pricebook::PriceBook;
     use crate::pricing::rating::rate_account;
 
-    fn book(minimum: i64) -> PriceBook {
-        PriceBook::from_toml(&format!(
-            "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.gpu]\nrate_per_hour = \"1000000\"\nminimum_seconds = {minimum}\n"
-        ))
-        .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// The magnitude bound from the sum is the bound from the keys: 10 s at 10^12 units and a
-    /// minimum of 3,600 s bound the period at (10 + 3,600) x 10^12 x 10^6 / 3,600 ≈ 1.0028 x
-    /// 10^18, past the 10^18 an invoice may carry; without the minimum's term it would be
-    /// 2.8 x 10^15. Both ways refuse with the same bound; with a 60 s minimum both rate.
+    /// The magnitude bound's usage term from the sum is the one from the keys: two keys of
+    /// a sku with a 60 s minimum (10 s at 3 units, then 20 s at 0.5 and 40 s at 1.5 units)
+    /// and one of a sku the book does not know (100 s at 2): 10 x 3 + 20 x 0.5 + 40 x 1.5 +
+    /// 100 x 2 = 300 unit-seconds of usage, and 60 s at each key's largest quantity (3 and
+    /// 1.5) = 270 for the minimum: 570 both ways.
     #[test]
-    fn the_magnitude_bound_counts_the_minimum_at_every_key_largest_quantity() {
+    fn the_magnitude_bound_from_the_sum_is_the_one_from_the_keys() {
+        let book = PriceBook::from_toml(
+            "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.gpu]\nrate_per_hour = \"10\"\nminimum_seconds = 60\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let period = Period::month("2026-11", chrono_tz::Tz::UTC).unwrap_or_else(|e| panic!("{e}"));
+        let ctx = RatingContext::new(&book, period.clone());
+        let t = period.start;
         let mut ledger = AccountLedger::new();
-        let q = Decimal::from(1_000_000_000_000i64);
+        let d = |s: &str| s.parse::<Decimal>().unwrap_or_else(|e| panic!("{e}"));
+        ledger.insert_usage("L", "g0", "gpu", Class::OnDemand, t, t + 10, d("3"));
+        ledger.insert_usage("L", "g1", "gpu", Class::OnDemand, t, t + 20, d("0.5"));
+        ledger.insert_usage("L", "g1", "gpu", Class::OnDemand, t + 20, t + 60, d("1.5"));
+        ledger.insert_usage("L", "x", "unknown", Class::OnDemand, t, t + 100, d("2"));
+        let profiles = summed(&ctx, &ledger, false).unwrap_or_else(|| panic!("not summed"));
+        let from_keys = crate::pricing::magnitude::usage_bound(&ctx, &ledger, false);
+        assert_eq!(usage_bound(&ctx, profiles), Some(d("570")));
+        assert_eq!(from_keys, Some(d("570")));
+    }
+}
+
+#[cfg(test)]
+mod exact_tests {
+    use super::*;
+    use crate::pricing::period::Period;
+    use crate::pricing::pricebook::PriceBook;
+
+    /// 10^12 is the constant; an account with exactly that many unit-seconds in the period
+    /// (10^6 units over 10^6 s) is rated from the sum, one unit more is rated key by key.
+    #[test]
+    fn an_account_past_the_exact_range_is_rated_key_by_key() {
+        assert_eq!(EXACT_UNIT_SECONDS, Decimal::from(1_000_000_000_000i64));
+        let book = PriceBook::from_toml(
+            "currency = \"CNY\"\ntimezone = \"UTC\"\n[skus.gpu]\nrate_per_hour = \"1\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let period = Period::month("2026-11", chrono_tz::Tz::UTC).unwrap_or_else(|e| panic!("{e}"));
+        let ctx = RatingContext::new(&book, period.clone());
+        let mut ledger = AccountLedger::new();
+        let (a, b) = (period.start, period.start + 1_000_000);
         ledger.insert_usage(
             "L",
             "g0",
             "gpu",
             Class::OnDemand,
-            period.start,
-            period.start + 10,
-            q,
+            a,
+            b,
+            Decimal::from(1_000_000),
         );
-        for (minimum, refused) in [(3600, true), (60, false)] {
-            let book = book(minimum);
-            let ctx = RatingContext::new(&book, period.clone());
-            assert!(summed(&ctx, &ledger, false).is_some());
-            let from_sum = rate_account(&ctx, "a", Some(&ledger), Decimal::ZERO);
-            let by_keys = RatingContext::new(&book, period.clone()).by_keys();
-            let from_keys = rate_account(&by_keys, "a", Some(&ledger), Decimal::ZERO);
-            assert_eq!(from_sum.is_err(), refused, "{from_sum:?}");
-            assert_eq!(format!("{from_sum:?}"), format!("{from_keys:?}"));
-        }
+        assert!(summed(&ctx, &ledger, false).is_some());
+        ledger.insert_usage("L", "g1", "gpu", Class::OnDemand, a, a + 1, Decimal::ONE);
+        assert!(summed(&ctx, &ledger, false).is_none());
     }
 }
