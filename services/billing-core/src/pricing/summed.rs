@@ -79,7 +79,6 @@ mod tests {
     use super::*;
     use crate::pricing::period::Period;
     use crate::pricing::pricebook::PriceBook;
-    use crate::pricing::rating::rate_account;
 
     /// The magnitude bound's usage term from the sum is the one from the keys: two keys of
     /// a sku with a 60 s minimum (10 s at 3 units, then 20 s at 0.5 and 40 s at 1.5 units)
