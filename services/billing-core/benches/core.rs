@@ -89,24 +89,16 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
-    let book = PriceBook::from_toml(
-        r#"currency = "CNY"
-timezone = "Asia/Shanghai"
-[skus."gpu.h100-80g"]
-tiers = [ { up_to_hours = 500, rate_per_hour = "24.00" }, { rate_per_hour = "18.00" } ]
-[[offpeak]]
-from = "22:00"
-to = "06:00"
-multiplier = "0.70"
-[[reservations]]
+    let book = PriceBook::from_toml(&format!(
+        r#"{PART2_SKU}[[reservations]]
 account = "acme"
 sku = "gpu.h100-80g"
 quantity = "4"
 from = "2026-11-01T00:00:00+08:00"
 to = "2026-12-01T00:00:00+08:00"
 rate_per_hour = "15.00"
-"#,
-    )
+"#
+    ))
     .unwrap();
     let period = Period::month("2026-11", book.timezone).unwrap();
     let mut ledger = AccountLedger::new();
@@ -146,23 +138,24 @@ rate_per_hour = "15.00"
     });
 }
 
+/// The sku and off-peak window of the part-2 benchmarks: two graduated tiers, a night 30%
+/// off.
+const PART2_SKU: &str = r#"currency = "CNY"
+timezone = "Asia/Shanghai"
+[skus."gpu.h100-80g"]
+tiers = [ { up_to_hours = 500, rate_per_hour = "24.00" }, { rate_per_hour = "18.00" } ]
+[[offpeak]]
+from = "22:00"
+to = "06:00"
+multiplier = "0.70"
+"#;
+
 /// Issue 29: re-rating one account of the 1M-key soak's shape after a batch: 1,000 GPUs
 /// heartbeating every 30 s since the month began (every key active, a run each), 40 of them
 /// extended by the batch. Rated from the keys' sum (what the engine does) and key by key
 /// (what it did before). `cargo bench -p billing-core --bench core -- "soak account"`.
 fn soak_account(c: &mut Criterion) {
-    let book = PriceBook::from_toml(
-        r#"currency = "CNY"
-timezone = "Asia/Shanghai"
-[skus."gpu.h100-80g"]
-tiers = [ { up_to_hours = 5000, rate_per_hour = "24.00" }, { rate_per_hour = "18.00" } ]
-[[offpeak]]
-from = "22:00"
-to = "06:00"
-multiplier = "0.70"
-"#,
-    )
-    .unwrap();
+    let book = PriceBook::from_toml(PART2_SKU).unwrap();
     let period = Period::month("2026-11", book.timezone).unwrap();
     let start = period.start + 2 * 86_400;
     let mut ledger = AccountLedger::new();
