@@ -28,6 +28,7 @@ pub mod prices;
 pub mod rating;
 pub mod rating_context;
 pub mod reservations;
+pub(crate) mod rule_lines;
 pub mod spot;
 pub mod subscriptions;
 pub mod summed;
