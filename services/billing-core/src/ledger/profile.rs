@@ -1,6 +1,6 @@
 //! An account's usage summed over its keys, per (class, sku), kept up to date as the ledger
 //! changes (issue 29, part 2): what rating reads of on-demand usage when no rule needs the
-//! keys one by one ([`crate::pricing::by_profile`]).
+//! keys one by one ([`crate::pricing::summed`]).
 //!
 //! The sum of the keys' per-second functions is a step function; a [`Steps`] holds its steps
 //! (`U(t) − U(t − 1)` where non-zero). A change of one key over `[from, to)` moves steps at

@@ -2,7 +2,6 @@
 //! period is a rating error, never an overflow.
 
 use crate::ledger::AccountLedger;
-use crate::ledger::profile::Profiles;
 use crate::pricing::account_index::TermsOfAccount;
 use crate::pricing::egress::{bytes_in, gigabytes};
 use crate::pricing::pricebook::Subscription;
@@ -26,14 +25,14 @@ pub const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA764_0000, 0x0DE0_B6B3, 0,
 /// (`Invoice::assert_adds_up` cannot fail).
 /// `terms` are the account's, `subscriptions` its subscriptions with their started bounds
 /// (up to the period's end at least: [`crate::pricing::subscriptions::started_bounds_until`]).
-/// `summed`: the ledger's profiles when the period is rated from them
-/// ([`crate::pricing::summed`]): the same bound, from the keys' sum.
+/// `summed_usage`: when the period is rated from the keys' sum ([`crate::pricing::summed`]),
+/// the usage term its gate computed from the sum (the same term).
 pub fn check_magnitude(
     ctx: &RatingContext<'_>,
     terms: &TermsOfAccount<'_>,
     subscriptions: &[(&Subscription, Vec<i64>)],
     (account, ledger): (&str, &AccountLedger),
-    summed: Option<&Profiles>,
+    summed_usage: Option<Decimal>,
 ) -> Result<(), RatingError> {
     let (book, period) = (ctx.book, &ctx.period);
     let too_large = |bound: Option<Decimal>| RatingError::AmountTooLarge {
@@ -70,8 +69,8 @@ pub fn check_magnitude(
         .map(|w| w.multiplier)
         .chain(sla)
         .fold(Decimal::ONE, Decimal::max);
-    let usage = match summed {
-        Some(profiles) => crate::pricing::summed::usage_bound(ctx, profiles),
+    let usage = match summed_usage {
+        Some(u) => Some(u),
         None => usage_bound(ctx, ledger, sla.is_some()),
     };
     unit_seconds = add(unit_seconds, usage);

@@ -223,7 +223,9 @@ fn account_lines_traced(
         })
         .collect();
     let summed = crate::pricing::summed::summed(ctx, ledger, alloc.is_some());
-    check_magnitude(ctx, &terms, &subscriptions, (account, ledger), summed)?;
+    let summed_usage = summed.map(|s| s.usage_bound);
+    check_magnitude(ctx, &terms, &subscriptions, (account, ledger), summed_usage)?;
+    let summed = summed.map(|s| s.profiles);
     let mut lines = Vec::new();
     let mut unpriced = Vec::new();
     // Rated from the keys' sum, no rule reads a key alone: no key is split.

@@ -31,13 +31,21 @@ use crate::ledger::profile::Profiles;
 use crate::pricing::rating_context::RatingContext;
 use rust_decimal::Decimal;
 
+/// An account's period rated from its keys' sum.
+#[derive(Debug, Clone, Copy)]
+pub struct Summed<'l> {
+    pub profiles: &'l Profiles,
+    /// The magnitude bound's usage term ([`usage_bound`]), which the gate computes anyway.
+    pub usage_bound: Decimal,
+}
+
 /// The ledger's profiles when the account's period can be rated from them: see the module.
 /// `traced`: the invoice is allocated (section 18), which reads keys.
 pub fn summed<'l>(
     ctx: &RatingContext<'_>,
     ledger: &'l AccountLedger,
     traced: bool,
-) -> Option<&'l Profiles> {
+) -> Option<Summed<'l>> {
     let profiles = ledger.profiles();
     let sla = ctx.book.sla.compensation_multiplier.is_some() && !ctx.faults.is_empty();
     if ctx.by_keys || traced || sla || !profiles.of(Class::Spot).is_empty() {
@@ -49,9 +57,14 @@ pub fn summed<'l>(
             .get(sku)
             .is_none_or(|s| s.increment_seconds.is_none() && s.state_rates.is_empty())
     };
-    let all_plain = profiles.of(Class::OnDemand).keys().all(|sku| plain(sku));
-    let exact = usage_bound(ctx, profiles).is_some_and(|b| b <= EXACT_UNIT_SECONDS);
-    (all_plain && exact).then_some(profiles)
+    if !profiles.of(Class::OnDemand).keys().all(|sku| plain(sku)) {
+        return None;
+    }
+    let usage_bound = usage_bound(ctx, profiles).filter(|b| *b <= EXACT_UNIT_SECONDS)?;
+    Some(Summed {
+        profiles,
+        usage_bound,
+    })
 }
 
 /// 10^12 unit-seconds (~280 million unit-hours) in a period: below it, every sum of rating
@@ -100,7 +113,9 @@ mod tests {
         ledger.insert_usage("L", "g1", "gpu", Class::OnDemand, t, t + 20, d("0.5"));
         ledger.insert_usage("L", "g1", "gpu", Class::OnDemand, t + 20, t + 60, d("1.5"));
         ledger.insert_usage("L", "x", "unknown", Class::OnDemand, t, t + 100, d("2"));
-        let profiles = summed(&ctx, &ledger, false).unwrap_or_else(|| panic!("not summed"));
+        let s = summed(&ctx, &ledger, false).unwrap_or_else(|| panic!("not summed"));
+        assert_eq!(s.usage_bound, d("570"));
+        let profiles = s.profiles;
         let from_keys = crate::pricing::magnitude::usage_bound(&ctx, &ledger, false);
         assert_eq!(usage_bound(&ctx, profiles), Some(d("570")));
         assert_eq!(from_keys, Some(d("570")));
