@@ -83,8 +83,8 @@ pub use notify::reads::{ArrearsView, NotifyState, NotifyView, StoredNotification
 pub use notify::settings::{MAX_BUDGETS_PER_ACCOUNT, NotifyError, NotifySettings};
 pub use pricing::books::OLDER_COMPILED_MAX;
 pub use pricing::catalog::UploadedPriceBook;
+pub use pricing::loaded::UnitSeconds;
 pub use pricing::pricebooks::PriceBookVersion;
-pub use pricing::provisional::UnitSeconds;
 pub use pricing::provisional_reads::Provisional;
 pub use pricing::terms::{MAX_TERM_BODY_BYTES, MAX_TERM_ID_LEN, StoredTerm, TermError};
 pub use quota::decisions::{Decision, DecisionKind};

@@ -3,6 +3,7 @@
 pub(crate) mod books;
 pub(crate) mod catalog;
 pub(crate) mod issued;
+pub(crate) mod loaded;
 pub(crate) mod moves;
 pub(crate) mod org_now;
 pub(crate) mod payers;
